@@ -1,0 +1,2 @@
+//! Expressions: `${…}` scanning, the CEL environment, values and references.
+pub mod scan;

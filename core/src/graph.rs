@@ -1,0 +1,1 @@
+//! Dependency graph: stable topological order and cycle detection.

@@ -1,0 +1,1 @@
+//! SimpleSchema → OpenAPI, defaulting and validation of instances.
