@@ -1,2 +1,5 @@
 //! Expressions: `${…}` scanning, the CEL environment, values and references.
+pub mod cel;
+pub mod refs;
 pub mod scan;
+pub mod value;

@@ -1,0 +1,353 @@
+//! Diagnostics: the one error type of the whole workspace.
+//!
+//! Every stage reports problems as [`Diagnostic`]s and keeps going where it can, so a run reports
+//! every problem it finds rather than the first. A diagnostic carries a stable [`Code`] (documented in
+//! `docs/errors.md`), the file and line when known, the field path inside the document
+//! (`spec.resources[2].template.spec.replicas`) and a hint on how to fix it. The doors decide how to
+//! print them: human text with a snippet, JSON, or KRM `results`.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How bad a diagnostic is. Errors make a run fail; warnings do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The run fails and produces no output.
+    Error,
+    /// Reported, but output is still produced.
+    Warning,
+}
+
+/// A stable diagnostic code. The number never changes meaning once released; the slug says what it
+/// is about in a word or two. See `docs/errors.md` for causes and fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Code {
+    /// `KLN` + four digits, e.g. `KLN1001`.
+    pub id: &'static str,
+    /// Short kebab-case name, e.g. `yaml-syntax`.
+    pub slug: &'static str,
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id)
+    }
+}
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $name:ident = $id:literal, $slug:literal;)*) => {
+        /// Every diagnostic code kiln emits. Ranges: 1xxx input and YAML, 2xxx definitions and
+        /// schemas, 3xxx expressions, 4xxx graphs, 5xxx evaluation and instances, 9xxx internal.
+        pub mod codes {
+            use super::Code;
+            $($(#[$doc])* pub const $name: Code = Code { id: $id, slug: $slug };)*
+            /// All codes, for the error catalogue test.
+            pub const ALL: &[Code] = &[$($name),*];
+        }
+    };
+}
+
+codes! {
+    /// A path given on the command line or named by an input does not exist or cannot be read.
+    IO_READ = "KLN1001", "io-read";
+    /// A path resolves outside the root it was given under (`..`, absolute path, symlink).
+    PATH_ESCAPE = "KLN1002", "path-escape";
+    /// A file is not valid UTF-8.
+    NOT_UTF8 = "KLN1003", "not-utf8";
+    /// YAML or JSON that does not parse.
+    YAML_SYNTAX = "KLN1004", "yaml-syntax";
+    /// A YAML budget was exceeded (depth, documents, aliases, nodes, size).
+    YAML_BUDGET = "KLN1005", "yaml-budget";
+    /// A document is not a mapping, or lacks a string `apiVersion` or `kind`.
+    NOT_AN_OBJECT = "KLN1006", "not-an-object";
+    /// A path is neither a regular file nor a directory (device, socket, fifo).
+    NOT_A_FILE = "KLN1007", "not-a-file";
+
+    /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
+    RGD_INVALID = "KLN2001", "rgd-invalid";
+    /// The schema kind is not UpperCamelCase or the apiVersion has the wrong form.
+    RGD_KIND_NAME = "KLN2002", "rgd-kind-name";
+    /// A SimpleSchema type or marker is invalid.
+    SIMPLE_SCHEMA = "KLN2003", "simple-schema";
+    /// A resource id is not lowerCamelCase, is reserved, or is duplicated.
+    RESOURCE_ID = "KLN2004", "resource-id";
+    /// A resource has both or neither of `template` and `externalRef`, or an invalid combination.
+    RESOURCE_SHAPE = "KLN2005", "resource-shape";
+    /// A template is not a Kubernetes object (apiVersion, kind, metadata).
+    TEMPLATE_OBJECT = "KLN2006", "template-object";
+    /// A forEach entry is malformed, or an iterator name is invalid or duplicated.
+    FOREACH_INVALID = "KLN2007", "foreach-invalid";
+    /// Two definitions define the same kind.
+    DUPLICATE_KIND = "KLN2008", "duplicate-kind";
+    /// A template sets a label or annotation under the reserved `kro.run/` prefix.
+    RESERVED_LABEL = "KLN2009", "reserved-label";
+
+    /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
+    TEMPLATE_SYNTAX = "KLN3001", "template-syntax";
+    /// A CEL expression that does not parse.
+    CEL_SYNTAX = "KLN3002", "cel-syntax";
+    /// An expression references an identifier that is not in scope.
+    UNKNOWN_IDENTIFIER = "KLN3003", "unknown-identifier";
+    /// An expression calls a function that kiln's CEL environment does not have.
+    UNKNOWN_FUNCTION = "KLN3004", "unknown-function";
+    /// A field that must be one standalone expression (includeWhen, readyWhen, forEach) is not.
+    NOT_STANDALONE = "KLN3005", "not-standalone";
+    /// An expression is longer or deeper than the configured limit.
+    EXPRESSION_LIMIT = "KLN3006", "expression-limit";
+    /// omit() used where it is not allowed.
+    OMIT_MISUSE = "KLN3007", "omit-misuse";
+
+    /// The resources of a graph depend on each other in a cycle.
+    CYCLE = "KLN4001", "cycle";
+    /// A resource references itself.
+    SELF_REFERENCE = "KLN4002", "self-reference";
+    /// A forEach dimension is not used in the resource's name or namespace.
+    FOREACH_IDENTITY = "KLN4003", "foreach-identity";
+    /// A forEach expression references another iterator.
+    FOREACH_ITERATOR_REFERENCE = "KLN4004", "foreach-iterator-reference";
+
+    /// An instance does not satisfy the schema of its kind.
+    INSTANCE_INVALID = "KLN5001", "instance-invalid";
+    /// A CEL expression failed while rendering.
+    EVALUATION = "KLN5002", "evaluation";
+    /// An expression needs state that only exists in a live cluster (status, externalRef).
+    NEEDS_CLUSTER = "KLN5003", "needs-cluster";
+    /// An expression returned a value of the wrong type for where it is used.
+    RESULT_TYPE = "KLN5004", "result-type";
+    /// forEach produced two objects with the same identity, or too many objects.
+    FOREACH_RESULT = "KLN5005", "foreach-result";
+    /// A namespaced child of a cluster-scoped instance has no namespace.
+    NAMESPACE = "KLN5006", "namespace";
+    /// The CEL evaluation budget was exhausted.
+    COST_LIMIT = "KLN5007", "cost-limit";
+
+    /// A bug in kiln: please report it.
+    INTERNAL = "KLN9001", "internal";
+}
+
+/// One problem, located as precisely as the input allows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Stable code.
+    pub code: Code,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// The file, as the user named it (or `<stdin>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// 1-based line, when the parser gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// Field path inside the document, e.g. `spec.resources[2].template.spec.replicas`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// How to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// Which document of a multi-document file (0-based); used to find the line lazily.
+    #[serde(skip)]
+    pub document: Option<usize>,
+}
+
+impl Diagnostic {
+    /// A new error with just a code and message; add location with the builder methods.
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            path: None,
+            hint: None,
+            document: None,
+        }
+    }
+
+    /// A new warning.
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(code, message)
+        }
+    }
+
+    /// Set the file.
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// Set the file and document index.
+    pub fn in_document(mut self, file: &str, document: usize) -> Self {
+        self.file = Some(file.to_string());
+        self.document = Some(document);
+        self
+    }
+
+    /// Set the field path.
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        let p = path.into();
+        self.path = if p.is_empty() { None } else { Some(p) };
+        self
+    }
+
+    /// Set line and column.
+    pub fn at_line(mut self, line: usize, column: Option<usize>) -> Self {
+        self.line = Some(line);
+        self.column = column;
+        self
+    }
+
+    /// Set the hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Whether this diagnostic fails the run.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// One-line form: `error[KLN4001]: file:line: path: message (hint: …)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{sev}[{}]: ", self.code)?;
+        if let Some(file) = &self.file {
+            write!(f, "{file}")?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
+            write!(f, ": ")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, "{path}: ")?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " (hint: {hint})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A bag of diagnostics gathered by a stage that keeps going after the first problem.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Empty bag.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add one.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+
+    /// Add many.
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(ds);
+    }
+
+    /// Whether any is an error.
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    /// Whether there are none at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Iterate.
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+
+    /// Sort into a stable order (file, document, line, path, code, message) and drop exact
+    /// duplicates, so that output does not depend on which worker found what first.
+    pub fn sort(&mut self) {
+        self.0.sort_by(|a, b| {
+            (&a.file, a.document, a.line, &a.path, a.code, &a.message).cmp(&(
+                &b.file, b.document, b.line, &b.path, b.code, &b.message,
+            ))
+        });
+        self.0.dedup();
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Self {
+        Self(vec![d])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut ids: Vec<_> = codes::ALL.iter().map(|c| c.id).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate diagnostic id");
+        for c in codes::ALL {
+            assert!(c.id.starts_with("KLN") && c.id.len() == 7, "{}", c.id);
+            assert!(c.slug.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-'));
+        }
+    }
+
+    #[test]
+    fn display_has_every_part() {
+        let d = Diagnostic::error(codes::CYCLE, "graph contains a cycle: a -> b -> a")
+            .in_file("rgd.yaml")
+            .at_line(12, Some(3))
+            .at("spec.resources[0]")
+            .with_hint("break the cycle");
+        assert_eq!(
+            d.to_string(),
+            "error[KLN4001]: rgd.yaml:12: spec.resources[0]: graph contains a cycle: a -> b -> a (hint: break the cycle)"
+        );
+    }
+
+    #[test]
+    fn sort_is_stable_and_dedups() {
+        let a = Diagnostic::error(codes::CYCLE, "x").in_file("b.yaml");
+        let b = Diagnostic::error(codes::CYCLE, "x").in_file("a.yaml");
+        let mut ds = Diagnostics(vec![a.clone(), b.clone(), a.clone()]);
+        ds.sort();
+        assert_eq!(ds.0, vec![b, a]);
+    }
+}

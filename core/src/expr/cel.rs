@@ -1,0 +1,291 @@
+//! The CEL environment kiln evaluates templates in, and compiled expressions.
+//!
+//! The environment is kro's, as far as the `cel` crate allows: the standard library, the strings,
+//! lists, math and encoders extensions, optional types (`.?f`, `[?i]`, `orValue`), `cel.bind`, and
+//! kro's `omit()`. It is built once and shared (`Env` and `Program` are `Send + Sync`); a `Context`
+//! is made per unit because it is not `Send`.
+//!
+//! The crate has no checker, so an unknown function would only fail when reached. [`compile`] walks
+//! the AST instead and rejects calls to functions the environment does not have, before anything is
+//! evaluated.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+use cel::common::ast::{ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue};
+use cel::objects::Opaque;
+use cel::parser::Macro;
+use cel::{Context, Env, Program, Value};
+
+use super::refs::{references, References};
+
+/// Limits applied when compiling an expression, so a hostile template fails fast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExprLimits {
+    /// Longest accepted expression, in bytes.
+    pub max_length: usize,
+    /// Deepest accepted nesting (parentheses, calls, lists) as counted by the parser.
+    pub max_nesting: u16,
+}
+
+impl Default for ExprLimits {
+    fn default() -> Self {
+        Self {
+            max_length: 100_000,
+            max_nesting: 64,
+        }
+    }
+}
+
+/// The sentinel value `omit()` returns: the field or list element holding it is removed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Omit;
+
+impl Opaque for Omit {
+    fn runtime_type_name(&self) -> &str {
+        "kro.omit"
+    }
+}
+
+/// Whether a CEL value is the omit sentinel.
+pub fn is_omit(v: &Value) -> bool {
+    matches!(v, Value::Opaque(o) if o.runtime_type_name() == "kro.omit")
+}
+
+/// Functions kiln adds per context (the `cel` crate registers closures on a `Context`).
+const CONTEXT_FUNCTIONS: &[&str] = &["omit"];
+
+/// The shared environment.
+pub fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(build_env()))
+}
+
+fn build_env() -> Env {
+    let mut env = Env::stdlib();
+    // These registrations cannot fail on a fresh stdlib environment: the names are the
+    // extensions' own and are declared once.
+    for ext in [
+        cel::extensions::strings as fn(&mut Env) -> _,
+        cel::extensions::lists,
+        cel::extensions::math,
+        cel::extensions::encoders,
+    ] {
+        env.add_extension(ext).expect("extension registers once");
+    }
+    env.add_macro(Macro::receiver("bind", 3, expand_bind))
+        .expect("bind macro registers once");
+    env
+}
+
+/// `cel.bind(name, init, body)`: evaluates `body` with `name` bound to `init`, as a comprehension
+/// over an empty list whose accumulator is the bound variable (what cel-go does).
+fn expand_bind(
+    helper: &mut cel::parser::MacroExprHelper<'_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Result<Option<IdedExpr>, cel::ParseError> {
+    match target {
+        Some(IdedExpr {
+            expr: Expr::Ident(n),
+            ..
+        }) if n == "cel" => {}
+        _ => return Ok(None),
+    }
+    let var = match &args[0].expr {
+        Expr::Ident(n) => n.clone(),
+        _ => {
+            return Err(helper.new_error(args[0].id, "cel.bind() variable name must be a simple identifier"))
+        }
+    };
+    let body = args.pop().expect("three arguments");
+    let init = args.pop().expect("three arguments");
+    args.pop();
+    target.take();
+    let iter_range = helper.next_expr(Expr::List(ListExpr::new(Vec::new())));
+    let loop_cond = helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into())));
+    let loop_step = helper.next_expr(Expr::Ident(var.clone()));
+    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
+        ComprehensionExpr {
+            iter_range,
+            iter_var: "#unused".into(),
+            iter_var2: None,
+            accu_var: var,
+            accu_init: init,
+            loop_cond,
+            loop_step,
+            result: body,
+        },
+    )))))
+}
+
+/// A fresh evaluation context with kiln's per-context functions.
+pub fn new_context() -> Context<'static, 'static> {
+    let mut ctx = Context::with_env(Arc::clone(env()));
+    ctx.add_function("omit", || Value::Opaque(Arc::new(Omit)))
+        .expect("omit is not a stdlib function");
+    ctx
+}
+
+/// Whether the environment knows a function of this name (global or member).
+pub fn is_known_function(name: &str) -> bool {
+    if CONTEXT_FUNCTIONS.contains(&name) {
+        return true;
+    }
+    // The crate exposes no lookup by name; registering a function of the same name on a throwaway
+    // context is refused exactly when the environment already declares one.
+    let mut probe = Context::with_env(Arc::clone(env()));
+    probe.add_function(name, |a: i64| a).is_err()
+}
+
+/// A parsed expression with what it references.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The CEL source.
+    pub source: String,
+    /// The program, shared by every unit that evaluates it.
+    pub program: Program,
+    /// Variables, fields and functions the expression uses.
+    pub refs: References,
+}
+
+/// Why an expression did not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompileError {
+    /// CEL syntax error, with 1-based line and column inside the expression when known.
+    Syntax {
+        /// Parser message.
+        message: String,
+        /// (line, column) within the expression.
+        position: Option<(usize, usize)>,
+    },
+    /// Calls to functions the environment does not have.
+    UnknownFunctions(Vec<String>),
+    /// Over a compile limit.
+    Limit(String),
+}
+
+/// Parse an expression, check it against the limits, and extract its references.
+pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileError> {
+    if source.len() > limits.max_length {
+        return Err(CompileError::Limit(format!(
+            "expression is {} bytes long, over the limit of {}",
+            source.len(),
+            limits.max_length
+        )));
+    }
+    let parser = env().parser().max_recursion_depth(limits.max_nesting);
+    let program = match parse_on_big_stack(parser, source) {
+        Ok(p) => p,
+        Err(e) => return Err(e),
+    };
+    let refs = references(program.expression());
+    let unknown: Vec<String> = refs
+        .functions
+        .iter()
+        .filter(|f| !is_known_function(f))
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !unknown.is_empty() {
+        return Err(CompileError::UnknownFunctions(unknown));
+    }
+    Ok(Compiled {
+        source: source.to_string(),
+        program,
+        refs,
+    })
+}
+
+/// The ANTLR parser recurses about 21 frames per nesting level; parse on a thread with a stack
+/// large enough for the nesting limit whatever thread the caller is on (rayon workers have 2 MiB).
+fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Program, CompileError> {
+    let src = source.to_string();
+    let shared = Arc::clone(env());
+    // The parser with kiln's nesting limit runs first; `Env::compile` (which applies the
+    // environment's macros) only sees expressions that passed it.
+    let handle = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || {
+            parser.parse(&src)?;
+            shared.compile(&src)
+        });
+    let res = match handle {
+        Ok(h) => h
+            .join()
+            .map_err(|_| CompileError::Limit("expression is too deeply nested".into()))?,
+        Err(_) => env().compile(source),
+    };
+    res.map_err(|errs| {
+        let first = errs.errors.first();
+        CompileError::Syntax {
+            message: first
+                .map(|e| e.msg.clone())
+                .unwrap_or_else(|| "invalid expression".into()),
+            position: first.and_then(|e| {
+                (e.pos.0 > 0).then(|| (e.pos.0 as usize, (e.pos.1.max(0) as usize) + 1))
+            }),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(src: &str) -> Result<Value, cel::ExecutionError> {
+        let c = compile(src, &ExprLimits::default()).unwrap();
+        c.program.execute(&new_context())
+    }
+
+    #[test]
+    fn extensions_are_enabled() {
+        assert_eq!(eval("'A,B'.lowerAscii().split(',')").unwrap(), Value::List(Arc::new(vec!["a".into(), "b".into()])));
+        assert_eq!(eval("math.greatest(1, 5, 3)").unwrap(), Value::Int(5));
+        assert_eq!(eval("base64.encode(b'hi')").unwrap(), Value::from("aGk="));
+        assert_eq!(eval("[3, 1, 2].sort()").unwrap(), Value::List(Arc::new(vec![1.into(), 2.into(), 3.into()])));
+        assert_eq!(eval("{'a': 1}.?b.orValue(7)").unwrap(), Value::Int(7));
+    }
+
+    #[test]
+    fn cel_bind_works() {
+        assert_eq!(eval("cel.bind(x, 20, x * x + 1)").unwrap(), Value::Int(401));
+        assert_eq!(eval("cel.bind(a, 'x', cel.bind(b, a + 'y', b + a))").unwrap(), Value::from("xyx"));
+    }
+
+    #[test]
+    fn omit_returns_the_sentinel() {
+        assert!(is_omit(&eval("false ? 1 : omit()").unwrap()));
+    }
+
+    #[test]
+    fn unknown_functions_are_rejected_at_compile_time() {
+        let e = compile("foo(1) + 'x'.bar()", &ExprLimits::default()).unwrap_err();
+        assert_eq!(e, CompileError::UnknownFunctions(vec!["bar".into(), "foo".into()]));
+        assert!(compile("size('x') + int('1')", &ExprLimits::default()).is_ok());
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        match compile("a +", &ExprLimits::default()).unwrap_err() {
+            CompileError::Syntax { position, .. } => assert!(position.is_some()),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_a_limit_not_a_crash() {
+        let src = format!("{}1{}", "(".repeat(500), ")".repeat(500));
+        assert!(compile(&src, &ExprLimits::default()).is_err());
+        let src = format!("{}1{}", "(".repeat(30), ")".repeat(30));
+        assert!(compile(&src, &ExprLimits::default()).is_ok());
+    }
+
+    #[test]
+    fn length_limit() {
+        let src = "1 + ".repeat(10) + "1";
+        let e = compile(&src, &ExprLimits { max_length: 5, max_nesting: 64 }).unwrap_err();
+        assert!(matches!(e, CompileError::Limit(_)));
+    }
+}

@@ -1,0 +1,377 @@
+//! Sources: where input files come from, confined to a root.
+//!
+//! Every file read goes through a [`Root`], which refuses paths that leave it (`..`, absolute paths,
+//! symlinks whose target lies outside) and anything that is not a regular file (devices, fifos), so a
+//! template or package can never make kiln read `/etc/passwd` or block on `/dev/zero`. Directory walks
+//! are sorted, so the order of inputs never depends on the file system.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::{parse_file, Document, YamlLimits};
+
+/// The file extensions read when walking a directory.
+pub const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// A directory that file access may not leave.
+#[derive(Debug, Clone)]
+pub struct Root {
+    /// Canonical absolute path of the root.
+    canonical: PathBuf,
+    /// The path as the user gave it, used to name files in diagnostics.
+    display: PathBuf,
+}
+
+impl Root {
+    /// Open a root directory.
+    pub fn new(dir: &Path) -> Result<Self, Diagnostic> {
+        let canonical = fs::canonicalize(dir).map_err(|e| io_error(dir, &e))?;
+        if !canonical.is_dir() {
+            return Err(Diagnostic::error(codes::IO_READ, "not a directory").in_file(dir.display().to_string()));
+        }
+        Ok(Self {
+            canonical,
+            display: dir.to_path_buf(),
+        })
+    }
+
+    /// The display name of a path relative to this root.
+    pub fn display_name(&self, rel: &Path) -> String {
+        if self.display.as_os_str().is_empty() || self.display == Path::new(".") {
+            rel.display().to_string()
+        } else {
+            self.display.join(rel).display().to_string()
+        }
+    }
+
+    /// Resolve a relative path inside the root, refusing anything that would leave it.
+    pub fn resolve(&self, rel: &Path) -> Result<PathBuf, Diagnostic> {
+        let name = self.display_name(rel);
+        for c in rel.components() {
+            match c {
+                Component::Normal(_) | Component::CurDir => {}
+                Component::ParentDir => {
+                    return Err(escape(&name, "the path contains `..`"));
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(escape(&name, "the path is absolute"));
+                }
+            }
+        }
+        let joined = self.canonical.join(rel);
+        let real = fs::canonicalize(&joined).map_err(|e| io_error(Path::new(&name), &e))?;
+        if !real.starts_with(&self.canonical) {
+            return Err(escape(
+                &name,
+                &format!("it resolves to {}, outside the root", real.display()),
+            ));
+        }
+        Ok(real)
+    }
+
+    /// Read a regular file inside the root as UTF-8 text, with a size limit.
+    pub fn read_to_string(&self, rel: &Path, max_bytes: usize) -> Result<String, Diagnostic> {
+        let real = self.resolve(rel)?;
+        read_regular_file(&real, &self.display_name(rel), max_bytes)
+    }
+
+    /// All manifest files (by [`MANIFEST_EXTENSIONS`]) under `rel`, recursively, as paths relative to
+    /// the root, in sorted order. Hidden entries (starting with `.`) are skipped; symlinks are followed
+    /// only when they stay inside the root, and each real directory is visited once.
+    pub fn walk(&self, rel: &Path) -> Result<Vec<PathBuf>, Diagnostics> {
+        let mut out = Vec::new();
+        let mut diags = Diagnostics::new();
+        let mut seen = BTreeSet::new();
+        self.walk_into(rel, &mut out, &mut diags, &mut seen);
+        if diags.has_errors() {
+            Err(diags)
+        } else {
+            Ok(out)
+        }
+    }
+
+    fn walk_into(
+        &self,
+        rel: &Path,
+        out: &mut Vec<PathBuf>,
+        diags: &mut Diagnostics,
+        seen: &mut BTreeSet<PathBuf>,
+    ) {
+        let real = match self.resolve(rel) {
+            Ok(r) => r,
+            Err(d) => return diags.push(d),
+        };
+        if !seen.insert(real.clone()) {
+            return;
+        }
+        let entries = match fs::read_dir(&real) {
+            Ok(e) => e,
+            Err(e) => return diags.push(io_error(Path::new(&self.display_name(rel)), &e)),
+        };
+        let mut names: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        names.sort();
+        for name in names {
+            let Some(s) = name.to_str() else {
+                diags.push(
+                    Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
+                        .in_file(self.display_name(&rel.join(&name))),
+                );
+                continue;
+            };
+            if s.starts_with('.') {
+                continue;
+            }
+            let child = rel.join(&name);
+            let target = match self.resolve(&child) {
+                Ok(t) => t,
+                Err(d) => {
+                    diags.push(d);
+                    continue;
+                }
+            };
+            if target.is_dir() {
+                self.walk_into(&child, out, diags, seen);
+            } else if has_manifest_extension(&child) {
+                out.push(child);
+            }
+        }
+    }
+}
+
+fn has_manifest_extension(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e))
+}
+
+fn escape(name: &str, why: &str) -> Diagnostic {
+    Diagnostic::error(codes::PATH_ESCAPE, format!("refusing to read {name}: {why}"))
+        .in_file(name)
+        .with_hint("inputs must stay inside the directory they were given under")
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::error(codes::IO_READ, format!("cannot read {}: {e}", path.display()))
+        .in_file(path.display().to_string())
+}
+
+/// Read a file that must be a regular file, as UTF-8, refusing files over `max_bytes`.
+fn read_regular_file(real: &Path, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
+    let meta = fs::metadata(real).map_err(|e| io_error(Path::new(name), &e))?;
+    if !meta.is_file() {
+        return Err(Diagnostic::error(
+            codes::NOT_A_FILE,
+            format!("{name} is not a regular file"),
+        )
+        .in_file(name)
+        .with_hint("devices, sockets and pipes are not read as inputs"));
+    }
+    if meta.len() > max_bytes as u64 {
+        return Err(too_big(name, meta.len() as usize, max_bytes));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    fs::File::open(real)
+        .and_then(|f| f.take(max_bytes as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| io_error(Path::new(name), &e))?;
+    if bytes.len() > max_bytes {
+        return Err(too_big(name, bytes.len(), max_bytes));
+    }
+    into_utf8(name, bytes)
+}
+
+fn too_big(name: &str, len: usize, max: usize) -> Diagnostic {
+    Diagnostic::error(
+        codes::YAML_BUDGET,
+        format!("{name} is {len} bytes or more, over the limit of {max} bytes"),
+    )
+    .in_file(name)
+    .with_hint("split the input or raise the input size limit")
+}
+
+fn into_utf8(name: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+        Diagnostic::error(codes::NOT_UTF8, "the file is not valid UTF-8")
+            .in_file(name)
+            .at_line(line, None)
+            .with_hint("save the file as UTF-8")
+    })
+}
+
+/// What the user asked to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A file or a directory (walked recursively).
+    Path(PathBuf),
+    /// Standard input, given as `-`.
+    Stdin,
+}
+
+impl Input {
+    /// `-` is stdin, anything else a path.
+    pub fn from_arg(s: &str) -> Self {
+        if s == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(PathBuf::from(s))
+        }
+    }
+}
+
+/// Read and parse every input into documents, in argument order and, within a directory, in sorted
+/// path order. Every problem is reported; documents come back only if there were none.
+pub fn load_inputs(inputs: &[Input], limits: &YamlLimits) -> Result<Vec<Document>, Diagnostics> {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let mut diags = Diagnostics::new();
+    for input in inputs {
+        match input {
+            Input::Stdin => {
+                let mut bytes = Vec::new();
+                let res = std::io::stdin()
+                    .take(limits.max_input_bytes as u64 + 1)
+                    .read_to_end(&mut bytes);
+                match res {
+                    Err(e) => diags.push(io_error(Path::new("<stdin>"), &e)),
+                    Ok(_) if bytes.len() > limits.max_input_bytes => {
+                        diags.push(too_big("<stdin>", bytes.len(), limits.max_input_bytes))
+                    }
+                    Ok(_) => match into_utf8("<stdin>", bytes) {
+                        Ok(t) => texts.push(("<stdin>".into(), t)),
+                        Err(d) => diags.push(d),
+                    },
+                }
+            }
+            Input::Path(p) => match fs::metadata(p) {
+                Err(e) => diags.push(io_error(p, &e)),
+                Ok(m) if m.is_dir() => {
+                    let root = match Root::new(p) {
+                        Ok(r) => r,
+                        Err(d) => {
+                            diags.push(d);
+                            continue;
+                        }
+                    };
+                    match root.walk(Path::new("")) {
+                        Err(ds) => diags.extend(ds),
+                        Ok(files) => {
+                            for f in files {
+                                match root.read_to_string(&f, limits.max_input_bytes) {
+                                    Ok(t) => texts.push((root.display_name(&f), t)),
+                                    Err(d) => diags.push(d),
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(_) => {
+                    let name = p.display().to_string();
+                    match read_regular_file(p, &name, limits.max_input_bytes) {
+                        Ok(t) => texts.push((name, t)),
+                        Err(d) => diags.push(d),
+                    }
+                }
+            },
+        }
+    }
+    let mut docs = Vec::new();
+    let mut total = 0usize;
+    for (name, text) in texts {
+        match parse_file(&name, text, limits) {
+            Ok(d) => {
+                total += d.len();
+                docs.extend(d);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    if total > limits.max_documents {
+        diags.push(Diagnostic::error(
+            codes::YAML_BUDGET,
+            format!(
+                "{total} documents in all inputs, more than the limit of {}",
+                limits.max_documents
+            ),
+        ));
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(docs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "kiln-source-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn walk_is_sorted_recursive_and_filtered() {
+        let d = tmp();
+        fs::create_dir_all(d.join("b/c")).unwrap();
+        fs::create_dir_all(d.join(".git")).unwrap();
+        for f in ["b/c/z.yaml", "b/a.yml", "a.json", "readme.md", ".git/x.yaml", "c.yaml"] {
+            fs::write(d.join(f), "a: 1\n").unwrap();
+        }
+        let root = Root::new(&d).unwrap();
+        let files = root.walk(Path::new("")).unwrap();
+        let names: Vec<_> = files.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(names, ["a.json", "b/a.yml", "b/c/z.yaml", "c.yaml"]);
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let d = tmp();
+        fs::create_dir_all(d.join("pkg")).unwrap();
+        fs::write(d.join("secret.yaml"), "a: 1\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("secret.yaml"), d.join("pkg/link.yaml")).unwrap();
+        let root = Root::new(&d.join("pkg")).unwrap();
+        let e = root.resolve(Path::new("../secret.yaml")).unwrap_err();
+        assert_eq!(e.code, codes::PATH_ESCAPE);
+        let e = root.resolve(Path::new("/etc/passwd")).unwrap_err();
+        assert_eq!(e.code, codes::PATH_ESCAPE);
+        #[cfg(unix)]
+        {
+            let e = root.resolve(Path::new("link.yaml")).unwrap_err();
+            assert_eq!(e.code, codes::PATH_ESCAPE);
+            let e = root.walk(Path::new("")).unwrap_err();
+            assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
+        }
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_with_its_line() {
+        let d = tmp();
+        fs::write(d.join("bad.yaml"), b"a: 1\nb: \xff\n").unwrap();
+        let e = load_inputs(&[Input::Path(d.join("bad.yaml"))], &YamlLimits::default()).unwrap_err();
+        assert_eq!(e.0[0].code, codes::NOT_UTF8);
+        assert_eq!(e.0[0].line, Some(2));
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn device_files_are_refused() {
+        let e = load_inputs(&[Input::Path("/dev/zero".into())], &YamlLimits::default()).unwrap_err();
+        assert_eq!(e.0[0].code, codes::NOT_A_FILE);
+    }
+}
