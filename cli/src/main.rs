@@ -1,1 +1,247 @@
-fn main(){}
+//! `kiln`: render Kubernetes manifests offline from kro ResourceGraphDefinitions and their
+//! instances.
+//!
+//! Exit codes: 0 success, 1 diagnostics with errors, 2 usage error, 3 internal error (a bug).
+
+#![allow(clippy::result_large_err)]
+
+mod graph_cmd;
+mod report;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kiln_core::diag::Diagnostics;
+use kiln_core::document::YamlLimits;
+use kiln_core::output::{self, Format};
+use kiln_core::pipeline::{self, Options};
+use kiln_core::source::{load_inputs_with_files, Input, Loaded};
+
+use report::DiagFormat;
+
+#[derive(Parser)]
+#[command(
+    name = "kiln",
+    version,
+    about = "Render Kubernetes manifests offline from kro ResourceGraphDefinitions and their instances",
+    long_about = "kiln renders, at GitOps build time, the objects kro would create for each instance of a \
+ResourceGraphDefinition, without a cluster. Inputs are files, directories (read recursively, *.yaml, *.yml, \
+*.json, in sorted order) or - for stdin. Documents that are neither definitions nor instances pass through \
+unchanged.\n\nExit codes: 0 success, 1 errors found, 2 usage error, 3 internal error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// How to print diagnostics on stderr.
+    #[arg(long, value_enum, default_value_t = DiagFormat::Human)]
+    diagnostics: DiagFormat,
+    /// Namespace for instances that set none (as `kubectl -n` or an Argo CD destination would).
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render definitions + instances into manifests on stdout.
+    Render {
+        /// Files or directories to read; `-` reads stdin. Defaults to the current directory.
+        paths: Vec<String>,
+        /// Output format: a YAML stream or a JSON v1/List.
+        #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
+        output_format: OutFormat,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Check definitions and instances; print every diagnostic found.
+    Validate {
+        /// Files or directories to read; `-` reads stdin. Defaults to the current directory.
+        paths: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the resource graph of each ResourceGraphDefinition.
+    Graph {
+        /// File or directory holding the definitions.
+        path: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = graph_cmd::GraphFormat::Text)]
+        format: graph_cmd::GraphFormat,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutFormat {
+    Yaml,
+    Json,
+}
+
+fn inputs(paths: &[String]) -> Vec<Input> {
+    if paths.is_empty() {
+        vec![Input::Path(PathBuf::from("."))]
+    } else {
+        paths.iter().map(|p| Input::from_arg(p)).collect()
+    }
+}
+
+fn options(common: &Common) -> Options {
+    Options {
+        namespace: common.namespace.clone(),
+        ..Options::default()
+    }
+}
+
+fn fail(diags: &Diagnostics, loaded: &Loaded, format: DiagFormat) -> ExitCode {
+    report::print(&with_load_warnings(loaded, &diags.0), &loaded.files, format);
+    ExitCode::from(1)
+}
+
+/// Warnings from reading the inputs (duplicate keys) come first, then the rest.
+fn with_load_warnings(
+    loaded: &Loaded,
+    rest: &[kiln_core::diag::Diagnostic],
+) -> Vec<kiln_core::diag::Diagnostic> {
+    let mut all: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| !rest.contains(d))
+        .cloned()
+        .collect();
+    all.extend(rest.iter().cloned());
+    all
+}
+
+/// Write everything at once, so an error leaves nothing half-written on stdout.
+fn emit(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`kiln render | head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
+    let limits = YamlLimits::default();
+    match cli.command {
+        Command::Render {
+            paths,
+            output_format,
+            common,
+        } => {
+            let loaded = load_inputs_with_files(&inputs(&paths), &limits);
+            if loaded.diagnostics.has_errors() {
+                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
+            }
+            match pipeline::render(&loaded.documents, &options(&common)) {
+                Err(diags) => fail(&diags, &loaded, common.diagnostics),
+                Ok(out) => {
+                    let format = match output_format {
+                        OutFormat::Yaml => Format::Yaml,
+                        OutFormat::Json => Format::Json,
+                    };
+                    let text = match output::write(&out.objects, format) {
+                        Ok(t) => t,
+                        Err(d) => return fail(&d.into(), &loaded, common.diagnostics),
+                    };
+                    let warnings = with_load_warnings(&loaded, &out.warnings);
+                    if !warnings.is_empty() {
+                        report::print(&warnings, &loaded.files, common.diagnostics);
+                    }
+                    emit(&text)
+                }
+            }
+        }
+        Command::Validate { paths, common } => {
+            let loaded = load_inputs_with_files(&inputs(&paths), &limits);
+            if loaded.diagnostics.has_errors() {
+                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
+            }
+            match pipeline::render(&loaded.documents, &options(&common)) {
+                Err(diags) => fail(&diags, &loaded, common.diagnostics),
+                Ok(out) => {
+                    report::print(
+                        &with_load_warnings(&loaded, &out.warnings),
+                        &loaded.files,
+                        common.diagnostics,
+                    );
+                    if common.diagnostics == DiagFormat::Human {
+                        eprintln!("ok: {} document(s) checked", loaded.documents.len());
+                    }
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+        Command::Graph {
+            path,
+            format,
+            common,
+        } => {
+            let loaded = load_inputs_with_files(&inputs(&[path]), &limits);
+            if loaded.diagnostics.has_errors() {
+                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
+            }
+            let mut diags = pipeline::check_documents(&loaded.documents);
+            if diags.has_errors() {
+                return fail(&diags, &loaded, common.diagnostics);
+            }
+            let (defs, def_diags) =
+                pipeline::load_definitions(&loaded.documents, &options(&common));
+            diags.extend(def_diags);
+            diags.sort();
+            if diags.has_errors() {
+                return fail(&diags, &loaded, common.diagnostics);
+            }
+            emit(&graph_cmd::render(&defs.rgds, format))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // A panic is a bug in kiln, never the user's fault: report it as such, with exit code 3, and
+    // without a raw backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("error[KLN9001]: internal error: {msg}{at}\n  this is a bug in kiln; please report it with the input that caused it");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(2),
+            };
+        }
+    };
+    // Worker threads evaluate nested CEL recursively; give them room.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(16 << 20)
+        .build_global();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(code) => code,
+        Err(_) => ExitCode::from(3),
+    }
+}

@@ -70,6 +70,8 @@ codes! {
     NOT_AN_OBJECT = "KLN1006", "not-an-object";
     /// A path is neither a regular file nor a directory (device, socket, fifo).
     NOT_A_FILE = "KLN1007", "not-a-file";
+    /// A mapping repeats a key (a warning: the last value wins, as in kubectl and kro).
+    YAML_DUPLICATE_KEY = "KLN1008", "yaml-duplicate-key";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";
@@ -213,6 +215,15 @@ impl Diagnostic {
         self
     }
 
+    /// Set line and column if known.
+    pub fn with_position(mut self, line: Option<usize>, column: Option<usize>) -> Self {
+        if line.is_some() {
+            self.line = line;
+            self.column = column;
+        }
+        self
+    }
+
     /// Set the hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -290,9 +301,8 @@ impl Diagnostics {
     /// duplicates, so that output does not depend on which worker found what first.
     pub fn sort(&mut self) {
         self.0.sort_by(|a, b| {
-            (&a.file, a.document, a.line, &a.path, a.code, &a.message).cmp(&(
-                &b.file, b.document, b.line, &b.path, b.code, &b.message,
-            ))
+            (&a.file, a.document, a.line, &a.path, a.code, &a.message)
+                .cmp(&(&b.file, b.document, b.line, &b.path, b.code, &b.message))
         });
         self.0.dedup();
     }
@@ -325,7 +335,10 @@ mod tests {
         assert_eq!(ids.len(), n, "duplicate diagnostic id");
         for c in codes::ALL {
             assert!(c.id.starts_with("KLN") && c.id.len() == 7, "{}", c.id);
-            assert!(c.slug.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-'));
+            assert!(c
+                .slug
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-'));
         }
     }
 

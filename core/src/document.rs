@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use serde_saphyr::granit_parser::{Event, Parser};
+use serde_saphyr::DuplicateKeyPolicy;
 
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::{FieldPath, Segment};
@@ -88,7 +89,9 @@ impl Document {
 
     /// A diagnostic located in this document at `path`, with its line filled in when it can be found.
     pub fn diag(&self, d: Diagnostic, path: &FieldPath) -> Diagnostic {
-        let mut d = d.in_document(&self.source.name, self.index).at(path.to_string());
+        let mut d = d
+            .in_document(&self.source.name, self.index)
+            .at(path.to_string());
         if let Some((line, col)) = locate(&self.source.text, self.index, path) {
             d = d.at_line(line, Some(col));
         }
@@ -99,7 +102,35 @@ impl Document {
 /// Parse a file's text into documents. JSON files (by extension) are read with serde_json, anything
 /// else as a YAML stream. Empty documents are skipped. Any error is a single diagnostic that names the
 /// file and line.
-pub fn parse_file(name: &str, text: String, limits: &YamlLimits) -> Result<Vec<Document>, Diagnostic> {
+pub fn parse_file(
+    name: &str,
+    text: String,
+    limits: &YamlLimits,
+) -> Result<Vec<Document>, Diagnostic> {
+    parse_source(
+        &Arc::new(SourceFile {
+            name: name.to_string(),
+            text,
+        }),
+        limits,
+    )
+}
+
+/// [`parse_file`] for a file already shared.
+pub fn parse_source(
+    source: &Arc<SourceFile>,
+    limits: &YamlLimits,
+) -> Result<Vec<Document>, Diagnostic> {
+    parse_source_with_warnings(source, limits).map(|(docs, _)| docs)
+}
+
+/// [`parse_source`], also returning warnings (duplicate keys).
+pub fn parse_source_with_warnings(
+    source: &Arc<SourceFile>,
+    limits: &YamlLimits,
+) -> Result<(Vec<Document>, Vec<Diagnostic>), Diagnostic> {
+    let name = source.name.as_str();
+    let text = &source.text;
     if text.len() > limits.max_input_bytes {
         return Err(Diagnostic::error(
             codes::YAML_BUDGET,
@@ -112,24 +143,37 @@ pub fn parse_file(name: &str, text: String, limits: &YamlLimits) -> Result<Vec<D
         .in_file(name)
         .with_hint("split the input or raise the input size limit"));
     }
+    let mut warnings = Vec::new();
     let values = if name.ends_with(".json") {
-        parse_json(name, &text, limits)?
+        parse_json(name, text, limits)?
     } else {
-        parse_yaml(name, &text, limits)?
+        match parse_yaml(name, text, limits, DuplicateKeyPolicy::Error) {
+            Ok(v) => v,
+            Err(d) if d.message.starts_with("duplicate mapping key") => {
+                // kro, Argo CD and kubectl's lenient conversion keep the last value of a repeated
+                // key; do the same so such definitions still load, but say so: it is almost always
+                // a mistake.
+                warnings.push(
+                    Diagnostic::warning(codes::YAML_DUPLICATE_KEY, d.message.clone())
+                        .in_file(name)
+                        .with_hint("remove one of the repeated keys; the last one wins")
+                        .with_position(d.line, d.column),
+                );
+                parse_yaml(name, text, limits, DuplicateKeyPolicy::LastWins)?
+            }
+            Err(d) => return Err(d),
+        }
     };
-    let source = Arc::new(SourceFile {
-        name: name.to_string(),
-        text,
-    });
-    Ok(values
+    let docs = values
         .into_iter()
         .enumerate()
         .map(|(index, value)| Document {
-            source: Arc::clone(&source),
+            source: Arc::clone(source),
             index,
             value,
         })
-        .collect())
+        .collect();
+    Ok((docs, warnings))
 }
 
 fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>, Diagnostic> {
@@ -140,9 +184,11 @@ fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
         match v {
             Ok(v) => out.push(v),
             Err(e) => {
-                return Err(Diagnostic::error(codes::YAML_SYNTAX, format!("invalid JSON: {e}"))
-                    .in_file(name)
-                    .at_line(e.line(), Some(e.column())))
+                return Err(
+                    Diagnostic::error(codes::YAML_SYNTAX, format!("invalid JSON: {e}"))
+                        .in_file(name)
+                        .at_line(e.line(), Some(e.column())),
+                )
             }
         }
         if out.len() > limits.max_documents {
@@ -161,7 +207,12 @@ fn too_many_documents(name: &str, limits: &YamlLimits) -> Diagnostic {
     .with_hint("split the stream into several files or raise the document limit")
 }
 
-fn parse_yaml(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>, Diagnostic> {
+fn parse_yaml(
+    name: &str,
+    text: &str,
+    limits: &YamlLimits,
+    duplicate_keys: DuplicateKeyPolicy,
+) -> Result<Vec<Value>, Diagnostic> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: limits.max_documents,
@@ -172,6 +223,7 @@ fn parse_yaml(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
         // Kubernetes reads YAML with go-yaml v2 (YAML 1.1): `0777` is octal 511 there.
         legacy_octal_numbers: true,
         with_snippet: false,
+        duplicate_keys: duplicate_keys,
     };
     match serde_saphyr::from_multiple_with_options::<Value>(text, options) {
         Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
@@ -182,7 +234,12 @@ fn parse_yaml(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
 fn yaml_error(name: &str, e: &serde_saphyr::Error) -> Diagnostic {
     let msg = e.to_string();
     // The first line carries the message; the location, when present, is in the error itself.
-    let first = msg.lines().next().unwrap_or("invalid YAML").trim().to_string();
+    let first = msg
+        .lines()
+        .next()
+        .unwrap_or("invalid YAML")
+        .trim()
+        .to_string();
     let is_budget = msg.contains("budget");
     let code = if is_budget {
         codes::YAML_BUDGET
@@ -283,7 +340,10 @@ pub fn locate(text: &str, doc: usize, path: &FieldPath) -> Option<(usize, usize)
 }
 
 /// Consume the events of the node that `start` began.
-fn skip_node<'a, T: serde_saphyr::granit_parser::BorrowedInput<'a>>(parser: &mut Parser<'a, T>, start: &Event<'_>) -> Option<()> {
+fn skip_node<'a, T: serde_saphyr::granit_parser::BorrowedInput<'a>>(
+    parser: &mut Parser<'a, T>,
+    start: &Event<'_>,
+) -> Option<()> {
     let mut depth = match start {
         Event::MappingStart(..) | Event::SequenceStart(..) => 1usize,
         _ => return Some(()),
@@ -334,6 +394,19 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_keys_warn_and_last_wins() {
+        let f = Arc::new(SourceFile {
+            name: "d.yaml".into(),
+            text: "a: 1\nb: 2\na: 3\n".into(),
+        });
+        let (docs, warnings) = parse_source_with_warnings(&f, &YamlLimits::default()).unwrap();
+        assert_eq!(docs[0].value["a"], json!(3));
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].code, codes::YAML_DUPLICATE_KEY);
+        assert_eq!(warnings[0].line, Some(3));
+    }
+
+    #[test]
     fn syntax_errors_name_the_line() {
         let e = parse("a: 1\nb: [1, 2\n").unwrap_err();
         assert_eq!(e.code, codes::YAML_SYNTAX);
@@ -355,7 +428,12 @@ mod tests {
 
     #[test]
     fn json_files_use_the_json_parser() {
-        let docs = parse_file("x.json", r#"{"a": 18446744073709551615}"#.into(), &YamlLimits::default()).unwrap();
+        let docs = parse_file(
+            "x.json",
+            r#"{"a": 18446744073709551615}"#.into(),
+            &YamlLimits::default(),
+        )
+        .unwrap();
         assert_eq!(docs[0].value["a"], json!(18446744073709551615u64));
     }
 
@@ -369,6 +447,9 @@ mod tests {
         // A missing leaf points at the deepest existing parent.
         let p = FieldPath::parse("spec.resources[0].template").unwrap();
         assert_eq!(locate(text, 1, &p), Some((5, 7)));
-        assert_eq!(locate(text, 0, &FieldPath::parse("a").unwrap()), Some((1, 1)));
+        assert_eq!(
+            locate(text, 0, &FieldPath::parse("a").unwrap()),
+            Some((1, 1))
+        );
     }
 }

@@ -156,7 +156,10 @@ mod tests {
             .key("metadata")
             .key("labels")
             .key("app.kubernetes.io/name");
-        assert_eq!(p.to_string(), r#"metadata.labels["app.kubernetes.io/name"]"#);
+        assert_eq!(
+            p.to_string(),
+            r#"metadata.labels["app.kubernetes.io/name"]"#
+        );
         assert_eq!(FieldPath::root().key("").to_string(), r#"[""]"#);
     }
 

@@ -11,7 +11,9 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
-use crate::document::{parse_file, Document, YamlLimits};
+use std::sync::Arc;
+
+use crate::document::{parse_source_with_warnings, Document, SourceFile, YamlLimits};
 
 /// The file extensions read when walking a directory.
 pub const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
@@ -30,7 +32,8 @@ impl Root {
     pub fn new(dir: &Path) -> Result<Self, Diagnostic> {
         let canonical = fs::canonicalize(dir).map_err(|e| io_error(dir, &e))?;
         if !canonical.is_dir() {
-            return Err(Diagnostic::error(codes::IO_READ, "not a directory").in_file(dir.display().to_string()));
+            return Err(Diagnostic::error(codes::IO_READ, "not a directory")
+                .in_file(dir.display().to_string()));
         }
         Ok(Self {
             canonical,
@@ -111,7 +114,10 @@ impl Root {
             Ok(e) => e,
             Err(e) => return diags.push(io_error(Path::new(&self.display_name(rel)), &e)),
         };
-        let mut names: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        let mut names: Vec<_> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .collect();
         names.sort();
         for name in names {
             let Some(s) = name.to_str() else {
@@ -148,26 +154,31 @@ fn has_manifest_extension(p: &Path) -> bool {
 }
 
 fn escape(name: &str, why: &str) -> Diagnostic {
-    Diagnostic::error(codes::PATH_ESCAPE, format!("refusing to read {name}: {why}"))
-        .in_file(name)
-        .with_hint("inputs must stay inside the directory they were given under")
+    Diagnostic::error(
+        codes::PATH_ESCAPE,
+        format!("refusing to read {name}: {why}"),
+    )
+    .in_file(name)
+    .with_hint("inputs must stay inside the directory they were given under")
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(codes::IO_READ, format!("cannot read {}: {e}", path.display()))
-        .in_file(path.display().to_string())
+    Diagnostic::error(
+        codes::IO_READ,
+        format!("cannot read {}: {e}", path.display()),
+    )
+    .in_file(path.display().to_string())
 }
 
 /// Read a file that must be a regular file, as UTF-8, refusing files over `max_bytes`.
 fn read_regular_file(real: &Path, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
     let meta = fs::metadata(real).map_err(|e| io_error(Path::new(name), &e))?;
     if !meta.is_file() {
-        return Err(Diagnostic::error(
-            codes::NOT_A_FILE,
-            format!("{name} is not a regular file"),
-        )
-        .in_file(name)
-        .with_hint("devices, sockets and pipes are not read as inputs"));
+        return Err(
+            Diagnostic::error(codes::NOT_A_FILE, format!("{name} is not a regular file"))
+                .in_file(name)
+                .with_hint("devices, sockets and pipes are not read as inputs"),
+        );
     }
     if meta.len() > max_bytes as u64 {
         return Err(too_big(name, meta.len() as usize, max_bytes));
@@ -222,9 +233,31 @@ impl Input {
     }
 }
 
+/// Everything read from the inputs: the documents, the text of every file read (for snippets in
+/// diagnostics, even when a file did not parse), and the problems found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Parsed documents, in order.
+    pub documents: Vec<Document>,
+    /// Every file read, by display name.
+    pub files: Vec<Arc<SourceFile>>,
+    /// Problems; if any is an error, `documents` must not be used.
+    pub diagnostics: Diagnostics,
+}
+
 /// Read and parse every input into documents, in argument order and, within a directory, in sorted
 /// path order. Every problem is reported; documents come back only if there were none.
 pub fn load_inputs(inputs: &[Input], limits: &YamlLimits) -> Result<Vec<Document>, Diagnostics> {
+    let loaded = load_inputs_with_files(inputs, limits);
+    if loaded.diagnostics.has_errors() {
+        Err(loaded.diagnostics)
+    } else {
+        Ok(loaded.documents)
+    }
+}
+
+/// Like [`load_inputs`], also returning the file texts.
+pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
     let mut texts: Vec<(String, String)> = Vec::new();
     let mut diags = Diagnostics::new();
     for input in inputs {
@@ -278,15 +311,19 @@ pub fn load_inputs(inputs: &[Input], limits: &YamlLimits) -> Result<Vec<Document
         }
     }
     let mut docs = Vec::new();
+    let mut files = Vec::new();
     let mut total = 0usize;
     for (name, text) in texts {
-        match parse_file(&name, text, limits) {
-            Ok(d) => {
+        let file = Arc::new(SourceFile { name, text });
+        match parse_source_with_warnings(&file, limits) {
+            Ok((d, warnings)) => {
                 total += d.len();
                 docs.extend(d);
+                diags.extend(warnings);
             }
             Err(d) => diags.push(d),
         }
+        files.push(file);
     }
     if total > limits.max_documents {
         diags.push(Diagnostic::error(
@@ -297,10 +334,10 @@ pub fn load_inputs(inputs: &[Input], limits: &YamlLimits) -> Result<Vec<Document
             ),
         ));
     }
-    if diags.has_errors() {
-        Err(diags)
-    } else {
-        Ok(docs)
+    Loaded {
+        documents: docs,
+        files,
+        diagnostics: diags,
     }
 }
 
@@ -326,7 +363,14 @@ mod tests {
         let d = tmp();
         fs::create_dir_all(d.join("b/c")).unwrap();
         fs::create_dir_all(d.join(".git")).unwrap();
-        for f in ["b/c/z.yaml", "b/a.yml", "a.json", "readme.md", ".git/x.yaml", "c.yaml"] {
+        for f in [
+            "b/c/z.yaml",
+            "b/a.yml",
+            "a.json",
+            "readme.md",
+            ".git/x.yaml",
+            "c.yaml",
+        ] {
             fs::write(d.join(f), "a: 1\n").unwrap();
         }
         let root = Root::new(&d).unwrap();
@@ -362,7 +406,8 @@ mod tests {
     fn invalid_utf8_is_reported_with_its_line() {
         let d = tmp();
         fs::write(d.join("bad.yaml"), b"a: 1\nb: \xff\n").unwrap();
-        let e = load_inputs(&[Input::Path(d.join("bad.yaml"))], &YamlLimits::default()).unwrap_err();
+        let e =
+            load_inputs(&[Input::Path(d.join("bad.yaml"))], &YamlLimits::default()).unwrap_err();
         assert_eq!(e.0[0].code, codes::NOT_UTF8);
         assert_eq!(e.0[0].line, Some(2));
         fs::remove_dir_all(d).unwrap();
@@ -371,7 +416,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn device_files_are_refused() {
-        let e = load_inputs(&[Input::Path("/dev/zero".into())], &YamlLimits::default()).unwrap_err();
+        let e =
+            load_inputs(&[Input::Path("/dev/zero".into())], &YamlLimits::default()).unwrap_err();
         assert_eq!(e.0[0].code, codes::NOT_A_FILE);
     }
 }

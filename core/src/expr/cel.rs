@@ -95,7 +95,10 @@ fn expand_bind(
     let var = match &args[0].expr {
         Expr::Ident(n) => n.clone(),
         _ => {
-            return Err(helper.new_error(args[0].id, "cel.bind() variable name must be a simple identifier"))
+            return Err(helper.new_error(
+                args[0].id,
+                "cel.bind() variable name must be a simple identifier",
+            ))
         }
     };
     let body = args.pop().expect("three arguments");
@@ -138,6 +141,31 @@ pub fn is_known_function(name: &str) -> bool {
     probe.add_function(name, |a: i64| a).is_err()
 }
 
+/// Turning evaluation errors into messages a template author can act on.
+pub trait ExecutionErrorExt {
+    /// A message naming the expression, and a hint.
+    fn explain(&self, source: &str) -> (String, String);
+}
+
+impl ExecutionErrorExt for cel::ExecutionError {
+    fn explain(&self, source: &str) -> (String, String) {
+        use cel::ExecutionError as E;
+        let msg = format!("expression {source:?} failed: {self}");
+        let hint = match self {
+            E::NoSuchKey(_) => "the field is not set: on the instance, give the schema field a default or guard with has(x.f) or x.?f.orValue(...); on a resource, fields the cluster fills in (status, uid) do not exist offline",
+            E::UndeclaredReference(_) => "the identifier is not in scope here",
+            E::NoSuchOverload(_) | E::UnsupportedBinaryOperator(..) | E::ValuesNotComparable(..) => {
+                "the operand types do not match; convert explicitly, e.g. string(x), int(x), double(x)"
+            }
+            E::IndexOutOfBounds(_) => "the list is shorter than the index; check size() first",
+            E::DivisionByZero(_) | E::RemainderByZero(_) => "guard the divisor",
+            E::Overflow(..) => "the result does not fit in 64 bits",
+            _ => "check the expression against the values it reads",
+        };
+        (msg, hint.to_string())
+    }
+}
+
 /// A parsed expression with what it references.
 #[derive(Debug)]
 pub struct Compiled {
@@ -175,10 +203,7 @@ pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileErr
         )));
     }
     let parser = env().parser().max_recursion_depth(limits.max_nesting);
-    let program = match parse_on_big_stack(parser, source) {
-        Ok(p) => p,
-        Err(e) => return Err(e),
-    };
+    let program = parse_on_big_stack(parser, source)?;
     let refs = references(program.expression());
     let unknown: Vec<String> = refs
         .functions
@@ -241,17 +266,26 @@ mod tests {
 
     #[test]
     fn extensions_are_enabled() {
-        assert_eq!(eval("'A,B'.lowerAscii().split(',')").unwrap(), Value::List(Arc::new(vec!["a".into(), "b".into()])));
+        assert_eq!(
+            eval("'A,B'.lowerAscii().split(',')").unwrap(),
+            Value::List(Arc::new(vec!["a".into(), "b".into()]))
+        );
         assert_eq!(eval("math.greatest(1, 5, 3)").unwrap(), Value::Int(5));
         assert_eq!(eval("base64.encode(b'hi')").unwrap(), Value::from("aGk="));
-        assert_eq!(eval("[3, 1, 2].sort()").unwrap(), Value::List(Arc::new(vec![1.into(), 2.into(), 3.into()])));
+        assert_eq!(
+            eval("[3, 1, 2].sort()").unwrap(),
+            Value::List(Arc::new(vec![1.into(), 2.into(), 3.into()]))
+        );
         assert_eq!(eval("{'a': 1}.?b.orValue(7)").unwrap(), Value::Int(7));
     }
 
     #[test]
     fn cel_bind_works() {
         assert_eq!(eval("cel.bind(x, 20, x * x + 1)").unwrap(), Value::Int(401));
-        assert_eq!(eval("cel.bind(a, 'x', cel.bind(b, a + 'y', b + a))").unwrap(), Value::from("xyx"));
+        assert_eq!(
+            eval("cel.bind(a, 'x', cel.bind(b, a + 'y', b + a))").unwrap(),
+            Value::from("xyx")
+        );
     }
 
     #[test]
@@ -262,7 +296,10 @@ mod tests {
     #[test]
     fn unknown_functions_are_rejected_at_compile_time() {
         let e = compile("foo(1) + 'x'.bar()", &ExprLimits::default()).unwrap_err();
-        assert_eq!(e, CompileError::UnknownFunctions(vec!["bar".into(), "foo".into()]));
+        assert_eq!(
+            e,
+            CompileError::UnknownFunctions(vec!["bar".into(), "foo".into()])
+        );
         assert!(compile("size('x') + int('1')", &ExprLimits::default()).is_ok());
     }
 
@@ -285,7 +322,14 @@ mod tests {
     #[test]
     fn length_limit() {
         let src = "1 + ".repeat(10) + "1";
-        let e = compile(&src, &ExprLimits { max_length: 5, max_nesting: 64 }).unwrap_err();
+        let e = compile(
+            &src,
+            &ExprLimits {
+                max_length: 5,
+                max_nesting: 64,
+            },
+        )
+        .unwrap_err();
         assert!(matches!(e, CompileError::Limit(_)));
     }
 }

@@ -73,12 +73,10 @@ pub fn from_cel(v: &Value) -> Result<Json, ConversionError> {
             }
         },
         Value::String(s) => Json::String(s.as_str().to_string()),
-        Value::Bytes(_) => {
-            return Err(ConversionError(
-                "bytes value cannot be used directly; encode it explicitly, e.g. base64.encode(...)"
-                    .into(),
-            ))
-        }
+        Value::Bytes(_) => return Err(ConversionError(
+            "bytes value cannot be used directly; encode it explicitly, e.g. base64.encode(...)"
+                .into(),
+        )),
         Value::List(items) => Json::Array(items.iter().map(from_cel).collect::<Result<_, _>>()?),
         Value::Map(m) => {
             let mut entries: Vec<(String, &Value)> = Vec::with_capacity(m.map.len());
@@ -166,7 +164,11 @@ fn go_duration(d: &chrono::Duration) -> String {
     if h > 0 || m > 0 {
         out.push_str(&format!("{m}m"));
     }
-    out.push_str(&trim_fraction(n / 1_000_000_000, n % 1_000_000_000, 1_000_000_000));
+    out.push_str(&trim_fraction(
+        n / 1_000_000_000,
+        n % 1_000_000_000,
+        1_000_000_000,
+    ));
     out.push('s');
     out
 }
@@ -195,14 +197,20 @@ mod tests {
 
     #[test]
     fn json_numbers_are_ints() {
-        assert_eq!(eval_with("x.replicas + 1", &json!({"replicas": 3})), json!(4));
+        assert_eq!(
+            eval_with("x.replicas + 1", &json!({"replicas": 3})),
+            json!(4)
+        );
         assert_eq!(eval_with("x.f * 2.0", &json!({"f": 1.5})), json!(3.0));
     }
 
     #[test]
     fn maps_come_back_sorted() {
         let out = eval_with("{'b': 1, 'a': 2, 'c': x}", &json!(3));
-        assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"a":2,"b":1,"c":3}"#);
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"a":2,"b":1,"c":3}"#
+        );
     }
 
     #[test]

@@ -1,0 +1,204 @@
+//! Golden cases: every folder under `testdata/` that holds an `expected.yaml` or `expected-errors.txt`
+//! is rendered by the real `kiln` binary and compared.
+//!
+//! - Inputs are the folder's `*.yaml`, `*.yml` and `*.json` files (except `expected*`), in name order,
+//!   rendered with `kiln render --namespace default`, plus the flags listed in an optional `args` file.
+//! - `expected.yaml`: exit 0, and stdout parses to the same documents, in the same order, with the same
+//!   keys in the same order and the same scalar types.
+//! - `expected-errors.txt`: exit 1, nothing on stdout, and the diagnostics, one per line as
+//!   `CODE FILE[:LINE] PATH: MESSAGE` (file name only), are exactly these lines. Every error must
+//!   also carry a hint.
+//!
+//! `KILN_BLESS=1 cargo test --test golden` rewrites the expected files from the actual output; a
+//! blessed file must then be read and checked by hand before it is committed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            if p.join("expected.yaml").exists() || p.join("expected-errors.txt").exists() {
+                out.push(p.clone());
+            }
+            cases(&p, out);
+        }
+    }
+}
+
+fn inputs(case: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(case)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            p.is_file()
+                && !name.starts_with("expected")
+                && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn parse_stream(text: &str) -> Result<Vec<Value>, String> {
+    kiln_yaml(text)
+}
+
+/// Parse with the same reader kiln uses, so types are judged by one set of rules.
+fn kiln_yaml(text: &str) -> Result<Vec<Value>, String> {
+    kiln_core::document::parse_file("expected.yaml", text.to_string(), &Default::default())
+        .map(|docs| docs.into_iter().map(|d| d.value).collect())
+        .map_err(|d| d.to_string())
+}
+
+fn canonical(docs: &[Value]) -> Vec<String> {
+    // serde_json keeps key order (preserve_order), so this compares order and types exactly.
+    docs.iter()
+        .map(|d| serde_json::to_string_pretty(d).unwrap())
+        .collect()
+}
+
+fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
+    let v: Value =
+        serde_json::from_str(stderr).map_err(|e| format!("stderr is not JSON ({e}): {stderr}"))?;
+    let mut lines = Vec::new();
+    for d in v["diagnostics"].as_array().ok_or("no diagnostics array")? {
+        if d["severity"] != "error" {
+            continue;
+        }
+        if d["hint"].as_str().is_none_or(str::is_empty) {
+            return Err(format!("error without a hint: {d}"));
+        }
+        let file = d["file"]
+            .as_str()
+            .map(|f| {
+                Path::new(f)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string()
+            })
+            .ok_or_else(|| format!("error without a file: {d}"))?;
+        let loc = match d["line"].as_u64() {
+            Some(l) => format!("{file}:{l}"),
+            None => file,
+        };
+        let path = d["path"]
+            .as_str()
+            .map(|p| format!(" {p}:"))
+            .unwrap_or_default();
+        lines.push(format!(
+            "{} {loc}{path} {}",
+            d["code"].as_str().unwrap(),
+            d["message"].as_str().unwrap()
+        ));
+    }
+    Ok(lines)
+}
+
+fn run_case(case: &Path, bless: bool) -> Result<(), String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    cmd.arg("render")
+        .arg("--diagnostics")
+        .arg("json")
+        .arg("--namespace")
+        .arg("default");
+    if let Ok(extra) = fs::read_to_string(case.join("args")) {
+        cmd.args(extra.split_whitespace());
+    }
+    cmd.args(inputs(case));
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let code = out.status.code();
+
+    let expected_yaml = case.join("expected.yaml");
+    if expected_yaml.exists() {
+        if code != Some(0) {
+            return Err(format!("exit {code:?}, stderr:\n{stderr}"));
+        }
+        if bless {
+            fs::write(&expected_yaml, &stdout).unwrap();
+            return Ok(());
+        }
+        let want = parse_stream(&fs::read_to_string(&expected_yaml).unwrap())?;
+        let got = parse_stream(&stdout)?;
+        let (w, g) = (canonical(&want), canonical(&got));
+        if w != g {
+            return Err(format!(
+                "output differs.\n--- expected ({} docs)\n{}\n--- actual ({} docs)\n{}",
+                w.len(),
+                w.join("\n"),
+                g.len(),
+                g.join("\n")
+            ));
+        }
+        return Ok(());
+    }
+
+    let expected_errors = case.join("expected-errors.txt");
+    if code != Some(1) {
+        return Err(format!(
+            "expected exit 1, got {code:?}; stdout:\n{stdout}\nstderr:\n{stderr}"
+        ));
+    }
+    if !stdout.is_empty() {
+        return Err(format!("partial output on stdout:\n{stdout}"));
+    }
+    let got = diag_lines(&stderr)?;
+    if bless {
+        fs::write(&expected_errors, got.join("\n") + "\n").unwrap();
+        return Ok(());
+    }
+    let want: Vec<String> = fs::read_to_string(&expected_errors)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    if want != got {
+        return Err(format!(
+            "diagnostics differ.\n--- expected\n{}\n--- actual\n{}",
+            want.join("\n"),
+            got.join("\n")
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn golden_cases() {
+    let bless = std::env::var_os("KILN_BLESS").is_some();
+    let mut all = Vec::new();
+    cases(&testdata(), &mut all);
+    assert!(all.len() >= 30, "only {} golden cases found", all.len());
+    let mut failures = Vec::new();
+    for case in &all {
+        if let Err(e) = run_case(case, bless) {
+            failures.push(format!(
+                "== {}\n{e}",
+                case.strip_prefix(testdata()).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden cases failed:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n\n")
+    );
+}

@@ -1,0 +1,106 @@
+//! Instances of the kinds RGDs define: defaulting and validation, as the API server would apply
+//! the generated CRD, before anything is evaluated.
+
+use serde_json::{json, Value};
+
+use crate::diag::{codes, Diagnostic};
+use crate::document::Document;
+use crate::fieldpath::FieldPath;
+use crate::schema;
+
+use super::rgd::Rgd;
+
+/// An instance ready to render: the value of `schema` in expressions and the namespace its children
+/// inherit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedInstance {
+    /// The instance without `status`, with defaults applied.
+    pub schema: Value,
+    /// The namespace children inherit, if the instance has one.
+    pub namespace: Option<String>,
+}
+
+/// Default and validate an instance. `default_namespace` stands in for the namespace a GitOps tool
+/// would apply the instance in when the instance does not name one.
+pub fn prepare(
+    rgd: &Rgd,
+    doc: &Document,
+    default_namespace: Option<&str>,
+) -> Result<PreparedInstance, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut v = doc.value.clone();
+    let obj = v
+        .as_object_mut()
+        .expect("documents are checked to be mappings");
+    obj.remove("status");
+
+    let name_ok = obj
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    if !name_ok {
+        errors.push(
+            doc.diag(
+                Diagnostic::error(
+                    codes::INSTANCE_INVALID,
+                    format!("{} instance has no metadata.name", rgd.kind),
+                )
+                .with_hint("give the instance a name"),
+                &FieldPath::root().key("metadata"),
+            ),
+        );
+    }
+
+    let namespace = if rgd.namespaced {
+        let own = obj
+            .get("metadata")
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let ns = own.or_else(|| default_namespace.map(str::to_string));
+        if let (Some(ns), Some(Value::Object(md))) = (&ns, obj.get_mut("metadata")) {
+            md.entry("namespace").or_insert_with(|| json!(ns));
+        }
+        ns
+    } else {
+        None
+    };
+
+    // Defaults, then validation, over the spec only: metadata and the rest are the API server's.
+    let wrapper = json!({"type": "object", "properties": {"spec": rgd.spec_schema}});
+    schema::apply_defaults(&wrapper, &mut v);
+    // An instance without spec is validated as an empty spec, so required fields are reported.
+    let spec = v
+        .get("spec")
+        .filter(|s| !s.is_null())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    for viol in schema::validate(&wrapper, &json!({ "spec": spec })) {
+        errors.push(instance_violation(doc, viol));
+    }
+    if errors.is_empty() {
+        Ok(PreparedInstance {
+            schema: v,
+            namespace,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+fn instance_violation(doc: &Document, viol: schema::Violation) -> Diagnostic {
+    let path = FieldPath::parse(&viol.path).unwrap_or_default();
+    let hint = match viol.rule.as_str() {
+        "required" => "set the field: the definition's schema marks it required=true".to_string(),
+        "unknown field" | "additionalProperties" => {
+            "the definition's schema has no such field: check the spelling".to_string()
+        }
+        rule => format!("the definition's schema constrains this field with {rule}"),
+    };
+    doc.diag(
+        Diagnostic::error(codes::INSTANCE_INVALID, viol.message).with_hint(hint),
+        &path,
+    )
+}

@@ -1,0 +1,10 @@
+//! The kro front-end: ResourceGraphDefinitions and their instances.
+//!
+//! [`rgd::load`] lowers a ResourceGraphDefinition into the graph IR with kro's checks;
+//! [`instance::prepare`] defaults and validates an instance of the kind it defines, which the
+//! evaluator then renders.
+
+pub mod instance;
+pub mod rgd;
+
+pub use rgd::{is_rgd, load, Rgd};

@@ -1,0 +1,140 @@
+//! Output: rendered objects as a YAML stream or a JSON `List`.
+//!
+//! YAML is written with serde-saphyr, whose emitter quotes every string a YAML 1.1 reader (which is
+//! what Kubernetes tooling uses) would take for a boolean, number or null: `"on"`, `"yes"`, `"0777"`.
+//! Long strings stay on one line (no folding), multi-line strings use literal blocks, and documents
+//! are separated by `---` as `kustomize build` does.
+
+use serde_json::{json, Value};
+
+use crate::diag::{codes, Diagnostic};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// `---`-separated YAML documents.
+    #[default]
+    Yaml,
+    /// One JSON `v1/List` object.
+    Json,
+}
+
+fn yaml_options() -> serde_saphyr::SerializerOptions {
+    let mut o = serde_saphyr::SerializerOptions::default();
+    // Folding long strings is valid YAML but unlike kubectl; keep them on one line.
+    o.folded_wrap_chars = usize::MAX;
+    o
+}
+
+/// One object as a YAML document (ends with a newline).
+pub fn to_yaml(v: &Value) -> Result<String, Diagnostic> {
+    serde_saphyr::to_string_with_options(v, yaml_options())
+        .map_err(|e| Diagnostic::error(codes::INTERNAL, format!("cannot write YAML: {e}")))
+}
+
+/// Objects as a YAML stream.
+pub fn yaml_stream(objects: &[Value]) -> Result<String, Diagnostic> {
+    let mut out = String::new();
+    for (i, o) in objects.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        let doc = to_yaml(o)?;
+        out.push_str(&doc);
+        if !doc.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// Objects as a pretty-printed JSON `List`.
+pub fn json_list(objects: &[Value]) -> String {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    let mut s = serde_json::to_string_pretty(&list).expect("JSON values always serialise");
+    s.push('\n');
+    s
+}
+
+/// Render objects in a format.
+pub fn write(objects: &[Value], format: Format) -> Result<String, Diagnostic> {
+    match format {
+        Format::Yaml => yaml_stream(objects),
+        Format::Json => Ok(json_list(objects)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    #[test]
+    fn ambiguous_strings_are_quoted_and_round_trip() {
+        let words = [
+            "yes",
+            "no",
+            "on",
+            "off",
+            "y",
+            "n",
+            "Y",
+            "NO",
+            "true",
+            "True",
+            "1.0",
+            "0777",
+            "012",
+            "0x1F",
+            "1e3",
+            "+1",
+            "08",
+            "1_000",
+            "1:30",
+            "2024-01-01",
+            "~",
+            "null",
+            "",
+            "-",
+            ".inf",
+            "#x",
+            "*ref",
+            "a: b",
+            " lead",
+            "multi\nline",
+            "1.0.0",
+            "v1",
+        ];
+        let obj = Value::Object(
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (format!("k{i}"), Value::String(w.to_string())))
+                .collect(),
+        );
+        let text = to_yaml(&obj).unwrap();
+        let back = parse_file("t.yaml", text.clone(), &YamlLimits::default()).unwrap();
+        assert_eq!(back[0].value, obj, "{text}");
+        // The YAML 1.1 booleans must not appear as plain scalars.
+        for line in text.lines() {
+            for w in ["yes", "no", "on", "off", "y", "n"] {
+                assert!(!line.ends_with(&format!(": {w}")), "unquoted {w}: {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn stream_and_list() {
+        let objs = vec![json!({"a": 1}), json!({"b": "x"})];
+        assert_eq!(yaml_stream(&objs).unwrap(), "a: 1\n---\nb: x\n");
+        assert!(json_list(&objs).contains("\"kind\": \"List\""));
+        assert_eq!(yaml_stream(&[]).unwrap(), "");
+    }
+
+    #[test]
+    fn long_strings_stay_on_one_line() {
+        let long = "word ".repeat(40);
+        let text = to_yaml(&json!({"s": long.trim()})).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+}

@@ -1,0 +1,220 @@
+//! The whole render, as one pure function over parsed documents.
+//!
+//! Documents are classified (definitions, instances of the kinds they define, everything else),
+//! definitions are lowered once, and units are rendered in parallel. Output keeps input order: each
+//! instance is replaced by its objects in topological order, other documents pass through unchanged,
+//! definitions are consumed. Any error means no output at all.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::Document;
+use crate::expr::cel::ExprLimits;
+use crate::fieldpath::FieldPath;
+use crate::kro::{self, Rgd};
+use crate::render::{render_unit, RenderLimits, Unit};
+use crate::scope::Scopes;
+
+/// Settings of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Namespace for instances that name none (what `kubectl -n` or an Argo CD destination would
+    /// give them).
+    pub namespace: Option<String>,
+    /// Expression compile limits.
+    pub expr: ExprLimits,
+    /// Evaluation limits.
+    pub render: RenderLimits,
+}
+
+/// The result of a successful run.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// Objects to print, in order.
+    pub objects: Vec<Value>,
+    /// Warnings (errors make the run fail instead).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// What each input document is.
+enum Item<'a> {
+    Definition,
+    Instance(&'a Rgd, &'a Document),
+    Passthrough(&'a Document),
+}
+
+/// Definitions found in the inputs, keyed by (group, version, kind) of their instances.
+pub struct Definitions {
+    /// Loaded RGDs, in input order.
+    pub rgds: Vec<Rgd>,
+    by_gvk: BTreeMap<(String, String, String), usize>,
+}
+
+impl Definitions {
+    /// The RGD defining this apiVersion and kind.
+    pub fn find(&self, api_version: &str, kind: &str) -> Option<&Rgd> {
+        let (group, version) = api_version.rsplit_once('/')?;
+        self.by_gvk
+            .get(&(group.to_string(), version.to_string(), kind.to_string()))
+            .map(|&i| &self.rgds[i])
+    }
+}
+
+/// Check that every document is an object with a string apiVersion and kind.
+pub fn check_documents(docs: &[Document]) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    for d in docs {
+        let root = FieldPath::root();
+        if !d.value.is_object() {
+            diags.push(d.diag(
+                Diagnostic::error(codes::NOT_AN_OBJECT, "document is not a mapping").with_hint(
+                    "every document must be a Kubernetes object with apiVersion and kind",
+                ),
+                &root,
+            ));
+            continue;
+        }
+        for key in ["apiVersion", "kind"] {
+            match d.value.get(key) {
+                Some(Value::String(s)) if !s.is_empty() => {}
+                Some(_) => diags.push(d.diag(
+                    Diagnostic::error(
+                        codes::NOT_AN_OBJECT,
+                        format!("{key} must be a non-empty string"),
+                    ),
+                    &root.key(key),
+                )),
+                None => diags.push(
+                    d.diag(
+                        Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
+                            .with_hint(
+                            "every document must be a Kubernetes object with apiVersion and kind",
+                        ),
+                        &root,
+                    ),
+                ),
+            }
+        }
+    }
+    diags
+}
+
+/// Load every definition in the documents. Errors are collected; definitions that loaded are kept so
+/// later stages can still report their own problems.
+pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let mut scopes = Scopes::new();
+    for d in docs {
+        if d.kind() == Some("CustomResourceDefinition")
+            && d.api_version()
+                .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+        {
+            scopes.declare_crd(&d.value);
+        }
+        if kro::is_rgd(d) {
+            // Instances of RGD kinds are themselves resources other RGDs may create.
+            let sch = &d.value["spec"]["schema"];
+            if let Some(k) = sch["kind"].as_str() {
+                let group = sch["group"].as_str().unwrap_or(kro::rgd::KRO_GROUP);
+                scopes.declare(group, k, sch["scope"].as_str() != Some("Cluster"));
+            }
+        }
+    }
+    let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
+    let loaded: Vec<Result<Rgd, Vec<Diagnostic>>> = rgd_docs
+        .par_iter()
+        .map(|d| kro::load(d, &scopes, &opts.expr))
+        .collect();
+    let mut rgds = Vec::new();
+    let mut by_gvk = BTreeMap::new();
+    for (res, doc) in loaded.into_iter().zip(rgd_docs) {
+        match res {
+            Ok(r) => {
+                diags.extend(r.warnings.iter().cloned());
+                let key = (r.group.clone(), r.version.clone(), r.kind.clone());
+                if let Some(&prev) = by_gvk.get(&key) {
+                    let other: &Rgd = &rgds[prev];
+                    diags.push(doc.diag(
+                        Diagnostic::error(
+                            codes::DUPLICATE_KIND,
+                            format!(
+                                "kind {}/{} {} is already defined by ResourceGraphDefinition {:?} in {}",
+                                key.0, key.1, key.2, other.graph.name, other.graph.document.file()
+                            ),
+                        )
+                        .with_hint("each kind may be defined once"),
+                        &FieldPath::root().key("spec").key("schema").key("kind"),
+                    ));
+                    continue;
+                }
+                by_gvk.insert(key, rgds.len());
+                rgds.push(r);
+            }
+            Err(ds) => diags.extend(ds),
+        }
+    }
+    (Definitions { rgds, by_gvk }, diags)
+}
+
+/// Render documents. On success, the objects to print and any warnings; on failure, every
+/// diagnostic found (sorted), and no objects.
+pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> {
+    let mut diags = check_documents(docs);
+    if diags.has_errors() {
+        diags.sort();
+        return Err(diags);
+    }
+    let (defs, def_diags) = load_definitions(docs, opts);
+    diags.extend(def_diags);
+
+    let items: Vec<Item<'_>> = docs
+        .iter()
+        .map(|d| {
+            if kro::is_rgd(d) {
+                Item::Definition
+            } else {
+                match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
+                    Some(r) => Item::Instance(r, d),
+                    None => Item::Passthrough(d),
+                }
+            }
+        })
+        .collect();
+
+    let rendered: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = items
+        .par_iter()
+        .map(|item| match item {
+            Item::Definition => Ok(Vec::new()),
+            Item::Passthrough(d) => Ok(vec![d.value.clone()]),
+            Item::Instance(rgd, doc) => {
+                let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+                let unit = Unit {
+                    graph: &rgd.graph,
+                    variables: vec![("schema".into(), prepared.schema)],
+                    namespace: prepared.namespace,
+                    origin: doc,
+                };
+                render_unit(&unit, &opts.render)
+            }
+        })
+        .collect();
+
+    let mut objects = Vec::new();
+    for r in rendered {
+        match r {
+            Ok(objs) => objects.extend(objs),
+            Err(ds) => diags.extend(ds),
+        }
+    }
+    diags.sort();
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    Ok(Output {
+        objects,
+        warnings: diags.0,
+    })
+}

@@ -1,0 +1,427 @@
+//! Evaluation of one unit (an instance of a definition) over the graph IR.
+//!
+//! Nodes are evaluated in the definition's topological order. A node whose dependency was excluded
+//! is excluded too; `includeWhen` must hold; `forEach` expands to the cartesian product of its
+//! dimensions, first dimension outermost. Each rendered object becomes a variable that later nodes
+//! read (a collection as a list). Everything that needs a live cluster (status of a created
+//! resource, an external reference) is an error that names the expression: offline, kiln renders
+//! what kro would create, or nothing.
+
+use std::collections::BTreeSet;
+
+use cel::{Context, Value as CelValue};
+use serde_json::Value;
+
+use crate::diag::{codes, Diagnostic};
+use crate::document::Document;
+use crate::expr::cel::{new_context, ExecutionErrorExt};
+use crate::expr::value::{from_cel, to_cel, OMIT_MARKER};
+use crate::fieldpath::FieldPath;
+use crate::ir::{Expr, GraphDef, HoleKind, NodeKind, Part, Template};
+
+/// Limits on what one unit may produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderLimits {
+    /// Most items one forEach may produce (kro's `--rgd-max-collection-size`).
+    pub max_collection_size: usize,
+}
+
+impl Default for RenderLimits {
+    fn default() -> Self {
+        Self {
+            max_collection_size: 1000,
+        }
+    }
+}
+
+/// One unit to render.
+pub struct Unit<'a> {
+    /// The definition.
+    pub graph: &'a GraphDef,
+    /// Root variables (`schema` for kro) with their values.
+    pub variables: Vec<(String, Value)>,
+    /// The namespace namespaced children inherit when they set none.
+    pub namespace: Option<String>,
+    /// The document that asked for this unit (the instance), where diagnostics point.
+    pub origin: &'a Document,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Pending,
+    Excluded,
+    External,
+    Rendered,
+}
+
+/// Render a unit into its objects, in topological order.
+pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let g = unit.graph;
+    let mut ctx = new_context();
+    for (name, v) in &unit.variables {
+        ctx.add_variable_from_value(name.clone(), to_cel(v));
+    }
+    let mut state = vec![State::Pending; g.nodes.len()];
+    let mut out = Vec::new();
+
+    for &i in &g.order {
+        let node = &g.nodes[i];
+        if node
+            .dependencies
+            .iter()
+            .any(|&d| matches!(state[d], State::Excluded))
+        {
+            state[i] = State::Excluded;
+            continue;
+        }
+        let ev = Evaluator {
+            unit,
+            state: &state,
+        };
+        let template = match &node.kind {
+            NodeKind::External(_) => {
+                state[i] = State::External;
+                continue;
+            }
+            NodeKind::Template(t) => t,
+        };
+        let mut included = true;
+        for e in &node.include_when {
+            match ev.eval(&ctx, e)? {
+                CelValue::Bool(b) => included &= b,
+                CelValue::Null => included = false,
+                v if is_optional(&v) => included &= optional_bool(&v).unwrap_or(false),
+                other => {
+                    return Err(vec![ev.diag(
+                        codes::RESULT_TYPE,
+                        format!(
+                            "includeWhen expression {:?} must return a bool, got {}",
+                            e.source(),
+                            type_name(&other)
+                        ),
+                        e,
+                        "compare explicitly, e.g. ${schema.spec.replicas > 0}",
+                    )])
+                }
+            }
+            if !included {
+                break;
+            }
+        }
+        if !included {
+            state[i] = State::Excluded;
+            continue;
+        }
+
+        if node.for_each.is_empty() {
+            let obj = ev.fill(&ctx, template, node.namespaced)?;
+            ctx.add_variable_from_value(node.id.clone(), to_cel(&obj));
+            out.push(obj);
+        } else {
+            let items = ev.expand(&ctx, node, template, limits)?;
+            let as_list = Value::Array(items.clone());
+            ctx.add_variable_from_value(node.id.clone(), to_cel(&as_list));
+            out.extend(items);
+        }
+        state[i] = State::Rendered;
+    }
+    Ok(out)
+}
+
+fn is_optional(v: &CelValue) -> bool {
+    matches!(v, CelValue::Opaque(o) if o.downcast_ref::<cel::objects::OptionalValue>().is_some())
+}
+
+fn optional_bool(v: &CelValue) -> Option<bool> {
+    match v {
+        CelValue::Opaque(o) => match o.downcast_ref::<cel::objects::OptionalValue>()?.value()? {
+            CelValue::Bool(b) => Some(*b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn type_name(v: &CelValue) -> String {
+    format!("{:?}", v.type_of()).to_lowercase()
+}
+
+struct Evaluator<'u, 's> {
+    unit: &'u Unit<'u>,
+    state: &'s [State],
+}
+
+impl Evaluator<'_, '_> {
+    /// A diagnostic in the instance's document that also says where in the definition the
+    /// expression is.
+    fn diag(&self, code: crate::diag::Code, msg: String, e: &Expr, hint: &str) -> Diagnostic {
+        let g = self.unit.graph;
+        let def_loc = g.diag(Diagnostic::error(code, ""), &e.path);
+        let at = match def_loc.line {
+            Some(l) => format!("{}:{l}", g.document.file()),
+            None => g.document.file().to_string(),
+        };
+        let d = Diagnostic::error(
+            code,
+            format!(
+                "{msg} (in {} {:?} at {at}, {})",
+                "definition", g.name, e.path
+            ),
+        )
+        .with_hint(hint);
+        self.unit.origin.diag(d, &FieldPath::root())
+    }
+
+    /// Refuse expressions that read what only a cluster has, then evaluate.
+    fn eval(&self, ctx: &Context<'_, '_>, e: &Expr) -> Result<CelValue, Vec<Diagnostic>> {
+        let g = self.unit.graph;
+        for (root, fields) in &e.compiled.refs.fields {
+            let Some(i) = g.node_index(root) else {
+                continue;
+            };
+            if matches!(self.state[i], State::External) {
+                return Err(vec![self.diag(
+                    codes::NEEDS_CLUSTER,
+                    format!(
+                        "expression {:?} reads externalRef {root:?}, which exists only in a live cluster",
+                        e.source()
+                    ),
+                    e,
+                    "offline rendering cannot read objects it does not create; pass the value through the instance spec instead",
+                )]);
+            }
+            if fields.contains("status") {
+                return Err(vec![self.diag(
+                    codes::NEEDS_CLUSTER,
+                    format!(
+                        "expression {:?} reads {root}.status, which exists only once the cluster has created {root:?}",
+                        e.source()
+                    ),
+                    e,
+                    "offline rendering has no status; derive the value from schema or spec fields",
+                )]);
+            }
+        }
+        e.compiled.program.execute(ctx).map_err(|err| {
+            let (msg, hint) = err.explain(e.source());
+            vec![self.diag(codes::EVALUATION, msg, e, &hint)]
+        })
+    }
+
+    fn to_json(&self, v: &CelValue, e: &Expr) -> Result<Value, Vec<Diagnostic>> {
+        from_cel(v).map_err(|c| {
+            vec![self.diag(
+                codes::RESULT_TYPE,
+                format!("expression {:?}: {}", e.source(), c.0),
+                e,
+                "convert the value, e.g. string(x) or base64.encode(x)",
+            )]
+        })
+    }
+
+    /// Fill a template's holes, drop omitted fields, inherit the namespace.
+    fn fill(
+        &self,
+        ctx: &Context<'_, '_>,
+        t: &Template,
+        namespaced: bool,
+    ) -> Result<Value, Vec<Diagnostic>> {
+        let mut obj = t.value.clone();
+        for hole in &t.holes {
+            let value = match &hole.kind {
+                HoleKind::Standalone(e) => {
+                    let v = self.eval(ctx, e)?;
+                    self.to_json(&v, e)?
+                }
+                HoleKind::Interpolated(parts) => {
+                    let mut s = String::new();
+                    for p in parts {
+                        match p {
+                            Part::Text(t) => s.push_str(t),
+                            Part::Expr(e) => match self.eval(ctx, e)? {
+                                CelValue::String(v) => s.push_str(&v),
+                                other => {
+                                    return Err(vec![self.diag(
+                                        codes::RESULT_TYPE,
+                                        format!(
+                                            "${{{}}} in {:?} returns {}, but text around an expression makes a string and every part must be a string",
+                                            e.source(),
+                                            e.written,
+                                            type_name(&other)
+                                        ),
+                                        e,
+                                        "wrap it in string(...), or make the value one standalone ${...} to keep its type",
+                                    )])
+                                }
+                            },
+                        }
+                    }
+                    Value::String(s)
+                }
+            };
+            if let Some(slot) = hole.path.get_mut(&mut obj) {
+                *slot = value;
+            }
+        }
+        let name_path = FieldPath::root().key("metadata").key("name");
+        if name_path.get(&obj).and_then(Value::as_str) == Some(OMIT_MARKER) {
+            let e = t
+                .holes
+                .iter()
+                .find(|h| h.path == name_path)
+                .and_then(|h| h.exprs().into_iter().next().cloned());
+            if let Some(e) = e {
+                return Err(vec![self.diag(
+                    codes::OMIT_MISUSE,
+                    format!(
+                        "omit() cannot be used at path \"metadata.name\": expression {:?}",
+                        e.source()
+                    ),
+                    &e,
+                    "every object needs a name",
+                )]);
+            }
+        }
+        strip_omitted(&mut obj);
+        if namespaced {
+            if let (Some(ns), Some(Value::Object(md))) =
+                (&self.unit.namespace, obj.get_mut("metadata"))
+            {
+                let empty = md
+                    .get("namespace")
+                    .is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+                if empty {
+                    md.insert("namespace".into(), Value::String(ns.clone()));
+                }
+            }
+        }
+        Ok(obj)
+    }
+
+    /// Expand a forEach node into its items.
+    fn expand(
+        &self,
+        ctx: &Context<'_, '_>,
+        node: &crate::ir::Node,
+        t: &Template,
+        limits: &RenderLimits,
+    ) -> Result<Vec<Value>, Vec<Diagnostic>> {
+        let mut dims: Vec<(&str, Vec<CelValue>)> = Vec::new();
+        for (it, e) in &node.for_each {
+            match self.eval(ctx, e)? {
+                CelValue::List(items) => dims.push((it.as_str(), items.as_ref().clone())),
+                CelValue::Null => {
+                    return Err(vec![self.diag(
+                        codes::RESULT_TYPE,
+                        format!(
+                            "forEach expression {:?} returned null, expected list",
+                            e.source()
+                        ),
+                        e,
+                        "give the list field a default, e.g. default=[]",
+                    )])
+                }
+                other => {
+                    return Err(vec![self.diag(
+                        codes::RESULT_TYPE,
+                        format!(
+                            "forEach expression {:?} must return a list, got {}",
+                            e.source(),
+                            type_name(&other)
+                        ),
+                        e,
+                        "iterate over a list, e.g. ${schema.spec.regions}",
+                    )])
+                }
+            }
+        }
+        let total = dims
+            .iter()
+            .try_fold(1usize, |acc, (_, l)| acc.checked_mul(l.len()));
+        let total = match total {
+            Some(t) if t <= limits.max_collection_size => t,
+            _ => {
+                let e = &node.for_each[0].1;
+                return Err(vec![self.diag(
+                    codes::FOREACH_RESULT,
+                    format!(
+                        "collection size of {} is over the maximum collection size of {}",
+                        total
+                            .map(|t| t.to_string())
+                            .unwrap_or_else(|| "more than 2^64".into()),
+                        limits.max_collection_size
+                    ),
+                    e,
+                    "reduce the lists, or raise the collection limit",
+                )]);
+            }
+        };
+        let mut items = Vec::with_capacity(total);
+        let mut identities = BTreeSet::new();
+        let mut idx = vec![0usize; dims.len()];
+        for _ in 0..total {
+            let mut inner = ctx.new_inner_scope();
+            for (d, (it, list)) in dims.iter().enumerate() {
+                inner.add_variable_from_value(it.to_string(), list[idx[d]].clone());
+            }
+            let obj = self.fill(&inner, t, node.namespaced)?;
+            let identity = identity_of(&obj);
+            if !identities.insert(identity.clone()) {
+                let e = &node.for_each[0].1;
+                return Err(vec![self.diag(
+                    codes::FOREACH_RESULT,
+                    format!("resource {:?}: duplicate identity: {identity}", node.id),
+                    e,
+                    "every forEach item needs its own name: include every iterator in metadata.name",
+                )]);
+            }
+            items.push(obj);
+            // Odometer increment: the last dimension moves fastest, so the first is outermost.
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < dims[d].1.len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(items)
+    }
+}
+
+fn identity_of(obj: &Value) -> String {
+    let s = |p: &str| {
+        FieldPath::parse(p)
+            .and_then(|fp| fp.get(obj).and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default()
+    };
+    format!(
+        "{}/{}/{}/{}",
+        s("apiVersion"),
+        s("kind"),
+        s("metadata.namespace"),
+        s("metadata.name")
+    )
+}
+
+/// Remove every map entry and list element whose value is the omit marker.
+fn strip_omitted(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let omitted: Vec<String> = m
+                .iter()
+                .filter(|(_, v)| v.as_str() == Some(OMIT_MARKER))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in omitted {
+                m.shift_remove(&k);
+            }
+            m.values_mut().for_each(strip_omitted);
+        }
+        Value::Array(a) => {
+            a.retain(|v| v.as_str() != Some(OMIT_MARKER));
+            a.iter_mut().for_each(strip_omitted);
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,119 @@
+//! Which kinds are namespaced and which are cluster-scoped.
+//!
+//! Namespace inheritance needs to know the scope of every kind a template creates. Built-in
+//! Kubernetes kinds are listed here; CustomResourceDefinitions and definitions found in the inputs
+//! add theirs. A kind nobody declares is taken to be namespaced, which is what almost every custom
+//! resource is.
+
+use std::collections::BTreeMap;
+
+/// Cluster-scoped kinds of Kubernetes itself, as (group, kind). Group `""` is the core group.
+const BUILTIN_CLUSTER_SCOPED: &[(&str, &str)] = &[
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    ("", "ComponentStatus"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "ResourceSlice"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "StorageClass"),
+    ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"),
+    ("kro.run", "ResourceGraphDefinition"),
+];
+
+/// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
+pub fn group_of(api_version: &str) -> &str {
+    match api_version.rsplit_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
+/// Scope knowledge: built-ins plus what the inputs declare.
+#[derive(Debug, Clone, Default)]
+pub struct Scopes {
+    declared: BTreeMap<(String, String), bool>,
+}
+
+impl Scopes {
+    /// Only the built-in kinds.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Record that `group`/`kind` is namespaced (`true`) or cluster-scoped.
+    pub fn declare(&mut self, group: &str, kind: &str, namespaced: bool) {
+        self.declared
+            .insert((group.to_string(), kind.to_string()), namespaced);
+    }
+
+    /// Record the scope a CustomResourceDefinition document declares, if it is one.
+    pub fn declare_crd(&mut self, crd: &serde_json::Value) {
+        let spec = &crd["spec"];
+        if let (Some(group), Some(kind)) = (spec["group"].as_str(), spec["names"]["kind"].as_str())
+        {
+            let namespaced = spec["scope"].as_str() != Some("Cluster");
+            self.declare(group, kind, namespaced);
+        }
+    }
+
+    /// Whether objects of this apiVersion and kind are namespaced.
+    pub fn is_namespaced(&self, api_version: &str, kind: &str) -> bool {
+        let group = group_of(api_version);
+        if let Some(ns) = self.declared.get(&(group.to_string(), kind.to_string())) {
+            return *ns;
+        }
+        !BUILTIN_CLUSTER_SCOPED.contains(&(group, kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_and_declared() {
+        let mut s = Scopes::new();
+        assert!(s.is_namespaced("apps/v1", "Deployment"));
+        assert!(!s.is_namespaced("v1", "Namespace"));
+        assert!(!s.is_namespaced("rbac.authorization.k8s.io/v1", "ClusterRole"));
+        assert!(s.is_namespaced("example.com/v1", "Thing"));
+        s.declare_crd(&serde_json::json!({
+            "spec": {"group": "example.com", "scope": "Cluster", "names": {"kind": "Thing"}}
+        }));
+        assert!(!s.is_namespaced("example.com/v1", "Thing"));
+    }
+}
