@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use serde_saphyr::granit_parser::{Event, Parser};
+use serde_saphyr::granit_parser::{Event, Parser, ScanError, Span, StrInput};
 use serde_saphyr::DuplicateKeyPolicy;
 
 use crate::diag::{codes, Diagnostic};
@@ -252,19 +252,18 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error) -> Diagnostic {
             d = d.at_line(loc.line() as usize, Some(loc.column() as usize));
         }
     }
-    if is_budget {
-        d = d.with_hint(
-            "the input is nested too deeply, has too many documents, or expands too many aliases",
-        );
-    }
-    d
+    d.with_hint(if is_budget {
+        "the input is nested too deeply, has too many documents, or expands too many aliases"
+    } else {
+        "fix the YAML at the marked position (quote values that contain ': ' or start with special characters)"
+    })
 }
 
 /// Find the 1-based (line, column) of the node at `path` in document `doc` of a YAML text, by
 /// replaying the parser's events. Returns the deepest node on the path that exists, so a path to a
 /// missing field points at its parent. `None` if the text does not parse that far.
 pub fn locate(text: &str, doc: usize, path: &FieldPath) -> Option<(usize, usize)> {
-    let mut parser = Parser::new_from_str(text);
+    let mut parser = Events(Parser::new_from_str(text));
     let mut doc_index: isize = -1;
     // Skip to the start of the wanted document's root node.
     let (root_event, root_span) = loop {
@@ -339,11 +338,38 @@ pub fn locate(text: &str, doc: usize, path: &FieldPath) -> Option<(usize, usize)
     Some(best)
 }
 
+/// The parser's events without the ones that are not part of the node structure (comments,
+/// anchor metadata), so the walk in [`locate`] sees only nodes.
+struct Events<'a>(Parser<'a, StrInput<'a>>);
+
+impl<'a> Iterator for Events<'a> {
+    type Item = Result<(Event<'a>, Span), ScanError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let item = self.0.next()?;
+            match &item {
+                Ok((
+                    Event::StreamStart
+                    | Event::StreamEnd
+                    | Event::DocumentStart(..)
+                    | Event::DocumentEnd
+                    | Event::Alias(_)
+                    | Event::Scalar(..)
+                    | Event::SequenceStart(..)
+                    | Event::SequenceEnd
+                    | Event::MappingStart(..)
+                    | Event::MappingEnd,
+                    _,
+                ))
+                | Err(_) => return Some(item),
+                Ok(_) => continue,
+            }
+        }
+    }
+}
+
 /// Consume the events of the node that `start` began.
-fn skip_node<'a, T: serde_saphyr::granit_parser::BorrowedInput<'a>>(
-    parser: &mut Parser<'a, T>,
-    start: &Event<'_>,
-) -> Option<()> {
+fn skip_node(parser: &mut Events<'_>, start: &Event<'_>) -> Option<()> {
     let mut depth = match start {
         Event::MappingStart(..) | Event::SequenceStart(..) => 1usize,
         _ => return Some(()),
@@ -435,6 +461,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(docs[0].value["a"], json!(18446744073709551615u64));
+    }
+
+    #[test]
+    fn locate_skips_comments() {
+        let text =
+            "# leading comment\napiVersion: v1 # trailing\n# between\nspec:\n  # inside\n  a: 1\n";
+        assert_eq!(
+            locate(text, 0, &FieldPath::parse("spec.a").unwrap()),
+            Some((6, 3))
+        );
     }
 
     #[test]

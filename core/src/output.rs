@@ -28,8 +28,10 @@ fn yaml_options() -> serde_saphyr::SerializerOptions {
 
 /// One object as a YAML document (ends with a newline).
 pub fn to_yaml(v: &Value) -> Result<String, Diagnostic> {
-    serde_saphyr::to_string_with_options(v, yaml_options())
-        .map_err(|e| Diagnostic::error(codes::INTERNAL, format!("cannot write YAML: {e}")))
+    serde_saphyr::to_string_with_options(v, yaml_options()).map_err(|e| {
+        Diagnostic::error(codes::INTERNAL, format!("cannot write YAML: {e}"))
+            .with_hint("this is a bug in kiln; please report it")
+    })
 }
 
 /// Objects as a YAML stream.

@@ -84,7 +84,12 @@ pub fn check_documents(docs: &[Document]) -> Diagnostics {
                     Diagnostic::error(
                         codes::NOT_AN_OBJECT,
                         format!("{key} must be a non-empty string"),
-                    ),
+                    )
+                    .with_hint(if key == "kind" {
+                        "e.g. kind: ConfigMap"
+                    } else {
+                        "e.g. apiVersion: apps/v1"
+                    }),
                     &root.key(key),
                 )),
                 None => diags.push(

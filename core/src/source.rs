@@ -33,7 +33,8 @@ impl Root {
         let canonical = fs::canonicalize(dir).map_err(|e| io_error(dir, &e))?;
         if !canonical.is_dir() {
             return Err(Diagnostic::error(codes::IO_READ, "not a directory")
-                .in_file(dir.display().to_string()));
+                .in_file(dir.display().to_string())
+                .with_hint("name a directory"));
         }
         Ok(Self {
             canonical,
@@ -123,7 +124,8 @@ impl Root {
             let Some(s) = name.to_str() else {
                 diags.push(
                     Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
-                        .in_file(self.display_name(&rel.join(&name))),
+                        .in_file(self.display_name(&rel.join(&name)))
+                        .with_hint("rename the file"),
                 );
                 continue;
             };
@@ -326,13 +328,16 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
         files.push(file);
     }
     if total > limits.max_documents {
-        diags.push(Diagnostic::error(
-            codes::YAML_BUDGET,
-            format!(
-                "{total} documents in all inputs, more than the limit of {}",
-                limits.max_documents
-            ),
-        ));
+        diags.push(
+            Diagnostic::error(
+                codes::YAML_BUDGET,
+                format!(
+                    "{total} documents in all inputs, more than the limit of {}",
+                    limits.max_documents
+                ),
+            )
+            .with_hint("render fewer inputs at once or raise the document limit"),
+        );
     }
     Loaded {
         documents: docs,

@@ -92,6 +92,12 @@ pub fn prepare(
 
 fn instance_violation(doc: &Document, viol: schema::Violation) -> Diagnostic {
     let path = FieldPath::parse(&viol.path).unwrap_or_default();
+    // The diagnostic carries the path; do not repeat it in the message.
+    let message = viol
+        .message
+        .strip_prefix(&format!("{}: ", viol.path))
+        .unwrap_or(&viol.message)
+        .to_string();
     let hint = match viol.rule.as_str() {
         "required" => "set the field: the definition's schema marks it required=true".to_string(),
         "unknown field" | "additionalProperties" => {
@@ -100,7 +106,7 @@ fn instance_violation(doc: &Document, viol: schema::Violation) -> Diagnostic {
         rule => format!("the definition's schema constrains this field with {rule}"),
     };
     doc.diag(
-        Diagnostic::error(codes::INSTANCE_INVALID, viol.message).with_hint(hint),
+        Diagnostic::error(codes::INSTANCE_INVALID, message).with_hint(hint),
         &path,
     )
 }

@@ -88,6 +88,23 @@ const KRO_RESERVED: &[&str] = &[
     "version",
 ];
 
+/// The hint for a problem that has no more specific one.
+fn default_hint(code: crate::diag::Code) -> &'static str {
+    match code {
+        c if c == codes::RESOURCE_SHAPE => {
+            "each resource has an id and exactly one of template or externalRef"
+        }
+        c if c == codes::FOREACH_INVALID => {
+            "write forEach as a list of single-entry maps: - name: ${schema.spec.names}"
+        }
+        c if c == codes::NOT_STANDALONE => "write each entry as one ${...} expression",
+        c if c == codes::TEMPLATE_OBJECT => {
+            "a template is a Kubernetes object with apiVersion, kind and metadata"
+        }
+        _ => "see the ResourceGraphDefinition reference in docs/kro.md",
+    }
+}
+
 /// Whether a document is a ResourceGraphDefinition.
 pub fn is_rgd(doc: &Document) -> bool {
     doc.kind() == Some(RGD_KIND) && doc.api_version().is_some_and(|v| v.starts_with("kro.run/"))
@@ -200,10 +217,7 @@ impl<'d> Loader<'d> {
         path: &FieldPath,
         hint: Option<&str>,
     ) {
-        let mut d = Diagnostic::error(code, msg);
-        if let Some(h) = hint {
-            d = d.with_hint(h);
-        }
+        let d = Diagnostic::error(code, msg).with_hint(hint.unwrap_or_else(|| default_hint(code)));
         self.errors.push(self.doc.diag(d, path));
     }
 
