@@ -128,8 +128,6 @@ codes! {
     FOREACH_RESULT = "KLN5005", "foreach-result";
     /// A namespaced child of a cluster-scoped instance has no namespace.
     NAMESPACE = "KLN5006", "namespace";
-    /// The CEL evaluation budget was exhausted.
-    COST_LIMIT = "KLN5007", "cost-limit";
 
     /// A bug in kiln: please report it.
     INTERNAL = "KLN9001", "internal";
@@ -339,6 +337,15 @@ mod tests {
                 .slug
                 .chars()
                 .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-'));
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../../docs/errors.md");
+        for c in codes::ALL {
+            let heading = format!("## {} {}", c.id, c.slug);
+            assert!(doc.contains(&heading), "docs/errors.md lacks {heading:?}");
         }
     }
 
