@@ -80,18 +80,20 @@ pub fn check_documents(docs: &[Document]) -> Diagnostics {
         for key in ["apiVersion", "kind"] {
             match d.value.get(key) {
                 Some(Value::String(s)) if !s.is_empty() => {}
-                Some(_) => diags.push(d.diag(
-                    Diagnostic::error(
-                        codes::NOT_AN_OBJECT,
-                        format!("{key} must be a non-empty string"),
-                    )
-                    .with_hint(if key == "kind" {
-                        "e.g. kind: ConfigMap"
-                    } else {
-                        "e.g. apiVersion: apps/v1"
-                    }),
-                    &root.key(key),
-                )),
+                Some(_) => diags.push(
+                    d.diag(
+                        Diagnostic::error(
+                            codes::NOT_AN_OBJECT,
+                            format!("{key} must be a non-empty string"),
+                        )
+                        .with_hint(if key == "kind" {
+                            "e.g. kind: ConfigMap"
+                        } else {
+                            "e.g. apiVersion: apps/v1"
+                        }),
+                        &root.key(key),
+                    ),
+                ),
                 None => diags.push(
                     d.diag(
                         Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))

@@ -425,3 +425,82 @@ fn strip_omitted(v: &mut Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+    use crate::pipeline::{render, Options};
+    use serde_json::json;
+
+    #[test]
+    fn omitted_entries_and_elements_are_removed() {
+        let mut v =
+            json!({"a": OMIT_MARKER, "b": [1, OMIT_MARKER, {"c": OMIT_MARKER, "d": 2}], "e": {}});
+        strip_omitted(&mut v);
+        assert_eq!(v, json!({"b": [1, {"d": 2}], "e": {}}));
+    }
+
+    fn render_str(text: &str) -> Result<Vec<Value>, crate::diag::Diagnostics> {
+        let docs = parse_file("t.yaml", text.to_string(), &YamlLimits::default()).unwrap();
+        render(&docs, &Options::default()).map(|o| o.objects)
+    }
+
+    const RGD: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: t}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: T
+    spec:
+      a: '[]string | default=["x", "y"]'
+      b: '[]integer | default=[1, 2, 3]'
+  resources:
+    - id: grid
+      forEach:
+        - a: ${schema.spec.a}
+        - b: ${schema.spec.b}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${a + '-' + string(b)}"}
+"#;
+
+    #[test]
+    fn foreach_is_a_cartesian_product_first_dimension_outermost() {
+        let objs = render_str(&format!("{RGD}---\napiVersion: kro.run/v1alpha1\nkind: T\nmetadata: {{name: i, namespace: n}}\n")).unwrap();
+        let names: Vec<&str> = objs
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["x-1", "x-2", "x-3", "y-1", "y-2", "y-3"]);
+    }
+
+    #[test]
+    fn empty_dimension_gives_no_items() {
+        let objs = render_str(&format!(
+            "{RGD}---\napiVersion: kro.run/v1alpha1\nkind: T\nmetadata: {{name: i, namespace: n}}\nspec: {{b: []}}\n"
+        ))
+        .unwrap();
+        assert!(objs.is_empty());
+    }
+
+    #[test]
+    fn collection_size_is_capped() {
+        let big: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+        let text = format!(
+            "{RGD}---\napiVersion: kro.run/v1alpha1\nkind: T\nmetadata: {{name: i, namespace: n}}\nspec: {{a: {}, b: {:?}}}\n",
+            serde_json::to_string(&big).unwrap(),
+            (0..40).collect::<Vec<_>>()
+        );
+        let err = render_str(&text).unwrap_err();
+        assert_eq!(err.0[0].code, crate::diag::codes::FOREACH_RESULT);
+        assert!(
+            err.0[0].message.contains("collection size of 1600"),
+            "{}",
+            err.0[0].message
+        );
+    }
+}

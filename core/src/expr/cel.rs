@@ -52,8 +52,11 @@ pub fn is_omit(v: &Value) -> bool {
     matches!(v, Value::Opaque(o) if o.runtime_type_name() == "kro.omit")
 }
 
-/// Functions kiln adds per context (the `cel` crate registers closures on a `Context`).
-const CONTEXT_FUNCTIONS: &[&str] = &["omit"];
+/// Functions kiln adds per context (the `cel` crate registers closures on a `Context`), and the
+/// names of the overloads the library adds to the environment.
+fn is_context_function(name: &str) -> bool {
+    name == "omit" || super::library::FUNCTIONS.contains(&name)
+}
 
 /// The shared environment.
 pub fn env() -> &'static Arc<Env> {
@@ -75,6 +78,7 @@ fn build_env() -> Env {
     }
     env.add_macro(Macro::receiver("bind", 3, expand_bind))
         .expect("bind macro registers once");
+    super::library::extend_env(&mut env);
     env
 }
 
@@ -127,12 +131,13 @@ pub fn new_context() -> Context<'static, 'static> {
     let mut ctx = Context::with_env(Arc::clone(env()));
     ctx.add_function("omit", || Value::Opaque(Arc::new(Omit)))
         .expect("omit is not a stdlib function");
+    super::library::register(&mut ctx);
     ctx
 }
 
 /// Whether the environment knows a function of this name (global or member).
 pub fn is_known_function(name: &str) -> bool {
-    if CONTEXT_FUNCTIONS.contains(&name) {
+    if is_context_function(name) {
         return true;
     }
     // The crate exposes no lookup by name; registering a function of the same name on a throwaway

@@ -1,5 +1,6 @@
 //! Expressions: `${…}` scanning, the CEL environment, values and references.
 pub mod cel;
+pub mod library;
 pub mod refs;
 pub mod scan;
 pub mod value;

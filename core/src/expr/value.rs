@@ -98,7 +98,12 @@ pub fn from_cel(v: &Value) -> Result<Json, ConversionError> {
             }
             Json::Object(out)
         }
-        Value::Timestamp(t) => Json::String(t.to_rfc3339_opts(chrono_secs(), true)),
+        // metav1.Time's JSON form: UTC, whole seconds (what kro writes into objects).
+        Value::Timestamp(t) => Json::String(
+            t.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+        ),
         Value::Duration(d) => Json::String(go_duration(d)),
         Value::Opaque(o) => {
             if is_omit(v) {
@@ -122,10 +127,6 @@ pub fn from_cel(v: &Value) -> Result<Json, ConversionError> {
             )))
         }
     })
-}
-
-fn chrono_secs() -> chrono::SecondsFormat {
-    chrono::SecondsFormat::AutoSi
 }
 
 /// A duration in Go's `time.Duration.String()` form (`1h2m3.5s`, `0s`), which is what Kubernetes
@@ -231,6 +232,14 @@ mod tests {
     fn optionals_unwrap() {
         assert_eq!(eval_with("x.?a", &json!({"a": 1})), json!(1));
         assert_eq!(eval_with("x.?b", &json!({"a": 1})), json!(null));
+    }
+
+    #[test]
+    fn timestamps_print_like_metav1_time() {
+        assert_eq!(
+            eval_with("timestamp('2024-03-01T10:20:30.5+02:00')", &json!(0)),
+            json!("2024-03-01T08:20:30Z")
+        );
     }
 
     #[test]

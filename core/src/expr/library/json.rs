@@ -1,0 +1,271 @@
+//! kro's `json.unmarshal` and `json.marshal` (`pkg/cel/library/json.go`).
+//!
+//! `json.marshal` reproduces Go's `encoding/json` output for the values kro's `GoNativeType` hands it:
+//! compact, map keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, bytes as base64, durations
+//! and timestamps as their metav1 strings. `json.unmarshal` gives `int` for integral numbers that
+//! fit in 64 bits, where kro (decoding into `interface{}`) gives `double`; an `int` is what a
+//! manifest field expects and what `+ 1` accepts.
+
+use std::fmt::Write as _;
+
+use cel::objects::{Key, OptionalValue};
+use cel::{ExecutionError, Value};
+use serde_json::Value as Json;
+
+use super::{list_value, map_value, string_value, Call};
+use crate::expr::cel::is_omit;
+use crate::expr::value::from_cel;
+
+/// `json.unmarshal(string) -> dyn`.
+pub(super) fn unmarshal(call: &Call<'_>) -> Result<Value, ExecutionError> {
+    let [s] = call.global::<1>()?;
+    let parsed: Json = serde_json::from_str(call.string(s)?)
+        .map_err(|e| call.error(format!("json.unmarshal failed to parse JSON: {e}")))?;
+    Ok(to_value(parsed))
+}
+
+fn to_value(j: Json) -> Value {
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            // Larger integers and fractions: the double Go's decoder would have produced.
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => string_value(s),
+        Json::Array(items) => list_value(items.into_iter().map(to_value).collect()),
+        Json::Object(m) => map_value(m.into_iter().map(|(k, v)| (k, to_value(v)))),
+    }
+}
+
+/// `json.marshal(dyn) -> string`.
+pub(super) fn marshal(call: &Call<'_>) -> Result<Value, ExecutionError> {
+    let [v] = call.global::<1>()?;
+    let mut out = String::new();
+    encode(v, &mut out).map_err(|e| call.error(format!("json.marshal failed to {e}")))?;
+    Ok(string_value(out))
+}
+
+/// Appends the Go encoding of `v`. Errors read after "failed to", as kro words them.
+fn encode(v: &Value, out: &mut String) -> Result<(), String> {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        Value::Float(f) => encode_float(*f, out)?,
+        Value::String(s) => encode_string(s, out),
+        Value::Bytes(b) => {
+            out.push('"');
+            out.push_str(&base64(b));
+            out.push('"');
+        }
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                encode(item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            let mut entries = Vec::with_capacity(m.map.len());
+            for (k, v) in m.map.iter() {
+                match k {
+                    Key::String(s) => entries.push((s.as_str(), v)),
+                    other => {
+                        let got = go_key_type(other);
+                        return Err(format!(
+                            "convert value: failed to convert map key: map key must be string, got {got}"
+                        ));
+                    }
+                }
+            }
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                encode_string(k, out);
+                out.push(':');
+                encode(v, out)?;
+            }
+            out.push('}');
+        }
+        Value::Duration(_) => match from_cel(v) {
+            Ok(Json::String(s)) => encode_string(&s, out),
+            _ => return Err("convert value: unsupported type: google.protobuf.Duration".into()),
+        },
+        Value::Timestamp(t) => {
+            let utc = t.naive_utc();
+            // metav1.Time renders the zero time as null, and otherwise RFC 3339 in UTC, whole seconds.
+            let go_zero =
+                chrono::NaiveDate::from_ymd_opt(1, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0));
+            if Some(utc) == go_zero {
+                out.push_str("null");
+            } else {
+                encode_string(&utc.format("%Y-%m-%dT%H:%M:%SZ").to_string(), out);
+            }
+        }
+        Value::Opaque(o) => {
+            if is_omit(v) {
+                // kro's omit sentinel is an empty Go struct, which encoding/json writes as {}.
+                out.push_str("{}");
+            } else if let Some(opt) = o.downcast_ref::<OptionalValue>() {
+                match opt.value() {
+                    Some(inner) => encode(inner, out)?,
+                    None => out.push_str("null"),
+                }
+            } else {
+                return Err(format!(
+                    "convert value: unsupported type: {}",
+                    o.runtime_type_name()
+                ));
+            }
+        }
+        Value::Struct(_) | Value::Function(..) => {
+            return Err(format!(
+                "convert value: unsupported type: {}",
+                super::type_name(v)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The Go type name of a non-string map key, for the error kro reports.
+fn go_key_type(k: &Key) -> &'static str {
+    match k {
+        Key::Int(_) => "int64",
+        Key::Uint(_) => "uint64",
+        Key::Bool(_) => "bool",
+        Key::String(_) => "string",
+    }
+}
+
+/// Go's float encoding: shortest round-trip digits, exponent form outside [1e-6, 1e21).
+fn encode_float(f: f64, out: &mut String) -> Result<(), String> {
+    if !f.is_finite() {
+        let name = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(format!("encode value: json: unsupported value: {name}"));
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // Rust writes `1.5e-7` and `1e21`; Go writes `1.5e-07` (trimmed to `1.5e-7` by encoding/json)
+        // and `1e+21`.
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => {
+                let _ = write!(out, "{mantissa}e+{exp:0>2}");
+            }
+            _ => out.push_str(&s),
+        }
+    } else {
+        let _ = write!(out, "{f}");
+    }
+    Ok(())
+}
+
+/// A JSON string as Go's encoding/json writes it (HTML-safe escaping on).
+fn encode_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Standard base64 with padding, as encoding/json writes `[]byte`.
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 0x3f) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marshal_str(v: &Value) -> Result<String, String> {
+        let mut out = String::new();
+        encode(v, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn floats_like_go() {
+        let f = |x: f64| marshal_str(&Value::Float(x)).unwrap();
+        assert_eq!(f(1.0), "1");
+        assert_eq!(f(1.5), "1.5");
+        assert_eq!(f(-0.0), "-0");
+        assert_eq!(f(0.000001), "0.000001");
+        assert_eq!(f(0.00000015), "1.5e-7");
+        assert_eq!(f(1e20), "100000000000000000000");
+        assert_eq!(f(1e21), "1e+21");
+        assert_eq!(f(1.2345e100), "1.2345e+100");
+        assert_eq!(f(5e-324), "5e-324");
+        assert!(marshal_str(&Value::Float(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn strings_like_go() {
+        let s = |x: &str| marshal_str(&string_value(x)).unwrap();
+        assert_eq!(s("a<b>&c"), r#""a\u003cb\u003e\u0026c""#);
+        assert_eq!(
+            s("q\"\\\n\t\u{1}\u{7f}é"),
+            "\"q\\\"\\\\\\n\\t\\u0001\u{7f}é\""
+        );
+        assert_eq!(s("\u{2028}"), r#""\u2028""#);
+    }
+
+    #[test]
+    fn base64_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"h"), "aA==");
+        assert_eq!(base64(b"hi"), "aGk=");
+        assert_eq!(base64(b"hello"), "aGVsbG8=");
+    }
+}

@@ -1,0 +1,159 @@
+//! The Kubernetes regex library (`k8s.io/apiserver/pkg/cel/library/regex.go`): `<string>.find(re)`,
+//! `<string>.findAll(re)` and `<string>.findAll(re, n)`.
+//!
+//! Patterns are RE2 (Go's `regexp`). The `regex` crate's syntax is nearly the same; the differences
+//! that change what matches are bridged before compiling: Go's `\d`, `\w`, `\s` and `\b` are ASCII
+//! (the crate's are Unicode), Go accepts octal escapes and `\Q…\E` quoting.
+
+use regex::{Regex, RegexBuilder};
+
+use cel::{ExecutionError, Value};
+
+use super::{list_value, string_value, Call};
+
+/// `<string>.find(re) -> string`: the leftmost match, or `""`.
+pub(super) fn find(call: &Call<'_>) -> Result<Value, ExecutionError> {
+    let (this, [re]) = call.member::<1>()?;
+    let (s, re) = (call.string(this)?, compile(call, call.string(re)?)?);
+    Ok(string_value(re.find(s).map_or("", |m| m.as_str())))
+}
+
+/// `<string>.findAll(re [, n]) -> list(string)`: successive non-overlapping matches, at most `n`
+/// when `n >= 0`.
+pub(super) fn find_all(call: &Call<'_>) -> Result<Value, ExecutionError> {
+    let (this, re, limit) = match call.args.as_slice() {
+        [_] => {
+            let (this, [re]) = call.member::<1>()?;
+            (this, re, -1)
+        }
+        _ => {
+            let (this, [re, n]) = call.member::<2>()?;
+            (this, re, call.int(n)?)
+        }
+    };
+    let (s, re) = (call.string(this)?, compile(call, call.string(re)?)?);
+    Ok(list_value(
+        go_find_all(&re, s, limit)
+            .into_iter()
+            .map(string_value)
+            .collect(),
+    ))
+}
+
+fn compile(call: &Call<'_>, pattern: &str) -> Result<Regex, ExecutionError> {
+    RegexBuilder::new(&translate(pattern))
+        .octal(true)
+        .build()
+        .map_err(|e| call.error(format!("Illegal regex: {e}")))
+}
+
+/// Go's `Regexp.FindAllString`: an empty match right after the previous match is skipped, and the
+/// search then moves on by one character.
+fn go_find_all<'s>(re: &Regex, s: &'s str, limit: i64) -> Vec<&'s str> {
+    let limit = if limit < 0 {
+        usize::MAX
+    } else {
+        limit as usize
+    };
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut prev_end: Option<usize> = None;
+    while out.len() < limit && pos <= s.len() {
+        let Some(m) = re.find_at(s, pos) else { break };
+        let mut accept = true;
+        if m.end() == pos {
+            if Some(m.start()) == prev_end {
+                accept = false;
+            }
+            pos += s[pos..].chars().next().map_or(1, char::len_utf8);
+        } else {
+            pos = m.end();
+        }
+        prev_end = Some(m.end());
+        if accept {
+            out.push(m.as_str());
+        }
+    }
+    out
+}
+
+/// Rewrites the RE2 constructs whose meaning differs in the `regex` crate into equivalent ones.
+fn translate(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            // A trailing backslash: leave it for the compiler to reject.
+            out.push('\\');
+            break;
+        };
+        match e {
+            // Nested classes are valid inside a bracket expression too, so one spelling serves both.
+            'd' => out.push_str("[0-9]"),
+            'D' => out.push_str("[^0-9]"),
+            'w' => out.push_str("[0-9A-Za-z_]"),
+            'W' => out.push_str("[^0-9A-Za-z_]"),
+            's' => out.push_str(r"[\t\n\x0C\r ]"),
+            'S' => out.push_str(r"[^\t\n\x0C\r ]"),
+            'b' => out.push_str(r"(?-u:\b)"),
+            'B' => out.push_str(r"(?-u:\B)"),
+            'Q' => {
+                let mut literal = String::new();
+                while let Some(q) = chars.next() {
+                    if q == '\\' && chars.peek() == Some(&'E') {
+                        chars.next();
+                        break;
+                    }
+                    literal.push(q);
+                }
+                out.push_str(&regex::escape(&literal));
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(re: &str, s: &str, n: i64) -> Vec<String> {
+        let re = RegexBuilder::new(&translate(re))
+            .octal(true)
+            .build()
+            .unwrap();
+        go_find_all(&re, s, n)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn find_all_skips_empty_matches_after_a_match_like_go() {
+        // What Go's allMatches loop yields: the empty match at 4 abuts "aaa" and is dropped.
+        assert_eq!(all("a*", "baaab", -1), ["", "aaa", ""]);
+        assert_eq!(all("[0-9]+", "123 abc 456", -1), ["123", "456"]);
+        assert_eq!(all("[0-9]+", "123 abc 456", 1), ["123"]);
+        assert_eq!(all("[0-9]+", "123 abc 456", 0), Vec::<String>::new());
+        assert_eq!(all("", "ab", -1), ["", "", ""]);
+    }
+
+    #[test]
+    fn perl_classes_are_ascii() {
+        assert_eq!(all(r"\d+", "a١٢3", -1), ["3"]);
+        assert_eq!(all(r"\w+", "héllo", -1), ["h", "llo"]);
+        assert_eq!(all(r"[\d.]+", "v1.2", -1), ["1.2"]);
+        assert_eq!(all(r"\Qa.b\E", "a.b axb", -1), ["a.b"]);
+        assert_eq!(all(r"\101", "A", -1), ["A"]);
+        assert_eq!(all(r"\bx\b", "x éx x", -1), ["x", "x", "x"]);
+        assert_eq!(all(r"\Bx", "ax éx", -1), ["x"]);
+    }
+}
