@@ -44,6 +44,19 @@ struct Common {
     /// Namespace for instances that set none (as `kubectl -n` or an Argo CD destination would).
     #[arg(long, short = 'n')]
     namespace: Option<String>,
+    /// Worker threads for rendering (default: all cores). Output is identical for any value.
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+}
+
+impl Command {
+    fn common(&self) -> &Common {
+        match self {
+            Command::Render { common, .. }
+            | Command::Validate { common, .. }
+            | Command::Graph { common, .. } => common,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -237,9 +250,11 @@ fn main() -> ExitCode {
         }
     };
     // Worker threads evaluate nested CEL recursively; give them room.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .stack_size(16 << 20)
-        .build_global();
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(16 << 20);
+    if let Some(j) = cli.command.common().jobs {
+        pool = pool.num_threads(usize::from(j));
+    }
+    let _ = pool.build_global();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(3),

@@ -315,3 +315,24 @@ fn every_corpus_rgd_validates() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The same bytes whatever the number of worker threads, on a few hundred instances.
+#[test]
+fn jobs_do_not_change_output() {
+    let mut input = std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap();
+    for i in 0..300 {
+        input.push_str(&format!(
+            "---\napiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {{name: app{i}, namespace: ns{}}}\nspec: {{image: img:{i}, replicas: {}, regions: [a, b, c], ingress: {{enabled: {}}}, labels: {{z: '1', a: '2'}}}}\n",
+            i % 7,
+            1 + i % 5,
+            i % 2 == 0
+        ));
+    }
+    let one = kiln_stdin(&["render", "--jobs", "1", "-"], &input);
+    let four = kiln_stdin(&["render", "--jobs", "4", "-"], &input);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    assert!(one.stdout.len() > 100_000);
+    assert_eq!(one.stdout, four.stdout);
+    let bad = kiln(&["render", "--jobs", "0", "examples/webapp"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
