@@ -240,7 +240,7 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error) -> Diagnostic {
         .unwrap_or("invalid YAML")
         .trim()
         .to_string();
-    let is_budget = msg.contains("budget");
+    let is_budget = msg.contains("budget") || msg.contains("recursion limit");
     let code = if is_budget {
         codes::YAML_BUDGET
     } else {
@@ -448,6 +448,13 @@ mod tests {
                 "{n}: &{n} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
             ));
         }
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.code, codes::YAML_BUDGET, "{e:?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_a_budget_error_not_a_crash() {
+        let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
         let e = parse(&text).unwrap_err();
         assert_eq!(e.code, codes::YAML_BUDGET, "{e:?}");
     }
