@@ -91,6 +91,8 @@ codes! {
     DUPLICATE_KIND = "KLN2008", "duplicate-kind";
     /// A template sets a label or annotation under the reserved `kro.run/` prefix.
     RESERVED_LABEL = "KLN2009", "reserved-label";
+    /// A template's literal field is unknown to its kind's schema, or has the wrong type.
+    TEMPLATE_SCHEMA = "KLN2010", "template-schema";
 
     /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
     TEMPLATE_SYNTAX = "KLN3001", "template-syntax";

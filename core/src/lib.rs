@@ -52,6 +52,7 @@ pub mod fieldpath;
 pub mod graph;
 pub mod ir;
 pub mod kro;
+pub mod openapi;
 pub mod output;
 pub mod pipeline;
 pub mod render;

@@ -15,6 +15,7 @@ use crate::document::Document;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
 use crate::kro::{self, Rgd};
+use crate::openapi::Schemas;
 use crate::render::{render_unit, RenderLimits, Unit};
 use crate::scope::Scopes;
 
@@ -114,12 +115,27 @@ pub fn check_documents(docs: &[Document]) -> Diagnostics {
 pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diagnostics) {
     let mut diags = Diagnostics::new();
     let mut scopes = Scopes::new();
+    let mut schemas = Schemas::bundled();
     for d in docs {
         if d.kind() == Some("CustomResourceDefinition")
             && d.api_version()
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
         {
             scopes.declare_crd(&d.value);
+            if let Err(e) = schemas.add_crd(&d.value) {
+                diags.push(
+                    d.diag(
+                        Diagnostic::warning(
+                            codes::TEMPLATE_SCHEMA,
+                            format!(
+                                "CustomResourceDefinition not used for checking templates: {e}"
+                            ),
+                        )
+                        .with_hint("templates of this kind are not checked against a schema"),
+                        &FieldPath::root().key("spec"),
+                    ),
+                );
+            }
         }
         if kro::is_rgd(d) {
             // Instances of RGD kinds are themselves resources other RGDs may create.
@@ -133,7 +149,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
     let loaded: Vec<Result<Rgd, Vec<Diagnostic>>> = rgd_docs
         .par_iter()
-        .map(|d| kro::load(d, &scopes, &opts.expr))
+        .map(|d| kro::load(d, &scopes, &schemas, &opts.expr))
         .collect();
     let mut rgds = Vec::new();
     let mut by_gvk = BTreeMap::new();

@@ -17,6 +17,7 @@ use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
 use crate::graph::{format_cycle, Graph};
 use crate::ir::{Expr, GraphDef, Node, NodeKind};
+use crate::openapi::Schemas;
 use crate::schema;
 use crate::scope::Scopes;
 use crate::template::Compiler;
@@ -175,9 +176,15 @@ fn check_name(name: &str, what: &str) -> Option<String> {
 }
 
 /// Load an RGD document. Returns the lowered definition, or every error found.
-pub fn load(doc: &Document, scopes: &Scopes, limits: &ExprLimits) -> Result<Rgd, Vec<Diagnostic>> {
+pub fn load(
+    doc: &Document,
+    scopes: &Scopes,
+    schemas: &Schemas,
+    limits: &ExprLimits,
+) -> Result<Rgd, Vec<Diagnostic>> {
     let mut l = Loader {
         doc,
+        schemas,
         errors: Vec::new(),
         warnings: Vec::new(),
         compiler: Compiler::new(doc, *limits),
@@ -198,6 +205,7 @@ pub fn load(doc: &Document, scopes: &Scopes, limits: &ExprLimits) -> Result<Rgd,
 
 struct Loader<'d> {
     doc: &'d Document,
+    schemas: &'d Schemas,
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     compiler: Compiler<'d>,
@@ -688,7 +696,24 @@ impl<'d> Loader<'d> {
         let (Some(av), Some(k)) = (api_version, kind) else {
             return None;
         };
-        let namespaced = scopes.is_namespaced(&av, &k);
+        let schema = self.schemas.lookup(&av, &k);
+        if let Some(ks) = &schema {
+            for (path, msg) in ks.check_literal(t) {
+                self.err(
+                    codes::TEMPLATE_SCHEMA,
+                    format!(
+                        "failed to extract CEL expressions from schema for resource {id}: {msg}"
+                    ),
+                    &tp.join(&path),
+                    Some(&format!(
+                        "check the field against the {k} ({av}) API schema"
+                    )),
+                );
+            }
+        }
+        let namespaced = schema
+            .map(|ks| ks.namespaced)
+            .unwrap_or_else(|| scopes.is_namespaced(&av, &k));
         let has_namespace = obj
             .get("metadata")
             .and_then(|m| m.get("namespace"))

@@ -1,0 +1,229 @@
+//! Kubernetes schemas for static analysis: the built-in kinds bundled offline, plus CRDs.
+//!
+//! kro checks every resource template against the OpenAPI schema of its kind at build time
+//! (unknown fields, literal type mismatches) and needs each kind's scope. kro asks the cluster;
+//! kiln has no cluster, so the built-in schemas of one Kubernetes minor are compiled into the
+//! binary (`core/data/kubernetes/`, produced by `scripts/extract-k8s-schemas.py` from the
+//! `kubernetes-validate` wheel) and CustomResourceDefinitions found in the inputs are added with
+//! [`Schemas::add_crd`].
+//!
+//! The bundled data is decompressed and parsed once per process (about 1.4 MB of JSON) and shared
+//! by every [`Schemas`] through an `Arc`, so [`Schemas::bundled`] is cheap to call per definition.
+
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::fieldpath::FieldPath;
+
+/// `$defs` of the bundled `_definitions.json`, gzipped with mtime 0 so refreshes are reproducible.
+const DEFINITIONS_GZ: &[u8] = include_bytes!("../../data/kubernetes/definitions.json.gz");
+/// `<apiVersion>/<kind>` → `$defs` key and scope, one line per kind.
+const KINDS_JSON: &str = include_str!("../../data/kubernetes/kinds.json");
+/// Package version, Kubernetes minor and wheel checksum of the bundled data.
+const VERSION: &str = include_str!("../../data/kubernetes/VERSION");
+
+/// The `$defs` key of ObjectMeta: `metadata` of every kind is checked against it, also for CRDs,
+/// whose own schemas usually say only `metadata: {type: object}`.
+pub(crate) const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// One entry of `kinds.json`.
+#[derive(Debug, Deserialize)]
+struct BundledKind {
+    #[serde(rename = "def")]
+    def_key: String,
+    namespaced: bool,
+}
+
+/// The parsed bundled data, shared by all [`Schemas`].
+#[derive(Debug)]
+pub(crate) struct Bundle {
+    /// `$defs` by key; `$ref`s inside are `#/$defs/<key>`.
+    pub(crate) defs: Map<String, Value>,
+    /// `<apiVersion>/<kind>` → entry.
+    kinds: BTreeMap<String, BundledKind>,
+}
+
+impl Bundle {
+    fn load() -> Self {
+        // The data is part of the build: failing to read it is a packaging bug, not a user error,
+        // and the tests exercise this path, so a panic with a clear message is the right outcome.
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(DEFINITIONS_GZ)
+            .read_to_end(&mut text)
+            .expect("bundled definitions.json.gz is valid gzip");
+        let defs: Map<String, Value> =
+            serde_json::from_slice(&text).expect("bundled definitions are a JSON object");
+        let kinds: BTreeMap<String, BundledKind> =
+            serde_json::from_str(KINDS_JSON).expect("bundled kinds.json is valid");
+        Self { defs, kinds }
+    }
+
+    fn shared() -> Arc<Self> {
+        static BUNDLE: OnceLock<Arc<Bundle>> = OnceLock::new();
+        BUNDLE.get_or_init(|| Arc::new(Self::load())).clone()
+    }
+}
+
+/// The schema of one CRD version.
+#[derive(Debug, Clone)]
+struct CrdKind {
+    root: Arc<Value>,
+    namespaced: bool,
+}
+
+/// Schemas known to a static check: the bundled built-in kinds plus CRDs added from the inputs.
+#[derive(Debug, Clone)]
+pub struct Schemas {
+    bundle: Arc<Bundle>,
+    /// `(apiVersion, kind)` → schema; consulted before the bundle, so an input CRD wins.
+    crds: BTreeMap<(String, String), CrdKind>,
+}
+
+impl Schemas {
+    /// The built-in kinds of the bundled Kubernetes version. Parses the data on first use only.
+    pub fn bundled() -> Self {
+        Self {
+            bundle: Bundle::shared(),
+            crds: BTreeMap::new(),
+        }
+    }
+
+    /// The Kubernetes minor version of the bundled schemas, e.g. `"1.37"`.
+    pub fn kubernetes_version() -> &'static str {
+        VERSION
+            .lines()
+            .find_map(|l| l.strip_prefix("kubernetes="))
+            .unwrap_or("unknown")
+    }
+
+    /// Add the kinds of an `apiextensions.k8s.io/v1` CustomResourceDefinition: one per served
+    /// version, with its `openAPIV3Schema` (a version without one accepts any fields) and the
+    /// CRD's scope.
+    pub fn add_crd(&mut self, crd: &Value) -> Result<(), String> {
+        if crd.get("apiVersion").and_then(Value::as_str) != Some("apiextensions.k8s.io/v1")
+            || crd.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+        {
+            return Err("not an apiextensions.k8s.io/v1 CustomResourceDefinition".into());
+        }
+        let spec = crd.get("spec").ok_or("CRD has no spec")?;
+        let str_at = |p: &[&str]| {
+            p.iter()
+                .try_fold(spec, |v, k| v.get(*k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let group = str_at(&["group"]).ok_or("CRD has no spec.group")?;
+        let kind = str_at(&["names", "kind"]).ok_or("CRD has no spec.names.kind")?;
+        let namespaced = match str_at(&["scope"]) {
+            Some("Namespaced") => true,
+            Some("Cluster") => false,
+            other => {
+                return Err(format!(
+                    "CRD {kind}.{group}: spec.scope must be Namespaced or Cluster, got {other:?}"
+                ))
+            }
+        };
+        let versions = spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("CRD {kind}.{group} has no spec.versions"))?;
+        for v in versions {
+            let name = v
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("CRD {kind}.{group}: a version has no name"))?;
+            // An unserved version cannot be created, so a template using it is not valid either.
+            if v.get("served").and_then(Value::as_bool) == Some(false) {
+                continue;
+            }
+            let root = v
+                .pointer("/schema/openAPIV3Schema")
+                .cloned()
+                .unwrap_or_else(|| {
+                    serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+                });
+            self.crds.insert(
+                (format!("{group}/{name}"), kind.to_string()),
+                CrdKind {
+                    root: Arc::new(root),
+                    namespaced,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The schema of a kind, or `None` when neither the bundle nor an added CRD knows it.
+    pub fn lookup(&self, api_version: &str, kind: &str) -> Option<KindSchema> {
+        if let Some(c) = self.crds.get(&(api_version.to_string(), kind.to_string())) {
+            return Some(KindSchema {
+                namespaced: c.namespaced,
+                root: c.root.clone(),
+                bundle: self.bundle.clone(),
+            });
+        }
+        let k = self.bundle.kinds.get(&format!("{api_version}/{kind}"))?;
+        Some(KindSchema {
+            namespaced: k.namespaced,
+            root: Arc::new(serde_json::json!({ "$ref": format!("#/$defs/{}", k.def_key) })),
+            bundle: self.bundle.clone(),
+        })
+    }
+}
+
+/// The schema of one kind, with `$ref`s resolvable against the bundled definitions.
+#[derive(Debug, Clone)]
+pub struct KindSchema {
+    /// Whether objects of this kind live in a namespace.
+    pub namespaced: bool,
+    root: Arc<Value>,
+    bundle: Arc<Bundle>,
+}
+
+/// What a field path designates in a kind's schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldLookup {
+    /// The field exists; its schema node with `$ref`s and `allOf` at the top resolved.
+    Schema(Value),
+    /// The segment at index `at` of the path does not exist in the schema.
+    Unknown {
+        /// Index of the first unknown segment.
+        at: usize,
+    },
+    /// The path goes below a node that accepts any content
+    /// (`x-kubernetes-preserve-unknown-fields`, a free-form object).
+    Anything,
+}
+
+impl KindSchema {
+    /// The schema at a field path, following `$ref`/`allOf`, `items` and `additionalProperties`.
+    /// `metadata` is ObjectMeta and `apiVersion`/`kind` are strings for every kind.
+    pub fn field(&self, path: &FieldPath) -> FieldLookup {
+        walk::field(&self.bundle, &self.root, path)
+    }
+
+    /// Check a literal template value against the schema the way kro does before it evaluates
+    /// anything: unknown fields (`schema not found for field foo`) and scalar type mismatches
+    /// (`expected integer type for path spec.replicas, got string`). Strings containing `${` are
+    /// expressions, typed elsewhere, and skipped. Returns `(path, message)` in document order.
+    pub fn check_literal(&self, value: &Value) -> Vec<(FieldPath, String)> {
+        let mut out = Vec::new();
+        walk::check(
+            &self.bundle,
+            &self.root,
+            value,
+            &FieldPath::root(),
+            &mut out,
+        );
+        out
+    }
+}

@@ -1,0 +1,288 @@
+use serde_json::{json, Value};
+
+use super::*;
+use crate::document::{parse_file, YamlLimits};
+
+fn yaml(text: &str) -> Value {
+    parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+        .unwrap()
+        .remove(0)
+        .value
+}
+
+fn p(s: &str) -> FieldPath {
+    FieldPath::parse(s).unwrap()
+}
+
+fn deployment() -> KindSchema {
+    Schemas::bundled().lookup("apps/v1", "Deployment").unwrap()
+}
+
+/// The `type` of a schema node without `"null"`.
+fn type_of(l: FieldLookup) -> String {
+    let FieldLookup::Schema(s) = l else {
+        panic!("not a schema: {l:?}")
+    };
+    match &s["type"] {
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap()
+            .to_string(),
+        other => panic!("no type: {other}"),
+    }
+}
+
+fn messages(errs: &[(FieldPath, String)]) -> Vec<String> {
+    errs.iter().map(|(p, m)| format!("{p}: {m}")).collect()
+}
+
+#[test]
+fn bundled_data_loads_once_and_is_consistent() {
+    let a = Schemas::bundled();
+    let b = Schemas::bundled();
+    assert!(Arc::ptr_eq(&a.bundle, &b.bundle));
+    assert_eq!(Schemas::kubernetes_version(), "1.37");
+    assert_eq!(a.bundle.defs.len(), 862);
+    // Every index entry points at a definition that exists.
+    for (key, k) in &a.bundle.kinds {
+        assert!(a.bundle.defs.contains_key(&k.def_key), "{key}");
+    }
+    // Reproducible gzip: no mtime and no file name in the header.
+    assert_eq!(&DEFINITIONS_GZ[..4], &[0x1f, 0x8b, 8, 0]);
+    assert_eq!(&DEFINITIONS_GZ[4..8], &[0, 0, 0, 0]);
+}
+
+#[test]
+fn deployment_field_lookups() {
+    let d = deployment();
+    assert!(d.namespaced);
+    assert_eq!(type_of(d.field(&p("spec.replicas"))), "integer");
+    assert_eq!(
+        type_of(d.field(&p("spec.template.spec.containers[0].image"))),
+        "string"
+    );
+    assert_eq!(
+        type_of(d.field(&p("spec.template.spec.containers"))),
+        "array"
+    );
+    assert_eq!(d.field(&p("spec.foo")), FieldLookup::Unknown { at: 1 });
+    assert_eq!(
+        d.field(&p("spec.template.spec.containers[0].imag")),
+        FieldLookup::Unknown { at: 5 }
+    );
+    // Descending below a scalar is unknown too.
+    assert_eq!(
+        d.field(&p("spec.replicas.x")),
+        FieldLookup::Unknown { at: 2 }
+    );
+    // metadata is ObjectMeta; labels is a map of strings.
+    assert_eq!(
+        type_of(d.field(&p(r#"metadata.labels["app.kubernetes.io/name"]"#))),
+        "string"
+    );
+    assert_eq!(type_of(d.field(&p("apiVersion"))), "string");
+    assert_eq!(d.field(&p("metadata.nme")), FieldLookup::Unknown { at: 1 });
+    // The root resolves to the Deployment definition itself.
+    let FieldLookup::Schema(root) = d.field(&FieldPath::root()) else {
+        panic!()
+    };
+    assert!(root["properties"]["spec"].is_object());
+}
+
+#[test]
+fn check_literal_catches_type_mismatch_and_unknown_field() {
+    let d = deployment();
+    let v = yaml(
+        r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: "3"
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: "${schema.spec.image}"
+          ports: [{containerPort: "${schema.spec.port}"}]
+          resources: {limits: {cpu: 1, memory: 512Mi}}
+      foo: 1
+"#,
+    );
+    let errs = d.check_literal(&v);
+    assert_eq!(
+        messages(&errs),
+        [
+            "spec.replicas: expected integer type for path spec.replicas, got string",
+            "spec.template.spec.foo: schema not found for field foo",
+        ]
+    );
+    assert_eq!(errs[1].0, p("spec.template.spec.foo"));
+}
+
+#[test]
+fn check_literal_reports_containers_kind_mismatch_and_floats() {
+    let d = deployment();
+    let v = json!({"spec": {"replicas": 1.5, "paused": "yes",
+        "template": {"spec": {"containers": {"name": "x"}}}}});
+    assert_eq!(
+        messages(&d.check_literal(&v)),
+        [
+            "spec.replicas: expected integer type for path spec.replicas, got float64",
+            "spec.paused: expected boolean type for path spec.paused, got string",
+            "spec.template.spec.containers: expected array type for path spec.template.spec.containers, got object",
+        ]
+    );
+}
+
+#[test]
+fn int_or_string_accepts_both() {
+    let svc = Schemas::bundled().lookup("v1", "Service").unwrap();
+    for port in [json!(8080), json!("http")] {
+        let v = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+            "spec": {"ports": [{"port": 80, "targetPort": port}]}});
+        assert!(svc.check_literal(&v).is_empty(), "{port}");
+    }
+    let v = json!({"spec": {"ports": [{"targetPort": true}]}});
+    assert_eq!(
+        messages(&svc.check_literal(&v)),
+        ["spec.ports[0].targetPort: expected string or integer type for path spec.ports[0].targetPort, got boolean"]
+    );
+    let FieldLookup::Schema(tp) = svc.field(&p("spec.ports[0].targetPort")) else {
+        panic!()
+    };
+    assert!(tp["oneOf"].is_array());
+}
+
+#[test]
+fn configmap_data_is_a_map_of_strings() {
+    let cm = Schemas::bundled().lookup("v1", "ConfigMap").unwrap();
+    assert_eq!(type_of(cm.field(&p("data.anything"))), "string");
+    assert_eq!(type_of(cm.field(&p(r#"data["app.conf"]"#))), "string");
+    let v = json!({"data": {"a": "1", "b": 2, "c": "${x}", "d": null}});
+    assert_eq!(
+        messages(&cm.check_literal(&v)),
+        ["data.b: expected string type for path data.b, got integer"]
+    );
+}
+
+#[test]
+fn crd_with_preserve_unknown_fields() {
+    let crd = yaml(
+        r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Cluster
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: {type: integer}
+                port: {x-kubernetes-int-or-string: true}
+                config:
+                  type: object
+                  x-kubernetes-preserve-unknown-fields: true
+                tags: {type: array, items: {type: string}}
+    - name: v0
+      served: false
+      storage: false
+"#,
+    );
+    let mut s = Schemas::bundled();
+    s.add_crd(&crd).unwrap();
+    assert!(s.lookup("example.com/v0", "Widget").is_none());
+    let w = s.lookup("example.com/v1", "Widget").unwrap();
+    assert!(!w.namespaced);
+    assert_eq!(type_of(w.field(&p("spec.size"))), "integer");
+    assert_eq!(type_of(w.field(&p("spec.tags[3]"))), "string");
+    assert_eq!(w.field(&p("spec.config.a.b[0]")), FieldLookup::Anything);
+    assert_eq!(w.field(&p("spec.colour")), FieldLookup::Unknown { at: 1 });
+    // metadata is ObjectMeta even though the CRD schema does not say so.
+    assert_eq!(type_of(w.field(&p("metadata.name"))), "string");
+    let v = yaml(
+        r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, labels: {a: b}}
+spec:
+  size: "${schema.spec.size}"
+  port: http
+  config: {anything: [1, {goes: here}]}
+  tags: [a, 1]
+  colour: red
+"#,
+    );
+    assert_eq!(
+        messages(&w.check_literal(&v)),
+        [
+            "spec.tags[1]: expected string type for path spec.tags[1], got integer",
+            "spec.colour: schema not found for field colour",
+        ]
+    );
+    // The bundle itself is not modified by adding a CRD.
+    assert!(Schemas::bundled()
+        .lookup("example.com/v1", "Widget")
+        .is_none());
+}
+
+#[test]
+fn add_crd_rejects_non_crds() {
+    let mut s = Schemas::bundled();
+    assert!(s
+        .add_crd(&json!({"apiVersion": "v1", "kind": "ConfigMap"}))
+        .is_err());
+    let bad_scope = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "spec": {"group": "g", "names": {"kind": "K"}, "scope": "Global", "versions": []}});
+    assert!(s.add_crd(&bad_scope).unwrap_err().contains("scope"));
+}
+
+#[test]
+fn scope_of_builtin_kinds() {
+    let s = Schemas::bundled();
+    let ns = |av: &str, k: &str| s.lookup(av, k).unwrap().namespaced;
+    assert!(!ns("v1", "Namespace"));
+    assert!(!ns("v1", "NamespaceList"));
+    assert!(ns("apps/v1", "Deployment"));
+    assert!(!ns("rbac.authorization.k8s.io/v1", "ClusterRole"));
+    assert!(ns("rbac.authorization.k8s.io/v1", "Role"));
+    assert!(!ns("apiextensions.k8s.io/v1", "CustomResourceDefinition"));
+    assert!(ns("v1", "ConfigMap"));
+    assert!(s.lookup("apps/v1", "Nope").is_none());
+    assert!(s.lookup("v1", "DeleteOptions").is_none());
+}
+
+#[test]
+fn free_form_fields_accept_anything() {
+    // ControllerRevision.data is a RawExtension: a bare object.
+    let cr = Schemas::bundled()
+        .lookup("apps/v1", "ControllerRevision")
+        .unwrap();
+    assert_eq!(cr.field(&p("data.spec.x")), FieldLookup::Anything);
+    assert!(cr
+        .check_literal(&json!({"revision": 1, "data": {"spec": {"x": [1]}}}))
+        .is_empty());
+    // Quantity is string or number.
+    let pod = Schemas::bundled().lookup("v1", "Pod").unwrap();
+    let v = json!({"spec": {"containers": [{"name": "a",
+        "resources": {"requests": {"cpu": 0.5, "memory": "1Gi"}, "limits": {"cpu": true}}}]}});
+    assert_eq!(
+        messages(&pod.check_literal(&v)),
+        ["spec.containers[0].resources.limits.cpu: expected string or number type for path spec.containers[0].resources.limits.cpu, got boolean"]
+    );
+}

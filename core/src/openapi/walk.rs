@@ -1,0 +1,338 @@
+//! Walking a kind's schema along a field path or alongside a literal value.
+//!
+//! The rules follow kro's `pkg/graph/parser/parser.go`, which decides what a template may contain:
+//! a key is looked up in `properties`, then in `additionalProperties`; `x-kubernetes-preserve-unknown-fields`
+//! switches checking off below it; the expected types of a node come from
+//! `x-kubernetes-int-or-string`, then `oneOf`/`anyOf`, then `type`. The bundled schemas are JSON
+//! Schema 2020-12, so on top of kro's rules `"null"` in a type list (nullable) is ignored,
+//! `$ref` and `allOf` are followed, and a node with no type and no properties (`{}`, e.g.
+//! `apiextensions.v1.JSON`, or a bare `type: object` such as RawExtension) accepts anything.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::{Bundle, FieldLookup, OBJECT_META};
+use crate::fieldpath::{FieldPath, Segment};
+
+/// Bound on `$ref`/`allOf` chains, so a cyclic CRD or corrupted data cannot loop forever.
+const MAX_DEPTH: usize = 64;
+
+const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
+const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
+
+/// What a key or index leads to from a node.
+enum Child<'a> {
+    Schema(Cow<'a, Value>),
+    Anything,
+    Missing,
+}
+
+fn flag(node: &Value, name: &str) -> bool {
+    node.get(name).and_then(Value::as_bool) == Some(true)
+}
+
+/// `node` with `$ref`s followed and `allOf` members merged in, so callers see one flat node.
+fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'a, Value> {
+    let mut cur = node;
+    for _ in 0..MAX_DEPTH {
+        let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.defs.get(k)) {
+            Some(d) => cur = d,
+            // An unresolvable reference gives no information; treat it as "anything" rather than
+            // reporting fields the user cannot fix.
+            None => return Cow::Owned(Value::Object(Map::new())),
+        }
+    }
+    match cur.get("allOf").and_then(Value::as_array) {
+        Some(all) if depth < MAX_DEPTH => {
+            let mut merged = cur.as_object().cloned().unwrap_or_default();
+            merged.remove("allOf");
+            for m in all {
+                if let Value::Object(part) = resolve(b, m, depth + 1).into_owned() {
+                    merge(&mut merged, part);
+                }
+            }
+            Cow::Owned(Value::Object(merged))
+        }
+        _ => Cow::Borrowed(cur),
+    }
+}
+
+/// Merge an `allOf` member into `into`: properties and required are unioned, other keywords
+/// are taken only when `into` has none (the first member's wins).
+fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
+    for (k, v) in part {
+        match (k.as_str(), into.get_mut(&k), v) {
+            ("properties", Some(Value::Object(have)), Value::Object(add)) => {
+                for (pk, pv) in add {
+                    have.entry(pk).or_insert(pv);
+                }
+            }
+            ("required", Some(Value::Array(have)), Value::Array(add)) => {
+                for r in add {
+                    if !have.contains(&r) {
+                        have.push(r);
+                    }
+                }
+            }
+            (_, Some(_), _) => {}
+            (_, None, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+/// The `type` of a node as a list, without `"null"` (nullability is not a type for kro).
+fn own_types(node: &Value) -> Vec<&str> {
+    match node.get("type") {
+        Some(Value::String(t)) if t != "null" => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null" && !t.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn has_type(node: &Value, t: &str) -> bool {
+    own_types(node).contains(&t)
+}
+
+fn branches(node: &Value) -> impl Iterator<Item = &Value> {
+    ["oneOf", "anyOf"]
+        .into_iter()
+        .filter_map(|k| node.get(k).and_then(Value::as_array))
+        .flatten()
+}
+
+/// Whether `additionalProperties` admits extra keys (`true` or a schema), as kro's `Allows`.
+fn additional_allowed(node: &Value) -> bool {
+    matches!(
+        node.get("additionalProperties"),
+        Some(Value::Bool(true)) | Some(Value::Object(_))
+    )
+}
+
+/// The types a literal may have at a node, in kro's order of precedence; `"any"` accepts all.
+fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
+    if flag(node, PRESERVE) {
+        return vec!["any".into()];
+    }
+    if flag(node, INT_OR_STRING) {
+        return vec!["string".into(), "integer".into()];
+    }
+    for key in ["oneOf", "anyOf"] {
+        let mut types: Vec<String> = Vec::new();
+        for s in node
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let s = resolve(b, s, 0);
+            // kro: a branch with structural constraints only (required, not) means an object.
+            let structural = s.get("required").is_some() || s.get("not").is_some();
+            let ts = own_types(&s);
+            for t in structural.then_some("object").into_iter().chain(ts) {
+                if !types.iter().any(|have| have == t) {
+                    types.push(t.to_string());
+                }
+            }
+        }
+        if !types.is_empty() {
+            return types;
+        }
+    }
+    let ts = own_types(node);
+    if !ts.is_empty() {
+        return ts.into_iter().map(String::from).collect();
+    }
+    if node.get("properties").is_some() {
+        return vec!["object".into()];
+    }
+    // Untyped and unconstrained (`{}`), or only additionalProperties: kro's "any".
+    vec!["any".into()]
+}
+
+/// Whether a node is an object schema without declared fields: anything goes below it.
+fn free_form(node: &Value) -> bool {
+    node.get("properties").is_none()
+        && node.get("additionalProperties").is_none()
+        && branches(node).next().is_none()
+        && (own_types(node).is_empty() || has_type(node, "object"))
+}
+
+fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: bool) -> Child<'a> {
+    if at_root {
+        // Every kind's metadata is ObjectMeta (CRD schemas usually leave it as a bare object, and
+        // the API server ignores what they say), and apiVersion/kind are always strings.
+        match key {
+            "metadata" => {
+                return Child::Schema(Cow::Owned(
+                    serde_json::json!({ "$ref": format!("#/$defs/{OBJECT_META}") }),
+                ))
+            }
+            "apiVersion" | "kind" => {
+                return Child::Schema(Cow::Owned(serde_json::json!({"type": "string"})))
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = node.get("properties").and_then(|p| p.get(key)) {
+        return Child::Schema(Cow::Borrowed(s));
+    }
+    if flag(node, PRESERVE) {
+        return Child::Anything;
+    }
+    match node.get("additionalProperties") {
+        Some(Value::Bool(true)) => return Child::Anything,
+        Some(s @ Value::Object(_)) => return Child::Schema(Cow::Borrowed(s)),
+        _ => {}
+    }
+    for br in branches(node) {
+        let br = resolve(b, br, 0);
+        match child_key(b, &br, key, false) {
+            Child::Schema(s) => return Child::Schema(Cow::Owned(s.into_owned())),
+            Child::Anything if !free_form(&br) => return Child::Anything,
+            _ => {}
+        }
+    }
+    if free_form(node) {
+        Child::Anything
+    } else {
+        Child::Missing
+    }
+}
+
+fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
+    if let Some(s @ Value::Object(_)) = node.get("items") {
+        return Child::Schema(Cow::Borrowed(s));
+    }
+    if flag(node, PRESERVE) {
+        return Child::Anything;
+    }
+    for br in branches(node) {
+        let br = resolve(b, br, 0);
+        if let Child::Schema(s) = child_index(b, &br) {
+            return Child::Schema(Cow::Owned(s.into_owned()));
+        }
+    }
+    if has_type(node, "array") || (own_types(node).is_empty() && free_form(node)) {
+        Child::Anything
+    } else {
+        Child::Missing
+    }
+}
+
+/// The schema at `path[i..]` below `schema`.
+fn field_at(b: &Bundle, schema: &Value, path: &[Segment], i: usize) -> FieldLookup {
+    let node = resolve(b, schema, 0);
+    let Some(seg) = path.get(i) else {
+        return FieldLookup::Schema(node.into_owned());
+    };
+    let child = match seg {
+        Segment::Key(k) => child_key(b, &node, k, i == 0),
+        Segment::Index(_) => child_index(b, &node),
+    };
+    match child {
+        Child::Schema(s) => field_at(b, &s, path, i + 1),
+        Child::Anything => FieldLookup::Anything,
+        Child::Missing => FieldLookup::Unknown { at: i },
+    }
+}
+
+/// See [`super::KindSchema::field`].
+pub(super) fn field(b: &Bundle, root: &Value, path: &FieldPath) -> FieldLookup {
+    field_at(b, root, &path.0, 0)
+}
+
+/// kro's name for the type of a literal (`got %s`): Go's `%T` for floats, hence `float64`.
+fn got(v: &Value) -> &'static str {
+    match v {
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+fn mismatch(types: &[String], path: &FieldPath, v: &Value) -> String {
+    format!(
+        "expected {} type for path {path}, got {}",
+        types.join(" or "),
+        got(v)
+    )
+}
+
+/// See [`super::KindSchema::check_literal`].
+pub(super) fn check(
+    b: &Bundle,
+    schema: &Value,
+    value: &Value,
+    path: &FieldPath,
+    out: &mut Vec<(FieldPath, String)>,
+) {
+    // Expressions (standalone or interpolated) are typed by the CEL checks, not here.
+    if matches!(value, Value::String(s) if s.contains("${")) || value.is_null() {
+        return;
+    }
+    let node = resolve(b, schema, 0);
+    if flag(&node, PRESERVE) {
+        return;
+    }
+    let types = expected_types(b, &node);
+    let allows = |t: &str| types.iter().any(|have| have == t || have == "any");
+    match value {
+        Value::Object(m) => {
+            if !allows("object") && !additional_allowed(&node) {
+                out.push((path.clone(), mismatch(&types, path, value)));
+                return;
+            }
+            for (k, v) in m {
+                let p = path.key(k);
+                match child_key(b, &node, k, path.is_empty()) {
+                    Child::Schema(s) => check(b, &s, v, &p, out),
+                    Child::Anything => {}
+                    Child::Missing => out.push((p, format!("schema not found for field {k}"))),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if !allows("array") {
+                out.push((path.clone(), mismatch(&types, path, value)));
+                return;
+            }
+            if let Child::Schema(s) = child_index(b, &node) {
+                for (i, v) in items.iter().enumerate() {
+                    check(b, &s, v, &path.index(i), out);
+                }
+            }
+        }
+        Value::String(_) => {
+            if !allows("string") {
+                out.push((path.clone(), mismatch(&types, path, value)));
+            }
+        }
+        Value::Bool(_) => {
+            if !allows("boolean") && !allows("bool") {
+                out.push((path.clone(), mismatch(&types, path, value)));
+            }
+        }
+        Value::Number(n) => {
+            let int = n.is_i64() || n.is_u64();
+            let ok = allows("number") || (int && (allows("integer") || allows("int")));
+            if !ok {
+                out.push((path.clone(), mismatch(&types, path, value)));
+            }
+        }
+        Value::Null => {}
+    }
+}
