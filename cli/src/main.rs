@@ -131,6 +131,23 @@ fn with_load_warnings(
     all
 }
 
+/// Read the inputs and render them; on any error the diagnostics are printed and the exit code
+/// returned.
+fn load_and_render(
+    paths: &[String],
+    common: &Common,
+    limits: &YamlLimits,
+) -> Result<(Loaded, pipeline::Output), ExitCode> {
+    let loaded = load_inputs_with_files(&inputs(paths), limits);
+    if loaded.diagnostics.has_errors() {
+        return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
+    }
+    match pipeline::render(&loaded.documents, &options(common)) {
+        Err(diags) => Err(fail(&diags, &loaded, common.diagnostics)),
+        Ok(out) => Ok((loaded, out)),
+    }
+}
+
 /// Write everything at once, so an error leaves nothing half-written on stdout.
 fn emit(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -152,50 +169,38 @@ fn run(cli: Cli) -> ExitCode {
             paths,
             output_format,
             common,
-        } => {
-            let loaded = load_inputs_with_files(&inputs(&paths), &limits);
-            if loaded.diagnostics.has_errors() {
-                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
-            }
-            match pipeline::render(&loaded.documents, &options(&common)) {
-                Err(diags) => fail(&diags, &loaded, common.diagnostics),
-                Ok(out) => {
-                    let format = match output_format {
-                        OutFormat::Yaml => Format::Yaml,
-                        OutFormat::Json => Format::Json,
-                    };
-                    let text = match output::write(&out.objects, format) {
-                        Ok(t) => t,
-                        Err(d) => return fail(&d.into(), &loaded, common.diagnostics),
-                    };
-                    let warnings = with_load_warnings(&loaded, &out.warnings);
-                    if !warnings.is_empty() {
-                        report::print(&warnings, &loaded.files, common.diagnostics);
-                    }
-                    emit(&text)
+        } => match load_and_render(&paths, &common, &limits) {
+            Err(code) => code,
+            Ok((loaded, out)) => {
+                let format = match output_format {
+                    OutFormat::Yaml => Format::Yaml,
+                    OutFormat::Json => Format::Json,
+                };
+                let text = match output::write(&out.objects, format) {
+                    Ok(t) => t,
+                    Err(d) => return fail(&d.into(), &loaded, common.diagnostics),
+                };
+                let warnings = with_load_warnings(&loaded, &out.warnings);
+                if !warnings.is_empty() {
+                    report::print(&warnings, &loaded.files, common.diagnostics);
                 }
+                emit(&text)
             }
-        }
-        Command::Validate { paths, common } => {
-            let loaded = load_inputs_with_files(&inputs(&paths), &limits);
-            if loaded.diagnostics.has_errors() {
-                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
-            }
-            match pipeline::render(&loaded.documents, &options(&common)) {
-                Err(diags) => fail(&diags, &loaded, common.diagnostics),
-                Ok(out) => {
-                    report::print(
-                        &with_load_warnings(&loaded, &out.warnings),
-                        &loaded.files,
-                        common.diagnostics,
-                    );
-                    if common.diagnostics == DiagFormat::Human {
-                        eprintln!("ok: {} document(s) checked", loaded.documents.len());
-                    }
-                    ExitCode::SUCCESS
+        },
+        Command::Validate { paths, common } => match load_and_render(&paths, &common, &limits) {
+            Err(code) => code,
+            Ok((loaded, out)) => {
+                report::print(
+                    &with_load_warnings(&loaded, &out.warnings),
+                    &loaded.files,
+                    common.diagnostics,
+                );
+                if common.diagnostics == DiagFormat::Human {
+                    eprintln!("ok: {} document(s) checked", loaded.documents.len());
                 }
+                ExitCode::SUCCESS
             }
-        }
+        },
         Command::Graph {
             path,
             format,

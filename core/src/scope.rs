@@ -1,58 +1,16 @@
 //! Which kinds are namespaced and which are cluster-scoped.
 //!
 //! Namespace inheritance needs to know the scope of every kind a template creates. Built-in
-//! Kubernetes kinds are listed here; CustomResourceDefinitions and definitions found in the inputs
-//! add theirs. A kind nobody declares is taken to be namespaced, which is what almost every custom
+//! Kubernetes kinds take it from the bundled schemas' index; CustomResourceDefinitions and
+//! definitions found in the inputs add theirs. A kind nobody declares is taken to be namespaced, which is what almost every custom
 //! resource is.
 
 use std::collections::BTreeMap;
 
-/// Cluster-scoped kinds of Kubernetes itself, as (group, kind). Group `""` is the core group.
-const BUILTIN_CLUSTER_SCOPED: &[(&str, &str)] = &[
-    ("", "Namespace"),
-    ("", "Node"),
-    ("", "PersistentVolume"),
-    ("", "ComponentStatus"),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-    ),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingAdmissionPolicyBinding",
-    ),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingAdmissionPolicyBinding",
-    ),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("apiregistration.k8s.io", "APIService"),
-    ("certificates.k8s.io", "CertificateSigningRequest"),
-    ("certificates.k8s.io", "ClusterTrustBundle"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("networking.k8s.io", "IngressClass"),
-    ("networking.k8s.io", "IPAddress"),
-    ("networking.k8s.io", "ServiceCIDR"),
-    ("node.k8s.io", "RuntimeClass"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("resource.k8s.io", "DeviceClass"),
-    ("resource.k8s.io", "ResourceSlice"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("storage.k8s.io", "CSIDriver"),
-    ("storage.k8s.io", "CSINode"),
-    ("storage.k8s.io", "StorageClass"),
-    ("storage.k8s.io", "VolumeAttachment"),
-    ("storage.k8s.io", "VolumeAttributesClass"),
-    ("kro.run", "ResourceGraphDefinition"),
-];
+use crate::openapi::Schemas;
+
+/// Cluster-scoped kinds that have no bundled schema: kro's own.
+const EXTRA_CLUSTER_SCOPED: &[(&str, &str)] = &[("kro.run", "ResourceGraphDefinition")];
 
 /// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
 pub fn group_of(api_version: &str) -> &str {
@@ -96,7 +54,10 @@ impl Scopes {
         if let Some(ns) = self.declared.get(&(group.to_string(), kind.to_string())) {
             return *ns;
         }
-        !BUILTIN_CLUSTER_SCOPED.contains(&(group, kind))
+        if let Some(k) = Schemas::bundled().lookup(api_version, kind) {
+            return k.namespaced;
+        }
+        !EXTRA_CLUSTER_SCOPED.contains(&(group, kind))
     }
 }
 
