@@ -9,12 +9,11 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use cel::common::value::CowVal;
 use cel::objects::Opaque;
 use cel::{ExecutionError, Value};
 
 use super::ip::{parse_addr, parse_ip, Ip};
-use super::{as_opaque, string_value, to_cow, Call};
+use super::Call;
 
 /// The CEL type name of CIDR values.
 pub(super) const TYPE_NAME: &str = "net.CIDR";
@@ -49,23 +48,6 @@ pub(super) fn cidr(call: &Call<'_>) -> Result<Value, ExecutionError> {
 pub(super) fn is_cidr(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let [s] = call.global::<1>()?;
     Ok(Value::Bool(parse_cidr(call.string(s)?).is_ok()))
-}
-
-/// `string(CIDR) -> string`, a typed overload.
-pub(super) fn to_string_overload<'b, 'v>(
-    args: Vec<CowVal<'b, 'v>>,
-) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let v = match args.first() {
-        Some(a) => Value::try_from(a.as_ref())?,
-        None => return Err(ExecutionError::invalid_argument_count(1, 0)),
-    };
-    match as_opaque::<Cidr>(&v) {
-        Some(c) => to_cow(string_value(c.to_string())),
-        None => Err(ExecutionError::no_such_overload(
-            "string",
-            vec![super::type_name(&v)],
-        )),
-    }
 }
 
 /// `<CIDR>.containsIP(IP | string) -> bool`.

@@ -6,11 +6,10 @@
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 
-use cel::common::value::CowVal;
 use cel::objects::Opaque;
 use cel::{ExecutionError, Value};
 
-use super::{as_opaque, string_value, to_cow, Call};
+use super::Call;
 
 /// The CEL type name of IP address values.
 pub(super) const TYPE_NAME: &str = "net.IP";
@@ -22,6 +21,12 @@ pub(super) struct Ip(pub IpAddr);
 impl Opaque for Ip {
     fn runtime_type_name(&self) -> &str {
         TYPE_NAME
+    }
+}
+
+impl std::fmt::Display for Ip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
 }
 
@@ -45,23 +50,6 @@ pub(super) fn is_canonical(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let s = call.string(s)?;
     let addr = parse_ip(s).map_err(|e| call.error(e))?;
     Ok(Value::Bool(addr.to_string() == s))
-}
-
-/// `string(IP) -> string`, a typed overload.
-pub(super) fn to_string_overload<'b, 'v>(
-    args: Vec<CowVal<'b, 'v>>,
-) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let v = match args.first() {
-        Some(a) => Value::try_from(a.as_ref())?,
-        None => return Err(ExecutionError::invalid_argument_count(1, 0)),
-    };
-    match as_opaque::<Ip>(&v) {
-        Some(ip) => to_cow(string_value(ip.0.to_string())),
-        None => Err(ExecutionError::no_such_overload(
-            "string",
-            vec![super::type_name(&v)],
-        )),
-    }
 }
 
 /// `<IP>.family() -> int`: 4 or 6.

@@ -209,13 +209,13 @@ pub fn extend_env(env: &mut Env) {
             "string",
             "kiln.ip_to_string",
             vec![Type::new_opaque_type(ip::TYPE_NAME)],
-            ip::to_string_overload,
+            string_overload::<ip::Ip>,
         ),
         env.add_overload(
             "string",
             "kiln.cidr_to_string",
             vec![Type::new_opaque_type(cidr::TYPE_NAME)],
-            cidr::to_string_overload,
+            string_overload::<cidr::Cidr>,
         ),
     ];
     for res in results {
@@ -382,6 +382,24 @@ pub(crate) fn type_name(v: &Value) -> String {
         Value::Opaque(o) => o.runtime_type_name().to_string(),
         Value::Struct(_) => "struct".into(),
         Value::Null => "null_type".into(),
+    }
+}
+
+/// `string(x)` for a library value type (IP, CIDR): a typed overload, since `string` is the
+/// standard library's name.
+fn string_overload<'b, 'v, T: Opaque + std::fmt::Display>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let v = match args.first() {
+        Some(a) => Value::try_from(a.as_ref())?,
+        None => return Err(ExecutionError::invalid_argument_count(1, 0)),
+    };
+    match as_opaque::<T>(&v) {
+        Some(x) => to_cow(string_value(x.to_string())),
+        None => Err(ExecutionError::no_such_overload(
+            "string",
+            vec![type_name(&v)],
+        )),
     }
 }
 
