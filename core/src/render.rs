@@ -62,6 +62,13 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         ctx.add_variable_from_value(name.clone(), to_cel(v));
     }
     let mut state = vec![State::Pending; g.nodes.len()];
+    // Only objects another node reads need converting into CEL values.
+    let mut read = vec![false; g.nodes.len()];
+    for n in &g.nodes {
+        for &d in &n.dependencies {
+            read[d] = true;
+        }
+    }
     let mut out = Vec::new();
 
     for &i in &g.order {
@@ -115,12 +122,16 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
 
         if node.for_each.is_empty() {
             let obj = ev.fill(&ctx, template, node.namespaced)?;
-            ctx.add_variable_from_value(node.id.clone(), to_cel(&obj));
+            if read[i] {
+                ctx.add_variable_from_value(node.id.clone(), to_cel(&obj));
+            }
             out.push(obj);
         } else {
             let items = ev.expand(&ctx, node, template, limits)?;
-            let as_list = Value::Array(items.clone());
-            ctx.add_variable_from_value(node.id.clone(), to_cel(&as_list));
+            if read[i] {
+                let list = CelValue::List(std::sync::Arc::new(items.iter().map(to_cel).collect()));
+                ctx.add_variable_from_value(node.id.clone(), list);
+            }
             out.extend(items);
         }
         state[i] = State::Rendered;
@@ -156,17 +167,15 @@ impl Evaluator<'_, '_> {
     /// expression is.
     fn diag(&self, code: crate::diag::Code, msg: String, e: &Expr, hint: &str) -> Diagnostic {
         let g = self.unit.graph;
-        let def_loc = g.diag(Diagnostic::error(code, ""), &e.path);
-        let at = match def_loc.line {
+        // Where the expression is written, as file:line of the definition.
+        let line = crate::document::locate(&g.document.source.text, g.document.index, &e.path);
+        let at = match line.map(|(l, _)| l) {
             Some(l) => format!("{}:{l}", g.document.file()),
             None => g.document.file().to_string(),
         };
         let d = Diagnostic::error(
             code,
-            format!(
-                "{msg} (in {} {:?} at {at}, {})",
-                "definition", g.name, e.path
-            ),
+            format!("{msg} (in definition {:?} at {at}, {})", g.name, e.path),
         )
         .with_hint(hint);
         self.unit.origin.diag(d, &FieldPath::root())
