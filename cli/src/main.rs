@@ -210,18 +210,10 @@ fn run(cli: Cli) -> ExitCode {
             if loaded.diagnostics.has_errors() {
                 return fail(&loaded.diagnostics, &loaded, common.diagnostics);
             }
-            let mut diags = pipeline::check_documents(&loaded.documents);
-            if diags.has_errors() {
-                return fail(&diags, &loaded, common.diagnostics);
+            match pipeline::definitions(&loaded.documents, &options(&common)) {
+                Err(diags) => fail(&diags, &loaded, common.diagnostics),
+                Ok(defs) => emit(&graph_cmd::render(&defs.rgds, format)),
             }
-            let (defs, def_diags) =
-                pipeline::load_definitions(&loaded.documents, &options(&common));
-            diags.extend(def_diags);
-            diags.sort();
-            if diags.has_errors() {
-                return fail(&diags, &loaded, common.diagnostics);
-            }
-            emit(&graph_cmd::render(&defs.rgds, format))
         }
     }
 }

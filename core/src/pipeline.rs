@@ -182,6 +182,21 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     (Definitions { rgds, by_gvk }, diags)
 }
 
+/// Check the documents and load their definitions, for commands that only need the graphs. Any
+/// error fails the whole call, with every diagnostic found (sorted).
+pub fn definitions(docs: &[Document], opts: &Options) -> Result<Definitions, Diagnostics> {
+    let mut diags = check_documents(docs);
+    if !diags.has_errors() {
+        let (defs, def_diags) = load_definitions(docs, opts);
+        diags.extend(def_diags);
+        if !diags.has_errors() {
+            return Ok(defs);
+        }
+    }
+    diags.sort();
+    Err(diags)
+}
+
 /// Render documents. On success, the objects to print and any warnings; on failure, every
 /// diagnostic found (sorted), and no objects.
 pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> {

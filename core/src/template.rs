@@ -34,11 +34,6 @@ impl<'d> Compiler<'d> {
         }
     }
 
-    /// The document diagnostics are located in.
-    pub fn document(&self) -> &'d Document {
-        self.doc
-    }
-
     /// Compile `source`, written as `written` at `path` of the document.
     pub fn expr(
         &mut self,

@@ -130,13 +130,6 @@ pub struct Rgd {
     pub warnings: Vec<Diagnostic>,
 }
 
-impl Rgd {
-    /// The `apiVersion` of instances.
-    pub fn instance_api_version(&self) -> String {
-        format!("{}/{}", self.group, self.version)
-    }
-}
-
 fn re(cell: &'static OnceLock<Regex>, pat: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pat).expect("static regex"))
 }
