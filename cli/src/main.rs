@@ -5,8 +5,11 @@
 
 #![allow(clippy::result_large_err)]
 
+mod component_cmd;
 mod graph_cmd;
+mod kurel_cmd;
 mod report;
+mod schema_cmd;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,6 +18,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use kiln_core::diag::Diagnostics;
 use kiln_core::document::YamlLimits;
+use kiln_core::layout::Layout;
 use kiln_core::output::{self, Format};
 use kiln_core::pipeline::{self, Options};
 use kiln_core::source::{load_inputs_with_files, Input, Loaded};
@@ -47,6 +51,34 @@ struct Common {
     /// Worker threads for rendering (default: all cores). Output is identical for any value.
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// Where and how rendered objects are written.
+#[derive(clap::Args)]
+struct OutputArgs {
+    /// Output format: a YAML stream or a JSON v1/List.
+    #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
+    output_format: OutFormat,
+    /// Write into this directory instead of stdout (created or replaced as a whole, never left
+    /// half-written).
+    #[arg(long = "output-dir", short = 'o')]
+    output_dir: Option<PathBuf>,
+    /// How objects are spread over files with `-o`.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Single, requires = "output_dir")]
+    layout: LayoutArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LayoutArg {
+    /// One file, `manifests.yaml`.
+    Single,
+    /// One file per kind.
+    ByKind,
+    /// One file per object.
+    ByResource,
 }
 
 impl Command {
@@ -54,7 +86,13 @@ impl Command {
         match self {
             Command::Render { common, .. }
             | Command::Validate { common, .. }
-            | Command::Graph { common, .. } => common,
+            | Command::Graph { common, .. }
+            | Command::Schema { common, .. }
+            | Command::Info { common, .. }
+            | Command::Promote { common, .. } => common,
+            Command::Snapshot {
+                action: SnapshotAction::Create { common, .. },
+            } => common,
         }
     }
 }
@@ -63,18 +101,57 @@ impl Command {
 enum Command {
     /// Render definitions + instances into manifests on stdout.
     Render {
-        /// Files or directories to read; `-` reads stdin. Defaults to the current directory.
+        /// Files or directories to read (or one kurel package directory); `-` reads stdin.
+        /// Defaults to the current directory.
         paths: Vec<String>,
-        /// Output format: a YAML stream or a JSON v1/List.
-        #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
-        output_format: OutFormat,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// Environment to render components for.
+        #[arg(long)]
+        env: Option<String>,
+        #[command(flatten)]
+        kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
         common: Common,
     },
     /// Check definitions and instances; print every diagnostic found.
     Validate {
-        /// Files or directories to read; `-` reads stdin. Defaults to the current directory.
+        /// Files or directories to read (or one kurel package directory); `-` reads stdin.
+        /// Defaults to the current directory.
         paths: Vec<String>,
+        /// Environment to check components for.
+        #[arg(long)]
+        env: Option<String>,
+        #[command(flatten)]
+        kurel: kurel_cmd::KurelArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the schema a definition induces: the instance CRD of a ResourceGraphDefinition, the
+    /// JSON Schema of a ComponentTypeDefinition's or Addon's parameters, or of a kurel package's
+    /// parameters.
+    Schema {
+        /// File or directory holding the definitions, or a kurel package directory.
+        path: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Describe a kurel package: metadata, parameters, resources and patches (enabled and why).
+    Info {
+        /// The package directory.
+        path: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Component snapshots.
+    Snapshot {
+        #[command(subcommand)]
+        action: SnapshotAction,
+    },
+    /// Copy a component's snapshot from one environment to another and commit it with git.
+    Promote {
+        #[command(flatten)]
+        args: component_cmd::PromoteArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -85,6 +162,17 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = graph_cmd::GraphFormat::Text)]
         format: graph_cmd::GraphFormat,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Subcommand)]
+enum SnapshotAction {
+    /// Write a ComponentEnvSnapshot of a component for an environment.
+    Create {
+        #[command(flatten)]
+        args: component_cmd::SnapshotCreateArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -104,11 +192,13 @@ fn inputs(paths: &[String]) -> Vec<Input> {
     }
 }
 
-fn options(common: &Common) -> Options {
-    Options {
+fn options(common: &Common, env: Option<&str>) -> Options {
+    let mut o = Options {
         namespace: common.namespace.clone(),
         ..Options::default()
-    }
+    };
+    o.component.env = env.map(str::to_string);
+    o
 }
 
 fn fail(diags: &Diagnostics, loaded: &Loaded, format: DiagFormat) -> ExitCode {
@@ -135,6 +225,7 @@ fn with_load_warnings(
 /// returned.
 fn load_and_render(
     paths: &[String],
+    env: Option<&str>,
     common: &Common,
     limits: &YamlLimits,
 ) -> Result<(Loaded, pipeline::Output), ExitCode> {
@@ -142,9 +233,51 @@ fn load_and_render(
     if loaded.diagnostics.has_errors() {
         return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
     }
-    match pipeline::render(&loaded.documents, &options(common)) {
+    match pipeline::render(&loaded.documents, &options(common, env)) {
         Err(diags) => Err(fail(&diags, &loaded, common.diagnostics)),
         Ok(out) => Ok((loaded, out)),
+    }
+}
+
+/// Print warnings, then write the objects to stdout or into `-o DIR`. With `--strict`, warnings
+/// fail the run and nothing is written. Shared by every front-end.
+pub(crate) fn deliver(
+    objects: &[serde_json::Value],
+    warnings: &[kiln_core::diag::Diagnostic],
+    files: &[std::sync::Arc<kiln_core::document::SourceFile>],
+    out: &OutputArgs,
+    common: &Common,
+) -> ExitCode {
+    if !warnings.is_empty() {
+        report::print(warnings, files, common.diagnostics);
+        if common.strict {
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(dir) = &out.output_dir {
+        let layout = match out.layout {
+            LayoutArg::Single => Layout::Single,
+            LayoutArg::ByKind => Layout::ByKind,
+            LayoutArg::ByResource => Layout::ByResource,
+        };
+        return match kiln_core::layout::write_dir(dir, objects, layout) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(d) => {
+                report::print(&[d], files, common.diagnostics);
+                ExitCode::from(1)
+            }
+        };
+    }
+    let format = match out.output_format {
+        OutFormat::Yaml => Format::Yaml,
+        OutFormat::Json => Format::Json,
+    };
+    match output::write(objects, format) {
+        Ok(text) => emit(&text),
+        Err(d) => {
+            report::print(&[d], files, common.diagnostics);
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -167,40 +300,61 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Render {
             paths,
-            output_format,
+            out,
+            env,
+            kurel,
             common,
-        } => match load_and_render(&paths, &common, &limits) {
-            Err(code) => code,
-            Ok((loaded, out)) => {
-                let format = match output_format {
-                    OutFormat::Yaml => Format::Yaml,
-                    OutFormat::Json => Format::Json,
-                };
-                let text = match output::write(&out.objects, format) {
-                    Ok(t) => t,
-                    Err(d) => return fail(&d.into(), &loaded, common.diagnostics),
-                };
-                let warnings = with_load_warnings(&loaded, &out.warnings);
-                if !warnings.is_empty() {
+        } => {
+            if let [one] = paths.as_slice() {
+                if kurel_cmd::is_package(one) {
+                    return kurel_cmd::render(one, &kurel, &out, &common);
+                }
+            }
+            match load_and_render(&paths, env.as_deref(), &common, &limits) {
+                Err(code) => code,
+                Ok((loaded, rendered)) => {
+                    let warnings = with_load_warnings(&loaded, &rendered.warnings);
+                    deliver(&rendered.objects, &warnings, &loaded.files, &out, &common)
+                }
+            }
+        }
+        Command::Validate {
+            paths,
+            env,
+            kurel,
+            common,
+        } => {
+            if let [one] = paths.as_slice() {
+                if kurel_cmd::is_package(one) {
+                    return kurel_cmd::validate(one, &kurel, &common);
+                }
+            }
+            match load_and_render(&paths, env.as_deref(), &common, &limits) {
+                Err(code) => code,
+                Ok((loaded, out)) => {
+                    let warnings = with_load_warnings(&loaded, &out.warnings);
                     report::print(&warnings, &loaded.files, common.diagnostics);
+                    if common.strict && !warnings.is_empty() {
+                        return ExitCode::from(1);
+                    }
+                    if common.diagnostics == DiagFormat::Human {
+                        eprintln!("ok: {} document(s) checked", loaded.documents.len());
+                    }
+                    ExitCode::SUCCESS
                 }
-                emit(&text)
             }
-        },
-        Command::Validate { paths, common } => match load_and_render(&paths, &common, &limits) {
-            Err(code) => code,
-            Ok((loaded, out)) => {
-                report::print(
-                    &with_load_warnings(&loaded, &out.warnings),
-                    &loaded.files,
-                    common.diagnostics,
-                );
-                if common.diagnostics == DiagFormat::Human {
-                    eprintln!("ok: {} document(s) checked", loaded.documents.len());
-                }
-                ExitCode::SUCCESS
+        }
+        Command::Schema { path, common } => {
+            if kurel_cmd::is_package(&path) {
+                return kurel_cmd::schema(&path, &common);
             }
-        },
+            schema_cmd::run(&path, &common, &limits)
+        }
+        Command::Info { path, common } => kurel_cmd::info(&path, &common),
+        Command::Snapshot {
+            action: SnapshotAction::Create { args, common },
+        } => component_cmd::snapshot_create(&args, &common),
+        Command::Promote { args, common } => component_cmd::promote(&args, &common),
         Command::Graph {
             path,
             format,
@@ -210,7 +364,7 @@ fn run(cli: Cli) -> ExitCode {
             if loaded.diagnostics.has_errors() {
                 return fail(&loaded.diagnostics, &loaded, common.diagnostics);
             }
-            match pipeline::definitions(&loaded.documents, &options(&common)) {
+            match pipeline::definitions(&loaded.documents, &options(&common, None)) {
                 Err(diags) => fail(&diags, &loaded, common.diagnostics),
                 Ok(defs) => emit(&graph_cmd::render(&defs.rgds, format)),
             }

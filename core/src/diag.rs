@@ -42,97 +42,30 @@ impl Serialize for Code {
     }
 }
 
-macro_rules! codes {
-    ($($(#[$doc:meta])* $name:ident = $id:literal, $slug:literal;)*) => {
-        /// Every diagnostic code kiln emits. Ranges: 1xxx input and YAML, 2xxx definitions and
-        /// schemas, 3xxx expressions, 4xxx graphs, 5xxx evaluation and instances, 9xxx internal.
-        pub mod codes {
-            use super::Code;
-            $($(#[$doc])* pub const $name: Code = Code { id: $id, slug: $slug };)*
-            /// All codes, for the error catalogue test.
-            pub const ALL: &[Code] = &[$($name),*];
-        }
+/// Declares code constants and a slice `$list` of them. Each front-end keeps its codes in its own
+/// file (`diag_codes_*.rs`), so adding a code touches one place.
+macro_rules! code_table {
+    ($list:ident; $($(#[$doc:meta])* $name:ident = $id:literal, $slug:literal;)*) => {
+        $($(#[$doc])* pub const $name: Code = Code { id: $id, slug: $slug };)*
+        /// The codes declared in this table.
+        pub const $list: &[Code] = &[$($name),*];
     };
 }
 
-codes! {
-    /// A path given on the command line or named by an input does not exist or cannot be read.
-    IO_READ = "KLN1001", "io-read";
-    /// A path resolves outside the root it was given under (`..`, absolute path, symlink).
-    PATH_ESCAPE = "KLN1002", "path-escape";
-    /// A file is not valid UTF-8.
-    NOT_UTF8 = "KLN1003", "not-utf8";
-    /// YAML or JSON that does not parse.
-    YAML_SYNTAX = "KLN1004", "yaml-syntax";
-    /// A YAML budget was exceeded (depth, documents, aliases, nodes, size).
-    YAML_BUDGET = "KLN1005", "yaml-budget";
-    /// A document is not a mapping, or lacks a string `apiVersion` or `kind`.
-    NOT_AN_OBJECT = "KLN1006", "not-an-object";
-    /// A path is neither a regular file nor a directory (device, socket, fifo).
-    NOT_A_FILE = "KLN1007", "not-a-file";
-    /// A mapping repeats a key (a warning: the last value wins, as in kubectl and kro).
-    YAML_DUPLICATE_KEY = "KLN1008", "yaml-duplicate-key";
+/// Every diagnostic code kiln emits. Ranges: 1xxx input and YAML, 2xxx definitions and schemas,
+/// 3xxx expressions, 4xxx graphs, 5xxx evaluation and instances, 6xxx component types, 7xxx kurel
+/// packages, 9xxx internal.
+pub mod codes {
+    use super::Code;
 
-    /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
-    RGD_INVALID = "KLN2001", "rgd-invalid";
-    /// The schema kind is not UpperCamelCase or the apiVersion has the wrong form.
-    RGD_KIND_NAME = "KLN2002", "rgd-kind-name";
-    /// A SimpleSchema type or marker is invalid.
-    SIMPLE_SCHEMA = "KLN2003", "simple-schema";
-    /// A resource id is not lowerCamelCase, is reserved, or is duplicated.
-    RESOURCE_ID = "KLN2004", "resource-id";
-    /// A resource has both or neither of `template` and `externalRef`, or an invalid combination.
-    RESOURCE_SHAPE = "KLN2005", "resource-shape";
-    /// A template is not a Kubernetes object (apiVersion, kind, metadata).
-    TEMPLATE_OBJECT = "KLN2006", "template-object";
-    /// A forEach entry is malformed, or an iterator name is invalid or duplicated.
-    FOREACH_INVALID = "KLN2007", "foreach-invalid";
-    /// Two definitions define the same kind.
-    DUPLICATE_KIND = "KLN2008", "duplicate-kind";
-    /// A template sets a label or annotation under the reserved `kro.run/` prefix.
-    RESERVED_LABEL = "KLN2009", "reserved-label";
-    /// A template's literal field is unknown to its kind's schema, or has the wrong type.
-    TEMPLATE_SCHEMA = "KLN2010", "template-schema";
+    include!("diag_codes_core.rs");
+    include!("diag_codes_component.rs");
+    include!("diag_codes_kurel.rs");
 
-    /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
-    TEMPLATE_SYNTAX = "KLN3001", "template-syntax";
-    /// A CEL expression that does not parse.
-    CEL_SYNTAX = "KLN3002", "cel-syntax";
-    /// An expression references an identifier that is not in scope.
-    UNKNOWN_IDENTIFIER = "KLN3003", "unknown-identifier";
-    /// An expression calls a function that kiln's CEL environment does not have.
-    UNKNOWN_FUNCTION = "KLN3004", "unknown-function";
-    /// A field that must be one standalone expression (includeWhen, readyWhen, forEach) is not.
-    NOT_STANDALONE = "KLN3005", "not-standalone";
-    /// An expression is longer or deeper than the configured limit.
-    EXPRESSION_LIMIT = "KLN3006", "expression-limit";
-    /// omit() used where it is not allowed.
-    OMIT_MISUSE = "KLN3007", "omit-misuse";
-
-    /// The resources of a graph depend on each other in a cycle.
-    CYCLE = "KLN4001", "cycle";
-    /// A resource references itself.
-    SELF_REFERENCE = "KLN4002", "self-reference";
-    /// A forEach dimension is not used in the resource's name or namespace.
-    FOREACH_IDENTITY = "KLN4003", "foreach-identity";
-    /// A forEach expression references another iterator.
-    FOREACH_ITERATOR_REFERENCE = "KLN4004", "foreach-iterator-reference";
-
-    /// An instance does not satisfy the schema of its kind.
-    INSTANCE_INVALID = "KLN5001", "instance-invalid";
-    /// A CEL expression failed while rendering.
-    EVALUATION = "KLN5002", "evaluation";
-    /// An expression needs state that only exists in a live cluster (status, externalRef).
-    NEEDS_CLUSTER = "KLN5003", "needs-cluster";
-    /// An expression returned a value of the wrong type for where it is used.
-    RESULT_TYPE = "KLN5004", "result-type";
-    /// forEach produced two objects with the same identity, or too many objects.
-    FOREACH_RESULT = "KLN5005", "foreach-result";
-    /// A namespaced child of a cluster-scoped instance has no namespace.
-    NAMESPACE = "KLN5006", "namespace";
-
-    /// A bug in kiln: please report it.
-    INTERNAL = "KLN9001", "internal";
+    /// All codes, for the error catalogue test and `--explain`-style tooling.
+    pub fn all() -> impl Iterator<Item = &'static Code> {
+        CORE.iter().chain(COMPONENT).chain(KUREL)
+    }
 }
 
 /// One problem, located as precisely as the input allows.
@@ -328,12 +261,12 @@ mod tests {
 
     #[test]
     fn codes_are_unique_and_well_formed() {
-        let mut ids: Vec<_> = codes::ALL.iter().map(|c| c.id).collect();
+        let mut ids: Vec<_> = codes::all().map(|c| c.id).collect();
         let n = ids.len();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), n, "duplicate diagnostic id");
-        for c in codes::ALL {
+        for c in codes::all() {
             assert!(c.id.starts_with("KLN") && c.id.len() == 7, "{}", c.id);
             assert!(c
                 .slug
@@ -345,7 +278,7 @@ mod tests {
     #[test]
     fn every_code_is_documented() {
         let doc = include_str!("../../docs/errors.md");
-        for c in codes::ALL {
+        for c in codes::all() {
             let heading = format!("## {} {}", c.id, c.slug);
             assert!(doc.contains(&heading), "docs/errors.md lacks {heading:?}");
         }

@@ -45,6 +45,7 @@
 // everywhere would cost clarity for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod component;
 pub mod diag;
 pub mod document;
 pub mod expr;
@@ -52,6 +53,8 @@ pub mod fieldpath;
 pub mod graph;
 pub mod ir;
 pub mod kro;
+pub mod kurel;
+pub mod layout;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;

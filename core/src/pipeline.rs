@@ -3,13 +3,15 @@
 //! Documents are classified (definitions, instances of the kinds they define, everything else),
 //! definitions are lowered once, and units are rendered in parallel. Output keeps input order: each
 //! instance is replaced by its objects in topological order, other documents pass through unchanged,
-//! definitions are consumed. Any error means no output at all.
+//! definitions are consumed. Documents of the component-type front-end (`openchoreo.dev`) are handed
+//! to it as a whole; its releases come after everything else. Any error means no output at all.
 
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 use serde_json::Value;
 
+use crate::component;
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::expr::cel::ExprLimits;
@@ -29,6 +31,8 @@ pub struct Options {
     pub expr: ExprLimits,
     /// Evaluation limits.
     pub render: RenderLimits,
+    /// Settings of the component-type front-end.
+    pub component: component::Options,
 }
 
 /// The result of a successful run.
@@ -43,6 +47,8 @@ pub struct Output {
 /// What each input document is.
 enum Item<'a> {
     Definition,
+    /// Handled by the component-type front-end as a whole.
+    Component,
     Instance(&'a Rgd, &'a Document),
     Passthrough(&'a Document),
 }
@@ -213,6 +219,8 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
         .map(|d| {
             if kro::is_rgd(d) {
                 Item::Definition
+            } else if component::is_component_document(d) {
+                Item::Component
             } else {
                 match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
                     Some(r) => Item::Instance(r, d),
@@ -225,7 +233,7 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
     let rendered: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = items
         .par_iter()
         .map(|item| match item {
-            Item::Definition => Ok(Vec::new()),
+            Item::Definition | Item::Component => Ok(Vec::new()),
             Item::Passthrough(d) => Ok(vec![d.value.clone()]),
             Item::Instance(rgd, doc) => {
                 let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
@@ -246,6 +254,19 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
             Ok(objs) => objects.extend(objs),
             Err(ds) => diags.extend(ds),
         }
+    }
+    // Component releases follow the kro objects and pass-through documents, in the component
+    // front-end's own documented order.
+    let component_docs: Vec<&Document> = docs
+        .iter()
+        .filter(|d| component::is_component_document(d))
+        .collect();
+    match component::render(&component_docs, &opts.component) {
+        Ok(r) => {
+            objects.extend(r.objects);
+            diags.extend(r.warnings);
+        }
+        Err(ds) => diags.extend(ds.0),
     }
     diags.sort();
     if diags.has_errors() {

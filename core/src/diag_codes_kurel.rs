@@ -1,0 +1,3 @@
+// Codes of the kurel package front-end (KLN7xxx; see docs/errors.md).
+code_table! { KUREL;
+}
