@@ -54,6 +54,14 @@ struct Common {
     /// Treat warnings as errors.
     #[arg(long)]
     strict: bool,
+    /// Directory (or file) of CustomResourceDefinitions used to check templates of those kinds;
+    /// nothing else in it is read as input.
+    #[arg(long, value_name = "DIR")]
+    crds: Option<String>,
+    /// Kubernetes version whose built-in schemas check templates (only the bundled one is
+    /// available; see `kiln schema --help`).
+    #[arg(long, value_name = "MAJOR.MINOR")]
+    kube_version: Option<String>,
 }
 
 /// Where and how rendered objects are written.
@@ -133,6 +141,9 @@ enum Command {
     Schema {
         /// File or directory holding the definitions, or a kurel package directory.
         path: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
+        output_format: OutFormat,
         #[command(flatten)]
         common: Common,
     },
@@ -192,13 +203,40 @@ fn inputs(paths: &[String]) -> Vec<Input> {
     }
 }
 
-fn options(common: &Common, env: Option<&str>) -> Options {
+/// Run options from the command line. CRDs named by `--crds` are read here, at the edge; a bad
+/// `--kube-version` or unreadable CRD directory ends the run with its diagnostics.
+fn options(common: &Common, env: Option<&str>) -> Result<Options, ExitCode> {
     let mut o = Options {
         namespace: common.namespace.clone(),
         ..Options::default()
     };
     o.component.env = env.map(str::to_string);
-    o
+    if let Some(v) = &common.kube_version {
+        let bundled = kiln_core::openapi::Schemas::kubernetes_version();
+        let wanted = v.trim_start_matches('v');
+        if wanted != bundled {
+            let d = kiln_core::diag::Diagnostic::error(
+                kiln_core::diag::codes::IO_READ,
+                format!("--kube-version {v}: no bundled schemas for this version"),
+            )
+            .with_hint(format!("bundled: {bundled}"));
+            report::print(&[d], &[], common.diagnostics);
+            return Err(ExitCode::from(2));
+        }
+    }
+    if let Some(dir) = &common.crds {
+        let loaded =
+            load_inputs_with_files(&inputs(std::slice::from_ref(dir)), &YamlLimits::default());
+        if loaded.diagnostics.has_errors() {
+            return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
+        }
+        o.crds = loaded
+            .documents
+            .into_iter()
+            .filter(|d| d.kind() == Some("CustomResourceDefinition"))
+            .collect();
+    }
+    Ok(o)
 }
 
 fn fail(diags: &Diagnostics, loaded: &Loaded, format: DiagFormat) -> ExitCode {
@@ -233,7 +271,8 @@ fn load_and_render(
     if loaded.diagnostics.has_errors() {
         return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
     }
-    match pipeline::render(&loaded.documents, &options(common, env)) {
+    let opts = options(common, env)?;
+    match pipeline::render(&loaded.documents, &opts) {
         Err(diags) => Err(fail(&diags, &loaded, common.diagnostics)),
         Ok(out) => Ok((loaded, out)),
     }
@@ -344,11 +383,15 @@ fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
-        Command::Schema { path, common } => {
+        Command::Schema {
+            path,
+            output_format,
+            common,
+        } => {
             if kurel_cmd::is_package(&path) {
                 return kurel_cmd::schema(&path, &common);
             }
-            schema_cmd::run(&path, &common, &limits)
+            schema_cmd::run(&path, output_format, &common, &limits)
         }
         Command::Info { path, common } => kurel_cmd::info(&path, &common),
         Command::Snapshot {
@@ -364,7 +407,11 @@ fn run(cli: Cli) -> ExitCode {
             if loaded.diagnostics.has_errors() {
                 return fail(&loaded.diagnostics, &loaded, common.diagnostics);
             }
-            match pipeline::definitions(&loaded.documents, &options(&common, None)) {
+            let opts = match options(&common, None) {
+                Ok(o) => o,
+                Err(code) => return code,
+            };
+            match pipeline::definitions(&loaded.documents, &opts) {
                 Err(diags) => fail(&diags, &loaded, common.diagnostics),
                 Ok(defs) => emit(&graph_cmd::render(&defs.rgds, format)),
             }

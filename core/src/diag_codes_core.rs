@@ -37,6 +37,8 @@ code_table! { CORE;
     RESERVED_LABEL = "KLN2009", "reserved-label";
     /// A template's literal field is unknown to its kind's schema, or has the wrong type.
     TEMPLATE_SCHEMA = "KLN2010", "template-schema";
+    /// A status field holds a fixed value instead of an expression.
+    STATUS_STATIC = "KLN2011", "status-static";
 
     /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
     TEMPLATE_SYNTAX = "KLN3001", "template-syntax";
@@ -52,6 +54,13 @@ code_table! { CORE;
     EXPRESSION_LIMIT = "KLN3006", "expression-limit";
     /// omit() used where it is not allowed.
     OMIT_MISUSE = "KLN3007", "omit-misuse";
+    /// An expression does not type-check: a field its operand's schema lacks, an operator or
+    /// function applied to the wrong types.
+    TYPE_CHECK = "KLN3008", "type-check";
+    /// An expression's type does not fit the field it is written into.
+    TYPE_MISMATCH = "KLN3009", "type-mismatch";
+    /// includeWhen/readyWhen does not return a bool, or a forEach dimension does not return a list.
+    CONDITION_TYPE = "KLN3010", "condition-type";
 
     /// The resources of a graph depend on each other in a cycle.
     CYCLE = "KLN4001", "cycle";

@@ -33,6 +33,9 @@ pub struct Options {
     pub render: RenderLimits,
     /// Settings of the component-type front-end.
     pub component: component::Options,
+    /// CustomResourceDefinitions from outside the inputs (`--crds DIR`): their kinds' scopes and
+    /// schemas are known to the checks, and they are not part of the output.
+    pub crds: Vec<Document>,
 }
 
 /// The result of a successful run.
@@ -122,7 +125,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     let mut diags = Diagnostics::new();
     let mut scopes = Scopes::new();
     let mut schemas = Schemas::bundled();
-    for d in docs {
+    for d in docs.iter().chain(&opts.crds) {
         if d.kind() == Some("CustomResourceDefinition")
             && d.api_version()
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))

@@ -39,3 +39,8 @@ pub fn render(docs: &[&Document], _opts: &Options) -> Result<Rendered, Diagnosti
         "component types are not implemented yet",
     )))
 }
+
+/// The JSON Schema of each ComponentTypeDefinition's or Addon's parameters, by name.
+pub fn json_schemas(_docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnostics> {
+    Ok(Vec::new())
+}

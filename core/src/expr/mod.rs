@@ -1,6 +1,8 @@
 //! Expressions: `${…}` scanning, the CEL environment, values and references.
 pub mod cel;
+pub mod check;
 pub mod library;
 pub mod refs;
 pub mod scan;
 pub mod value;
+pub mod types;

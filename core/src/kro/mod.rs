@@ -4,7 +4,10 @@
 //! [`instance::prepare`] defaults and validates an instance of the kind it defines, which the
 //! evaluator then renders.
 
+pub mod crd;
 pub mod instance;
+mod plural;
 pub mod rgd;
+mod typecheck;
 
 pub use rgd::{is_rgd, load, Rgd};

@@ -16,11 +16,13 @@ use crate::document::Document;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
 use crate::graph::{format_cycle, Graph};
-use crate::ir::{Expr, GraphDef, Node, NodeKind};
+use crate::ir::{Expr, GraphDef, Node, NodeKind, Template};
 use crate::openapi::Schemas;
 use crate::schema;
 use crate::scope::Scopes;
 use crate::template::Compiler;
+
+use super::typecheck;
 
 /// The group of kro's own API.
 pub const KRO_GROUP: &str = "kro.run";
@@ -126,6 +128,9 @@ pub struct Rgd {
     pub namespaced: bool,
     /// OpenAPI schema of the instance `spec`.
     pub spec_schema: Value,
+    /// OpenAPI schema of the instance `status`, inferred from the status expressions' types plus
+    /// kro's `state` and `conditions`.
+    pub status_schema: Value,
     /// Warnings found while loading (no errors: those prevent an `Rgd`).
     pub warnings: Vec<Diagnostic>,
 }
@@ -334,10 +339,25 @@ impl<'d> Loader<'d> {
         };
 
         let nodes = self.resources(spec, &spec_path, scopes, namespaced);
-        self.status(sch, &schema_path, &nodes);
+        let status = self.status(sch, &schema_path, &nodes);
 
         let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
         let order = self.order(&nodes, &ids);
+
+        // Types are checked only on a graph that is otherwise sound: an unknown id or a cycle
+        // would only add noise here.
+        let mut status_schema = Value::Null;
+        if self.errors.is_empty() {
+            let typed = typecheck::check(&typecheck::Input {
+                doc: self.doc,
+                nodes: &nodes,
+                spec_schema: &spec_schema,
+                status: status.as_ref(),
+                schemas: self.schemas,
+            });
+            self.errors.extend(typed.errors);
+            status_schema = typed.status_schema;
+        }
 
         Some(Rgd {
             graph: GraphDef {
@@ -351,6 +371,7 @@ impl<'d> Loader<'d> {
             kind: kind.unwrap_or_default(),
             namespaced,
             spec_schema,
+            status_schema,
             warnings: Vec::new(),
         })
     }
@@ -894,11 +915,27 @@ impl<'d> Loader<'d> {
     }
 
     /// Status expressions are not rendered offline, but they are checked: syntax and references.
-    fn status(&mut self, sch: &Map<String, Value>, schema_path: &FieldPath, nodes: &[Node]) {
-        let Some(status) = sch.get("status") else {
-            return;
-        };
+    fn status(
+        &mut self,
+        sch: &Map<String, Value>,
+        schema_path: &FieldPath,
+        nodes: &[Node],
+    ) -> Option<Template> {
+        let status = sch.get("status").filter(|v| !v.is_null())?;
         let sp = schema_path.key("status");
+        let fixed = typecheck::static_status_fields(status);
+        if !fixed.is_empty() {
+            let list: Vec<String> = fixed.iter().map(|p| p.to_string()).collect();
+            self.err(
+                codes::STATUS_STATIC,
+                format!(
+                    "failed to build instance status schema: status fields without expressions are not supported: [{}]",
+                    list.join(", ")
+                ),
+                &sp.join(&fixed[0]),
+                Some("status is computed from resources: write each field as ${...}"),
+            );
+        }
         let (t, diags) = self.compiler.template(status, &sp);
         self.errors.extend(diags);
         let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
@@ -921,6 +958,7 @@ impl<'d> Loader<'d> {
                 }
             }
         }
+        Some(t)
     }
 
     fn order(&mut self, nodes: &[Node], ids: &[String]) -> Option<Vec<usize>> {

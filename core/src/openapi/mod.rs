@@ -10,7 +10,10 @@
 //! The bundled data is decompressed and parsed once per process (about 1.4 MB of JSON) and shared
 //! by every [`Schemas`] through an `Arc`, so [`Schemas::bundled`] is cheap to call per definition.
 
+mod node;
 mod walk;
+
+pub use node::{NodeChild, SchemaNode};
 
 #[cfg(test)]
 mod tests;
@@ -162,6 +165,12 @@ impl Schemas {
         Ok(())
     }
 
+    /// A schema written out in full (an instance's spec schema), as a node whose `$ref`s resolve
+    /// against the bundled definitions. `root` makes `metadata` ObjectMeta.
+    pub fn node_of(&self, schema: &Value, root: bool) -> SchemaNode {
+        SchemaNode::new(self.bundle.clone(), schema, root)
+    }
+
     /// The schema of a kind, or `None` when neither the bundle nor an added CRD knows it.
     pub fn lookup(&self, api_version: &str, kind: &str) -> Option<KindSchema> {
         if let Some(c) = self.crds.get(&(api_version.to_string(), kind.to_string())) {
@@ -205,6 +214,11 @@ pub enum FieldLookup {
 }
 
 impl KindSchema {
+    /// The root node of the kind, for the type checker.
+    pub fn node(&self) -> SchemaNode {
+        SchemaNode::new(self.bundle.clone(), &self.root, true)
+    }
+
     /// The schema at a field path, following `$ref`/`allOf`, `items` and `additionalProperties`.
     /// `metadata` is ObjectMeta and `apiVersion`/`kind` are strings for every kind.
     pub fn field(&self, path: &FieldPath) -> FieldLookup {

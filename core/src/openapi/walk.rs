@@ -18,22 +18,22 @@ use crate::fieldpath::{FieldPath, Segment};
 /// Bound on `$ref`/`allOf` chains, so a cyclic CRD or corrupted data cannot loop forever.
 const MAX_DEPTH: usize = 64;
 
-const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
-const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
+pub(super) const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
+pub(super) const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
 
 /// What a key or index leads to from a node.
-enum Child<'a> {
+pub(super) enum Child<'a> {
     Schema(Cow<'a, Value>),
     Anything,
     Missing,
 }
 
-fn flag(node: &Value, name: &str) -> bool {
+pub(super) fn flag(node: &Value, name: &str) -> bool {
     node.get(name).and_then(Value::as_bool) == Some(true)
 }
 
 /// `node` with `$ref`s followed and `allOf` members merged in, so callers see one flat node.
-fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'a, Value> {
+pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'a, Value> {
     let mut cur = node;
     for _ in 0..MAX_DEPTH {
         let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
@@ -87,7 +87,7 @@ fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
 }
 
 /// The `type` of a node as a list, without `"null"` (nullability is not a type for kro).
-fn own_types(node: &Value) -> Vec<&str> {
+pub(super) fn own_types(node: &Value) -> Vec<&str> {
     match node.get("type") {
         Some(Value::String(t)) if t != "null" => vec![t.as_str()],
         Some(Value::Array(ts)) => ts
@@ -111,7 +111,7 @@ fn branches(node: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// Whether `additionalProperties` admits extra keys (`true` or a schema), as kro's `Allows`.
-fn additional_allowed(node: &Value) -> bool {
+pub(super) fn additional_allowed(node: &Value) -> bool {
     matches!(
         node.get("additionalProperties"),
         Some(Value::Bool(true)) | Some(Value::Object(_))
@@ -119,7 +119,7 @@ fn additional_allowed(node: &Value) -> bool {
 }
 
 /// The types a literal may have at a node, in kro's order of precedence; `"any"` accepts all.
-fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
+pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
     if flag(node, PRESERVE) {
         return vec!["any".into()];
     }
@@ -160,14 +160,14 @@ fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
 }
 
 /// Whether a node is an object schema without declared fields: anything goes below it.
-fn free_form(node: &Value) -> bool {
+pub(super) fn free_form(node: &Value) -> bool {
     node.get("properties").is_none()
         && node.get("additionalProperties").is_none()
         && branches(node).next().is_none()
         && (own_types(node).is_empty() || has_type(node, "object"))
 }
 
-fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: bool) -> Child<'a> {
+pub(super) fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: bool) -> Child<'a> {
     if at_root {
         // Every kind's metadata is ObjectMeta (CRD schemas usually leave it as a bare object, and
         // the API server ignores what they say), and apiVersion/kind are always strings.
@@ -209,7 +209,7 @@ fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: bool) -> Ch
     }
 }
 
-fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
+pub(super) fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
     if let Some(s @ Value::Object(_)) = node.get("items") {
         return Child::Schema(Cow::Borrowed(s));
     }

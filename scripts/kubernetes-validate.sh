@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install (once) and locate the `kubernetes-validate` command from PyPI, the independent validator
+# `kiln schema`'s CRDs are checked with (kubectl's dry-run needs a cluster). It lives in a virtual
+# environment under target/, so nothing is installed system-wide and CI gets the same version.
+#
+# Prints the path of the executable on stdout. Exits non-zero (loudly) when it cannot be installed:
+# the test that uses it fails rather than passing silently.
+set -euo pipefail
+
+VERSION="1.37.0" # keep in step with core/data/kubernetes/VERSION
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="${KILN_TOOLS_DIR:-$root/target/tools}/kubernetes-validate-$VERSION"
+exe="$venv/bin/kubernetes-validate"
+
+if [ ! -x "$exe" ]; then
+    python="$(command -v python3 || true)"
+    if [ -z "$python" ]; then
+        echo "kubernetes-validate.sh: python3 not found; it is needed to install kubernetes-validate" >&2
+        exit 1
+    fi
+    rm -rf "$venv"
+    "$python" -m venv "$venv" >&2
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$VERSION" >&2
+fi
+"$exe" --version >/dev/null
+echo "$exe"
