@@ -12,6 +12,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${KILN_TOOLS_DIR:-$root/target/tools}/kubernetes-validate-$VERSION"
 exe="$venv/bin/kubernetes-validate"
 
+# Tests run in parallel and may call this at the same time: one installs, the others wait.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
+
 if [ ! -x "$exe" ]; then
     python="$(command -v python3 || true)"
     if [ -z "$python" ]; then

@@ -264,7 +264,12 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
         .iter()
         .filter(|d| component::is_component_document(d))
         .collect();
-    match component::render(&component_docs, &opts.component) {
+    // `--namespace` applies to components without one, as it does to kro instances.
+    let mut component_opts = opts.component.clone();
+    if component_opts.namespace.is_none() {
+        component_opts.namespace = opts.namespace.clone();
+    }
+    match component::render(&component_docs, &component_opts) {
         Ok(r) => {
             objects.extend(r.objects);
             diags.extend(r.warnings);

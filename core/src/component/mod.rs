@@ -1,17 +1,57 @@
 //! Component types front-end (`openchoreo.dev/v1alpha1`): ComponentTypeDefinitions, Addons,
 //! Components, Workloads, ComponentDeployments and ComponentEnvSnapshots rendered into one Release
-//! per environment. See `docs/component-types.md`.
+//! per component and environment. See `docs/component-types.md`.
+//!
+//! The stages, one module each:
+//!
+//! - [`kinds`]: documents → plain structs (with upstream aliases), shape checks;
+//! - `shorthand`: the shorthand schema → JSON Schema, merged parameters + envOverrides;
+//! - `template`: the `${…}` scanner, expressions compiled once per definition, rendering;
+//! - `functions`: the helper functions (`oc_merge`, `oc_omit`, `oc_generate_name`, …);
+//! - `context`: parameters (merge, defaults, validation) and the context variables;
+//! - `pointer` and `patch`: addon patch paths with filters, and the operations;
+//! - `release`: one Component in one environment → its resources;
+//! - `order`: the output order; [`snapshot`]: snapshot digests.
+//!
+//! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
+//! `Release`/`RenderedRelease` object.
 
-use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
+use crate::expr::cel::ExprLimits;
+use crate::fieldpath::FieldPath;
+
+mod context;
+mod functions;
+pub mod kinds;
+mod order;
+mod patch;
+mod pointer;
+mod release;
+mod shorthand;
+pub mod snapshot;
+mod template;
+
+use kinds::{
+    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, SnapshotDef, TypeDef, WorkloadDef,
+};
+use template::{Exprs, TplError};
+
+/// The apiVersion of every component-types document.
+pub const API_VERSION: &str = "openchoreo.dev/v1alpha1";
 
 /// Settings of a component render.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// The environment to render (`kiln render --env NAME`).
     pub env: Option<String>,
+    /// Namespace for Components that set none (`--namespace`).
+    pub namespace: Option<String>,
 }
 
 /// What a component render produced.
@@ -29,18 +69,800 @@ pub fn is_component_document(d: &Document) -> bool {
         .is_some_and(|v| v.starts_with("openchoreo.dev/"))
 }
 
-/// Render every Component (or snapshot) in the documents.
-pub fn render(docs: &[&Document], _opts: &Options) -> Result<Rendered, Diagnostics> {
+/// Everything read from the documents.
+#[derive(Default)]
+struct Loaded<'a> {
+    types: Vec<TypeDef<'a>>,
+    addons: Vec<AddonDef<'a>>,
+    components: Vec<ComponentDef<'a>>,
+    workloads: Vec<WorkloadDef<'a>>,
+    deployments: Vec<DeploymentDef<'a>>,
+    snapshots: Vec<SnapshotDef<'a>>,
+    /// Documents of other openchoreo.dev kinds, passed through.
+    others: Vec<Value>,
+    exprs: Exprs,
+}
+
+fn err(
+    loc: &Loc<'_>,
+    code: crate::diag::Code,
+    at: &FieldPath,
+    msg: String,
+    hint: &str,
+) -> Diagnostic {
+    loc.error(code, at, msg, hint)
+}
+
+/// Kinds that exist upstream but whose shape does not map onto kiln's model.
+const UNSUPPORTED: &[&str] = &["ComponentRelease", "RenderedRelease", "Release"];
+
+/// Read and check every document; compile every expression once.
+fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
+    let mut l = Loaded::default();
+    let mut diags = Vec::new();
+    for &d in docs {
+        let loc = Loc::new(d);
+        let root = FieldPath::root();
+        if d.api_version() != Some(API_VERSION) {
+            diags.push(err(
+                &loc,
+                codes::COMPONENT_INVALID,
+                &root.key("apiVersion"),
+                format!("unsupported apiVersion {:?}", d.api_version().unwrap_or("")),
+                "component-types documents use apiVersion: openchoreo.dev/v1alpha1",
+            ));
+            continue;
+        }
+        let kind = d.kind().unwrap_or("");
+        let v = &d.value;
+        match canonical_kind(kind).or(match kind {
+            "ClusterComponentType" => Some("ComponentTypeDefinition"),
+            "ClusterTrait" => Some("Addon"),
+            _ => None,
+        }) {
+            Some("ComponentTypeDefinition") => {
+                if let Some(t) = kinds::type_def(loc, v, &mut diags) {
+                    l.types.push(t);
+                }
+            }
+            Some("Addon") => {
+                if let Some(a) = kinds::addon_def(loc, v, &mut diags) {
+                    l.addons.push(a);
+                }
+            }
+            Some("Component") => {
+                if let Some(c) = kinds::component_def(loc, v, &mut diags) {
+                    l.components.push(c);
+                }
+            }
+            Some("Workload") => {
+                if let Some(w) = kinds::workload_def(loc, v, &mut diags) {
+                    l.workloads.push(w);
+                }
+            }
+            Some("ComponentDeployment") => {
+                if let Some(dd) = kinds::deployment_def(loc, v, &mut diags) {
+                    l.deployments.push(dd);
+                }
+            }
+            Some("ComponentEnvSnapshot") => {
+                let before = diags.len();
+                if let Some(s) = kinds::snapshot_def(loc.clone(), v, &mut diags) {
+                    l.snapshots.push(s);
+                }
+                if diags.len() == before {
+                    check_digest(&loc, v, &mut diags);
+                }
+            }
+            _ if UNSUPPORTED.contains(&kind) => diags.push(err(
+                &loc,
+                codes::COMPONENT_INVALID,
+                &root.key("kind"),
+                format!("kind {kind} is not supported by kiln"),
+                "render from a ComponentEnvSnapshot (kiln snapshot create) or from the live definitions",
+            )),
+            // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
+            // they pass through unchanged, like any document kiln does not render.
+            _ => l.others.push(v.clone()),
+        }
+    }
+    check_duplicates(&l, &mut diags);
+    let limits = ExprLimits::default();
+    let mut exprs = Exprs::default();
+    for t in l
+        .types
+        .iter()
+        .chain(l.snapshots.iter().map(|s| &s.type_def))
+    {
+        compile_type(t, &mut exprs, &limits, &mut diags);
+    }
+    for a in l
+        .addons
+        .iter()
+        .chain(l.snapshots.iter().flat_map(|s| s.addons.iter()))
+    {
+        compile_addon(a, &mut exprs, &limits, &mut diags);
+    }
+    l.exprs = exprs;
+    (l, diags)
+}
+
+fn check_digest(loc: &Loc<'_>, v: &Value, diags: &mut Vec<Diagnostic>) {
+    let at = FieldPath::root()
+        .key("metadata")
+        .key("annotations")
+        .key(snapshot::DIGEST_ANNOTATION);
+    let actual = snapshot::digest(v);
+    match snapshot::recorded_digest(v) {
+        None => diags.push(err(
+            loc,
+            codes::SNAPSHOT_DIGEST,
+            &at,
+            format!("snapshot has no {} annotation", snapshot::DIGEST_ANNOTATION),
+            "create snapshots with kiln snapshot create; they are stamped with the digest of their content",
+        )),
+        Some(d) if d != actual => diags.push(err(
+            loc,
+            codes::SNAPSHOT_DIGEST,
+            &at,
+            format!("snapshot digest {d} does not match its content ({actual}): it was changed after it was created"),
+            "recreate the snapshot with kiln snapshot create, or restore it from git",
+        )),
+        Some(_) => {}
+    }
+}
+
+fn check_duplicates(l: &Loaded<'_>, diags: &mut Vec<Diagnostic>) {
+    fn dup<'x, T>(
+        items: impl Iterator<Item = (&'x T, String, &'x Loc<'x>)>,
+        what: &str,
+        at: &FieldPath,
+        diags: &mut Vec<Diagnostic>,
+    ) where
+        T: 'x,
+    {
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (_, key, loc) in items {
+            let here = loc.doc.file().to_string();
+            if let Some(prev) = seen.get(&key) {
+                diags.push(loc.error(
+                    codes::DUPLICATE_DEFINITION,
+                    at,
+                    format!("{what} {key} is already defined in {prev}"),
+                    "remove or rename one of them",
+                ));
+            } else {
+                seen.insert(key, here);
+            }
+        }
+    }
+    let name_at = FieldPath::root().key("metadata").key("name");
+    let ns = |n: &Option<String>| n.clone().unwrap_or_default();
+    dup(
+        l.types.iter().map(|t| {
+            (
+                t,
+                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
+                &t.loc,
+            )
+        }),
+        "ComponentTypeDefinition",
+        &name_at,
+        diags,
+    );
+    dup(
+        l.addons.iter().map(|t| {
+            (
+                t,
+                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
+                &t.loc,
+            )
+        }),
+        "Addon",
+        &name_at,
+        diags,
+    );
+    dup(
+        l.components
+            .iter()
+            .map(|t| (t, format!("{:?}", t.name), &t.loc)),
+        "Component",
+        &name_at,
+        diags,
+    );
+    dup(
+        l.workloads
+            .iter()
+            .map(|t| (t, format!("for component {:?}", t.component), &t.loc)),
+        "Workload",
+        &FieldPath::root()
+            .key("spec")
+            .key("owner")
+            .key("componentName"),
+        diags,
+    );
+    dup(
+        l.deployments.iter().map(|t| {
+            (
+                t,
+                format!(
+                    "for component {:?} in environment {:?}",
+                    t.component, t.environment
+                ),
+                &t.loc,
+            )
+        }),
+        "ComponentDeployment",
+        &FieldPath::root().key("spec").key("environment"),
+        diags,
+    );
+    dup(
+        l.snapshots.iter().map(|t| {
+            (
+                t,
+                format!(
+                    "of component {:?} for environment {:?}",
+                    t.component_name, t.environment
+                ),
+                &t.loc,
+            )
+        }),
+        "ComponentEnvSnapshot",
+        &FieldPath::root().key("spec").key("environment"),
+        diags,
+    );
+}
+
+fn push_tpl_errors(loc: &Loc<'_>, errs: Vec<TplError>, diags: &mut Vec<Diagnostic>) {
+    for e in errs {
+        diags.push(loc.error(e.code, &e.path, e.message, e.hint));
+    }
+}
+
+fn with_var<'x>(base: &[&'x str], var: Option<&'x str>) -> Vec<&'x str> {
+    let mut v = base.to_vec();
+    v.extend(var);
+    v
+}
+
+fn compile_type(
+    t: &TypeDef<'_>,
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut errs = Vec::new();
+    let base = context::TYPE_VARS;
+    for r in &t.resources {
+        if let Some(e) = &r.include_when {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &r.at.key("includeWhen"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        if let Some(e) = &r.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &r.at.key("forEach"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        let vars = with_var(base, r.for_each.as_ref().map(|_| r.var.as_str()));
+        exprs.add_value(&r.template, &r.at.key("template"), &vars, limits, &mut errs);
+    }
+    push_tpl_errors(&t.loc, errs, diags);
+}
+
+fn compile_addon(
+    a: &AddonDef<'_>,
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut errs = Vec::new();
+    let base = context::ADDON_VARS;
+    for r in &a.creates {
+        if let Some(e) = &r.include_when {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &r.at.key("includeWhen"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        if let Some(e) = &r.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &r.at.key("forEach"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        let vars = with_var(base, r.for_each.as_ref().map(|_| r.var.as_str()));
+        exprs.add_value(&r.template, &r.at.key("template"), &vars, limits, &mut errs);
+    }
+    for p in &a.patches {
+        if let Some(e) = &p.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &p.at.key("forEach"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        let vars = with_var(base, p.for_each.as_ref().map(|_| p.var.as_str()));
+        if let Some(w) = &p.target.where_ {
+            let mut wv = vars.clone();
+            wv.push("resource");
+            exprs.add_string(
+                &format!("${{{w}}}"),
+                &p.at.key("target").key("where"),
+                &wv,
+                limits,
+                &mut errs,
+            );
+        }
+        for o in &p.ops {
+            exprs.add_string(&o.path, &o.at.key("path"), &vars, limits, &mut errs);
+            if let Some(v) = &o.value {
+                exprs.add_value(v, &o.at.key("value"), &vars, limits, &mut errs);
+            }
+        }
+    }
+    push_tpl_errors(&a.loc, errs, diags);
+}
+
+/// The definitions one Component uses.
+struct Inputs<'u, 'a> {
+    component: &'u ComponentDef<'a>,
+    type_def: &'u TypeDef<'a>,
+    addons: Vec<&'u AddonDef<'a>>,
+    workload: &'u WorkloadDef<'a>,
+}
+
+/// Find a Component's type, addons and workload among `types`/`addons`/`workloads`.
+fn resolve<'u, 'a>(
+    component: &'u ComponentDef<'a>,
+    types: &[&'u TypeDef<'a>],
+    addons: &[&'u AddonDef<'a>],
+    workload: Option<&'u WorkloadDef<'a>>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Inputs<'u, 'a>> {
+    let before = diags.len();
+    let c = component;
+    let ct_at = FieldPath::root().key("spec").key("componentType");
+    let ns_rank = |ns: &Option<String>| -> u8 {
+        if *ns == c.namespace {
+            0
+        } else if ns.is_none() {
+            1
+        } else {
+            2
+        }
+    };
+    let mut candidates: Vec<&&TypeDef<'a>> =
+        types.iter().filter(|t| t.name == c.type_name).collect();
+    candidates.sort_by_key(|t| ns_rank(&t.namespace));
+    let type_def = match candidates.first() {
+        Some(t) if t.workload_type == c.workload_type => Some(**t),
+        Some(t) => {
+            diags.push(c.loc.error(
+                codes::UNKNOWN_COMPONENT_TYPE,
+                &ct_at,
+                format!(
+                    "componentType {}/{} does not match ComponentTypeDefinition {:?}, whose workloadType is {:?}",
+                    c.workload_type, c.type_name, t.name, t.workload_type
+                ),
+                format!("write componentType: {}/{}", t.workload_type, t.name),
+            ));
+            None
+        }
+        None => {
+            let known: Vec<String> = types
+                .iter()
+                .map(|t| format!("{}/{}", t.workload_type, t.name))
+                .collect();
+            diags.push(c.loc.error(
+                codes::UNKNOWN_COMPONENT_TYPE,
+                &ct_at,
+                format!("unknown componentType {}/{}", c.workload_type, c.type_name),
+                if known.is_empty() {
+                    "add the ComponentTypeDefinition to the inputs".to_string()
+                } else {
+                    format!(
+                        "add the ComponentTypeDefinition to the inputs; known: {}",
+                        known.join(", ")
+                    )
+                },
+            ));
+            None
+        }
+    };
+    let mut used = Vec::new();
+    for u in &c.addons {
+        let mut cands: Vec<&&AddonDef<'a>> = addons.iter().filter(|a| a.name == u.name).collect();
+        cands.sort_by_key(|a| ns_rank(&a.namespace));
+        match cands.first() {
+            Some(a) => used.push(**a),
+            None => {
+                let known: Vec<&str> = addons.iter().map(|a| a.name.as_str()).collect();
+                diags.push(c.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &u.at.key("name"),
+                    format!("unknown addon {:?} (instance {:?})", u.name, u.instance),
+                    if known.is_empty() {
+                        "add the Addon to the inputs".to_string()
+                    } else {
+                        format!("add the Addon to the inputs; known: {}", known.join(", "))
+                    },
+                ));
+            }
+        }
+    }
+    let workload = match workload {
+        Some(w) => Some(w),
+        None => {
+            diags.push(c.loc.error(
+                codes::MISSING_WORKLOAD,
+                &FieldPath::root().key("metadata").key("name"),
+                format!("component {:?} has no Workload", c.name),
+                "add a Workload whose spec.owner.componentName (or metadata.name) is the component's name",
+            ));
+            None
+        }
+    };
+    if diags.len() > before {
+        return None;
+    }
+    Some(Inputs {
+        component: c,
+        type_def: type_def?,
+        addons: used,
+        workload: workload?,
+    })
+}
+
+/// Decide which (component, environment) releases to render.
+fn plan<'u, 'a>(
+    l: &'u Loaded<'a>,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<release::Unit<'u, 'a>> {
+    let types: Vec<&TypeDef<'a>> = l.types.iter().collect();
+    let addons: Vec<&AddonDef<'a>> = l.addons.iter().collect();
+    let deployment = |c: &str, e: &str| {
+        l.deployments
+            .iter()
+            .find(|d| d.component == c && d.environment == e)
+    };
+    let wanted = |e: &str| opts.env.as_deref().is_none_or(|w| w == e);
+    let mut units = Vec::new();
+    let mut covered: BTreeSet<(String, String)> = BTreeSet::new();
+
+    for s in &l.snapshots {
+        covered.insert((s.component_name.clone(), s.environment.clone()));
+    }
+    for c in &l.components {
+        let envs: Vec<String> = match &opts.env {
+            Some(e) => vec![e.clone()],
+            None => l
+                .deployments
+                .iter()
+                .filter(|d| d.component == c.name)
+                .map(|d| d.environment.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        };
+        if envs.is_empty() {
+            diags.push(c.loc.error(
+                codes::ENVIRONMENT,
+                &FieldPath::root().key("metadata").key("name"),
+                format!("component {:?} has no environment to render for", c.name),
+                "pass --env NAME or add a ComponentDeployment for the component",
+            ));
+            continue;
+        }
+        let wl = l.workloads.iter().find(|w| w.component == c.name);
+        let Some(inputs) = resolve(c, &types, &addons, wl, diags) else {
+            continue;
+        };
+        for env in envs {
+            if covered.contains(&(c.name.clone(), env.clone())) {
+                diags.push(c.loc.error(
+                    codes::ENVIRONMENT,
+                    &FieldPath::root().key("metadata").key("name"),
+                    format!("component {:?} in environment {env:?} is given both as live definitions and as a ComponentEnvSnapshot", c.name),
+                    "render the environment's folder (snapshot + ComponentDeployment) on its own, or leave the snapshot out",
+                ));
+                continue;
+            }
+            if let Some(u) = unit(&inputs, deployment(&c.name, &env), env, opts, diags) {
+                units.push(u);
+            }
+        }
+    }
+    for s in &l.snapshots {
+        if !wanted(&s.environment) {
+            continue;
+        }
+        let st = [&s.type_def];
+        let sa: Vec<&AddonDef<'a>> = s.addons.iter().collect();
+        let Some(inputs) = resolve(&s.component, &st, &sa, Some(&s.workload), diags) else {
+            continue;
+        };
+        if let Some(u) = unit(
+            &inputs,
+            deployment(&s.component_name, &s.environment),
+            s.environment.clone(),
+            opts,
+            diags,
+        ) {
+            units.push(u);
+        }
+    }
+    // A deployment for a component that is not here at all is a mistake (a typo in the owner).
+    let known: BTreeSet<&str> = l
+        .components
+        .iter()
+        .map(|c| c.name.as_str())
+        .chain(l.snapshots.iter().map(|s| s.component_name.as_str()))
+        .collect();
+    for d in &l.deployments {
+        if wanted(&d.environment) && !known.contains(d.component.as_str()) {
+            diags.push(d.loc.error(
+                codes::UNKNOWN_COMPONENT,
+                &FieldPath::root().key("spec").key("owner").key("componentName"),
+                format!("ComponentDeployment names component {:?}, which is not among the inputs", d.component),
+                "add the Component (or its snapshot) to the inputs, or correct spec.owner.componentName",
+            ));
+        }
+    }
+    units
+}
+
+fn unit<'u, 'a>(
+    inputs: &Inputs<'u, 'a>,
+    deployment: Option<&'u DeploymentDef<'a>>,
+    env: String,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<release::Unit<'u, 'a>> {
+    let c = inputs.component;
+    let Some(namespace) = c.namespace.clone().or_else(|| opts.namespace.clone()) else {
+        diags.push(c.loc.error(
+            codes::COMPONENT_NAMESPACE,
+            &FieldPath::root().key("metadata"),
+            format!("component {:?} has no namespace", c.name),
+            "set metadata.namespace on the Component or pass --namespace",
+        ));
+        return None;
+    };
+    if let Some(d) = deployment {
+        let instances: BTreeSet<&str> = c.addons.iter().map(|a| a.instance.as_str()).collect();
+        let mut bad = false;
+        for (inst, (_, at)) in &d.addon_overrides {
+            if !instances.contains(inst.as_str()) {
+                bad = true;
+                diags.push(d.loc.error(
+                    codes::OVERRIDE_NOT_ALLOWED,
+                    at,
+                    format!("addonOverrides names instance {inst:?}, which component {:?} does not have", c.name),
+                    format!(
+                        "addon overrides are keyed by instanceName; the component's instances are: {}",
+                        if instances.is_empty() { "(none)".to_string() } else { instances.iter().copied().collect::<Vec<_>>().join(", ") }
+                    ),
+                ));
+            }
+        }
+        if bad {
+            return None;
+        }
+    }
+    Some(release::Unit {
+        component: c,
+        type_def: inputs.type_def,
+        addons: inputs.addons.clone(),
+        workload: inputs.workload,
+        deployment,
+        env,
+        namespace,
+    })
+}
+
+fn split(diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    diags.into_iter().partition(Diagnostic::is_error)
+}
+
+/// Render every Component (or snapshot) in the documents: one Release per component and
+/// environment, releases in input order (live components first, then snapshots), each sorted by
+/// kind, apiVersion, namespace, name. Other `openchoreo.dev` kinds pass through first.
+pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostics> {
     if docs.is_empty() {
         return Ok(Rendered::default());
     }
-    Err(Diagnostics::from(Diagnostic::error(
-        codes::INTERNAL,
-        "component types are not implemented yet",
-    )))
+    let (l, diags) = load(docs);
+    let (mut errors, mut warnings) = split(diags);
+    if !errors.is_empty() {
+        errors.extend(warnings);
+        return Err(Diagnostics(errors));
+    }
+    let mut pd = Vec::new();
+    let units = plan(&l, opts, &mut pd);
+    let (e, w) = split(pd);
+    errors.extend(e);
+    warnings.extend(w);
+    let results: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = units
+        .par_iter()
+        .map(|u| release::render(u, &l.exprs))
+        .collect();
+    let mut objects = l.others.clone();
+    for r in results {
+        match r {
+            Ok(objs) => objects.extend(objs),
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    if !errors.is_empty() {
+        errors.extend(warnings);
+        return Err(Diagnostics(errors));
+    }
+    Ok(Rendered { objects, warnings })
 }
 
-/// The JSON Schema of each ComponentTypeDefinition's or Addon's parameters, by name.
-pub fn json_schemas(_docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnostics> {
-    Ok(Vec::new())
+/// The JSON Schema of each ComponentTypeDefinition's and Addon's parameters (parameters and
+/// envOverrides merged; env-overridable fields marked `x-env-overridable`), keyed by
+/// `Kind/name`. Empty when there are none.
+pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnostics> {
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    for d in docs.iter().filter(|d| is_component_document(d)) {
+        let loc = Loc::new(d);
+        match d.kind().and_then(canonical_kind) {
+            Some("ComponentTypeDefinition") => {
+                if let Some(t) = kinds::type_def(loc, &d.value, &mut diags) {
+                    let title = format!("ComponentTypeDefinition/{}", t.name);
+                    out.push((title.clone(), shorthand::to_json_schema(&t.schemas, &title)));
+                }
+            }
+            Some("Addon") => {
+                if let Some(a) = kinds::addon_def(loc, &d.value, &mut diags) {
+                    let title = format!("Addon/{}", a.name);
+                    out.push((title.clone(), shorthand::to_json_schema(&a.schemas, &title)));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (errors, _) = split(diags);
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+    Ok(out)
 }
+
+/// What a checked snapshot holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotInfo {
+    /// The component's name.
+    pub component: String,
+    /// The environment it is for.
+    pub environment: String,
+    /// Its digest (`sha256:…`).
+    pub digest: String,
+}
+
+/// Check one ComponentEnvSnapshot document: its shape, its embedded definitions, its
+/// expressions and its digest.
+pub fn check_snapshot(doc: &Document) -> Result<SnapshotInfo, Diagnostics> {
+    if doc.kind() != Some("ComponentEnvSnapshot") {
+        return Err(Diagnostics::from(Loc::new(doc).error(
+            codes::COMPONENT_INVALID,
+            &FieldPath::root().key("kind"),
+            "not a ComponentEnvSnapshot".to_string(),
+            "pass a snapshot written by kiln snapshot create",
+        )));
+    }
+    let (l, diags) = load(&[doc]);
+    let (errors, _) = split(diags);
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+    let Some(s) = l.snapshots.first() else {
+        return Err(Diagnostics::from(
+            Diagnostic::error(codes::INTERNAL, "snapshot not loaded")
+                .with_hint("this is a bug in kiln; please report it"),
+        ));
+    };
+    Ok(SnapshotInfo {
+        component: s.component_name.clone(),
+        environment: s.environment.clone(),
+        digest: snapshot::digest(&doc.value),
+    })
+}
+
+/// Create the ComponentEnvSnapshot of a live component for an environment: full copies of its
+/// type, the component, its addons (in first-use order) and its workload, stamped with their
+/// digest. The component is rendered for the environment first (with that environment's
+/// ComponentDeployment, when one is among the documents), so a snapshot that would not render is
+/// never written. A Component without a namespace gets `opts.namespace` written into its copy, so
+/// the snapshot renders the same without `--namespace`.
+pub fn create_snapshot(
+    docs: &[Document],
+    component: &str,
+    env: &str,
+    opts: &Options,
+) -> Result<(Value, Vec<Diagnostic>), Diagnostics> {
+    let refs: Vec<&Document> = docs.iter().filter(|d| is_component_document(d)).collect();
+    let (l, diags) = load(&refs);
+    let (mut errors, warnings) = split(diags);
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+    let Some(c) = l.components.iter().find(|c| c.name == component) else {
+        let known: Vec<&str> = l.components.iter().map(|c| c.name.as_str()).collect();
+        let d = Diagnostic::error(
+            codes::UNKNOWN_COMPONENT,
+            format!("no Component named {component:?} among the inputs"),
+        )
+        .with_hint(if known.is_empty() {
+            "pass the folder holding the Component, its type, addons and workload".to_string()
+        } else {
+            format!("components found: {}", known.join(", "))
+        });
+        return Err(Diagnostics::from(d));
+    };
+    let types: Vec<&TypeDef<'_>> = l.types.iter().collect();
+    let addons: Vec<&AddonDef<'_>> = l.addons.iter().collect();
+    let wl = l.workloads.iter().find(|w| w.component == c.name);
+    let dep = l
+        .deployments
+        .iter()
+        .find(|d| d.component == c.name && d.environment == env);
+    let Some(inputs) = resolve(c, &types, &addons, wl, &mut errors) else {
+        return Err(Diagnostics(errors));
+    };
+    let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {
+        return Err(Diagnostics(errors));
+    };
+    if let Err(ds) = release::render(&u, &l.exprs) {
+        return Err(Diagnostics(ds));
+    }
+    let mut comp_value = c.value.clone();
+    if c.namespace.is_none() {
+        if let (Some(ns), Some(md)) = (
+            &opts.namespace,
+            comp_value
+                .get_mut("metadata")
+                .and_then(Value::as_object_mut),
+        ) {
+            md.insert("namespace".into(), json!(ns));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let addon_values: Vec<Value> = inputs
+        .addons
+        .iter()
+        .filter(|a| seen.insert(a.name.clone()))
+        .map(|a| a.value.clone())
+        .collect();
+    let snap = snapshot::build(
+        &comp_value,
+        &inputs.type_def.value,
+        addon_values,
+        &inputs.workload.value,
+        env,
+    );
+    Ok((snap, warnings))
+}
+
+#[cfg(test)]
+mod tests;

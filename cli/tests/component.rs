@@ -1,0 +1,299 @@
+//! Snapshots and promotion, driving the real `kiln` binary: a snapshot renders exactly like the live
+//! definitions it froze, a tampered snapshot is refused, and `kiln promote` commits a snapshot into
+//! the next environment of a temporary git repository.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kiln(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("kiln runs")
+}
+
+fn seed() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/component/seed-web-app")
+}
+
+/// The seed's definitions (without its expected output) in a fresh folder.
+fn seed_inputs(dir: &Path) {
+    for f in ["01-web-app.yaml", "02-addons.yaml", "03-component.yaml"] {
+        fs::copy(seed().join(f), dir.join(f)).unwrap();
+    }
+}
+
+fn deployments() -> (String, String) {
+    let text = fs::read_to_string(seed().join("04-deployments.yaml")).unwrap();
+    let mut parts = text.split("\n---\n");
+    let prod = parts.next().unwrap().to_string();
+    let dev = parts.next().unwrap().to_string();
+    (prod, dev)
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "kiln failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn snapshot_renders_like_the_live_definitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let live = tmp.path().join("live");
+    fs::create_dir(&live).unwrap();
+    seed_inputs(&live);
+    let (prod, _) = deployments();
+    fs::write(live.join("04-prod.yaml"), &prod).unwrap();
+    let snap_dir = tmp.path().join("snap");
+    fs::create_dir(&snap_dir).unwrap();
+
+    let created = kiln(
+        &live,
+        &[
+            "snapshot",
+            "create",
+            "--component",
+            "checkout-service",
+            "--env",
+            "production",
+            "-o",
+            "../snap/snapshot.yaml",
+            ".",
+        ],
+    );
+    stdout(&created);
+    fs::write(snap_dir.join("deployment.yaml"), &prod).unwrap();
+
+    let from_live = stdout(&kiln(&live, &["render", "--env", "production", "."]));
+    let from_snap = stdout(&kiln(&snap_dir, &["render", "--env", "production", "."]));
+    assert_eq!(from_live, from_snap);
+    assert!(from_snap.contains("kind: HorizontalPodAutoscaler"));
+
+    // The same snapshot on stdout, byte for byte.
+    let again = stdout(&kiln(
+        &live,
+        &[
+            "snapshot",
+            "create",
+            "--component",
+            "checkout-service",
+            "--env",
+            "production",
+            ".",
+        ],
+    ));
+    assert_eq!(
+        again,
+        fs::read_to_string(snap_dir.join("snapshot.yaml")).unwrap()
+    );
+
+    // A hand edit is detected.
+    let text = fs::read_to_string(snap_dir.join("snapshot.yaml")).unwrap();
+    fs::write(
+        snap_dir.join("snapshot.yaml"),
+        text.replacen("minAvailable: 1", "minAvailable: 2", 1),
+    )
+    .unwrap();
+    let tampered = kiln(
+        &snap_dir,
+        &[
+            "render",
+            "--diagnostics",
+            "json",
+            "--env",
+            "production",
+            ".",
+        ],
+    );
+    assert_eq!(tampered.status.code(), Some(1));
+    assert!(tampered.stdout.is_empty());
+    let err = String::from_utf8_lossy(&tampered.stderr);
+    assert!(err.contains("KLN6014"), "{err}");
+}
+
+#[test]
+fn snapshot_of_an_unknown_component_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    seed_inputs(tmp.path());
+    let o = kiln(
+        tmp.path(),
+        &[
+            "snapshot",
+            "create",
+            "--diagnostics",
+            "json",
+            "--component",
+            "nope",
+            "--env",
+            "dev",
+            ".",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("KLN6019"));
+}
+
+fn git(repo: &git2::Repository, message: &str) {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("test", "test@example.com").unwrap();
+    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap();
+}
+
+#[test]
+fn promotion_commits_the_snapshot_into_the_next_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    let repo = git2::Repository::init(&root).unwrap();
+    {
+        let mut cfg = repo.config().unwrap();
+        cfg.set_str("user.name", "kiln test").unwrap();
+        cfg.set_str("user.email", "kiln@example.com").unwrap();
+    }
+    let defs = root.join("definitions");
+    fs::create_dir_all(&defs).unwrap();
+    seed_inputs(&defs);
+    let (prod, dev) = deployments();
+    fs::create_dir_all(root.join("environments/development")).unwrap();
+    fs::create_dir_all(root.join("environments/production")).unwrap();
+    fs::write(
+        root.join("environments/development/checkout-service.deployment.yaml"),
+        &dev,
+    )
+    .unwrap();
+    fs::write(
+        root.join("environments/production/checkout-service.deployment.yaml"),
+        &prod,
+    )
+    .unwrap();
+    stdout(&kiln(
+        &root,
+        &[
+            "snapshot",
+            "create",
+            "--component",
+            "checkout-service",
+            "--env",
+            "development",
+            "-o",
+            "environments/development/checkout-service.snapshot.yaml",
+            "definitions",
+            "environments/development",
+        ],
+    ));
+    git(&repo, "initial");
+
+    // A dirty tree is refused, and nothing is committed.
+    fs::write(root.join("notes.txt"), "wip").unwrap();
+    let refused = kiln(
+        &root,
+        &[
+            "promote",
+            "--diagnostics",
+            "json",
+            "--from",
+            "development",
+            "--to",
+            "production",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("KLN6020"));
+    assert!(!root
+        .join("environments/production/checkout-service.snapshot.yaml")
+        .exists());
+    fs::remove_file(root.join("notes.txt")).unwrap();
+
+    let promoted = stdout(&kiln(
+        &root,
+        &["promote", "--from", "development", "--to", "production"],
+    ));
+    let digest = {
+        let text = fs::read_to_string(
+            root.join("environments/development/checkout-service.snapshot.yaml"),
+        )
+        .unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("kiln.dev/snapshot-digest"))
+            .unwrap()
+            .to_string();
+        line.split_whitespace().last().unwrap().to_string()
+    };
+    assert!(promoted.contains(&digest), "{promoted}");
+
+    // The commit: one new file, a message naming component, environments and digest.
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    let msg = head.message().unwrap().to_string();
+    assert!(
+        msg.starts_with("promote checkout-service from development to production"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("checkout-service: {digest}")),
+        "{msg}"
+    );
+    let parent = head.parent(0).unwrap();
+    let diff = repo
+        .diff_tree_to_tree(
+            Some(&parent.tree().unwrap()),
+            Some(&head.tree().unwrap()),
+            None,
+        )
+        .unwrap();
+    let changed: Vec<String> = diff
+        .deltas()
+        .map(|d| d.new_file().path().unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        changed,
+        ["environments/production/checkout-service.snapshot.yaml"]
+    );
+    let statuses = repo.statuses(None).unwrap();
+    assert_eq!(statuses.len(), 0, "promotion leaves a clean tree");
+
+    // The rendered difference between the environments: same snapshot content, different
+    // ComponentDeployments.
+    let dev_out = stdout(&kiln(&root, &["render", "environments/development"]));
+    let prod_out = stdout(&kiln(&root, &["render", "environments/production"]));
+    assert!(!dev_out.contains("HorizontalPodAutoscaler"));
+    assert!(prod_out.contains("kind: HorizontalPodAutoscaler"));
+    assert!(prod_out.contains("storage: 200Gi") && dev_out.contains("storage: 50Gi"));
+    assert!(prod_out.contains("cpu: 500m") && dev_out.contains("cpu: 200m"));
+    assert_eq!(
+        prod_out,
+        stdout(&kiln(
+            &root,
+            &[
+                "render",
+                "--env",
+                "production",
+                "definitions",
+                "environments/production/checkout-service.deployment.yaml"
+            ]
+        ))
+    );
+
+    // Promoting again changes nothing and makes no commit.
+    stdout(&kiln(
+        &root,
+        &["promote", "--from", "development", "--to", "production"],
+    ));
+    assert_eq!(
+        repo.head().unwrap().peel_to_commit().unwrap().id(),
+        head.id()
+    );
+}

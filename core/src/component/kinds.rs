@@ -1,0 +1,1104 @@
+//! The kinds of `openchoreo.dev/v1alpha1` and their upstream aliases, read into plain structs.
+//!
+//! Every struct remembers where it was read from ([`Loc`]): a document and a base path, so a
+//! definition embedded in a ComponentEnvSnapshot reports errors at its place inside the snapshot
+//! (`spec.componentTypeDefinition.spec.resources[0]…`). Reading checks shapes and collects every
+//! problem; expressions are compiled later ([`super::load`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::diag::{codes, Code, Diagnostic};
+use crate::document::Document;
+use crate::fieldpath::FieldPath;
+
+use super::shorthand::{self, Schemas};
+
+/// Where a definition lives: a document and the path of the object inside it.
+#[derive(Debug, Clone)]
+pub(crate) struct Loc<'a> {
+    pub doc: &'a Document,
+    pub base: FieldPath,
+}
+
+impl<'a> Loc<'a> {
+    pub(crate) fn new(doc: &'a Document) -> Self {
+        Self {
+            doc,
+            base: FieldPath::root(),
+        }
+    }
+
+    pub(crate) fn nested(&self, rel: &FieldPath) -> Self {
+        Self {
+            doc: self.doc,
+            base: self.base.join(rel),
+        }
+    }
+
+    /// An error at `rel` (relative to the object).
+    pub(crate) fn error(
+        &self,
+        code: Code,
+        rel: &FieldPath,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Diagnostic {
+        self.doc.diag(
+            Diagnostic::error(code, message).with_hint(hint),
+            &self.base.join(rel),
+        )
+    }
+
+    pub(crate) fn warning(
+        &self,
+        code: Code,
+        rel: &FieldPath,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Diagnostic {
+        self.doc.diag(
+            Diagnostic::warning(code, message).with_hint(hint),
+            &self.base.join(rel),
+        )
+    }
+}
+
+/// The workload types a ComponentTypeDefinition may declare.
+pub(crate) const WORKLOAD_TYPES: &[&str] = &["deployment", "statefulset", "cronjob", "job"];
+
+/// Canonical kind names, with the upstream aliases mapped onto them.
+pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "ComponentTypeDefinition" | "ComponentType" => "ComponentTypeDefinition",
+        "Addon" | "Trait" => "Addon",
+        "Component" => "Component",
+        "Workload" => "Workload",
+        "ComponentDeployment" | "ReleaseBinding" => "ComponentDeployment",
+        "ComponentEnvSnapshot" => "ComponentEnvSnapshot",
+        _ => return None,
+    })
+}
+
+/// One templated resource (of a type, or created by an addon).
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceTpl {
+    pub id: Option<String>,
+    pub include_when: Option<String>,
+    pub for_each: Option<String>,
+    pub var: String,
+    pub template: Value,
+    /// Path of the entry (`spec.resources[0]`), relative to the definition.
+    pub at: FieldPath,
+}
+
+/// A ComponentTypeDefinition.
+#[derive(Debug, Clone)]
+pub(crate) struct TypeDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub workload_type: String,
+    pub schemas: Schemas,
+    pub resources: Vec<ResourceTpl>,
+    /// The whole object, for snapshots.
+    pub value: Value,
+}
+
+/// A patch operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Add,
+    Replace,
+    Remove,
+    MergeShallow,
+}
+
+/// One operation of a patch.
+#[derive(Debug, Clone)]
+pub(crate) struct OpDef {
+    pub op: Op,
+    pub path: String,
+    pub value: Option<Value>,
+    pub at: FieldPath,
+}
+
+/// Which resources a patch applies to.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// `None`: any group; `Some("")`: the core group.
+    pub group: Option<String>,
+    pub version: String,
+    pub kind: String,
+    pub where_: Option<String>,
+}
+
+/// One patch of an addon.
+#[derive(Debug, Clone)]
+pub(crate) struct PatchDef {
+    pub for_each: Option<String>,
+    pub var: String,
+    pub target: Target,
+    pub ops: Vec<OpDef>,
+    pub at: FieldPath,
+}
+
+/// An Addon.
+#[derive(Debug, Clone)]
+pub(crate) struct AddonDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub schemas: Schemas,
+    pub creates: Vec<ResourceTpl>,
+    pub patches: Vec<PatchDef>,
+    pub value: Value,
+}
+
+/// One addon instance of a Component.
+#[derive(Debug, Clone)]
+pub(crate) struct AddonUse {
+    pub name: String,
+    pub instance: String,
+    pub config: Value,
+    pub at: FieldPath,
+    /// Where `config` is (for parameter errors).
+    pub config_at: FieldPath,
+}
+
+/// A Component.
+#[derive(Debug, Clone)]
+pub(crate) struct ComponentDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub labels: Value,
+    pub annotations: Value,
+    pub project: Option<String>,
+    pub workload_type: String,
+    pub type_name: String,
+    pub parameters: Value,
+    pub addons: Vec<AddonUse>,
+    pub build: Value,
+    pub value: Value,
+}
+
+/// A Workload.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkloadDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    /// The component it belongs to.
+    pub component: String,
+    pub spec: Value,
+    pub value: Value,
+}
+
+/// A ComponentDeployment: one component's settings for one environment.
+#[derive(Debug, Clone)]
+pub(crate) struct DeploymentDef<'a> {
+    pub loc: Loc<'a>,
+    pub component: String,
+    pub environment: String,
+    pub overrides: Value,
+    pub overrides_at: FieldPath,
+    /// Per addon instance: overrides and where they are.
+    pub addon_overrides: BTreeMap<String, (Value, FieldPath)>,
+}
+
+/// A ComponentEnvSnapshot: frozen copies of everything a component needs, for one environment.
+#[derive(Debug, Clone)]
+pub(crate) struct SnapshotDef<'a> {
+    pub loc: Loc<'a>,
+    pub component_name: String,
+    pub environment: String,
+    pub type_def: TypeDef<'a>,
+    pub component: ComponentDef<'a>,
+    pub addons: Vec<AddonDef<'a>>,
+    pub workload: WorkloadDef<'a>,
+}
+
+/// Reads one object's fields, collecting errors against its location.
+pub(crate) struct Reader<'r, 'a> {
+    pub loc: &'r Loc<'a>,
+    pub errors: &'r mut Vec<Diagnostic>,
+}
+
+impl Reader<'_, '_> {
+    fn invalid(&mut self, at: &FieldPath, msg: impl Into<String>, hint: impl Into<String>) {
+        self.errors
+            .push(self.loc.error(codes::COMPONENT_INVALID, at, msg, hint));
+    }
+
+    /// A required non-empty string.
+    fn string(&mut self, v: &Value, at: &FieldPath, hint: &str) -> Option<String> {
+        match get(v, at) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                self.invalid(at, format!("{} is required", last(at)), hint);
+                None
+            }
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a string, not {}", last(at), type_word(other)),
+                    hint,
+                );
+                None
+            }
+        }
+    }
+
+    /// An optional string.
+    fn opt_string(&mut self, v: &Value, at: &FieldPath) -> Option<String> {
+        match get(v, at) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a string, not {}", last(at), type_word(other)),
+                    "quote the value",
+                );
+                None
+            }
+        }
+    }
+
+    /// An optional map (missing or null → `{}`).
+    fn map(&mut self, v: &Value, at: &FieldPath) -> Value {
+        match get(v, at) {
+            None | Some(Value::Null) => json!({}),
+            Some(m @ Value::Object(_)) => m.clone(),
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a map, not {}", last(at), type_word(other)),
+                    "write key: value pairs",
+                );
+                json!({})
+            }
+        }
+    }
+
+    /// An optional list (missing or null → empty).
+    fn list<'v>(&mut self, v: &'v Value, at: &FieldPath) -> &'v [Value] {
+        match get(v, at) {
+            None | Some(Value::Null) => &[],
+            Some(Value::Array(a)) => a,
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a list, not {}", last(at), type_word(other)),
+                    "write a YAML list (- item)",
+                );
+                &[]
+            }
+        }
+    }
+
+    /// A control field: one `${…}`.
+    fn control(&mut self, v: &Value, at: &FieldPath) -> Option<String> {
+        match get(v, at) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => match super::template::standalone(s) {
+                Some(e) => Some(e),
+                None => {
+                    self.errors.push(self.loc.error(
+                        codes::NOT_STANDALONE,
+                        at,
+                        format!(
+                            "{} must be exactly one ${{…}} expression, got {s:?}",
+                            last(at)
+                        ),
+                        "write e.g. ${parameters.autoscaling.enabled}",
+                    ));
+                    None
+                }
+            },
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!(
+                        "{} must be a ${{…}} expression string, not {}",
+                        last(at),
+                        type_word(other)
+                    ),
+                    "write e.g. ${parameters.autoscaling.enabled}",
+                );
+                None
+            }
+        }
+    }
+
+    /// forEach and its variable.
+    fn for_each(
+        &mut self,
+        v: &Value,
+        at: &FieldPath,
+        default_var: Option<&str>,
+    ) -> (Option<String>, String) {
+        let fe = self.control(v, &at.key("forEach"));
+        let var = self.opt_string(v, &at.key("var"));
+        if let Some(name) = &var {
+            let ok = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok || RESERVED_VARS.contains(&name.as_str()) {
+                self.invalid(
+                    &at.key("var"),
+                    format!("var {name:?} is not a valid loop variable name"),
+                    format!(
+                        "use an identifier ([a-zA-Z_][a-zA-Z0-9_]*) other than {}",
+                        RESERVED_VARS.join(", ")
+                    ),
+                );
+            }
+        }
+        if get(v, &at.key("forEach")).is_some() && var.is_none() && default_var.is_none() {
+            self.invalid(
+                &at.key("var"),
+                "var is required when forEach is specified",
+                "name the loop variable, e.g. var: item",
+            );
+        }
+        (
+            fe,
+            var.or(default_var.map(str::to_string))
+                .unwrap_or_else(|| "item".into()),
+        )
+    }
+}
+
+/// Names a loop variable may not take: they would hide a context variable.
+pub(crate) const RESERVED_VARS: &[&str] = &[
+    "metadata",
+    "parameters",
+    "envOverrides",
+    "environmentConfigs",
+    "workload",
+    "build",
+    "component",
+    "environment",
+    "addon",
+    "trait",
+    "instanceName",
+    "resource",
+];
+
+fn last(at: &FieldPath) -> String {
+    match at.0.last() {
+        Some(crate::fieldpath::Segment::Key(k)) => k.clone(),
+        Some(crate::fieldpath::Segment::Index(i)) => format!("item {i}"),
+        None => "value".into(),
+    }
+}
+
+pub(crate) fn type_word(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+/// The value at a relative path.
+pub(crate) fn get<'v>(v: &'v Value, at: &FieldPath) -> Option<&'v Value> {
+    let mut cur = v;
+    for seg in &at.0 {
+        cur = match seg {
+            crate::fieldpath::Segment::Key(k) => cur.get(k)?,
+            crate::fieldpath::Segment::Index(i) => cur.get(*i)?,
+        };
+    }
+    Some(cur)
+}
+
+fn p(keys: &[&str]) -> FieldPath {
+    let mut f = FieldPath::root();
+    for k in keys {
+        f = f.key(k);
+    }
+    f
+}
+
+fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
+    r.string(
+        v,
+        &p(&["metadata", "name"]),
+        "give the object a metadata.name",
+    )
+}
+
+fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
+    r.opt_string(v, &p(&["metadata", "namespace"]))
+        .filter(|s| !s.is_empty())
+}
+
+/// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /
+/// `spec.environmentConfigs` with `openAPIV3Schema`.
+fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
+    let spec = v.get("spec");
+    let shorthand = spec.and_then(|s| s.get("schema"));
+    let upstream = spec
+        .is_some_and(|s| s.get("parameters").is_some() || s.get("environmentConfigs").is_some());
+    let result = if upstream {
+        if shorthand.is_some() {
+            r.invalid(
+                &p(&["spec", "schema"]),
+                "both spec.schema and spec.parameters/environmentConfigs are set",
+                "use either the shorthand spec.schema or openAPIV3Schema sections, not both",
+            );
+        }
+        shorthand::from_openapi(
+            spec.and_then(|s| s.get("parameters")),
+            spec.and_then(|s| s.get("environmentConfigs")),
+        )
+        .map_err(|e| (e, p(&["spec"])))
+    } else {
+        shorthand::from_shorthand(shorthand).map_err(|e| (e, p(&["spec", "schema"])))
+    };
+    match result {
+        Ok(s) => s,
+        Err((errs, base)) => {
+            for e in errs {
+                r.errors.push(r.loc.error(
+                    codes::SHORTHAND_SCHEMA,
+                    &base.join(&e.path),
+                    e.message,
+                    "write `type | marker=value …`, e.g. `integer | default=1 minimum=0`",
+                ));
+            }
+            Schemas::default()
+        }
+    }
+}
+
+fn resource_tpl(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    at: &FieldPath,
+    with_id: bool,
+) -> Option<ResourceTpl> {
+    let entry = get(v, at)?;
+    if !entry.is_object() {
+        r.invalid(at, "entry must be a map", "write id and template");
+        return None;
+    }
+    let id = if with_id {
+        Some(r.string(
+            v,
+            &at.key("id"),
+            "give every resource an id, e.g. id: deployment",
+        )?)
+    } else {
+        None
+    };
+    let include_when = r.control(v, &at.key("includeWhen"));
+    let (for_each, var) = r.for_each(v, at, None);
+    let template = match get(v, &at.key("template")) {
+        Some(t @ Value::Object(_)) => t.clone(),
+        Some(_) | None => {
+            r.invalid(
+                &at.key("template"),
+                "template must be a Kubernetes object (a map)",
+                "write the resource with apiVersion, kind and metadata",
+            );
+            return None;
+        }
+    };
+    Some(ResourceTpl {
+        id,
+        include_when,
+        for_each,
+        var,
+        template,
+        at: at.clone(),
+    })
+}
+
+/// Read a ComponentTypeDefinition.
+pub(crate) fn type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<TypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let wt_at = p(&["spec", "workloadType"]);
+    let workload_type = r.string(v, &wt_at, "one of deployment, statefulset, cronjob, job");
+    if let Some(wt) = &workload_type {
+        if !WORKLOAD_TYPES.contains(&wt.as_str()) {
+            r.errors.push(loc.error(
+                codes::WORKLOAD_TYPE,
+                &wt_at,
+                format!("workloadType {wt:?} is not supported"),
+                "use one of deployment, statefulset, cronjob, job",
+            ));
+        }
+    }
+    let schemas = schemas(&mut r, v);
+    let res_at = p(&["spec", "resources"]);
+    let n = r.list(v, &res_at).len();
+    let mut resources = Vec::new();
+    for i in 0..n {
+        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true) {
+            resources.push(t);
+        }
+    }
+    if n == 0 && get(v, &res_at).is_none_or(|x| x.is_array()) {
+        r.invalid(
+            &res_at,
+            "resources must list at least one resource",
+            "add the primary workload resource, e.g. id: deployment",
+        );
+    }
+    // The workload-type constraint: exactly one primary resource whose id is the workloadType.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in &resources {
+        if let Some(id) = &t.id {
+            if let Some(prev) = seen.insert(id, 0) {
+                let _ = prev;
+                errors_push(
+                    r.errors,
+                    loc.error(
+                        codes::WORKLOAD_TYPE,
+                        &t.at.key("id"),
+                        format!("resource id {id:?} is used more than once"),
+                        "give every resource its own id",
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(wt) = &workload_type {
+        if n > 0 && WORKLOAD_TYPES.contains(&wt.as_str()) && !seen.contains_key(wt.as_str()) {
+            r.errors.push(loc.error(
+                codes::WORKLOAD_TYPE,
+                &res_at,
+                format!(
+                    "resources must contain a primary resource with id {wt:?} (the workloadType)"
+                ),
+                format!("give the {wt} resource `id: {wt}`"),
+            ));
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(TypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        workload_type: workload_type?,
+        schemas,
+        resources,
+        value: v.clone(),
+    })
+}
+
+fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
+    errors.push(d);
+}
+
+fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
+    let entry = get(v, at)?;
+    if !entry.is_object() {
+        r.invalid(
+            at,
+            "operation must be a map with op, path and value",
+            "e.g. {op: add, path: /spec/x, value: 1}",
+        );
+        return None;
+    }
+    let op_name = r.string(
+        v,
+        &at.key("op"),
+        "one of add, replace, remove, mergeShallow",
+    )?;
+    let op = match op_name.to_ascii_lowercase().as_str() {
+        "add" => Op::Add,
+        "replace" => Op::Replace,
+        "remove" => Op::Remove,
+        "mergeshallow" => Op::MergeShallow,
+        _ => {
+            r.invalid(
+                &at.key("op"),
+                format!("unsupported patch operation {op_name:?}"),
+                "use add, replace, remove or mergeShallow",
+            );
+            return None;
+        }
+    };
+    let path = r.string(
+        v,
+        &at.key("path"),
+        "a JSON Pointer such as /spec/template/spec/volumes/-",
+    )?;
+    let value = entry.get("value").cloned();
+    if op != Op::Remove && value.is_none() {
+        r.invalid(
+            &at.key("value"),
+            format!("{op_name} needs a value"),
+            "add value: …",
+        );
+        return None;
+    }
+    Some(OpDef {
+        op,
+        path,
+        value,
+        at: at.clone(),
+    })
+}
+
+fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
+    let entry = get(v, at)?;
+    if !entry.is_object() {
+        r.invalid(
+            at,
+            "patch must be a map with target and operations",
+            "see docs/component-types.md",
+        );
+        return None;
+    }
+    let (for_each, var) = r.for_each(v, at, Some("item"));
+    let t = at.key("target");
+    if !get(v, &t).is_some_and(Value::is_object) {
+        r.invalid(
+            &t,
+            "patch needs a target (group, version, kind)",
+            "e.g. target: {group: apps, version: v1, kind: Deployment}",
+        );
+        return None;
+    }
+    let group = r.opt_string(v, &t.key("group"));
+    let version = r.string(v, &t.key("version"), "e.g. version: v1");
+    let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
+    let where_ = r.control(v, &t.key("where"));
+    let ops_at = at.key("operations");
+    let n = r.list(v, &ops_at).len();
+    if n == 0 {
+        r.invalid(
+            &ops_at,
+            "patch needs at least one operation",
+            "add operations: [{op: add, path: …, value: …}]",
+        );
+    }
+    let mut ops = Vec::new();
+    for i in 0..n {
+        if let Some(o) = op_def(r, v, &ops_at.index(i)) {
+            ops.push(o);
+        }
+    }
+    Some(PatchDef {
+        for_each,
+        var,
+        target: Target {
+            group,
+            version: version?,
+            kind: kind?,
+            where_,
+        },
+        ops,
+        at: at.clone(),
+    })
+}
+
+/// Read an Addon.
+pub(crate) fn addon_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<AddonDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let schemas = schemas(&mut r, v);
+    let c_at = p(&["spec", "creates"]);
+    let mut creates = Vec::new();
+    for i in 0..r.list(v, &c_at).len() {
+        if let Some(t) = resource_tpl(&mut r, v, &c_at.index(i), false) {
+            creates.push(t);
+        }
+    }
+    let p_at = p(&["spec", "patches"]);
+    let mut patches = Vec::new();
+    for i in 0..r.list(v, &p_at).len() {
+        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
+            patches.push(pd);
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(AddonDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        schemas,
+        creates,
+        patches,
+        value: v.clone(),
+    })
+}
+
+/// Read a Component.
+pub(crate) fn component_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ComponentDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let labels = r.map(v, &p(&["metadata", "labels"]));
+    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
+    let ct_at = p(&["spec", "componentType"]);
+    let ct = match get(v, &ct_at) {
+        Some(Value::String(s)) => Some((s.clone(), ct_at.clone())),
+        // Current upstream: `{kind: ComponentType, name: deployment/web-app}`.
+        Some(Value::Object(_)) => r
+            .string(v, &ct_at.key("name"), "e.g. name: deployment/web-app")
+            .map(|s| (s, ct_at.key("name"))),
+        _ => {
+            r.invalid(
+                &ct_at,
+                "componentType is required (workloadType/name)",
+                "e.g. componentType: deployment/web-app",
+            );
+            None
+        }
+    };
+    let mut wt_name = None;
+    if let Some((s, at)) = &ct {
+        match s.split_once('/') {
+            Some((wt, n)) if !wt.is_empty() && !n.is_empty() && !n.contains('/') => {
+                wt_name = Some((wt.to_string(), n.to_string()));
+            }
+            _ => r.invalid(
+                at,
+                format!("componentType {s:?} is not of the form workloadType/name"),
+                "e.g. componentType: deployment/web-app",
+            ),
+        }
+    }
+    let params_at = p(&["spec", "parameters"]);
+    let parameters = r.map(v, &params_at);
+    let build = r.map(v, &p(&["spec", "build"]));
+    // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
+    // with `parameters`.
+    let mut addons = Vec::new();
+    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
+    for list_key in ["addons", "traits"] {
+        let at = p(&["spec", list_key]);
+        for i in 0..r.list(v, &at).len() {
+            let e_at = at.index(i);
+            let Some(entry) = get(v, &e_at) else { continue };
+            if !entry.is_object() {
+                r.invalid(
+                    &e_at,
+                    "addon entry must be a map with name, instanceName and config",
+                    "e.g. {name: add-volume, instanceName: data, config: {...}}",
+                );
+                continue;
+            }
+            let an = r.string(v, &e_at.key("name"), "the Addon's metadata.name");
+            let inst = r.string(
+                v,
+                &e_at.key("instanceName"),
+                "a name unique within this component, e.g. data",
+            );
+            let (cfg_key, other) = if entry.get("config").is_some() {
+                ("config", "parameters")
+            } else {
+                ("parameters", "config")
+            };
+            if entry.get("config").is_some() && entry.get("parameters").is_some() {
+                r.invalid(
+                    &e_at.key(other),
+                    "both config and parameters are set",
+                    "use one of them",
+                );
+            }
+            let config = r.map(v, &e_at.key(cfg_key));
+            if let (Some(an), Some(inst)) = (an, inst) {
+                if let Some(prev) = seen.get(&inst) {
+                    r.errors.push(loc.error(
+                        codes::DUPLICATE_INSTANCE,
+                        &e_at.key("instanceName"),
+                        format!("addon instance name {inst:?} is already used by {prev}"),
+                        "give every addon instance its own instanceName",
+                    ));
+                    continue;
+                }
+                seen.insert(inst.clone(), loc.base.join(&e_at));
+                addons.push(AddonUse {
+                    name: an,
+                    instance: inst,
+                    config,
+                    at: e_at.clone(),
+                    config_at: e_at.key(cfg_key),
+                });
+            }
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    let (workload_type, type_name) = wt_name?;
+    Some(ComponentDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        labels,
+        annotations,
+        project,
+        workload_type,
+        type_name,
+        parameters,
+        addons,
+        build,
+        value: v.clone(),
+    })
+}
+
+/// Read a Workload.
+pub(crate) fn workload_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<WorkloadDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let owner = r.opt_string(v, &p(&["spec", "owner", "componentName"]));
+    let spec = r.map(v, &p(&["spec"]));
+    for key in ["containers", "endpoints", "connections"] {
+        if let Some(x) = spec.get(key) {
+            if !(x.is_object() || x.is_array() || x.is_null()) {
+                r.invalid(
+                    &p(&["spec", key]),
+                    format!("{key} must be a map or a list"),
+                    "see the Workload example in docs/component-types.md",
+                );
+            }
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    let name = name?;
+    Some(WorkloadDef {
+        loc: loc.clone(),
+        component: owner.unwrap_or_else(|| name.clone()),
+        name,
+        spec,
+        value: v.clone(),
+    })
+}
+
+/// Read a ComponentDeployment (or a ReleaseBinding).
+pub(crate) fn deployment_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<DeploymentDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let component = r.string(
+        v,
+        &p(&["spec", "owner", "componentName"]),
+        "the name of the Component this deployment configures",
+    );
+    let environment = r.string(
+        v,
+        &p(&["spec", "environment"]),
+        "e.g. environment: production",
+    );
+    let pick = |a: &str, b: &str| {
+        if v.get("spec").and_then(|s| s.get(b)).is_some()
+            && v.get("spec").and_then(|s| s.get(a)).is_none()
+        {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
+    let ov_key = pick("overrides", "componentTypeEnvironmentConfigs");
+    let ao_key = pick("addonOverrides", "traitEnvironmentConfigs");
+    let overrides_at = p(&["spec", &ov_key]);
+    let overrides = r.map(v, &overrides_at);
+    let ao_at = p(&["spec", &ao_key]);
+    let ao = r.map(v, &ao_at);
+    let mut addon_overrides = BTreeMap::new();
+    if let Value::Object(m) = &ao {
+        for (k, x) in m {
+            let at = ao_at.key(k);
+            match x {
+                Value::Object(_) => {
+                    addon_overrides.insert(k.clone(), (x.clone(), at));
+                }
+                Value::Null => {
+                    addon_overrides.insert(k.clone(), (json!({}), at));
+                }
+                other => r.invalid(
+                    &at,
+                    format!(
+                        "overrides of instance {k:?} must be a map, not {}",
+                        type_word(other)
+                    ),
+                    "write field: value pairs",
+                ),
+            }
+        }
+    }
+    for key in ["configurationOverrides", "workloadOverrides"] {
+        if v.get("spec")
+            .and_then(|s| s.get(key))
+            .is_some_and(|x| !x.is_null())
+        {
+            r.errors.push(loc.warning(
+                codes::COMPONENT_INVALID,
+                &p(&["spec", key]),
+                format!("{key} is not applied by kiln"),
+                "workload configuration overrides are not rendered offline; set the values in the Workload",
+            ));
+        }
+    }
+    if errors.iter().skip(before).any(Diagnostic::is_error) {
+        return None;
+    }
+    Some(DeploymentDef {
+        loc: loc.clone(),
+        component: component?,
+        environment: environment?,
+        overrides,
+        overrides_at,
+        addon_overrides,
+    })
+}
+
+/// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
+/// `componentType` in the first implementation).
+pub(crate) const SNAPSHOT_TYPE_KEYS: &[&str] = &["componentTypeDefinition", "componentType"];
+
+/// Read a ComponentEnvSnapshot and the objects embedded in it.
+pub(crate) fn snapshot_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<SnapshotDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let component_name = r.string(
+        v,
+        &p(&["spec", "owner", "componentName"]),
+        "the name of the snapshotted Component",
+    );
+    let environment = r.string(
+        v,
+        &p(&["spec", "environment"]),
+        "the environment this snapshot is deployed to",
+    );
+    let type_key = SNAPSHOT_TYPE_KEYS
+        .iter()
+        .find(|k| v.get("spec").and_then(|s| s.get(**k)).is_some())
+        .copied()
+        .unwrap_or("componentTypeDefinition");
+    let embedded = |r: &mut Reader<'_, '_>, key: &str, want: &str| -> Option<(Value, FieldPath)> {
+        let at = p(&["spec", key]);
+        match get(v, &at) {
+            Some(o @ Value::Object(_)) => {
+                let kind = o
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .and_then(canonical_kind);
+                if kind != Some(want) {
+                    r.invalid(
+                        &at.key("kind"),
+                        format!("spec.{key} must embed a {want}"),
+                        "create snapshots with kiln snapshot create",
+                    );
+                    return None;
+                }
+                Some((o.clone(), at))
+            }
+            _ => {
+                r.invalid(
+                    &at,
+                    format!("spec.{key} must embed a full {want} object"),
+                    "create snapshots with kiln snapshot create",
+                );
+                None
+            }
+        }
+    };
+    let t = embedded(&mut r, type_key, "ComponentTypeDefinition");
+    let c = embedded(&mut r, "component", "Component");
+    let w = embedded(&mut r, "workload", "Workload");
+    let a_at = p(&["spec", "addons"]);
+    let n = r.list(v, &a_at).len();
+    let mut addons = Vec::new();
+    for i in 0..n {
+        let at = a_at.index(i);
+        if let Some(x) = get(v, &at) {
+            if x.get("kind")
+                .and_then(Value::as_str)
+                .and_then(canonical_kind)
+                != Some("Addon")
+            {
+                r.invalid(
+                    &at.key("kind"),
+                    "spec.addons entries must embed Addons",
+                    "create snapshots with kiln snapshot create",
+                );
+                continue;
+            }
+            if let Some(a) = addon_def(loc.nested(&at), x, r.errors) {
+                addons.push(a);
+            }
+        }
+    }
+    let type_def = t.and_then(|(x, at)| type_def(loc.nested(&at), &x, errors));
+    let component = c.and_then(|(x, at)| component_def(loc.nested(&at), &x, errors));
+    let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), &x, errors));
+    if errors.len() > before {
+        return None;
+    }
+    let component = component?;
+    if let Some(cn) = &component_name {
+        if *cn != component.name {
+            errors.push(loc.error(
+                codes::COMPONENT_INVALID,
+                &p(&["spec", "owner", "componentName"]),
+                format!(
+                    "owner.componentName {cn:?} differs from the embedded component {:?}",
+                    component.name
+                ),
+                "create snapshots with kiln snapshot create",
+            ));
+            return None;
+        }
+    }
+    Some(SnapshotDef {
+        loc: loc.clone(),
+        component_name: component_name?,
+        environment: environment?,
+        type_def: type_def?,
+        component,
+        addons,
+        workload: workload?,
+    })
+}

@@ -1,0 +1,514 @@
+//! Rendering one Component for one environment into its Release: the type's resources, then each
+//! addon instance in the Component's order (creates, then patches), then platform labels, checks
+//! and the documented order.
+
+use std::collections::BTreeSet;
+
+use cel::{Context, Value as CelValue};
+use serde_json::{json, Value};
+
+use crate::diag::{codes, Diagnostic};
+use crate::expr::value::to_cel;
+use crate::fieldpath::FieldPath;
+
+use super::context::{self, Params, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT};
+use super::kinds::{
+    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, ResourceTpl, TypeDef, WorkloadDef,
+};
+use super::template::{new_context, Exprs, Renderer, TplError};
+use super::{order, patch, pointer};
+
+/// Most items one forEach may produce.
+const MAX_FOR_EACH: usize = 10_000;
+
+/// Everything one release needs.
+pub(crate) struct Unit<'u, 'a> {
+    pub component: &'u ComponentDef<'a>,
+    pub type_def: &'u TypeDef<'a>,
+    /// One per `component.addons` entry, same order.
+    pub addons: Vec<&'u AddonDef<'a>>,
+    pub workload: &'u WorkloadDef<'a>,
+    pub deployment: Option<&'u DeploymentDef<'a>>,
+    pub env: String,
+    pub namespace: String,
+}
+
+struct Ctx<'u, 'a, 'e> {
+    unit: &'u Unit<'u, 'a>,
+    r: Renderer<'e>,
+}
+
+impl Ctx<'_, '_, '_> {
+    fn suffix(&self) -> String {
+        format!(
+            " (component {:?}, environment {:?})",
+            self.unit.component.name, self.unit.env
+        )
+    }
+
+    fn tpl_diag(&self, loc: &Loc<'_>, e: TplError) -> Diagnostic {
+        loc.error(
+            e.code,
+            &e.path,
+            format!("{}{}", e.message, self.suffix()),
+            e.hint,
+        )
+    }
+}
+
+fn with_vars<'c>(ctx: &mut Context<'c, 'static>, vars: &[(&str, Value)]) {
+    for (k, v) in vars {
+        ctx.add_variable_from_value(k.to_string(), to_cel(v));
+    }
+}
+
+/// Render one unit.
+pub(crate) fn render(unit: &Unit<'_, '_>, exprs: &Exprs) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let c = Ctx {
+        unit,
+        r: Renderer { exprs },
+    };
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let type_what = format!("ComponentTypeDefinition {:?}", ty.name);
+    let comp_src = Source {
+        loc: &comp.loc,
+        at: FieldPath::root().key("spec").key("parameters"),
+    };
+    let ov_src = unit.deployment.map(|d| Source {
+        loc: &d.loc,
+        at: d.overrides_at.clone(),
+    });
+    let params = context::resolve_params(
+        &ty.schemas,
+        &type_what,
+        &comp.parameters,
+        &comp_src,
+        unit.deployment
+            .zip(ov_src.as_ref())
+            .map(|(d, s)| (&d.overrides, s)),
+    )?;
+    let base_vars =
+        context::component_vars(comp, &unit.namespace, &unit.env, unit.workload, &params);
+
+    // Addon parameters are resolved up front so every parameter problem is reported at once.
+    let mut errors = Vec::new();
+    let mut addon_params: Vec<Option<Params>> = Vec::new();
+    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
+        let src = Source {
+            loc: &comp.loc,
+            at: use_.config_at.clone(),
+        };
+        let ov = unit.deployment.and_then(|d| {
+            d.addon_overrides
+                .get(&use_.instance)
+                .map(|(v, at)| (v, d, at))
+        });
+        let ov_src = ov.map(|(_, d, at)| Source {
+            loc: &d.loc,
+            at: at.clone(),
+        });
+        let what = format!("Addon {:?} (instance {:?})", addon.name, use_.instance);
+        match context::resolve_params(
+            &addon.schemas,
+            &what,
+            &use_.config,
+            &src,
+            ov.zip(ov_src.as_ref()).map(|((v, _, _), s)| (v, s)),
+        ) {
+            Ok(p) => addon_params.push(Some(p)),
+            Err(ds) => {
+                errors.extend(ds);
+                addon_params.push(None);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    let mut ctx = new_context();
+    with_vars(&mut ctx, &base_vars);
+    let mut resources: Vec<Value> = Vec::new();
+    for t in &ty.resources {
+        resources.extend(c.resource(&ctx, &ty.loc, t).map_err(|e| vec![e])?);
+    }
+
+    for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
+        let Some(params) = params else { continue };
+        let vars = context::addon_vars(&base_vars, &addon.name, &use_.instance, params);
+        let mut actx = new_context();
+        with_vars(&mut actx, &vars);
+        for t in &addon.creates {
+            resources.extend(c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?);
+        }
+        for p in &addon.patches {
+            c.patch(&actx, addon, &use_.instance, p, &mut resources)
+                .map_err(|e| vec![e])?;
+        }
+    }
+
+    finish(&c, resources)
+}
+
+impl Ctx<'_, '_, '_> {
+    /// includeWhen → forEach → render → strip omit.
+    fn resource(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        t: &ResourceTpl,
+    ) -> Result<Vec<Value>, Diagnostic> {
+        if let Some(cond) = &t.include_when {
+            let at = t.at.key("includeWhen");
+            match self
+                .r
+                .eval(ctx, cond, &at)
+                .map_err(|e| self.tpl_diag(loc, e))?
+            {
+                CelValue::Bool(true) => {}
+                CelValue::Bool(false) => return Ok(Vec::new()),
+                other => {
+                    return Err(loc.error(
+                        codes::RESULT_TYPE,
+                        &at,
+                        format!(
+                            "includeWhen {cond:?} must return a bool, got {:?}{}",
+                            other.type_of(),
+                            self.suffix()
+                        ),
+                        "compare explicitly, e.g. ${parameters.replicas > 1}",
+                    ))
+                }
+            }
+        }
+        let tpl_at = t.at.key("template");
+        let items = match &t.for_each {
+            None => {
+                let v = self
+                    .r
+                    .render(ctx, &t.template, &tpl_at)
+                    .map_err(|e| self.tpl_diag(loc, e))?;
+                return Ok(vec![v]);
+            }
+            Some(fe) => self.items(ctx, loc, fe, &t.at.key("forEach"))?,
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let mut inner = ctx.new_inner_scope();
+            inner.add_variable_from_value(t.var.clone(), to_cel(&item));
+            out.push(
+                self.r
+                    .render(&inner, &t.template, &tpl_at)
+                    .map_err(|e| self.tpl_diag(loc, e))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// A forEach's items: a list as is, a map as `{key, value}` entries sorted by key.
+    fn items(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        source: &str,
+        at: &FieldPath,
+    ) -> Result<Vec<Value>, Diagnostic> {
+        let v = self
+            .r
+            .eval_json(ctx, source, at)
+            .map_err(|e| self.tpl_diag(loc, e))?;
+        let items = match v {
+            Value::Array(a) => a,
+            // from_cel returns maps with sorted keys.
+            Value::Object(m) => m
+                .into_iter()
+                .map(|(k, v)| json!({"key": k, "value": v}))
+                .collect(),
+            other => {
+                return Err(loc.error(
+                    codes::RESULT_TYPE,
+                    at,
+                    format!(
+                        "forEach {source:?} must return a list or a map, got {}{}",
+                        super::kinds::type_word(&other),
+                        self.suffix()
+                    ),
+                    "iterate over a list, e.g. ${parameters.configurations}",
+                ))
+            }
+        };
+        if items.len() > MAX_FOR_EACH {
+            return Err(loc.error(
+                codes::FOREACH_RESULT,
+                at,
+                format!(
+                    "forEach {source:?} produced {} items, more than {MAX_FOR_EACH}",
+                    items.len()
+                ),
+                "reduce the list",
+            ));
+        }
+        Ok(items)
+    }
+
+    fn patch(
+        &self,
+        ctx: &Context<'_, '_>,
+        addon: &AddonDef<'_>,
+        instance: &str,
+        p: &PatchDef,
+        resources: &mut [Value],
+    ) -> Result<(), Diagnostic> {
+        let loc = &addon.loc;
+        let items: Vec<Option<Value>> = match &p.for_each {
+            None => vec![None],
+            Some(fe) => self
+                .items(ctx, loc, fe, &p.at.key("forEach"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
+        let who = format!("addon {:?} instance {instance:?}", addon.name);
+        for item in items {
+            let mut scope = ctx.new_inner_scope();
+            if let Some(item) = &item {
+                scope.add_variable_from_value(p.var.clone(), to_cel(item));
+            }
+            // Targets: same kind, group and version, then `where`.
+            let mut selected = Vec::new();
+            for (i, res) in resources.iter().enumerate() {
+                if !target_matches(&p.target, res) {
+                    continue;
+                }
+                if let Some(w) = &p.target.where_ {
+                    let at = p.at.key("target").key("where");
+                    let mut wctx = scope.new_inner_scope();
+                    wctx.add_variable_from_value("resource", to_cel(res));
+                    match self
+                        .r
+                        .eval(&wctx, w, &at)
+                        .map_err(|e| self.tpl_diag(loc, e))?
+                    {
+                        CelValue::Bool(true) => {}
+                        CelValue::Bool(false) => continue,
+                        other => {
+                            return Err(loc.error(
+                                codes::RESULT_TYPE,
+                                &at,
+                                format!(
+                                    "where {w:?} must return a bool, got {:?}{}",
+                                    other.type_of(),
+                                    self.suffix()
+                                ),
+                                "compare explicitly, e.g. ${resource.metadata.name.endsWith('-x')}",
+                            ))
+                        }
+                    }
+                }
+                selected.push(i);
+            }
+            if selected.is_empty() {
+                let t = &p.target;
+                return Err(loc.error(
+                    codes::PATCH_TARGET,
+                    &p.at.key("target"),
+                    format!(
+                        "patch of {who} matched no resource ({}{}/{} {}{}){}",
+                        t.group.as_deref().map(|g| if g.is_empty() { "core".to_string() } else { g.to_string() }).unwrap_or_else(|| "any group".into()),
+                        "",
+                        t.version,
+                        t.kind,
+                        if t.where_.is_some() { " where …" } else { "" },
+                        self.suffix()
+                    ),
+                    "check the target's group, version and kind against the resources rendered before this addon; use forEach over an empty list to make a patch conditional",
+                ));
+            }
+            // Operations are rendered once per item, then applied to every selected resource.
+            let mut ops = Vec::with_capacity(p.ops.len());
+            for o in &p.ops {
+                let path = match self
+                    .r
+                    .render_string(&scope, &o.path, &o.at.key("path"))
+                    .map_err(|e| self.tpl_diag(loc, e))?
+                {
+                    Value::String(s) => s,
+                    other => {
+                        return Err(loc.error(
+                            codes::RESULT_TYPE,
+                            &o.at.key("path"),
+                            format!("path must render to a string, got {other}{}", self.suffix()),
+                            "write the path as text with ${…} inside it",
+                        ))
+                    }
+                };
+                let value = match &o.value {
+                    Some(v) if o.op != super::kinds::Op::Remove => Some(
+                        self.r
+                            .render(&scope, v, &o.at.key("value"))
+                            .map_err(|e| self.tpl_diag(loc, e))?,
+                    ),
+                    _ => None,
+                };
+                ops.push((o, path, value));
+            }
+            for &i in &selected {
+                let Some(res) = resources.get_mut(i) else {
+                    continue;
+                };
+                let res_name = describe(res);
+                for (o, path, value) in &ops {
+                    let steps = pointer::parse(path).map_err(|m| {
+                        loc.error(
+                            codes::PATCH_PATH,
+                            &o.at.key("path"),
+                            format!("{who}, {res_name}, path {path:?}: {m}{}", self.suffix()),
+                            "write a JSON Pointer starting with /, with filters as [?(@.field=='value')]",
+                        )
+                    })?;
+                    let pointers = pointer::expand(res, &steps).map_err(|m| {
+                        loc.error(
+                            codes::PATCH_PATH,
+                            &o.at.key("path"),
+                            format!("{who}, {res_name}, path {path:?}: {m}{}", self.suffix()),
+                            "check the filter value against the resource (e.g. the container name)",
+                        )
+                    })?;
+                    for tokens in pointers {
+                        patch::apply(res, o.op, &tokens, value.as_ref()).map_err(|m| {
+                            loc.error(
+                                codes::PATCH_FAILED,
+                                &o.at,
+                                format!(
+                                    "{who}, {res_name}: {} at {path:?} failed: {m}{}",
+                                    op_name(o.op),
+                                    self.suffix()
+                                ),
+                                "add creates missing parent maps; replace and remove need the target to exist",
+                            )
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn op_name(op: super::kinds::Op) -> &'static str {
+    match op {
+        super::kinds::Op::Add => "add",
+        super::kinds::Op::Replace => "replace",
+        super::kinds::Op::Remove => "remove",
+        super::kinds::Op::MergeShallow => "mergeShallow",
+    }
+}
+
+/// `Kind/name` of a resource, for messages.
+fn describe(res: &Value) -> String {
+    format!(
+        "{}/{}",
+        res.get("kind").and_then(Value::as_str).unwrap_or("?"),
+        res.get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+    )
+}
+
+/// (group, version) of an apiVersion: `v1` is the core group `""`.
+pub(crate) fn group_version(api_version: &str) -> (&str, &str) {
+    match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+fn target_matches(t: &super::kinds::Target, res: &Value) -> bool {
+    let kind = res.get("kind").and_then(Value::as_str).unwrap_or("");
+    let (g, v) = group_version(res.get("apiVersion").and_then(Value::as_str).unwrap_or(""));
+    kind == t.kind && v == t.version && t.group.as_deref().is_none_or(|tg| tg == g)
+}
+
+/// Labels, object checks, duplicate check, order.
+fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let unit = c.unit;
+    let comp = unit.component;
+    let mut errors = Vec::new();
+    for res in resources.iter_mut() {
+        let name = res
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let ok = res
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+            && res
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+            && name.is_some();
+        if !ok {
+            errors.push(comp.loc.error(
+                codes::RESOURCE_INVALID,
+                &FieldPath::root(),
+                format!(
+                    "a rendered resource ({}) lacks apiVersion, kind or metadata.name{}",
+                    describe(res),
+                    c.suffix()
+                ),
+                "every template must render apiVersion, kind and metadata.name",
+            ));
+            continue;
+        }
+        if let Some(md) = res.get_mut("metadata").and_then(Value::as_object_mut) {
+            let labels = md.entry("labels").or_insert_with(|| json!({}));
+            if labels.is_null() {
+                *labels = json!({});
+            }
+            match labels.as_object_mut() {
+                Some(l) => {
+                    l.insert(LABEL_COMPONENT.into(), json!(comp.name));
+                    l.insert(LABEL_ENVIRONMENT.into(), json!(unit.env));
+                }
+                None => errors.push(comp.loc.error(
+                    codes::RESOURCE_INVALID,
+                    &FieldPath::root(),
+                    format!(
+                        "metadata.labels of {} is not a map{}",
+                        describe(res),
+                        c.suffix()
+                    ),
+                    "labels must be a map of strings",
+                )),
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for res in &resources {
+        let key = order::key(res);
+        if !seen.insert(key.clone()) {
+            errors.push(comp.loc.error(
+                codes::DUPLICATE_RESOURCE,
+                &FieldPath::root(),
+                format!(
+                    "two rendered resources are both {} {} named {:?}{}{}",
+                    key.1,
+                    key.0,
+                    key.3,
+                    if key.2.is_empty() { String::new() } else { format!(" in namespace {:?}", key.2) },
+                    c.suffix()
+                ),
+                "make names unique, e.g. ${metadata.name}-${instanceName} or use the forEach variable in the name",
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    order::sort(&mut resources);
+    Ok(resources)
+}
