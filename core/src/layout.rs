@@ -1,10 +1,33 @@
 //! Writing rendered objects into a directory (`kiln render -o DIR --layout …`), all or nothing.
+//!
+//! File names are stable and depend only on the objects:
+//!
+//! - `single`: `manifests.yaml`, every object in order;
+//! - `by-kind`: `<kind>.yaml` (kind lowercased), objects of that kind in order; when two API groups
+//!   share a kind name, the later group's file is `<kind>.<group>.yaml`;
+//! - `by-resource`: `<kind>-<namespace>-<name>.yaml`, or `<kind>-<name>.yaml` without a namespace.
+//!
+//! Names are made filesystem-safe (anything but ASCII letters, digits, `.`, `-`, `_` becomes `_`;
+//! no leading `.`; at most 200 bytes) and de-duplicated case-insensitively in object order by
+//! appending `-2`, `-3`, … before `.yaml`.
+//!
+//! The directory is written as a whole: the files go into a temporary directory next to the
+//! target, which then replaces it by rename, so a reader never sees a half-written directory and
+//! an error leaves the old one untouched. kiln marks the directories it writes with a
+//! `.kiln-output` file and only replaces a directory that is missing, empty, or carries that
+//! marker: it never clobbers a directory someone else filled.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic};
+use crate::output;
+
+/// The marker file kiln writes into every output directory.
+pub const MARKER: &str = ".kiln-output";
 
 /// How objects are spread over files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,10 +41,295 @@ pub enum Layout {
     ByResource,
 }
 
-/// Write the objects into `dir` with the given layout.
-pub fn write_dir(_dir: &Path, _objects: &[Value], _layout: Layout) -> Result<(), Diagnostic> {
-    Err(Diagnostic::error(
-        codes::INTERNAL,
-        "-o is not implemented yet",
+fn io(dir: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::error(
+        codes::IO_READ,
+        format!("cannot {what} {}: {e}", dir.display()),
+    )
+    .in_file(dir.display().to_string())
+    .with_hint("check that the output directory's parent exists and is writable")
+}
+
+/// A filesystem-safe file name stem.
+fn safe(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() {
+        out.push('_');
+    }
+    if out.starts_with('.') {
+        out.insert(0, '_');
+    }
+    // Leave room for `-NNN.yaml`; all characters are ASCII so byte truncation is safe.
+    out.truncate(200);
+    out
+}
+
+fn str_at<'a>(o: &'a Value, p: &str) -> &'a str {
+    o.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Plan the files: `(file name, objects)` in first-appearance order.
+pub fn plan(objects: &[Value], layout: Layout) -> Vec<(String, Vec<Value>)> {
+    let mut files: Vec<(String, Vec<Value>)> = Vec::new();
+    match layout {
+        Layout::Single => files.push(("manifests.yaml".into(), objects.to_vec())),
+        Layout::ByKind => {
+            // (group, kind) → file index.
+            let mut keys: Vec<(String, String)> = Vec::new();
+            let mut taken: BTreeSet<String> = BTreeSet::new();
+            for o in objects {
+                let kind = str_at(o, "/kind").to_lowercase();
+                let group = crate::scope::group_of(str_at(o, "/apiVersion")).to_lowercase();
+                let key = (group.clone(), kind.clone());
+                if let Some(i) = keys.iter().position(|k| *k == key) {
+                    files[i].1.push(o.clone());
+                    continue;
+                }
+                let mut stem = safe(&kind);
+                if taken.contains(&format!("{stem}.yaml")) {
+                    stem = safe(&format!("{kind}.{group}"));
+                }
+                let name = unique(&stem, &mut taken);
+                keys.push(key);
+                files.push((name, vec![o.clone()]));
+            }
+        }
+        Layout::ByResource => {
+            let mut taken = BTreeSet::new();
+            for o in objects {
+                let kind = str_at(o, "/kind").to_lowercase();
+                let ns = str_at(o, "/metadata/namespace");
+                let name = str_at(o, "/metadata/name");
+                let stem = if ns.is_empty() {
+                    safe(&format!("{kind}-{name}"))
+                } else {
+                    safe(&format!("{kind}-{ns}-{name}"))
+                };
+                files.push((unique(&stem, &mut taken), vec![o.clone()]));
+            }
+        }
+    }
+    files
+}
+
+/// `stem.yaml`, or `stem-2.yaml`, … when taken (compared case-insensitively, for filesystems
+/// that fold case).
+fn unique(stem: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            format!("{stem}.yaml")
+        } else {
+            format!("{stem}-{n}.yaml")
+        };
+        if taken.insert(name.to_lowercase()) {
+            return name;
+        }
+        n += 1;
+    }
+}
+
+/// Whether kiln may replace `dir`: it does not exist, or is an empty directory, or carries the
+/// marker. Symlinks and files are refused.
+fn check_target(dir: &Path) -> Result<bool, Diagnostic> {
+    let refuse = |why: &str| {
+        Diagnostic::error(codes::IO_READ, format!("refusing to write into {}: {why}", dir.display()))
+            .in_file(dir.display().to_string())
+            .with_hint(format!(
+                "kiln only replaces directories it wrote (they hold a {MARKER} file); choose a new or empty directory"
+            ))
+    };
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io(dir, "inspect", &e)),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse("it is a symbolic link")),
+        Ok(m) if !m.is_dir() => Err(refuse("it is not a directory")),
+        Ok(_) => {
+            let mut entries = fs::read_dir(dir).map_err(|e| io(dir, "read", &e))?;
+            if entries.next().is_none() {
+                return Ok(true);
+            }
+            if fs::symlink_metadata(dir.join(MARKER)).is_ok_and(|m| m.is_file()) {
+                Ok(true)
+            } else {
+                Err(refuse("it is not empty and kiln did not create it"))
+            }
+        }
+    }
+}
+
+fn temp_sibling(dir: &Path, what: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    dir.with_file_name(format!(
+        ".{name}.kiln-{what}-{}-{nanos}",
+        std::process::id()
     ))
+}
+
+/// Write the objects into `dir` with the given layout, replacing it as a whole.
+pub fn write_dir(dir: &Path, objects: &[Value], layout: Layout) -> Result<(), Diagnostic> {
+    let exists = check_target(dir)?;
+    // Render everything before touching the filesystem.
+    let mut contents = Vec::new();
+    for (name, objs) in plan(objects, layout) {
+        contents.push((name, output::yaml_stream(&objs)?));
+    }
+    if dir.file_name().is_none() {
+        return Err(Diagnostic::error(
+            codes::IO_READ,
+            format!("{} is not a directory name", dir.display()),
+        )
+        .in_file(dir.display().to_string())
+        .with_hint("name the output directory, e.g. -o out"));
+    }
+    let tmp = temp_sibling(dir, "new");
+    let cleanup = |e: Diagnostic| {
+        let _ = fs::remove_dir_all(&tmp);
+        e
+    };
+    fs::create_dir(&tmp).map_err(|e| io(&tmp, "create", &e))?;
+    fs::write(
+        tmp.join(MARKER),
+        "This directory was written by kiln and is replaced as a whole on the next run.\n",
+    )
+    .map_err(|e| cleanup(io(&tmp, "write into", &e)))?;
+    for (name, text) in &contents {
+        fs::write(tmp.join(name), text).map_err(|e| cleanup(io(&tmp, "write into", &e)))?;
+    }
+    if exists {
+        // Move the old directory aside, move the new one in, then delete the old one; if the
+        // second rename fails, put the old one back.
+        let old = temp_sibling(dir, "old");
+        fs::rename(dir, &old).map_err(|e| cleanup(io(dir, "replace", &e)))?;
+        if let Err(e) = fs::rename(&tmp, dir) {
+            let _ = fs::rename(&old, dir);
+            return Err(cleanup(io(dir, "replace", &e)));
+        }
+        let _ = fs::remove_dir_all(&old);
+    } else {
+        fs::rename(&tmp, dir).map_err(|e| cleanup(io(dir, "create", &e)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tmp() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "kiln-layout-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn objs() -> Vec<Value> {
+        vec![
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}}),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}),
+            json!({"apiVersion": "example.com/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:web"}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system_web"}}),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "api", "namespace": "shop"}}),
+        ]
+    }
+
+    fn names(layout: Layout) -> Vec<String> {
+        plan(&objs(), layout).into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn stable_names() {
+        assert_eq!(names(Layout::Single), ["manifests.yaml"]);
+        assert_eq!(
+            names(Layout::ByKind),
+            [
+                "deployment.yaml",
+                "service.yaml",
+                "deployment.example.com.yaml",
+                "clusterrole.yaml"
+            ]
+        );
+        assert_eq!(
+            names(Layout::ByResource),
+            [
+                "deployment-shop-web.yaml",
+                "service-shop-web.yaml",
+                "deployment-web.yaml",
+                "clusterrole-system_web.yaml",
+                "clusterrole-system_web-2.yaml",
+                "service-shop-api.yaml"
+            ]
+        );
+        assert_eq!(safe("../etc"), "_.._etc");
+        assert_eq!(safe(""), "_");
+    }
+
+    #[test]
+    fn writes_replaces_and_refuses() {
+        let d = tmp();
+        let out = d.join("out");
+        write_dir(&out, &objs(), Layout::ByKind).unwrap();
+        assert!(out.join(MARKER).is_file());
+        assert!(out.join("service.yaml").is_file());
+        let svc = fs::read_to_string(out.join("service.yaml")).unwrap();
+        assert!(svc.contains("name: web") && svc.contains("---") && svc.contains("name: api"));
+        // A kiln directory is replaced as a whole: no stale files survive.
+        write_dir(&out, &objs()[..1], Layout::Single).unwrap();
+        let mut files: Vec<_> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        assert_eq!(files, [MARKER, "manifests.yaml"]);
+        // Someone else's directory is refused and left alone.
+        let theirs = d.join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join("keep.txt"), "x").unwrap();
+        let e = write_dir(&theirs, &objs(), Layout::Single).unwrap_err();
+        assert!(
+            e.message.contains("kiln did not create it"),
+            "{}",
+            e.message
+        );
+        assert!(theirs.join("keep.txt").is_file());
+        // A file is refused; an empty directory is fine.
+        let e = write_dir(&theirs.join("keep.txt"), &objs(), Layout::Single).unwrap_err();
+        assert!(e.message.contains("not a directory"));
+        let empty = d.join("empty");
+        fs::create_dir(&empty).unwrap();
+        write_dir(&empty, &objs(), Layout::ByResource).unwrap();
+        assert!(empty.join("deployment-shop-web.yaml").is_file());
+        // No temporary directories are left behind.
+        let leftovers: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        fs::remove_dir_all(d).unwrap();
+    }
 }

@@ -4,5 +4,5 @@ pub mod check;
 pub mod library;
 pub mod refs;
 pub mod scan;
-pub mod value;
 pub mod types;
+pub mod value;

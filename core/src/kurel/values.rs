@@ -1,0 +1,386 @@
+//! The instance's parameters: package defaults, then the local extension's `parameters.yaml`,
+//! then `--values` files in order, then `--set` arguments, each deep-merged over the previous.
+//!
+//! Mappings merge key by key; anything else (scalars, lists) is replaced. An override may not
+//! change what a parameter is: a string stays a string, a mapping a mapping (numbers may switch
+//! between integer and float; a `null` default accepts anything). Package metadata (`kurel`) cannot
+//! be overridden. Overriding a top-level key the package does not declare is a warning: it is
+//! usually a typo, and no variable can reference it anyway unless a patch does.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::{parse_source, Document, SourceFile, YamlLimits};
+use crate::fieldpath::{FieldPath, Segment};
+use crate::source::Root;
+
+use super::variables::type_name;
+
+/// The display name used for diagnostics about `--set` arguments.
+pub const SET_FILE: &str = "<--set>";
+
+/// Read `--values` files through `root` (the working directory): each must hold one mapping.
+pub fn read_values_files(
+    root: &Root,
+    paths: &[String],
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    let mut docs = Vec::new();
+    let mut files = Vec::new();
+    let mut diags = Diagnostics::new();
+    for p in paths {
+        let rel = Path::new(p);
+        let text = match root.read_to_string(rel, 16 << 20) {
+            Ok(t) => t,
+            Err(d) => {
+                diags.push(d.with_hint(
+                    "values files are read relative to the current directory and may not leave it",
+                ));
+                continue;
+            }
+        };
+        let file = Arc::new(SourceFile {
+            name: root.display_name(rel),
+            text,
+        });
+        files.push(file.clone());
+        match parse_source(&file, &YamlLimits::default()) {
+            Err(d) => diags.push(d),
+            Ok(mut ds) => match ds.len() {
+                0 => docs.push(Document {
+                    source: file,
+                    index: 0,
+                    value: Value::Object(Map::new()),
+                }),
+                1 if ds[0].value.is_object() => docs.push(ds.remove(0)),
+                _ => diags.push(
+                    Diagnostic::error(
+                        codes::KUREL_VALUES,
+                        format!("values file {} must hold one mapping", file.name),
+                    )
+                    .in_file(&file.name)
+                    .with_hint("write parameter overrides as key: value pairs, in one document"),
+                ),
+            },
+        }
+    }
+    (docs, files, diags)
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Number(_) => "number",
+        other => type_name(other),
+    }
+}
+
+/// Deep-merge `over` into `base`, reporting type and structure changes through `report`.
+pub fn merge_checked(
+    base: &mut Value,
+    over: &Value,
+    at: &FieldPath,
+    report: &mut dyn FnMut(&FieldPath, Diagnostic),
+) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                let p = at.key(k);
+                match b.get_mut(k) {
+                    Some(existing) => merge_checked(existing, v, &p, report),
+                    None => {
+                        if at.is_empty() {
+                            report(
+                                &p,
+                                Diagnostic::warning(
+                                    codes::KUREL_UNKNOWN_PARAMETER,
+                                    format!("parameter {k:?} is not declared in parameters.yaml"),
+                                )
+                                .with_hint("check the spelling; only declared parameters can be referenced"),
+                            );
+                        }
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b @ Value::Null, o) => *b = o.clone(),
+        (b, o) => {
+            if kind_of(b) == kind_of(o) {
+                *b = o.clone();
+            } else {
+                report(
+                    at,
+                    Diagnostic::error(
+                        codes::KUREL_OVERRIDE_TYPE,
+                        format!(
+                            "override changes {at} from {} to {}",
+                            describe(b),
+                            describe(o)
+                        ),
+                    )
+                    .with_hint(format!(
+                        "parameters.yaml declares {at} as {}; an override must keep its type and structure",
+                        describe(b)
+                    )),
+                );
+            }
+        }
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "a map".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Null => "null".into(),
+        other => format!("{} ({})", kind_of(other), other),
+    }
+}
+
+/// Merge a parameters document (local extension or values file) into `params`.
+pub fn merge_document(params: &mut Value, doc: &Document, diags: &mut Diagnostics) {
+    if doc.value.get("kurel").is_some() {
+        diags.push(
+            doc.diag(
+                Diagnostic::error(
+                    codes::KUREL_VALUES,
+                    "kurel holds the package metadata and cannot be overridden",
+                )
+                .with_hint("remove kurel: from the overrides"),
+                &FieldPath::root().key("kurel"),
+            ),
+        );
+    }
+    let mut over = doc.value.clone();
+    if let Value::Object(m) = &mut over {
+        m.shift_remove("kurel");
+    }
+    merge_checked(params, &over, &FieldPath::root(), &mut |p, d| {
+        diags.push(doc.diag(d, p));
+    });
+}
+
+/// Apply `--set path=value` arguments. The path is a parameter path (`app.replicas`,
+/// `hosts[0]`, `labels["a.b/c"]`); the value is read as YAML, except that a string parameter takes
+/// the text as written (so `--set image.tag=1.10` stays `"1.10"`).
+pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) {
+    for (i, s) in sets.iter().enumerate() {
+        let err = |msg: String, hint: &str| {
+            Diagnostic::error(codes::KUREL_VALUES, msg)
+                .in_file(SET_FILE)
+                .at(format!("[{i}]"))
+                .with_hint(hint)
+        };
+        let Some((path, text)) = s.split_once('=') else {
+            diags.push(err(
+                format!("--set {s:?} is not path=value"),
+                "write --set app.replicas=3",
+            ));
+            continue;
+        };
+        let Some(fp) = FieldPath::parse(path.trim()).filter(|p| !p.is_empty()) else {
+            diags.push(err(
+                format!("--set {s:?}: {path:?} is not a parameter path"),
+                "write dotted keys with [i] indexes, and [\"a.b\"] for keys with dots",
+            ));
+            continue;
+        };
+        if matches!(fp.0.first(), Some(Segment::Key(k)) if k == "kurel") {
+            diags.push(err(
+                format!("--set {s:?}: kurel holds the package metadata and cannot be overridden"),
+                "set another parameter",
+            ));
+            continue;
+        }
+        // The current value decides how the text is read.
+        let current = get(params, &fp);
+        let value = match current {
+            Some(Value::String(_)) => Value::String(text.to_string()),
+            _ => match crate::document::parse_file(
+                SET_FILE,
+                text.to_string(),
+                &YamlLimits::default(),
+            ) {
+                Ok(docs) => docs
+                    .into_iter()
+                    .next()
+                    .map(|d| d.value)
+                    .unwrap_or(Value::String(String::new())),
+                Err(_) => Value::String(text.to_string()),
+            },
+        };
+        // Build {a: {b: value}} along keys; indexes must exist.
+        match set_at(params, &fp.0, value) {
+            Ok(()) => {}
+            Err(SetError::Type(at, msg)) => diags.push(
+                Diagnostic::error(codes::KUREL_OVERRIDE_TYPE, format!("--set {s:?}: {msg}"))
+                    .in_file(SET_FILE)
+                    .at(at)
+                    .with_hint("an override must keep the parameter's type and structure"),
+            ),
+            Err(SetError::Path(msg)) => diags.push(err(
+                format!("--set {s:?}: {msg}"),
+                "check the parameter path",
+            )),
+            Err(SetError::Unknown(k)) => diags.push(
+                Diagnostic::warning(
+                    codes::KUREL_UNKNOWN_PARAMETER,
+                    format!("--set {s:?}: parameter {k:?} is not declared in parameters.yaml"),
+                )
+                .in_file(SET_FILE)
+                .with_hint("check the spelling; only declared parameters can be referenced"),
+            ),
+        }
+    }
+}
+
+fn get<'a>(v: &'a Value, p: &FieldPath) -> Option<&'a Value> {
+    p.0.iter().try_fold(v, |v, s| match s {
+        Segment::Key(k) => v.as_object()?.get(k),
+        Segment::Index(i) => v.as_array()?.get(*i),
+    })
+}
+
+enum SetError {
+    Type(String, String),
+    Path(String),
+    Unknown(String),
+}
+
+fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetError> {
+    let mut cur = params;
+    let mut walked = FieldPath::root();
+    let mut unknown = None;
+    for (i, seg) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        match seg {
+            Segment::Key(k) => {
+                if cur.is_null() {
+                    *cur = Value::Object(Map::new());
+                }
+                let Value::Object(m) = cur else {
+                    return Err(SetError::Type(
+                        walked.to_string(),
+                        format!("{walked} is {}, not a map", describe(cur)),
+                    ));
+                };
+                if !m.contains_key(k) {
+                    if i == 0 {
+                        unknown = Some(k.clone());
+                    }
+                    m.insert(
+                        k.clone(),
+                        if last {
+                            Value::Null
+                        } else {
+                            Value::Object(Map::new())
+                        },
+                    );
+                }
+                walked = walked.key(k);
+                cur = m
+                    .get_mut(k)
+                    .ok_or_else(|| SetError::Path("internal".into()))?;
+            }
+            Segment::Index(n) => {
+                let Value::Array(a) = cur else {
+                    return Err(SetError::Path(format!("{walked} is not a list")));
+                };
+                let len = a.len();
+                walked = walked.index(*n);
+                cur = a.get_mut(*n).ok_or_else(|| {
+                    SetError::Path(format!(
+                        "{walked} is out of range (the list has {len} items)"
+                    ))
+                })?;
+            }
+        }
+    }
+    let mut msg = None;
+    merge_checked(cur, &value, &walked, &mut |_, d| {
+        if d.is_error() {
+            msg = Some(d.message);
+        }
+    });
+    if let Some(m) = msg {
+        return Err(SetError::Type(walked.to_string(), m));
+    }
+    match unknown {
+        Some(k) => Err(SetError::Unknown(k)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn deep_merge_and_type_checks() {
+        let mut base =
+            json!({"app": {"replicas": 2, "labels": {"a": "1"}}, "list": [1, 2], "opt": null});
+        let mut errs = Vec::new();
+        merge_checked(
+            &mut base,
+            &json!({"app": {"replicas": 3.5, "labels": {"b": "2"}}, "list": [3], "opt": {"x": 1}}),
+            &FieldPath::root(),
+            &mut |p, d| errs.push((p.to_string(), d)),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(base["app"]["labels"], json!({"a": "1", "b": "2"}));
+        assert_eq!(base["list"], json!([3]));
+        merge_checked(
+            &mut base,
+            &json!({"app": "flat", "list": {"a": 1}, "new": 1}),
+            &FieldPath::root(),
+            &mut |p, d| errs.push((p.to_string(), d)),
+        );
+        let codes: Vec<_> = errs.iter().map(|(p, d)| (p.as_str(), d.code)).collect();
+        assert_eq!(
+            codes,
+            vec![
+                ("app", codes::KUREL_OVERRIDE_TYPE),
+                ("list", codes::KUREL_OVERRIDE_TYPE),
+                ("new", codes::KUREL_UNKNOWN_PARAMETER)
+            ]
+        );
+    }
+
+    #[test]
+    fn sets_take_the_parameter_type() {
+        let mut p =
+            json!({"image": {"tag": "1.0"}, "replicas": 1, "hosts": ["a"], "kurel": {"name": "x"}});
+        let mut d = Diagnostics::new();
+        apply_sets(
+            &mut p,
+            &[
+                "image.tag=1.10".into(),
+                "replicas=4".into(),
+                "hosts[0]=b".into(),
+            ],
+            &mut d,
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(p["image"]["tag"], json!("1.10"));
+        assert_eq!(p["replicas"], json!(4));
+        assert_eq!(p["hosts"], json!(["b"]));
+        apply_sets(
+            &mut p,
+            &[
+                "replicas=many".into(),
+                "hosts[3]=x".into(),
+                "kurel.name=y".into(),
+                "nope".into(),
+            ],
+            &mut d,
+        );
+        assert_eq!(d.0.len(), 4);
+        assert!(d
+            .0
+            .iter()
+            .all(|x| x.is_error() && x.file.as_deref() == Some(SET_FILE)));
+    }
+}

@@ -1,0 +1,682 @@
+//! `${path}` variables: scanning and resolution against the parameters.
+//!
+//! A variable is a plain path into the parameters (`${app.replicas}`, `${hosts[0].name}`,
+//! `${kurel.appVersion}`); there are no expressions and no inline defaults, because every default
+//! lives in `parameters.yaml`. A string that is exactly one reference takes the referenced value
+//! with its type; a reference inside other text is formatted into the string, and only strings,
+//! numbers and booleans may be (Go's `map[k:v]` is never what anybody wanted). Values are resolved
+//! again when they contain references themselves, up to a maximum depth; each followed reference
+//! counts one. `$${` writes a literal `${`, for shell snippets in ConfigMaps.
+//!
+//! Resolution is memoised per path, so hostile inputs (every parameter referencing the previous one
+//! many times) cost linear time, not exponential.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::diag::{codes, Code};
+use crate::fieldpath::FieldPath;
+
+/// Default bound on nested references.
+pub const DEFAULT_MAX_DEPTH: usize = 10;
+
+/// Longest string a resolution may produce; stops exponential growth through mixed text.
+const MAX_STRING_BYTES: usize = 1 << 20;
+
+/// One step of a variable path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A mapping key.
+    Key(String),
+    /// A list index.
+    Index(usize),
+}
+
+/// A piece of a scanned string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Literal text (with `$${` already turned into `${`).
+    Text(String),
+    /// A `${path}` reference: the path as written.
+    Ref(String),
+}
+
+/// A problem with a variable, located by the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarError {
+    /// Which KLN7xxx code applies.
+    pub code: Code,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: String,
+}
+
+impl VarError {
+    fn new(code: Code, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+/// Split a string into literal text and references.
+pub fn scan(s: &str) -> Result<Vec<Piece>, VarError> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("${") {
+        // `$${` is an escaped `${`.
+        if at > 0 && rest[..at].ends_with('$') {
+            text.push_str(&rest[..at - 1]);
+            text.push_str("${");
+            rest = &rest[at + 2..];
+            continue;
+        }
+        text.push_str(&rest[..at]);
+        let body_start = at + 2;
+        let Some(len) = rest[body_start..].find('}') else {
+            return Err(VarError::new(
+                codes::KUREL_VARIABLE_SYNTAX,
+                format!("unterminated variable reference in {s:?}"),
+                "close the reference with `}`, or write `$${` for a literal `${`",
+            ));
+        };
+        let body = &rest[body_start..body_start + len];
+        check_body(body)?;
+        if !text.is_empty() {
+            out.push(Piece::Text(std::mem::take(&mut text)));
+        }
+        out.push(Piece::Ref(body.to_string()));
+        rest = &rest[body_start + len + 1..];
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        out.push(Piece::Text(text));
+    }
+    Ok(out)
+}
+
+fn check_body(body: &str) -> Result<(), VarError> {
+    if let Some((var, default)) = body.split_once('|') {
+        return Err(VarError::new(
+            codes::KUREL_VARIABLE_SYNTAX,
+            format!(
+                "${{{body}}}: inline defaults are not supported (`|{}` after {})",
+                default.trim(),
+                var.trim()
+            ),
+            format!(
+                "define the default of {} in parameters.yaml and write ${{{}}}",
+                var.trim(),
+                var.trim()
+            ),
+        ));
+    }
+    parse_path(body).map(|_| ())
+}
+
+/// Parse a variable path: keys of letters, digits, `_` and `-`, separated by dots, each optionally
+/// followed by `[N]` indexes.
+pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
+    let bad = |why: &str| {
+        VarError::new(
+            codes::KUREL_VARIABLE_SYNTAX,
+            format!("${{{body}}} is not a variable path: {why}"),
+            "kurel variables are plain parameter paths such as ${app.replicas} or ${hosts[0]}; \
+             expressions are not supported",
+        )
+    };
+    if body.trim().is_empty() {
+        return Err(bad("it is empty"));
+    }
+    let mut steps = Vec::new();
+    for part in body.split('.') {
+        let (key, mut idx) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(bad(&format!("{part:?} is not a key")));
+        }
+        steps.push(Step::Key(key.to_string()));
+        while !idx.is_empty() {
+            let Some(close) = idx.find(']') else {
+                return Err(bad("unclosed `[`"));
+            };
+            let digits = &idx[1..close];
+            let n: usize = digits
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| digits.parse().ok())
+                .flatten()
+                .ok_or_else(|| bad(&format!("{digits:?} is not a list index")))?;
+            steps.push(Step::Index(n));
+            idx = &idx[close + 1..];
+            if !idx.is_empty() && !idx.starts_with('[') {
+                return Err(bad("unexpected text after `]`"));
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Look a path up in the parameters.
+pub fn lookup<'a>(params: &'a Value, steps: &[Step]) -> Option<&'a Value> {
+    steps.iter().try_fold(params, |v, s| match s {
+        Step::Key(k) => v.as_object()?.get(k),
+        Step::Index(i) => v.as_array()?.get(*i),
+    })
+}
+
+/// A resolved reference: the value, and the longest chain of references below and including it.
+#[derive(Debug, Clone)]
+struct Resolved {
+    value: Value,
+    chain: Vec<String>,
+}
+
+/// Resolves `${…}` against one set of parameters. Cheap to create; memoises per path.
+#[derive(Debug)]
+pub struct Resolver<'p> {
+    params: &'p Value,
+    max_depth: usize,
+    memo: RefCell<BTreeMap<String, Result<Resolved, VarError>>>,
+}
+
+impl<'p> Resolver<'p> {
+    /// A resolver over `params` following at most `max_depth` nested references.
+    pub fn new(params: &'p Value, max_depth: usize) -> Self {
+        Self {
+            params,
+            max_depth,
+            memo: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// The parameters resolved against.
+    pub fn params(&self) -> &'p Value {
+        self.params
+    }
+
+    /// Resolve every string (and mapping key) of a value. Errors come with the field path (below
+    /// `at`) where the reference was written.
+    pub fn resolve_tree(
+        &self,
+        v: &Value,
+        at: &FieldPath,
+        errors: &mut Vec<(FieldPath, VarError)>,
+    ) -> Value {
+        let mut stack = Vec::new();
+        self.tree(v, at, &|_| false, &mut stack, errors)
+    }
+
+    /// [`Resolver::resolve_tree`], writing a lone reference to a number or boolean as a string
+    /// where `wants_string(path)` says the field is a string (an annotation, an env value): there
+    /// is no other way to write `"${port}"` as text, since a lone reference keeps its type.
+    pub fn resolve_tree_typed(
+        &self,
+        v: &Value,
+        at: &FieldPath,
+        wants_string: &dyn Fn(&FieldPath) -> bool,
+        errors: &mut Vec<(FieldPath, VarError)>,
+    ) -> Value {
+        let mut stack = Vec::new();
+        self.tree(v, at, wants_string, &mut stack, errors)
+    }
+
+    fn tree(
+        &self,
+        v: &Value,
+        at: &FieldPath,
+        wants_string: &dyn Fn(&FieldPath) -> bool,
+        stack: &mut Vec<String>,
+        errors: &mut Vec<(FieldPath, VarError)>,
+    ) -> Value {
+        match v {
+            Value::String(s) => match self.string(s, stack) {
+                Ok(r) => match r.value {
+                    Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
+                    Value::Bool(b) if wants_string(at) => Value::String(b.to_string()),
+                    other => other,
+                },
+                Err(e) => {
+                    errors.push((at.clone(), e));
+                    Value::Null
+                }
+            },
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| self.tree(x, &at.index(i), wants_string, stack, errors))
+                    .collect(),
+            ),
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, x) in m {
+                    let key = match self.text(k, stack) {
+                        Ok(k2) => k2,
+                        Err(e) => {
+                            errors.push((at.key(k), e));
+                            k.clone()
+                        }
+                    };
+                    let val = self.tree(x, &at.key(k), wants_string, stack, errors);
+                    out.insert(key, val);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Resolve one string: a lone reference keeps the type of its value.
+    pub fn resolve_str(&self, s: &str) -> Result<Value, VarError> {
+        self.string(s, &mut Vec::new()).map(|r| r.value)
+    }
+
+    /// Resolve one string into text (for headers, keys, selectors): the result must be a scalar.
+    pub fn resolve_text(&self, s: &str) -> Result<String, VarError> {
+        self.text(s, &mut Vec::new())
+    }
+
+    /// Resolve a single reference path (as in `enabled: ${path}`).
+    pub fn resolve_path(&self, path: &str) -> Result<Value, VarError> {
+        self.reference(path, &mut Vec::new()).map(|r| r.value)
+    }
+
+    fn text(&self, s: &str, stack: &mut Vec<String>) -> Result<String, VarError> {
+        if !s.contains("${") {
+            return Ok(s.to_string());
+        }
+        let r = self.string(s, stack)?;
+        match &r.value {
+            Value::String(t) => Ok(t.clone()),
+            Value::Number(n) => Ok(n.to_string()),
+            Value::Bool(b) => Ok(b.to_string()),
+            other => Err(embed_error(s, other)),
+        }
+    }
+
+    fn string(&self, s: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+        if !s.contains("${") {
+            return Ok(Resolved {
+                value: Value::String(s.to_string()),
+                chain: Vec::new(),
+            });
+        }
+        let pieces = scan(s)?;
+        if let [Piece::Ref(p)] = pieces.as_slice() {
+            return self.reference(p, stack);
+        }
+        let mut out = String::new();
+        let mut chain = Vec::new();
+        for piece in &pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Ref(p) => {
+                    let r = self.reference(p, stack)?;
+                    match &r.value {
+                        Value::String(t) => out.push_str(t),
+                        Value::Number(n) => out.push_str(&n.to_string()),
+                        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                        other => {
+                            return Err(VarError::new(
+                                codes::KUREL_VARIABLE_TYPE,
+                                format!(
+                                    "${{{p}}} is {} and cannot be part of the text {s:?}",
+                                    describe(other)
+                                ),
+                                "only strings, numbers and booleans can be embedded in text; \
+                                 reference a scalar, or make the whole value the reference",
+                            ))
+                        }
+                    }
+                    if r.chain.len() > chain.len() {
+                        chain = r.chain;
+                    }
+                }
+            }
+            if out.len() > MAX_STRING_BYTES {
+                return Err(VarError::new(
+                    codes::KUREL_VARIABLE_DEPTH,
+                    format!("resolving {s:?} produces more than {MAX_STRING_BYTES} bytes"),
+                    "parameters that embed each other many times grow exponentially; simplify them",
+                ));
+            }
+        }
+        Ok(Resolved {
+            value: Value::String(out),
+            chain,
+        })
+    }
+
+    fn reference(&self, path: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+        if let Some(pos) = stack.iter().position(|p| p == path) {
+            let mut cycle: Vec<&str> = stack[pos..].iter().map(String::as_str).collect();
+            cycle.push(path);
+            return Err(VarError::new(
+                codes::KUREL_VARIABLE_CYCLE,
+                format!("cyclic variable reference: {}", cycle.join(" → ")),
+                "break the cycle: one of these parameters must hold a value, not a reference",
+            ));
+        }
+        if stack.len() >= self.max_depth {
+            return Err(self.too_deep(stack, &[path.to_string()]));
+        }
+        let memo = self.memo.borrow().get(path).cloned();
+        let r = match memo {
+            Some(r) => r?,
+            None => {
+                stack.push(path.to_string());
+                let r = self.compute(path, stack);
+                stack.pop();
+                // Errors that depend on the stack (cycles, depth) are not memoised: the same path can
+                // be fine when reached along a shorter chain.
+                let cacheable = match &r {
+                    Ok(_) => true,
+                    Err(e) => {
+                        e.code != codes::KUREL_VARIABLE_CYCLE
+                            && e.code != codes::KUREL_VARIABLE_DEPTH
+                    }
+                };
+                if cacheable {
+                    self.memo.borrow_mut().insert(path.to_string(), r.clone());
+                }
+                r?
+            }
+        };
+        if stack.len() + r.chain.len() > self.max_depth {
+            return Err(self.too_deep(stack, &r.chain));
+        }
+        Ok(r)
+    }
+
+    fn too_deep(&self, stack: &[String], below: &[String]) -> VarError {
+        let mut chain: Vec<&str> = stack.iter().map(String::as_str).collect();
+        chain.extend(below.iter().map(String::as_str));
+        VarError::new(
+            codes::KUREL_VARIABLE_DEPTH,
+            format!(
+                "variable references nest deeper than the maximum depth of {}: {}",
+                self.max_depth,
+                chain.join(" → ")
+            ),
+            "shorten the chain of parameters that reference other parameters",
+        )
+    }
+
+    fn compute(&self, path: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+        let steps = parse_path(path)?;
+        let raw = lookup(self.params, &steps)
+            .or_else(|| {
+                // The prototype exposed parameters under `values.` in patches; accept that spelling
+                // when no parameter is actually called `values`.
+                match steps.split_first() {
+                    Some((Step::Key(k), rest))
+                        if k == "values" && self.params.get("values").is_none() =>
+                    {
+                        lookup(self.params, rest)
+                    }
+                    _ => None,
+                }
+            })
+            .ok_or_else(|| self.undefined(path, &steps, stack))?;
+        let mut longest: Vec<String> = Vec::new();
+        let value = self.deep(raw, stack, &mut longest)?;
+        let mut chain = vec![path.to_string()];
+        chain.extend(longest);
+        Ok(Resolved { value, chain })
+    }
+
+    fn deep(
+        &self,
+        v: &Value,
+        stack: &mut Vec<String>,
+        longest: &mut Vec<String>,
+    ) -> Result<Value, VarError> {
+        Ok(match v {
+            Value::String(s) => {
+                let r = self.string(s, stack)?;
+                if r.chain.len() > longest.len() {
+                    *longest = r.chain;
+                }
+                r.value
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|x| self.deep(x, stack, longest))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, x) in m {
+                    let key = self.text(k, stack)?;
+                    out.insert(key, self.deep(x, stack, longest)?);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        })
+    }
+
+    fn undefined(&self, path: &str, steps: &[Step], stack: &[String]) -> VarError {
+        // Name the deepest existing map and its keys: the usual cause is a typo.
+        let mut have = self.params;
+        let mut known = String::new();
+        for s in steps {
+            let next = match s {
+                Step::Key(k) => have.as_object().and_then(|m| m.get(k)),
+                Step::Index(i) => have.as_array().and_then(|a| a.get(*i)),
+            };
+            match next {
+                Some(n) => {
+                    have = n;
+                    match s {
+                        Step::Key(k) if known.is_empty() => known.push_str(k),
+                        Step::Key(k) => {
+                            known.push('.');
+                            known.push_str(k)
+                        }
+                        Step::Index(i) => known.push_str(&format!("[{i}]")),
+                    }
+                }
+                None => break,
+            }
+        }
+        // The stack ends with this path itself.
+        let through = stack.split_last().map(|(_, rest)| rest).unwrap_or(&[]);
+        let via = if through.is_empty() {
+            String::new()
+        } else {
+            format!(" (referenced through {})", through.join(" → "))
+        };
+        let hint = match have {
+            Value::Object(m) if !m.is_empty() => {
+                let keys: Vec<&str> = m.keys().map(String::as_str).take(12).collect();
+                let at = if known.is_empty() {
+                    "the top level".to_string()
+                } else {
+                    known
+                };
+                format!(
+                    "define it in parameters.yaml (inline defaults are not supported); {at} has: {}",
+                    keys.join(", ")
+                )
+            }
+            Value::Array(a) => format!(
+                "{known} is a list of {} item(s); indexes start at 0",
+                a.len()
+            ),
+            _ => "define it in parameters.yaml (inline defaults are not supported)".to_string(),
+        };
+        VarError::new(
+            codes::KUREL_VARIABLE_UNDEFINED,
+            format!("undefined variable ${{{path}}}{via}"),
+            hint,
+        )
+    }
+}
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+fn embed_error(s: &str, v: &Value) -> VarError {
+    VarError::new(
+        codes::KUREL_VARIABLE_TYPE,
+        format!("{s:?} resolves to {}, but text is needed here", describe(v)),
+        "reference a string, number or boolean here",
+    )
+}
+
+/// JSON-ish type name of a value, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(params: Value, s: &str) -> Result<Value, VarError> {
+        Resolver::new(&params, DEFAULT_MAX_DEPTH).resolve_str(s)
+    }
+
+    #[test]
+    fn lone_reference_keeps_its_type() {
+        let p = json!({"app": {"replicas": 3, "on": true, "labels": {"a": "b"}}});
+        assert_eq!(r(p.clone(), "${app.replicas}").unwrap(), json!(3));
+        assert_eq!(r(p.clone(), "${app.on}").unwrap(), json!(true));
+        assert_eq!(r(p, "${app.labels}").unwrap(), json!({"a": "b"}));
+    }
+
+    #[test]
+    fn mixed_text_is_a_string_and_rejects_maps() {
+        let p = json!({"img": {"repo": "nginx", "tag": 1.21}, "m": {"a": 1}, "n": null});
+        assert_eq!(
+            r(p.clone(), "${img.repo}:${img.tag}").unwrap(),
+            json!("nginx:1.21")
+        );
+        let e = r(p.clone(), "x-${m}").unwrap_err();
+        assert_eq!(e.code, codes::KUREL_VARIABLE_TYPE);
+        assert!(e.message.contains("a map"), "{}", e.message);
+        assert_eq!(r(p, "x-${n}").unwrap_err().code, codes::KUREL_VARIABLE_TYPE);
+    }
+
+    #[test]
+    fn indexes_and_nested_references() {
+        let p = json!({"hosts": [{"name": "a"}, {"name": "${d}"}], "d": "${e}.example", "e": "b"});
+        assert_eq!(
+            r(p.clone(), "${hosts[1].name}").unwrap(),
+            json!("b.example")
+        );
+        assert_eq!(
+            r(p, "${hosts[5].name}").unwrap_err().code,
+            codes::KUREL_VARIABLE_UNDEFINED
+        );
+    }
+
+    #[test]
+    fn inline_defaults_and_expressions_are_errors() {
+        let p = json!({"a": 1});
+        let e = r(p.clone(), "${a|2}").unwrap_err();
+        assert!(e.message.contains("inline defaults are not supported"));
+        assert_eq!(
+            r(p.clone(), "${a == 1}").unwrap_err().code,
+            codes::KUREL_VARIABLE_SYNTAX
+        );
+        assert_eq!(
+            r(p.clone(), "${a").unwrap_err().code,
+            codes::KUREL_VARIABLE_SYNTAX
+        );
+        assert_eq!(r(p, "${}").unwrap_err().code, codes::KUREL_VARIABLE_SYNTAX);
+    }
+
+    #[test]
+    fn escape_writes_a_literal() {
+        assert_eq!(
+            r(json!({}), "echo $${HOME}").unwrap(),
+            json!("echo ${HOME}")
+        );
+    }
+
+    #[test]
+    fn cycles_name_the_chain() {
+        let p = json!({"a": "${b}", "b": "x${c}", "c": "${a}"});
+        let e = r(p, "${a}").unwrap_err();
+        assert_eq!(e.code, codes::KUREL_VARIABLE_CYCLE);
+        assert!(e.message.contains("a → b → c → a"), "{}", e.message);
+    }
+
+    #[test]
+    fn depth_is_bounded_and_configurable() {
+        let mut p = serde_json::Map::new();
+        for i in 0..12 {
+            p.insert(format!("v{i}"), json!(format!("${{v{}}}", i + 1)));
+        }
+        p.insert("v12".into(), json!("end"));
+        let p = Value::Object(p);
+        // v2 → … → v12 is 11 references.
+        let ok = Resolver::new(&p, 11).resolve_str("${v2}").unwrap();
+        assert_eq!(ok, json!("end"));
+        let e = Resolver::new(&p, 10).resolve_str("${v2}").unwrap_err();
+        assert_eq!(e.code, codes::KUREL_VARIABLE_DEPTH);
+        assert!(e.message.contains("v2 → v3"), "{}", e.message);
+        let e = Resolver::new(&p, 0).resolve_str("${v12}").unwrap_err();
+        assert_eq!(e.code, codes::KUREL_VARIABLE_DEPTH);
+    }
+
+    #[test]
+    fn exponential_fan_out_is_cheap() {
+        let mut p = serde_json::Map::new();
+        for i in 0..9 {
+            p.insert(
+                format!("v{i}"),
+                json!(format!("${{v{}}}${{v{}}}", i + 1, i + 1)),
+            );
+        }
+        p.insert("v9".into(), json!("x"));
+        let p = Value::Object(p);
+        let v = Resolver::new(&p, 10).resolve_str("${v0}").unwrap();
+        assert_eq!(v.as_str().unwrap().len(), 512);
+    }
+
+    #[test]
+    fn undefined_names_known_keys() {
+        let p = json!({"app": {"replicas": 1, "name": "x"}});
+        let e = r(p, "${app.replica}").unwrap_err();
+        assert!(e.hint.contains("app has: replicas, name"), "{}", e.hint);
+    }
+
+    #[test]
+    fn values_prefix_is_accepted() {
+        assert_eq!(r(json!({"a": 1}), "${values.a}").unwrap(), json!(1));
+    }
+}
