@@ -83,6 +83,8 @@ code_table! { CORE;
     FOREACH_RESULT = "KLN5005", "foreach-result";
     /// A namespaced child of a cluster-scoped instance has no namespace.
     NAMESPACE = "KLN5006", "namespace";
+    /// An expression evaluation exceeded the evaluation budget (iterations or value size).
+    EVAL_BUDGET = "KLN5007", "eval-budget";
 
     /// A bug in kiln: please report it.
     INTERNAL = "KLN9001", "internal";

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
+use crate::expr::budget::{execute, overrun, EvalBudget};
 use crate::expr::cel::{new_context, ExecutionErrorExt};
 use crate::expr::value::{from_cel, to_cel, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
@@ -24,12 +25,15 @@ use crate::ir::{Expr, GraphDef, HoleKind, NodeKind, Part, Template};
 pub struct RenderLimits {
     /// Most items one forEach may produce (kro's `--rgd-max-collection-size`).
     pub max_collection_size: usize,
+    /// Work one expression evaluation may do.
+    pub eval: EvalBudget,
 }
 
 impl Default for RenderLimits {
     fn default() -> Self {
         Self {
             max_collection_size: 1000,
+            eval: EvalBudget::default(),
         }
     }
 }
@@ -84,6 +88,7 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         let ev = Evaluator {
             unit,
             state: &state,
+            limits,
         };
         let template = match &node.kind {
             NodeKind::External(_) => {
@@ -160,6 +165,7 @@ fn type_name(v: &CelValue) -> String {
 struct Evaluator<'u, 's> {
     unit: &'u Unit<'u>,
     state: &'s [State],
+    limits: &'s RenderLimits,
 }
 
 impl Evaluator<'_, '_> {
@@ -211,7 +217,15 @@ impl Evaluator<'_, '_> {
                 )]);
             }
         }
-        e.compiled.program.execute(ctx).map_err(|err| {
+        execute(&e.compiled.program, ctx, &self.limits.eval).map_err(|err| {
+            if let Some(msg) = overrun(&err) {
+                return vec![self.diag(
+                    codes::EVAL_BUDGET,
+                    format!("expression {:?} stopped: {msg}", e.source()),
+                    e,
+                    "iterate over less data, or raise the budget (see docs/cel.md, evaluation limits)",
+                )];
+            }
             let (msg, hint) = err.explain(e.source());
             vec![self.diag(codes::EVALUATION, msg, e, &hint)]
         })

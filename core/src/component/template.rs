@@ -347,7 +347,16 @@ impl Renderer<'_> {
                 hint: "this is a bug in kiln; please report it".into(),
             });
         };
-        c.program.execute(ctx).map_err(|e| {
+        let budget = crate::expr::budget::EvalBudget::default();
+        crate::expr::budget::execute(&c.program, ctx, &budget).map_err(|e| {
+            if let Some(msg) = crate::expr::budget::overrun(&e) {
+                return TplError {
+                    code: codes::EVAL_BUDGET,
+                    path: at.clone(),
+                    message: format!("expression {source:?} stopped: {msg}"),
+                    hint: "iterate over less data (see docs/cel.md, evaluation limits)".into(),
+                };
+            }
             let (message, hint) = e.explain(source);
             TplError {
                 code: codes::EVALUATION,

@@ -12,9 +12,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use cel::common::ast::{ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue};
 use cel::objects::Opaque;
-use cel::parser::Macro;
 use cel::{Context, Env, Program, Value};
 
 use super::refs::{references, References};
@@ -65,7 +63,11 @@ pub fn env() -> &'static Arc<Env> {
 }
 
 fn build_env() -> Env {
-    let mut env = Env::stdlib();
+    // The standard library without the crate's macros: kiln registers its own, metered ones.
+    let mut env = Env::default().with_stdlib();
+    for m in super::macros::all() {
+        env.add_macro(m).expect("each macro registers once");
+    }
     // These registrations cannot fail on a fresh stdlib environment: the names are the
     // extensions' own and are declared once.
     for ext in [
@@ -76,54 +78,8 @@ fn build_env() -> Env {
     ] {
         env.add_extension(ext).expect("extension registers once");
     }
-    env.add_macro(Macro::receiver("bind", 3, expand_bind))
-        .expect("bind macro registers once");
     super::library::extend_env(&mut env);
     env
-}
-
-/// `cel.bind(name, init, body)`: evaluates `body` with `name` bound to `init`, as a comprehension
-/// over an empty list whose accumulator is the bound variable (what cel-go does).
-fn expand_bind(
-    helper: &mut cel::parser::MacroExprHelper<'_>,
-    target: &mut Option<IdedExpr>,
-    args: &mut Vec<IdedExpr>,
-) -> Result<Option<IdedExpr>, cel::ParseError> {
-    match target {
-        Some(IdedExpr {
-            expr: Expr::Ident(n),
-            ..
-        }) if n == "cel" => {}
-        _ => return Ok(None),
-    }
-    let var = match &args[0].expr {
-        Expr::Ident(n) => n.clone(),
-        _ => {
-            return Err(helper.new_error(
-                args[0].id,
-                "cel.bind() variable name must be a simple identifier",
-            ))
-        }
-    };
-    let body = args.pop().expect("three arguments");
-    let init = args.pop().expect("three arguments");
-    args.pop();
-    target.take();
-    let iter_range = helper.next_expr(Expr::List(ListExpr::new(Vec::new())));
-    let loop_cond = helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into())));
-    let loop_step = helper.next_expr(Expr::Ident(var.clone()));
-    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
-        ComprehensionExpr {
-            iter_range,
-            iter_var: "#unused".into(),
-            iter_var2: None,
-            accu_var: var,
-            accu_init: init,
-            loop_cond,
-            loop_step,
-            result: body,
-        },
-    )))))
 }
 
 /// A fresh evaluation context with kiln's per-context functions.
@@ -132,6 +88,7 @@ pub fn new_context() -> Context<'static, 'static> {
     ctx.add_function("omit", || Value::Opaque(Arc::new(Omit)))
         .expect("omit is not a stdlib function");
     super::library::register(&mut ctx);
+    super::budget::register(&mut ctx);
     ctx
 }
 

@@ -493,6 +493,16 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
             }
             _ => Ok(Type::optional(Type::Dyn)),
         },
+        // kiln's metering and two-variable helpers (see expr::macros): they pass values through.
+        "@kiln_go" | "@kiln_size" => Ok(arg(0)),
+        "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),
+        "@kiln_insert_entry" => Ok(join(&arg(0), &arg(1))),
+        "@kiln_keys" => Ok(match arg(0) {
+            Type::List(_) => Type::list(Type::Int),
+            Type::Map(k, _) => Type::list(*k),
+            Type::Object(_) => Type::list(Type::String),
+            _ => Type::list(Type::Dyn),
+        }),
         _ => {
             let fname = qualified.as_deref().unwrap_or(name);
             function(fname, target.as_ref(), &args)
@@ -612,6 +622,19 @@ mod tests {
         assert_eq!(
             check("schema.spec.labels.map(k, schema.spec.labels[k] + 'x')", &s).unwrap(),
             "list(string)"
+        );
+        assert_eq!(
+            check("schema.spec.labels.transformMap(k, v, v + 'x')", &s).unwrap(),
+            "map(string, string)"
+        );
+        assert_eq!(
+            check("schema.spec.regions.transformList(i, r, i)", &s).unwrap(),
+            "list(int)"
+        );
+        assert!(check("schema.spec.regions.all(i, r, r + 1 > 0)", &s).is_err());
+        assert_eq!(
+            check("schema.spec.regions.all(i, r, size(r) > i)", &s).unwrap(),
+            "bool"
         );
         assert!(check("schema.spec.replicas.startsWith('a')", &s).is_err());
         assert_eq!(check("json.unmarshal('{}')", &s).unwrap(), "dyn");

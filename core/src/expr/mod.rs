@@ -1,7 +1,9 @@
 //! Expressions: `${…}` scanning, the CEL environment, values and references.
+pub mod budget;
 pub mod cel;
 pub mod check;
 pub mod library;
+mod macros;
 pub mod refs;
 pub mod scan;
 pub mod types;

@@ -225,9 +225,12 @@ pub fn extend_env(env: &mut Env) {
 }
 
 /// A library function: what it does with an evaluated call.
-type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;
+pub(crate) type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;
 
-fn invoke(ftx: &FunctionContext<'_, '_>, handler: Handler) -> Result<Value, ExecutionError> {
+pub(crate) fn invoke(
+    ftx: &FunctionContext<'_, '_>,
+    handler: Handler,
+) -> Result<Value, ExecutionError> {
     let this = match &ftx.this {
         Some(t) => Some(Value::try_from(t.as_ref())?),
         None => None,

@@ -1,0 +1,310 @@
+//! kiln's comprehension macros: CEL's standard ones, cel-go's two-variable forms, and `cel.bind`,
+//! all metered by the evaluation budget ([`super::budget`]).
+//!
+//! The crate's standard macros cannot be instrumented, so kiln's environment is built without them
+//! and registers these instead. They expand as the CEL specification describes (an accumulator
+//! `@result` folded over the range), with `@kiln_go(cond)` around each loop condition and
+//! `@kiln_size(step)` around each step.
+//!
+//! The crate's interpreter iterates one variable only, so the two-variable forms are lowered: the
+//! range is bound once to a hidden variable `@tN`, iterated by index (lists) or key (maps), and the
+//! second variable is bound to `@tN[i]` for each step.
+
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr,
+};
+use cel::parser::{Macro, MacroExprHelper};
+use cel::ParseError;
+
+use super::budget::{GO, INSERT, INSERT_ENTRY, KEYS, SIZE};
+
+type Helper<'a, 'b> = &'a mut MacroExprHelper<'b>;
+type Expansion = Result<Option<IdedExpr>, ParseError>;
+
+const RESULT: &str = "@result";
+
+fn ident(h: Helper<'_, '_>, name: &str) -> IdedExpr {
+    h.next_expr(Expr::Ident(name.to_string()))
+}
+
+fn call(h: Helper<'_, '_>, f: &str, args: Vec<IdedExpr>) -> IdedExpr {
+    h.next_expr(Expr::Call(CallExpr {
+        func_name: f.to_string(),
+        target: None,
+        args,
+    }))
+}
+
+fn boolean(h: Helper<'_, '_>, b: bool) -> IdedExpr {
+    h.next_expr(Expr::Literal(LiteralValue::Boolean(b.into())))
+}
+
+fn int(h: Helper<'_, '_>, i: i64) -> IdedExpr {
+    h.next_expr(Expr::Literal(LiteralValue::Int(i.into())))
+}
+
+fn list(h: Helper<'_, '_>, items: Vec<IdedExpr>) -> IdedExpr {
+    h.next_expr(Expr::List(ListExpr::new(items)))
+}
+
+fn empty_map(h: Helper<'_, '_>) -> IdedExpr {
+    h.next_expr(Expr::Map(MapExpr::default()))
+}
+
+fn var_name(h: Helper<'_, '_>, e: &IdedExpr) -> Result<String, ParseError> {
+    match &e.expr {
+        Expr::Ident(n) => Ok(n.clone()),
+        _ => Err(h.new_error(e.id, "argument must be a simple name")),
+    }
+}
+
+/// A metered fold: `range` iterated with `var`, accumulator `@result` from `init`.
+fn fold(
+    h: Helper<'_, '_>,
+    range: IdedExpr,
+    var: String,
+    init: IdedExpr,
+    cond: IdedExpr,
+    step: IdedExpr,
+    result: IdedExpr,
+) -> IdedExpr {
+    let loop_cond = call(h, GO, vec![cond]);
+    let loop_step = call(h, SIZE, vec![step]);
+    h.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
+        iter_range: range,
+        iter_var: var,
+        iter_var2: None,
+        accu_var: RESULT.to_string(),
+        accu_init: init,
+        loop_cond,
+        loop_step,
+        result,
+    })))
+}
+
+/// `cel.bind(var, init, body)` as a comprehension over nothing; the bound value is size-checked.
+fn bind(h: Helper<'_, '_>, var: String, init: IdedExpr, body: IdedExpr) -> IdedExpr {
+    let iter_range = list(h, Vec::new());
+    let loop_cond = boolean(h, false);
+    let loop_step = ident(h, &var);
+    let accu_init = call(h, SIZE, vec![init]);
+    h.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
+        iter_range,
+        iter_var: "#unused".into(),
+        iter_var2: None,
+        accu_var: var,
+        accu_init,
+        loop_cond,
+        loop_step,
+        result: body,
+    })))
+}
+
+/// What a fold computes, given its predicate/function arguments.
+#[derive(Clone, Copy)]
+enum Kind {
+    All,
+    Exists,
+    ExistsOne,
+    /// `map(x, f)` / `transformList(i, v, f)`; with a filter when it has one more argument.
+    Map,
+    Filter,
+    /// `transformMap(k, v, f)`.
+    TransformMap,
+    /// `transformMapEntry(k, v, f)`.
+    TransformMapEntry,
+}
+
+/// The init, condition, step and result of a fold of `kind`; `args` are the predicate and/or
+/// function, `var` the (first) iteration variable.
+fn parts(
+    h: Helper<'_, '_>,
+    kind: Kind,
+    mut args: Vec<IdedExpr>,
+    var: &str,
+) -> (IdedExpr, IdedExpr, IdedExpr, IdedExpr) {
+    let accu = |h: Helper<'_, '_>| ident(h, RESULT);
+    let f = args.pop().unwrap_or_else(|| boolean(h, true));
+    let filter = args.pop();
+    match kind {
+        Kind::All => {
+            let init = boolean(h, true);
+            let a = accu(h);
+            let cond = call(h, "@not_strictly_false", vec![a]);
+            let a = accu(h);
+            let step = call(h, "_&&_", vec![a, f]);
+            (init, cond, step, accu(h))
+        }
+        Kind::Exists => {
+            let init = boolean(h, false);
+            let a = accu(h);
+            let not = call(h, "!_", vec![a]);
+            let cond = call(h, "@not_strictly_false", vec![not]);
+            let a = accu(h);
+            let step = call(h, "_||_", vec![a, f]);
+            (init, cond, step, accu(h))
+        }
+        Kind::ExistsOne => {
+            let init = int(h, 0);
+            let cond = boolean(h, true);
+            let a = accu(h);
+            let one = int(h, 1);
+            let plus = call(h, "_+_", vec![a, one]);
+            let a = accu(h);
+            let step = call(h, "_?_:_", vec![f, plus, a]);
+            let a = accu(h);
+            let one = int(h, 1);
+            let result = call(h, "_==_", vec![a, one]);
+            (init, cond, step, result)
+        }
+        Kind::Map | Kind::Filter => {
+            let init = list(h, Vec::new());
+            let cond = boolean(h, true);
+            let (item, pred) = match kind {
+                Kind::Filter => (ident(h, var), Some(f)),
+                _ => (f, filter),
+            };
+            let a = accu(h);
+            let one = list(h, vec![item]);
+            let add = call(h, "_+_", vec![a, one]);
+            let step = match pred {
+                Some(p) => {
+                    let a = accu(h);
+                    call(h, "_?_:_", vec![p, add, a])
+                }
+                None => add,
+            };
+            (init, cond, step, accu(h))
+        }
+        Kind::TransformMap | Kind::TransformMapEntry => {
+            let init = empty_map(h);
+            let cond = boolean(h, true);
+            let a = accu(h);
+            let add = match kind {
+                Kind::TransformMap => {
+                    let k = ident(h, var);
+                    call(h, INSERT, vec![a, k, f])
+                }
+                _ => call(h, INSERT_ENTRY, vec![a, f]),
+            };
+            let step = match filter {
+                Some(p) => {
+                    let a = accu(h);
+                    call(h, "_?_:_", vec![p, add, a])
+                }
+                None => add,
+            };
+            (init, cond, step, accu(h))
+        }
+    }
+}
+
+/// One-variable form: `range.kind(x, args...)`.
+fn one_var(
+    kind: Kind,
+) -> impl Fn(Helper<'_, '_>, &mut Option<IdedExpr>, &mut Vec<IdedExpr>) -> Expansion {
+    move |h, target, args| {
+        let Some(range) = target.take() else {
+            return Ok(None);
+        };
+        let mut rest = std::mem::take(args);
+        let var = var_name(h, &rest[0])?;
+        rest.remove(0);
+        let (init, cond, step, result) = parts(h, kind, rest, &var);
+        Ok(Some(fold(h, range, var, init, cond, step, result)))
+    }
+}
+
+/// Two-variable form: `range.kind(k, v, args...)`, lowered to one variable (see the module docs).
+fn two_var(
+    kind: Kind,
+) -> impl Fn(Helper<'_, '_>, &mut Option<IdedExpr>, &mut Vec<IdedExpr>) -> Expansion {
+    move |h, target, args| {
+        let Some(range) = target.take() else {
+            return Ok(None);
+        };
+        let mut rest = std::mem::take(args);
+        let k = var_name(h, &rest[0])?;
+        let v = var_name(h, &rest[1])?;
+        if k == v {
+            return Err(h.new_error(rest[1].id, "the two iteration variables must differ"));
+        }
+        rest.drain(..2);
+        let hidden = format!("@t{}", range.id);
+        // Lists are iterated by index, maps by key; which one is known only at run time.
+        let t = ident(h, &hidden);
+        let iter = call(h, KEYS, vec![t]);
+        let (init, cond, step, result) = parts(h, kind, rest, &k);
+        // The second variable is bound around the step, where the predicate/function are.
+        let t = ident(h, &hidden);
+        let key = ident(h, &k);
+        let value = call(h, "_[_]", vec![t, key]);
+        let step = bind(h, v, value, step);
+        let body = fold(h, iter, k, init, cond, step, result);
+        Ok(Some(bind(h, hidden, range, body)))
+    }
+}
+
+/// `has(a.b)`: a presence test on the selected field.
+fn has(h: Helper<'_, '_>, _target: &mut Option<IdedExpr>, args: &mut Vec<IdedExpr>) -> Expansion {
+    let arg = args.remove(0);
+    match arg.expr {
+        Expr::Select(mut s) => {
+            s.test = true;
+            Ok(Some(h.next_expr(Expr::Select(s))))
+        }
+        _ => Err(h.new_error(arg.id, "invalid argument to has() macro")),
+    }
+}
+
+/// `cel.bind(name, init, body)`.
+fn cel_bind(
+    h: Helper<'_, '_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Expansion {
+    match target {
+        Some(IdedExpr {
+            expr: Expr::Ident(n),
+            ..
+        }) if n == "cel" => {}
+        _ => return Ok(None),
+    }
+    let var = match &args[0].expr {
+        Expr::Ident(n) => n.clone(),
+        _ => {
+            return Err(h.new_error(
+                args[0].id,
+                "cel.bind() variable name must be a simple identifier",
+            ))
+        }
+    };
+    target.take();
+    let body = args.pop().unwrap_or_default();
+    let init = args.pop().unwrap_or_default();
+    Ok(Some(bind(h, var, init, body)))
+}
+
+/// Every macro kiln's environment expands.
+pub(crate) fn all() -> Vec<Macro> {
+    vec![
+        Macro::global("has", 1, has),
+        Macro::receiver("bind", 3, cel_bind),
+        Macro::receiver("all", 2, one_var(Kind::All)),
+        Macro::receiver("exists", 2, one_var(Kind::Exists)),
+        Macro::receiver("exists_one", 2, one_var(Kind::ExistsOne)),
+        Macro::receiver("existsOne", 2, one_var(Kind::ExistsOne)),
+        Macro::receiver("map", 2, one_var(Kind::Map)),
+        Macro::receiver("map", 3, one_var(Kind::Map)),
+        Macro::receiver("filter", 2, one_var(Kind::Filter)),
+        Macro::receiver("all", 3, two_var(Kind::All)),
+        Macro::receiver("exists", 3, two_var(Kind::Exists)),
+        Macro::receiver("existsOne", 3, two_var(Kind::ExistsOne)),
+        Macro::receiver("transformList", 3, two_var(Kind::Map)),
+        Macro::receiver("transformList", 4, two_var(Kind::Map)),
+        Macro::receiver("transformMap", 3, two_var(Kind::TransformMap)),
+        Macro::receiver("transformMap", 4, two_var(Kind::TransformMap)),
+        Macro::receiver("transformMapEntry", 3, two_var(Kind::TransformMapEntry)),
+        Macro::receiver("transformMapEntry", 4, two_var(Kind::TransformMapEntry)),
+    ]
+}
