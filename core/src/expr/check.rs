@@ -44,10 +44,30 @@ impl Scope {
     }
 }
 
-/// The inferred type of an expression, or the first type error in it (cel-go's wording).
-pub fn infer(e: &IdedExpr, scope: &Scope) -> Result<Type, String> {
-    let mut s = scope.clone();
-    infer_expr(&e.expr, &mut s, 0)
+/// The inferred type of an expression, or the first type error in it (cel-go's wording). The
+/// scope is borrowed mutably for comprehension variables and left as it was found.
+pub fn infer(e: &IdedExpr, scope: &mut Scope) -> Result<Type, String> {
+    let n = scope.vars.len();
+    let t = infer_expr(&e.expr, scope, 0);
+    scope.vars.truncate(n);
+    t
+}
+
+impl Scope {
+    /// Number of variables declared, for [`Scope::truncate`].
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// Forget the variables declared after the first `n`.
+    pub fn truncate(&mut self, n: usize) {
+        self.vars.truncate(n);
+    }
 }
 
 /// Recursion bound: expressions are already limited in nesting at compile time; this guards the
@@ -518,7 +538,7 @@ mod tests {
 
     fn check(src: &str, scope: &Scope) -> Result<String, String> {
         let c = compile(src, &ExprLimits::default()).unwrap();
-        infer(c.program.expression(), scope).map(|t| t.to_string())
+        infer(c.program.expression(), &mut scope.clone()).map(|t| t.to_string())
     }
 
     fn deployment_scope() -> Scope {

@@ -100,7 +100,7 @@ impl Checker<'_> {
     }
 
     /// Type an expression; a type error is reported with `what` as context and gives `None`.
-    fn infer(&mut self, e: &Expr, scope: &Scope, what: &str) -> Option<Type> {
+    fn infer(&mut self, e: &Expr, scope: &mut Scope, what: &str) -> Option<Type> {
         match infer(e.compiled.program.expression(), scope) {
             Ok(t) => Some(t),
             Err(msg) => {
@@ -115,7 +115,7 @@ impl Checker<'_> {
         }
     }
 
-    fn condition(&mut self, e: &Expr, scope: &Scope, id: &str, key: &str) {
+    fn condition(&mut self, e: &Expr, scope: &mut Scope, id: &str, key: &str) {
         let what = format!("failed to type-check {key} expression in resource {id:?}:");
         let Some(t) = self.infer(e, scope, &what) else {
             return;
@@ -145,7 +145,7 @@ impl Checker<'_> {
         path: &FieldPath,
         kind: &HoleKind,
         expected: Option<&Type>,
-        scope: &Scope,
+        scope: &mut Scope,
     ) {
         let what = format!(
             "resource {id:?}: failed to compile template expression at path {:?}:",
@@ -255,10 +255,11 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
 
     for (i, n) in input.nodes.iter().enumerate() {
         let id = n.id.as_str();
-        let mut scope = base.clone();
+        // Dimensions see schema and resources but not each other (kro: they are independent).
+        let mut iterators = Vec::new();
         for (it, e) in &n.for_each {
             let what = format!("node {id:?}: forEach iterator {it:?}:");
-            let el = match c.infer(e, &base, &what) {
+            let el = match c.infer(e, &mut base, &what) {
                 Some(t @ (Type::List(_) | Type::Dyn)) => t.element(),
                 Some(t) => {
                     c.push(
@@ -274,25 +275,31 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
                 }
                 None => Type::Dyn,
             };
-            scope.declare(it.clone(), el);
+            iterators.push((it.clone(), el));
         }
         for e in &n.include_when {
-            c.condition(e, &base, id, "includeWhen");
+            c.condition(e, &mut base, id, "includeWhen");
         }
         let mut own = Scope::new();
         own.declare(if n.for_each.is_empty() { id } else { "each" }, object(i));
         for e in &n.ready_when {
-            c.condition(e, &own, id, "readyWhen");
+            c.condition(e, &mut own, id, "readyWhen");
         }
         if let NodeKind::Template(t) = &n.kind {
+            // Templates also see this node's iterators, declared for the node only.
+            let outer = base.len();
+            for (it, el) in iterators {
+                base.declare(it, el);
+            }
             for h in &t.holes {
                 let expected = kinds[i].as_ref().and_then(|k| type_at(k, &h.path));
-                c.hole(id, &h.path, &h.kind, expected.as_ref(), &scope);
+                c.hole(id, &h.path, &h.kind, expected.as_ref(), &mut base);
             }
+            base.truncate(outer);
         }
     }
 
-    let status_schema = status_schema(&mut c, input.status, &base);
+    let status_schema = status_schema(&mut c, input.status, &mut base);
     Output {
         errors: c.errors,
         status_schema,
@@ -348,7 +355,7 @@ fn insert(root: &mut Map<String, Value>, path: &[Segment], schema: Value) {
 /// The keys kro owns in an instance's status: its own state and conditions.
 const KRO_STATUS_KEYS: &[&str] = &["state", "conditions"];
 
-fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &Scope) -> Value {
+fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &mut Scope) -> Value {
     let mut root = Map::new();
     root.insert("type".into(), json!("object"));
     if let Some(t) = status {

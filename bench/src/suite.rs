@@ -1,0 +1,506 @@
+//! What is measured for each fleet and size, in which order, and with how many repetitions.
+//!
+//! For each size N of a fleet: the batch render (`--jobs 1` and all cores, interleaved so a
+//! background load hits both alike), the same render in-process through `kiln_core` with the
+//! serialisation alone timed on its objects, `kiln` once per app, and `kubectl kustomize` once per
+//! overlay. Per-process series above `full_limit` units run on an evenly spaced sample and are
+//! extrapolated to N; the figures say so.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kiln_core::document::{parse_file, YamlLimits};
+use kiln_core::output;
+use kiln_core::pipeline;
+use kiln_core::source::{load_inputs, Input};
+use serde_json::Value;
+
+use crate::fleet::{self, Fleet, Generated, Invocation};
+use crate::measure::{self, ProcRun, Stats};
+
+/// How the run is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Fleet sizes, ascending.
+    pub sizes: Vec<usize>,
+    /// The `kiln` binary.
+    pub kiln: PathBuf,
+    /// `kubectl`, or why the kustomize figures are skipped.
+    pub kubectl: Result<PathBuf, String>,
+    /// Where fleets are generated.
+    pub scratch: PathBuf,
+    /// Repetitions of each batch render (the best is reported).
+    pub batch_runs: usize,
+    /// Repetitions of the in-process serialisation (the best is reported).
+    pub serialise_runs: usize,
+    /// Runs of the one-app latency measurement (the median is reported).
+    pub small_app_runs: usize,
+    /// Per-process series run every unit up to this N, and a sample above it.
+    pub full_limit: usize,
+    /// Sample size of per-process series above `full_limit`.
+    pub sample: usize,
+}
+
+/// The best of repeated batch renders.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// Fastest wall time (summed over the fleet's invocations).
+    pub wall: Duration,
+    /// Largest peak RSS of any of its processes, in KiB.
+    pub max_rss_kib: u64,
+    /// Every run's wall time, for the JSON.
+    pub walls: Vec<Duration>,
+}
+
+/// The in-process stages of the same render.
+#[derive(Debug, Clone)]
+pub struct InProcessFigures {
+    /// Reading and parsing the inputs (`source::load_inputs`), or `None` when the objects were
+    /// obtained by parsing kiln's output (front-ends without an in-process entry point).
+    pub load: Option<Duration>,
+    /// `pipeline::definitions` alone (loading and compiling the definitions, part of `render`):
+    /// the fixed cost every process pays before its first unit. `None` as above.
+    pub definitions: Option<Duration>,
+    /// `pipeline::render`, or `None` as above.
+    pub render: Option<Duration>,
+    /// `output::yaml_stream` on the objects alone: the serialisation bound (best of runs).
+    pub serialise: Duration,
+    /// Whether the serialised bytes equal `kiln render`'s output, i.e. the bound is timed on
+    /// exactly the objects the process wrote.
+    pub same_bytes: bool,
+}
+
+/// A per-process series (one process per app or per overlay).
+#[derive(Debug, Clone)]
+pub struct PerProcess {
+    /// Statistics over the processes run.
+    pub stats: Stats,
+    /// Processes run.
+    pub sampled: usize,
+    /// Units in the fleet.
+    pub of: usize,
+    /// Total for the whole fleet: measured when every unit ran, else mean × N.
+    pub total: Duration,
+    /// Largest peak RSS seen, KiB.
+    pub max_rss_kib: u64,
+    /// Objects the first process wrote vs the objects the fleet expects of that unit, when
+    /// counted (a check that the compared tools do the same work).
+    pub first_objects: Option<(usize, usize)>,
+}
+
+impl PerProcess {
+    /// Whether the total is extrapolated from a sample.
+    pub fn extrapolated(&self) -> bool {
+        self.sampled < self.of
+    }
+}
+
+/// Everything measured for one fleet at one size.
+#[derive(Debug, Clone)]
+pub struct SizeFigures {
+    /// The size asked for (the table's column).
+    pub n: usize,
+    /// Units rendered (one per app; more than `n` when a unit is e.g. a component in one of two
+    /// environments).
+    pub units: usize,
+    /// Objects counted in the output.
+    pub objects: usize,
+    /// Objects the generator expects.
+    pub expected_objects: usize,
+    /// Bytes of the output.
+    pub output_bytes: u64,
+    /// `--jobs 1`.
+    pub jobs1: Batch,
+    /// All cores (kiln's default).
+    pub all: Batch,
+    /// Whether both wrote identical bytes.
+    pub identical: bool,
+    /// In-process stages and the serialisation bound.
+    pub in_process: Result<InProcessFigures, String>,
+    /// `kiln` once per app.
+    pub per_app: Result<PerProcess, String>,
+    /// `kubectl kustomize` once per overlay.
+    pub kustomize: Result<PerProcess, String>,
+}
+
+impl SizeFigures {
+    /// Speedup of all cores over one.
+    pub fn speedup(&self) -> f64 {
+        ratio(self.jobs1.wall, self.all.wall)
+    }
+}
+
+/// One fleet's results.
+#[derive(Debug, Clone)]
+pub struct FleetResult {
+    /// Fleet name.
+    pub name: &'static str,
+    /// What a unit is.
+    pub unit: String,
+    /// Per size, or why the fleet is not available (generator or front-end missing).
+    pub sizes: Result<Vec<SizeFigures>, String>,
+    /// The latency of one app as a process, with its object count.
+    pub small_app: Option<Result<(Stats, usize), String>>,
+}
+
+/// `a / b` as a float, 0 when `b` is zero.
+pub fn ratio(a: Duration, b: Duration) -> f64 {
+    if b.is_zero() {
+        0.0
+    } else {
+        a.as_secs_f64() / b.as_secs_f64()
+    }
+}
+
+fn log(msg: impl AsRef<str>) {
+    eprintln!("kiln-bench: {}", msg.as_ref());
+}
+
+/// Measure one fleet at every size.
+pub fn run_fleet(cfg: &Config, fleet: &dyn Fleet) -> FleetResult {
+    let mut result = FleetResult {
+        name: fleet.name(),
+        unit: fleet.unit(),
+        sizes: Ok(Vec::new()),
+        small_app: None,
+    };
+    let mut sizes = Vec::new();
+    for &n in &cfg.sizes {
+        let dir = fleet::fleet_dir(&cfg.scratch, fleet.name(), n);
+        let generated = match prepare(fleet, n, &dir) {
+            Ok(g) => g,
+            Err(reason) => {
+                result.sizes = Err(reason);
+                return result;
+            }
+        };
+        match measure_size(cfg, n, &dir, &generated) {
+            Ok(f) => sizes.push(f),
+            Err(reason) => {
+                result.sizes = Err(reason);
+                return result;
+            }
+        }
+        if result.small_app.is_none() {
+            result.small_app = Some(small_app(cfg, &dir, &generated));
+        }
+    }
+    result.sizes = Ok(sizes);
+    result
+}
+
+/// Generate the fleet and write it to a fresh directory.
+fn prepare(fleet: &dyn Fleet, n: usize, dir: &Path) -> Result<Generated, String> {
+    let start = Instant::now();
+    let g = fleet.generate(n)?;
+    if dir.exists() {
+        // Only the fleet's own directory under the scratch dir: stale files from a larger or
+        // older fleet would otherwise be rendered too.
+        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    g.write(dir)?;
+    log(format!(
+        "{} N={n}: generated {} files in {:.1} s under {}",
+        fleet.name(),
+        g.files.len() + g.kustomize.as_ref().map_or(0, |k| k.files.len()),
+        start.elapsed().as_secs_f64(),
+        dir.display()
+    ));
+    Ok(g)
+}
+
+fn kiln_cmd(cfg: &Config, dir: &Path, args: &[String], jobs: Option<usize>) -> Command {
+    let mut c = Command::new(&cfg.kiln);
+    c.current_dir(dir).args(args);
+    if let Some(j) = jobs {
+        c.arg("--jobs").arg(j.to_string());
+    }
+    c
+}
+
+/// Render the whole fleet once per invocation; returns the summed wall and max RSS.
+fn batch_once(
+    cfg: &Config,
+    dir: &Path,
+    batch: &[Invocation],
+    jobs: Option<usize>,
+    out_prefix: &str,
+) -> Result<(Duration, u64, Vec<PathBuf>), String> {
+    let mut wall = Duration::ZERO;
+    let mut rss = 0;
+    let mut outs = Vec::new();
+    for (k, inv) in batch.iter().enumerate() {
+        let out = dir.join(format!("{out_prefix}-{k}.yaml"));
+        let r = measure::run(
+            &mut kiln_cmd(cfg, dir, &inv.args, jobs),
+            measure::Sink::File(&out),
+        )?;
+        if !r.success() {
+            return Err(format!(
+                "kiln {} failed ({})",
+                inv.args.join(" "),
+                r.reason()
+            ));
+        }
+        wall += r.wall;
+        rss = rss.max(r.max_rss_kib);
+        outs.push(out);
+    }
+    Ok((wall, rss, outs))
+}
+
+fn read_outputs(paths: &[PathBuf]) -> Result<Vec<u8>, String> {
+    let mut all = Vec::new();
+    for p in paths {
+        all.extend(std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?);
+    }
+    Ok(all)
+}
+
+/// Documents in a `---`-separated YAML stream as kiln writes it (separators at column 0; block
+/// scalars are indented, so they cannot contain one).
+pub fn count_documents(yaml: &[u8]) -> usize {
+    if yaml.iter().all(u8::is_ascii_whitespace) {
+        return 0;
+    }
+    1 + yaml.split(|&b| b == b'\n').filter(|l| *l == b"---").count()
+}
+
+fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<SizeFigures, String> {
+    // Units can outnumber N (a component in two environments is two units).
+    let units = g.apps.len();
+    log(format!(
+        "N={n}: kiln render, --jobs 1 and all cores, {} run(s) each",
+        cfg.batch_runs
+    ));
+    let mut jobs1 = Batch {
+        wall: Duration::MAX,
+        max_rss_kib: 0,
+        walls: Vec::new(),
+    };
+    let mut all = jobs1.clone();
+    let (mut out1, mut out_all) = (Vec::new(), Vec::new());
+    for _ in 0..cfg.batch_runs.max(1) {
+        for (jobs, b, outs) in [
+            (Some(1), &mut jobs1, &mut out1),
+            (None, &mut all, &mut out_all),
+        ] {
+            let prefix = if jobs.is_some() {
+                "out-jobs1"
+            } else {
+                "out-all"
+            };
+            let (wall, rss, o) = batch_once(cfg, dir, &g.batch, jobs, prefix)?;
+            b.wall = b.wall.min(wall);
+            b.max_rss_kib = b.max_rss_kib.max(rss);
+            b.walls.push(wall);
+            *outs = o;
+        }
+    }
+    let bytes_all = read_outputs(&out_all)?;
+    let identical = read_outputs(&out1)? == bytes_all;
+    let objects = count_documents(&bytes_all);
+    let output_bytes = bytes_all.len() as u64;
+
+    log(format!(
+        "N={n}: in-process load, render and serialisation (best of {})",
+        cfg.serialise_runs
+    ));
+    let in_process = in_process(cfg, dir, &g.batch, &bytes_all);
+    drop(bytes_all);
+
+    let picks = fleet::sample_indices(
+        units,
+        if units <= cfg.full_limit {
+            units
+        } else {
+            cfg.sample
+        },
+    );
+    log(format!(
+        "N={n}: kiln once per app ({} processes)",
+        picks.len()
+    ));
+    let per_app = per_process(
+        &picks,
+        units,
+        |i| kiln_cmd(cfg, dir, &g.apps[i], None),
+        &dir.join("out-app.yaml"),
+        g.objects_per_app.first().copied(),
+    );
+
+    let kustomize = match (&cfg.kubectl, &g.kustomize) {
+        (Err(why), _) => Err(format!("skipped: {why}")),
+        (Ok(_), None) => Err("no equivalent kustomize tree for this fleet".into()),
+        (Ok(kubectl), Some(tree)) => {
+            log(format!(
+                "N={n}: kubectl kustomize once per overlay ({} processes)",
+                picks.len()
+            ));
+            per_process(
+                &picks,
+                units,
+                |i| {
+                    let mut c = Command::new(kubectl);
+                    c.current_dir(dir).arg("kustomize").arg(&tree.overlays[i]);
+                    c
+                },
+                &dir.join("out-kustomize.yaml"),
+                g.objects_per_app.first().copied(),
+            )
+        }
+    };
+
+    Ok(SizeFigures {
+        n,
+        units,
+        objects,
+        expected_objects: g.objects(),
+        output_bytes,
+        jobs1,
+        all,
+        identical,
+        in_process,
+        per_app,
+        kustomize,
+    })
+}
+
+/// The objects of the batch, rendered in-process when every invocation has an in-process form
+/// (timing load and render), else parsed back from kiln's output; then the serialisation alone.
+fn in_process(
+    cfg: &Config,
+    dir: &Path,
+    batch: &[Invocation],
+    kiln_output: &[u8],
+) -> Result<InProcessFigures, String> {
+    let (objects, load, definitions, render) = if batch.iter().all(|b| b.in_process.is_some()) {
+        let mut objects = Vec::new();
+        let (mut load, mut definitions, mut render) =
+            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        for call in batch.iter().filter_map(|b| b.in_process.as_ref()) {
+            let inputs: Vec<Input> = call
+                .inputs
+                .iter()
+                .map(|p| Input::Path(dir.join(p)))
+                .collect();
+            let start = Instant::now();
+            let docs = load_inputs(&inputs, &YamlLimits::default())
+                .map_err(|d| format!("in-process load failed: {}", first_message(&d.0)))?;
+            load += start.elapsed();
+            let start = Instant::now();
+            pipeline::definitions(&docs, &call.options)
+                .map_err(|d| format!("in-process definitions failed: {}", first_message(&d.0)))?;
+            definitions += start.elapsed();
+            let start = Instant::now();
+            let out = pipeline::render(&docs, &call.options)
+                .map_err(|d| format!("in-process render failed: {}", first_message(&d.0)))?;
+            render += start.elapsed();
+            objects.extend(out.objects);
+        }
+        (objects, Some(load), Some(definitions), Some(render))
+    } else {
+        let text = String::from_utf8(kiln_output.to_vec())
+            .map_err(|_| "kiln output is not UTF-8".to_string())?;
+        let docs = parse_file("kiln-output.yaml", text, &YamlLimits::default())
+            .map_err(|d| format!("cannot parse kiln's output back: {}", d.message))?;
+        let objects: Vec<Value> = docs.into_iter().map(|d| d.value).collect();
+        (objects, None, None, None)
+    };
+    let (serialise, yaml) = measure::best_of(cfg.serialise_runs, || {
+        output::yaml_stream(&objects).map_err(|d| d.message)
+    });
+    let yaml = yaml.map_err(|m| format!("serialisation failed: {m}"))?;
+    Ok(InProcessFigures {
+        load,
+        definitions,
+        render,
+        serialise,
+        same_bytes: yaml.as_bytes() == kiln_output,
+    })
+}
+
+fn first_message(diags: &[kiln_core::diag::Diagnostic]) -> String {
+    diags
+        .first()
+        .map(|d| format!("{} ({} diagnostics)", d.message, diags.len()))
+        .unwrap_or_else(|| "no diagnostics".into())
+}
+
+/// Run one process per picked unit. The first one writes its output to `first_out` so its
+/// objects can be counted against the fleet's expectation.
+fn per_process(
+    picks: &[usize],
+    n: usize,
+    mut make: impl FnMut(usize) -> Command,
+    first_out: &Path,
+    first_expected: Option<usize>,
+) -> Result<PerProcess, String> {
+    let mut walls = Vec::with_capacity(picks.len());
+    let mut rss = 0;
+    let mut first_objects = None;
+    for (k, &i) in picks.iter().enumerate() {
+        let sink = if k == 0 {
+            measure::Sink::File(first_out)
+        } else {
+            measure::Sink::Null
+        };
+        let r: ProcRun = measure::run(&mut make(i), sink)?;
+        if !r.success() {
+            return Err(format!("unit {i} failed ({})", r.reason()));
+        }
+        if k == 0 {
+            if let (0, Some(expected)) = (i, first_expected) {
+                let text = std::fs::read(first_out)
+                    .map_err(|e| format!("cannot read {}: {e}", first_out.display()))?;
+                first_objects = Some((count_documents(&text), expected));
+            }
+        }
+        walls.push(r.wall);
+        rss = rss.max(r.max_rss_kib);
+    }
+    let stats = Stats::of(&walls).ok_or("no units to run")?;
+    let total = if picks.len() == n {
+        stats.total
+    } else {
+        stats.mean * n as u32
+    };
+    Ok(PerProcess {
+        stats,
+        sampled: picks.len(),
+        of: n,
+        total,
+        max_rss_kib: rss,
+        first_objects,
+    })
+}
+
+/// One small app end to end as a process: app 0 of the fleet, run repeatedly.
+fn small_app(cfg: &Config, dir: &Path, g: &Generated) -> Result<(Stats, usize), String> {
+    let Some(args) = g.apps.first() else {
+        return Err("the fleet has no apps".into());
+    };
+    log(format!(
+        "one app as a process, {} runs: kiln {}",
+        cfg.small_app_runs,
+        args.join(" ")
+    ));
+    let runs = measure::repeat(cfg.small_app_runs, || kiln_cmd(cfg, dir, args, None), None)
+        .map_err(|r| format!("kiln {} failed ({})", args.join(" "), r.reason()))?;
+    let walls: Vec<Duration> = runs.iter().map(|r| r.wall).collect();
+    let stats = Stats::of(&walls).ok_or("no runs")?;
+    Ok((stats, g.objects_per_app[0]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_counted_by_separator() {
+        assert_eq!(count_documents(b""), 0);
+        assert_eq!(count_documents(b"a: 1\n"), 1);
+        assert_eq!(count_documents(b"a: 1\n---\nb: |\n  ---x\n---\nc: 2\n"), 3);
+    }
+}
