@@ -188,6 +188,14 @@ pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileErr
 /// The ANTLR parser recurses about 21 frames per nesting level; parse on a thread with a stack
 /// large enough for the nesting limit whatever thread the caller is on (rayon workers have 2 MiB).
 fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Program, CompileError> {
+    // Shallow expressions (nearly all) parse on the caller's stack: a thread per expression costs
+    // more than the parse, and on a busy machine its scheduling dominates start-up.
+    if max_bracket_depth(source) <= INLINE_PARSE_DEPTH {
+        return parser
+            .parse(source)
+            .and_then(|_| env().compile(source))
+            .map_err(syntax_error);
+    }
     let src = source.to_string();
     let shared = Arc::clone(env());
     // The parser with kiln's nesting limit runs first; `Env::compile` (which applies the
@@ -204,17 +212,48 @@ fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Progr
             .map_err(|_| CompileError::Limit("expression is too deeply nested".into()))?,
         Err(_) => env().compile(source),
     };
-    res.map_err(|errs| {
-        let first = errs.errors.first();
-        CompileError::Syntax {
-            message: first
-                .map(|e| e.msg.clone())
-                .unwrap_or_else(|| "invalid expression".into()),
-            position: first.and_then(|e| {
-                (e.pos.0 > 0).then(|| (e.pos.0 as usize, (e.pos.1.max(0) as usize) + 1))
-            }),
+    res.map_err(syntax_error)
+}
+
+/// Nesting up to this depth parses on the caller's thread (any thread kiln runs on has at least
+/// 2 MiB of stack; the parser needs about 21 frames per level).
+const INLINE_PARSE_DEPTH: usize = 8;
+
+/// The deepest bracket nesting outside string literals: a cheap upper bound on what the parser
+/// will recurse into (operators add a little; the margin in [`INLINE_PARSE_DEPTH`] covers it).
+fn max_bracket_depth(src: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut chars = src.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
         }
-    })
+    }
+    // Long operator chains (`a + b + c ...`) recurse too; count them as depth.
+    max + src.len() / 64
+}
+
+fn syntax_error(errs: cel::ParseErrors) -> CompileError {
+    let first = errs.errors.first();
+    CompileError::Syntax {
+        message: first
+            .map(|e| e.msg.clone())
+            .unwrap_or_else(|| "invalid expression".into()),
+        position: first
+            .and_then(|e| (e.pos.0 > 0).then(|| (e.pos.0 as usize, (e.pos.1.max(0) as usize) + 1))),
+    }
 }
 
 #[cfg(test)]

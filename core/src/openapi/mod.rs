@@ -19,16 +19,16 @@ pub use node::{NodeChild, SchemaNode};
 mod tests;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::fieldpath::FieldPath;
 
-/// `$defs` of the bundled `_definitions.json`, gzipped with mtime 0 so refreshes are reproducible.
-const DEFINITIONS_GZ: &[u8] = include_bytes!("../../data/kubernetes/definitions.json.gz");
+/// `$defs` of the bundled `_definitions.json`: kept gzipped in the repository (mtime 0, so
+/// refreshes are reproducible) and inflated by `build.rs`.
+const DEFINITIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/definitions.json"));
 /// `<apiVersion>/<kind>` → `$defs` key and scope, one line per kind.
 const KINDS_JSON: &str = include_str!("../../data/kubernetes/kinds.json");
 /// Package version, Kubernetes minor and wheel checksum of the bundled data.
@@ -46,11 +46,19 @@ struct BundledKind {
     namespaced: bool,
 }
 
-/// The parsed bundled data, shared by all [`Schemas`].
+/// The bundled data, shared by all [`Schemas`].
+///
+/// A run typically needs a few dozen of the ~860 definitions, so each is parsed on first use: the
+/// text is only split into definitions up front (a scan, not a parse), which
+/// keeps a small app's start-up cheap.
 #[derive(Debug)]
 pub(crate) struct Bundle {
-    /// `$defs` by key; `$ref`s inside are `#/$defs/<key>`.
-    pub(crate) defs: Map<String, Value>,
+    /// `$defs` key → index into `raw` and `parsed`.
+    index: std::collections::HashMap<&'static str, usize>,
+    /// Each definition's JSON text; `$ref`s inside are `#/$defs/<key>`.
+    raw: Vec<&'static serde_json::value::RawValue>,
+    /// Each definition, parsed when first asked for.
+    parsed: Vec<OnceLock<Value>>,
     /// `<apiVersion>/<kind>` → entry.
     kinds: BTreeMap<String, BundledKind>,
 }
@@ -59,15 +67,38 @@ impl Bundle {
     fn load() -> Self {
         // The data is part of the build: failing to read it is a packaging bug, not a user error,
         // and the tests exercise this path, so a panic with a clear message is the right outcome.
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(DEFINITIONS_GZ)
-            .read_to_end(&mut text)
-            .expect("bundled definitions.json.gz is valid gzip");
-        let defs: Map<String, Value> =
-            serde_json::from_slice(&text).expect("bundled definitions are a JSON object");
+        let text: &'static str = DEFINITIONS;
+        let defs: BTreeMap<&'static str, &'static serde_json::value::RawValue> =
+            serde_json::from_str(text).expect("bundled definitions are a JSON object");
+        let mut index = std::collections::HashMap::with_capacity(defs.len());
+        let mut raw = Vec::with_capacity(defs.len());
+        for (k, v) in defs {
+            index.insert(k, raw.len());
+            raw.push(v);
+        }
+        let parsed = raw.iter().map(|_| OnceLock::new()).collect();
         let kinds: BTreeMap<String, BundledKind> =
             serde_json::from_str(KINDS_JSON).expect("bundled kinds.json is valid");
-        Self { defs, kinds }
+        Self {
+            index,
+            raw,
+            parsed,
+            kinds,
+        }
+    }
+
+    /// A definition by `$defs` key.
+    pub(crate) fn def(&self, key: &str) -> Option<&Value> {
+        let &i = self.index.get(key)?;
+        Some(self.parsed[i].get_or_init(|| {
+            serde_json::from_str(self.raw[i].get()).expect("bundled definition is valid JSON")
+        }))
+    }
+
+    /// Number of bundled definitions.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.raw.len()
     }
 
     fn shared() -> Arc<Self> {

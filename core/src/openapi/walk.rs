@@ -39,7 +39,7 @@ pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'
         let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
             break;
         };
-        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.defs.get(k)) {
+        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def(k)) {
             Some(d) => cur = d,
             // An unresolvable reference gives no information; treat it as "anything" rather than
             // reporting fields the user cannot fix.
