@@ -89,7 +89,7 @@ impl Root {
         let mut out = Vec::new();
         let mut diags = Diagnostics::new();
         let mut seen = BTreeSet::new();
-        self.walk_into(rel, &mut out, &mut diags, &mut seen);
+        self.walk_into(rel, has_manifest_extension, &mut out, &mut diags, &mut seen);
         if diags.has_errors() {
             Err(diags)
         } else {
@@ -97,9 +97,19 @@ impl Root {
         }
     }
 
+    /// Every file under `rel` whatever its extension, with the same rules as [`Root::walk`];
+    /// problems are added to `diags` and the files that could be listed are returned.
+    pub fn walk_all(&self, rel: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        self.walk_into(rel, |_| true, &mut out, diags, &mut seen);
+        out
+    }
+
     fn walk_into(
         &self,
         rel: &Path,
+        keep: fn(&Path) -> bool,
         out: &mut Vec<PathBuf>,
         diags: &mut Diagnostics,
         seen: &mut BTreeSet<PathBuf>,
@@ -141,8 +151,8 @@ impl Root {
                 }
             };
             if target.is_dir() {
-                self.walk_into(&child, out, diags, seen);
-            } else if has_manifest_extension(&child) {
+                self.walk_into(&child, keep, out, diags, seen);
+            } else if keep(&child) {
                 out.push(child);
             }
         }

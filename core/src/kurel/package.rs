@@ -281,73 +281,10 @@ impl Loader {
     }
 }
 
-/// Every regular file under `rel`, recursively, sorted, hidden entries skipped, every entry
-/// checked by the root (no symlink may leave it).
+/// Every file under `rel`, recursively, sorted, hidden entries skipped, every entry checked by
+/// the root (no symlink may leave it).
 fn walk_files(root: &Root, rel: &Path, diags: &mut Diagnostics) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut seen = BTreeSet::new();
-    walk_into(root, rel, &mut out, diags, &mut seen);
-    out
-}
-
-fn walk_into(
-    root: &Root,
-    rel: &Path,
-    out: &mut Vec<PathBuf>,
-    diags: &mut Diagnostics,
-    seen: &mut BTreeSet<PathBuf>,
-) {
-    let real = match root.resolve(rel) {
-        Ok(r) => r,
-        Err(d) => return diags.push(d),
-    };
-    if !seen.insert(real.clone()) {
-        return;
-    }
-    let entries = match fs::read_dir(&real) {
-        Ok(e) => e,
-        Err(e) => {
-            return diags.push(
-                Diagnostic::error(
-                    codes::IO_READ,
-                    format!("cannot read {}: {e}", root.display_name(rel)),
-                )
-                .in_file(root.display_name(rel))
-                .with_hint("check the directory's permissions"),
-            )
-        }
-    };
-    let mut names: Vec<_> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name())
-        .collect();
-    names.sort();
-    for name in names {
-        let child = rel.join(&name);
-        let Some(s) = name.to_str() else {
-            diags.push(
-                Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
-                    .in_file(root.display_name(&child))
-                    .with_hint("rename the file"),
-            );
-            continue;
-        };
-        if s.starts_with('.') {
-            continue;
-        }
-        let target = match root.resolve(&child) {
-            Ok(t) => t,
-            Err(d) => {
-                diags.push(d);
-                continue;
-            }
-        };
-        if target.is_dir() {
-            walk_into(root, &child, out, diags, seen);
-        } else {
-            out.push(child);
-        }
-    }
+    root.walk_all(rel, diags)
 }
 
 fn ext_of(p: &Path) -> &str {
