@@ -184,11 +184,22 @@ fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
         match v {
             Ok(v) => out.push(v),
             Err(e) => {
-                return Err(
-                    Diagnostic::error(codes::YAML_SYNTAX, format!("invalid JSON: {e}"))
-                        .in_file(name)
-                        .at_line(e.line(), Some(e.column())),
-                )
+                let msg = e.to_string();
+                let (code, hint) = if msg.contains("recursion limit") {
+                    (
+                        codes::YAML_BUDGET,
+                        "the input is nested too deeply (JSON is limited to 128 levels)",
+                    )
+                } else {
+                    (
+                        codes::YAML_SYNTAX,
+                        "fix the JSON at the marked position (a trailing comma or a missing quote is typical)",
+                    )
+                };
+                return Err(Diagnostic::error(code, format!("invalid JSON: {msg}"))
+                    .in_file(name)
+                    .at_line(e.line(), Some(e.column()))
+                    .with_hint(hint));
             }
         }
         if out.len() > limits.max_documents {

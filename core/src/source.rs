@@ -175,11 +175,17 @@ fn escape(name: &str, why: &str) -> Diagnostic {
 }
 
 fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
+    let hint = match e.kind() {
+        std::io::ErrorKind::NotFound => "check the path: it does not exist",
+        std::io::ErrorKind::PermissionDenied => "check the file's permissions",
+        _ => "check that the path is a readable file or directory (not a symlink loop or a device)",
+    };
     Diagnostic::error(
         codes::IO_READ,
         format!("cannot read {}: {e}", path.display()),
     )
     .in_file(path.display().to_string())
+    .with_hint(hint)
 }
 
 /// Read a file that must be a regular file, as UTF-8, refusing files over `max_bytes`.

@@ -150,6 +150,26 @@ fn size(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let limit = METER.with(|m| m.borrow().budget.map(|b| b.max_value_size));
     if let Some(limit) = limit {
         let n = size_of(v);
+        // Each step builds a new accumulator (`@result + [x]` copies the list), so a fold's real
+        // work grows with the square of its length: charge the copy to the iteration budget.
+        let charge = (n / 4) as u64;
+        let over = METER.with(|m| {
+            let mut m = m.borrow_mut();
+            m.used = m.used.saturating_add(charge);
+            match m.budget {
+                Some(b) if m.used > b.max_iterations && m.exceeded.is_none() => {
+                    m.exceeded = Some(format!(
+                        "more than {} units of comprehension work (iterations plus accumulator copies; the evaluation budget)",
+                        b.max_iterations
+                    ));
+                    true
+                }
+                _ => false,
+            }
+        });
+        if over {
+            return Err(call.error("evaluation budget exceeded"));
+        }
         if n > limit {
             let msg = format!(
                 "a comprehension or cel.bind built a value of size {n}, over the limit of {limit} (the evaluation budget)"

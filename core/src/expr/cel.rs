@@ -112,7 +112,13 @@ pub trait ExecutionErrorExt {
 impl ExecutionErrorExt for cel::ExecutionError {
     fn explain(&self, source: &str) -> (String, String) {
         use cel::ExecutionError as E;
-        let msg = format!("expression {source:?} failed: {self}");
+        // One line: some errors (the regex crate's) carry line breaks of their own.
+        let detail = self
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let msg = format!("expression {source:?} failed: {detail}");
         let hint = match self {
             E::NoSuchKey(_) => "the field is not set: on the instance, give the schema field a default or guard with has(x.f) or x.?f.orValue(...); on a resource, fields the cluster fills in (status, uid) do not exist offline",
             E::UndeclaredReference(_) => "the identifier is not in scope here",
@@ -247,6 +253,10 @@ fn max_bracket_depth(src: &str) -> usize {
 
 fn syntax_error(errs: cel::ParseErrors) -> CompileError {
     let first = errs.errors.first();
+    // The parser reports its own nesting limit as a syntax error; it is kiln's limit (KLN3006).
+    if first.is_some_and(|e| e.msg.contains("Recursion limit")) {
+        return CompileError::Limit("expression nests deeper than the nesting limit".into());
+    }
     CompileError::Syntax {
         message: first
             .map(|e| e.msg.clone())

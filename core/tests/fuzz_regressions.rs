@@ -1,0 +1,155 @@
+//! Fuzz regressions, replayed on stable Rust in the ordinary test suite.
+//!
+//! The fuzz targets' bodies (`fuzz/src/targets.rs`) are compiled into this test as they are, so a
+//! saved input runs through exactly the code libFuzzer ran it through. Inputs live in
+//! `fuzz/regressions/TARGET/NAME`: every input that once crashed a target, minimised with
+//! `cargo fuzz tmin` (crashes in kro/component/kurel render inputs are golden cases under
+//! `testdata/bad/fuzz/` instead), plus hand-written hostile inputs for each target.
+//!
+//! libFuzzer aborts on any panic, including one that kiln catches itself (a panicking parser
+//! thread is joined and reported as an error); a test would not notice those, so a panic hook
+//! counts every panic and the replay fails if there was any.
+
+#[path = "../../fuzz/src/targets.rs"]
+#[allow(dead_code)]
+mod targets;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The stack of the `kiln` binary's main thread, where it reads and parses inputs (the targets
+/// move evaluation to a worker with the CLI's worker stack themselves).
+const MAIN_STACK: usize = 8 << 20;
+
+/// A saved input must finish well within this (debug build); a slower one is a regression of a
+/// timeout finding.
+const PER_INPUT: Duration = Duration::from_secs(60);
+
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+/// The hook is process-wide; tests that install it take turns.
+static HOOK: Mutex<()> = Mutex::new(());
+
+fn regressions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions")
+}
+
+fn target(name: &str) -> targets::Target {
+    targets::TARGETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("fuzz/regressions/{name}: no such fuzz target"))
+        .1
+}
+
+/// One input for one target.
+struct Input {
+    label: String,
+    target: targets::Target,
+    data: Vec<u8>,
+}
+
+impl Input {
+    fn new(label: impl Into<String>, target: targets::Target, data: impl Into<Vec<u8>>) -> Self {
+        Self {
+            label: label.into(),
+            target,
+            data: data.into(),
+        }
+    }
+}
+
+/// Run inputs through their targets on a thread with the CLI's main stack, counting panics.
+fn replay(inputs: Vec<Input>) -> Result<(), String> {
+    let _guard = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    PANICS.store(0, Ordering::SeqCst);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        PANICS.fetch_add(1, Ordering::SeqCst);
+        default_hook(info);
+    }));
+    let result = std::thread::Builder::new()
+        .stack_size(MAIN_STACK)
+        .spawn(move || {
+            let mut failures = Vec::new();
+            for input in inputs {
+                let before = PANICS.load(Ordering::SeqCst);
+                let start = Instant::now();
+                let outcome = std::panic::catch_unwind(|| (input.target)(&input.data));
+                let took = start.elapsed();
+                if outcome.is_err() || PANICS.load(Ordering::SeqCst) > before {
+                    failures.push(format!("{}: panicked", input.label));
+                } else if took > PER_INPUT {
+                    failures.push(format!("{}: took {took:?}", input.label));
+                }
+            }
+            failures
+        })
+        .expect("replay thread starts")
+        .join();
+    let _ = std::panic::take_hook();
+    match result {
+        Ok(failures) if failures.is_empty() => Ok(()),
+        Ok(failures) => Err(failures.join("\n")),
+        Err(_) => Err("the replay thread died".into()),
+    }
+}
+
+#[test]
+fn saved_inputs_replay_without_panics() {
+    let mut inputs = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(regressions())
+        .expect("fuzz/regressions exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let f = target(&name);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            let label = format!("{name}/{}", file.file_name().unwrap().to_string_lossy());
+            inputs.push(Input::new(label, f, std::fs::read(&file).unwrap()));
+        }
+    }
+    assert!(
+        inputs.len() >= targets::TARGETS.len(),
+        "only {} saved inputs",
+        inputs.len()
+    );
+    if let Err(e) = replay(inputs) {
+        panic!("saved fuzz inputs failed:\n{e}");
+    }
+}
+
+/// Every target must survive the degenerate inputs libFuzzer starts from.
+#[test]
+fn every_target_takes_trivial_inputs() {
+    let mut inputs = Vec::new();
+    for (name, f) in targets::TARGETS {
+        for data in [&b""[..], b"\n", b"\xff", b"~", b"{}", b"[]", b"${}", b"\0"] {
+            inputs.push(Input::new(format!("{name}/{data:?}"), *f, data));
+        }
+    }
+    if let Err(e) = replay(inputs) {
+        panic!("{e}");
+    }
+}
+
+/// The replay must see a panic that the code under test catches itself, as libFuzzer does.
+#[test]
+fn replay_counts_caught_panics() {
+    fn caught(_: &[u8]) {
+        let _ = std::panic::catch_unwind(|| panic!("caught inside the target"));
+    }
+    fn quiet(_: &[u8]) {}
+    assert!(replay(vec![Input::new("caught", caught, b"")]).is_err());
+    assert!(replay(vec![Input::new("quiet", quiet, b"")]).is_ok());
+}
