@@ -1,5 +1,6 @@
 //! Criterion micro-benchmarks of kiln's hot paths, on the web-app fleet's own inputs:
-//! `${}` scanning, CEL compile and evaluation, rendering one instance, YAML serialisation.
+//! `${}` scanning, CEL compile and evaluation, rendering one instance, static analysis of a
+//! 200-resource graph (`kiln validate`), YAML serialisation.
 //!
 //! `cargo bench -p kiln-bench --bench hot_paths` (add `-- --quick` for a fast pass).
 //!
@@ -137,6 +138,83 @@ fn rendering(c: &mut Criterion) {
     g.finish();
 }
 
+/// An RGD of `n` resources (Deployments, Services, ConfigMaps and ServiceAccounts in a chain,
+/// each reading the previous one), for the static analysis benchmark.
+fn big_rgd(n: usize) -> String {
+    let mut lines: Vec<String> = [
+        "apiVersion: kro.run/v1alpha1",
+        "kind: ResourceGraphDefinition",
+        "metadata: {name: big.kro.run}",
+        "spec:",
+        "  schema:",
+        "    apiVersion: v1alpha1",
+        "    kind: Big",
+        "    spec:",
+        "      name: string",
+        "      replicas: integer | default=2",
+        "      image: string | default=nginx",
+        "  resources:",
+    ]
+    .iter()
+    .map(|l| l.to_string())
+    .collect();
+    for i in 0..n {
+        let p = i.saturating_sub(1);
+        lines.push(format!("    - id: r{i}"));
+        lines.push("      template:".into());
+        let body: Vec<String> = match i % 4 {
+            0 => vec![
+                "apiVersion: apps/v1".into(),
+                "kind: Deployment".into(),
+                format!("metadata: {{name: \"${{schema.spec.name}}-{i}\"}}"),
+                "spec:".into(),
+                "  replicas: ${schema.spec.replicas}".into(),
+                "  selector: {matchLabels: {app: x}}".into(),
+                "  template:".into(),
+                "    metadata: {labels: {app: x}}".into(),
+                "    spec: {containers: [{name: app, image: \"${schema.spec.image}\"}]}".into(),
+            ],
+            1 => vec![
+                "apiVersion: v1".into(),
+                "kind: Service".into(),
+                format!("metadata: {{name: \"${{r{p}.metadata.name}}-svc\"}}"),
+                "spec:".into(),
+                "  ports: [{port: 80, targetPort: 8080}]".into(),
+                format!("  selector: ${{r{p}.spec.selector.matchLabels}}"),
+            ],
+            2 => vec![
+                "apiVersion: v1".into(),
+                "kind: ConfigMap".into(),
+                format!("metadata: {{name: \"${{r{p}.metadata.name}}-cm\"}}"),
+                "data:".into(),
+                format!("  port: ${{string(r{p}.spec.ports[0].port)}}"),
+                "  names: ${schema.spec.name + '-' + string(schema.spec.replicas)}".into(),
+            ],
+            _ => vec![
+                "apiVersion: v1".into(),
+                "kind: ServiceAccount".into(),
+                format!(
+                    "metadata: {{name: \"${{r{p}.metadata.name}}-sa\", labels: {{size: \"${{string(size(r{p}.data))}}\"}}}}"
+                ),
+            ],
+        };
+        lines.extend(body.into_iter().map(|l| format!("        {l}")));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// `kiln validate` of one 200-resource graph: every static stage (schemas, references, types,
+/// cycles, order), without rendering.
+fn analysis(c: &mut Criterion) {
+    let inputs = docs("big.yaml", &big_rgd(200));
+    let opts = Options::default();
+    let defs = pipeline::definitions(&inputs, &opts).expect("the 200-resource graph is valid");
+    assert_eq!(defs.rgds[0].graph.nodes.len(), 200);
+    c.bench_function("validate/200_resources", |b| {
+        b.iter(|| pipeline::definitions(black_box(&inputs), &opts).expect("valid"))
+    });
+}
+
 fn patching(c: &mut Criterion) {
     let mut g = c.benchmark_group("patch");
     // One component in production with its two addons: template rendering plus the addons' JSON
@@ -178,5 +256,13 @@ fn serialisation(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scanning, cel, rendering, patching, serialisation);
+criterion_group!(
+    benches,
+    scanning,
+    cel,
+    rendering,
+    analysis,
+    patching,
+    serialisation
+);
 criterion_main!(benches);

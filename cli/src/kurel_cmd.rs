@@ -28,6 +28,11 @@ pub struct KurelArgs {
     /// kurel: print every patch operation applied, on stderr.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// kurel: how deep `${...}` references may nest inside parameter values (a longer chain is
+    /// an error naming it).
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_depth: u16,
 }
 
 /// Whether `path` is a kurel package directory: named `*.kurel`, or holding a `parameters.yaml`
@@ -36,10 +41,10 @@ pub fn is_package(path: &str) -> bool {
     kurel::is_package(Path::new(path))
 }
 
-fn options(common: &Common) -> Options {
+fn options(args: &KurelArgs, common: &Common) -> Options {
     Options {
         namespace: common.namespace.clone(),
-        ..Options::default()
+        max_depth: usize::from(args.max_depth),
     }
 }
 
@@ -78,7 +83,7 @@ fn render_instance(
         values: docs,
         sets: args.set.clone(),
     };
-    match kurel::render(pkg, &instance, &options(common)) {
+    match kurel::render(pkg, &instance, &options(args, common)) {
         Ok(r) => Ok((r, files)),
         Err(diags) => {
             report::print(&diags.0, &files, common.diagnostics);

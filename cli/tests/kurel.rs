@@ -378,3 +378,25 @@ fn corpus_packages_load() {
         "the prototype's invalid package is invalid"
     );
 }
+
+/// `--max-depth` sets how deep variable references may nest: the golden case that fails at the
+/// default depth of 10 renders with a larger one, and a smaller one fails earlier.
+#[test]
+fn max_depth_is_configurable() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/bad/kurel/variable-too-deep");
+    let o = kiln(&dir, &["render", "app.kurel"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = kiln(&dir, &["render", "--max-depth", "20", "app.kurel"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!o.stdout.is_empty());
+    let o = kiln(&dir, &["render", "--max-depth", "3", "app.kurel"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("maximum depth of 3"));
+    let o = kiln(&dir, &["render", "--max-depth", "0", "app.kurel"]);
+    assert_eq!(o.status.code(), Some(2));
+}
