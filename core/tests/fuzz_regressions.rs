@@ -153,3 +153,19 @@ fn replay_counts_caught_panics() {
     assert!(replay(vec![Input::new("caught", caught, b"")]).is_err());
     assert!(replay(vec![Input::new("quiet", quiet, b"")]).is_ok());
 }
+
+/// Found by the `kpatch` target (artifact `crash-3ebcaa6c…`, minimised to 11 bytes): in
+/// `kurel/kpatch.rs` `parse_path`, text after a bracket group that starts with `]` was taken for
+/// another group and sliced `1..0` (a panic, KLN9001). Now a syntax error
+/// (`testdata/bad/fuzz/kpatch-bracket-after-group`).
+#[test]
+fn kpatch_header_with_bracket_after_group() {
+    let input = Input::new(
+        "kpatch/bracket-after-group",
+        targets::kpatch,
+        b"[a.b.c[0]]]\n",
+    );
+    if let Err(e) = replay(vec![input]) {
+        panic!("{e}");
+    }
+}

@@ -235,6 +235,11 @@ fn parse_path(s: &str, allow_tail: bool) -> Result<(Vec<Seg>, Tail), String> {
             }
         }
         while !rest.is_empty() {
+            // After a bracket group only another group may follow (found by fuzzing: a stray `]`
+            // was taken for a group and sliced backwards).
+            if !rest.starts_with('[') {
+                return Err(format!("unexpected {rest:?} after `]` in {s:?}"));
+            }
             let Some(close) = find_close(&rest) else {
                 return Err(format!("unclosed `[` in {s:?}"));
             };
