@@ -325,22 +325,23 @@ fn with_var<'x>(base: &[&'x str], var: Option<&'x str>) -> Vec<&'x str> {
     v
 }
 
-fn compile_type(
-    t: &TypeDef<'_>,
+/// Register the expressions of resource templates (a type's resources, an addon's creates):
+/// includeWhen and forEach see `base`; the template also sees the forEach variable.
+fn compile_resources(
+    resources: &[kinds::ResourceTpl],
+    base: &[&str],
     exprs: &mut Exprs,
     limits: &ExprLimits,
-    diags: &mut Vec<Diagnostic>,
+    errs: &mut Vec<TplError>,
 ) {
-    let mut errs = Vec::new();
-    let base = context::TYPE_VARS;
-    for r in &t.resources {
+    for r in resources {
         if let Some(e) = &r.include_when {
             exprs.add_string(
                 &format!("${{{e}}}"),
                 &r.at.key("includeWhen"),
                 base,
                 limits,
-                &mut errs,
+                errs,
             );
         }
         if let Some(e) = &r.for_each {
@@ -349,12 +350,22 @@ fn compile_type(
                 &r.at.key("forEach"),
                 base,
                 limits,
-                &mut errs,
+                errs,
             );
         }
         let vars = with_var(base, r.for_each.as_ref().map(|_| r.var.as_str()));
-        exprs.add_value(&r.template, &r.at.key("template"), &vars, limits, &mut errs);
+        exprs.add_value(&r.template, &r.at.key("template"), &vars, limits, errs);
     }
+}
+
+fn compile_type(
+    t: &TypeDef<'_>,
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut errs = Vec::new();
+    compile_resources(&t.resources, context::TYPE_VARS, exprs, limits, &mut errs);
     push_tpl_errors(&t.loc, errs, diags);
 }
 
@@ -366,28 +377,7 @@ fn compile_addon(
 ) {
     let mut errs = Vec::new();
     let base = context::ADDON_VARS;
-    for r in &a.creates {
-        if let Some(e) = &r.include_when {
-            exprs.add_string(
-                &format!("${{{e}}}"),
-                &r.at.key("includeWhen"),
-                base,
-                limits,
-                &mut errs,
-            );
-        }
-        if let Some(e) = &r.for_each {
-            exprs.add_string(
-                &format!("${{{e}}}"),
-                &r.at.key("forEach"),
-                base,
-                limits,
-                &mut errs,
-            );
-        }
-        let vars = with_var(base, r.for_each.as_ref().map(|_| r.var.as_str()));
-        exprs.add_value(&r.template, &r.at.key("template"), &vars, limits, &mut errs);
-    }
+    compile_resources(&a.creates, base, exprs, limits, &mut errs);
     for p in &a.patches {
         if let Some(e) = &p.for_each {
             exprs.add_string(

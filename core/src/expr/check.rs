@@ -244,7 +244,7 @@ fn function(name: &str, target: Option<&Type>, args: &[Type]) -> Result<Type, st
         | "getDayOfWeek" | "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds" => Int,
         "math.greatest" | "math.least" => args
             .iter()
-            .fold(Dyn, |acc, t| join(&acc, &t.element_or_self())),
+            .fold(Dyn, |acc, t| join(&acc, &element_or_self(t))),
         "math.ceil" | "math.floor" | "math.round" | "math.trunc" | "math.sqrt" => Double,
         "math.abs" | "math.sign" => arg(0),
         "math.isNaN" | "math.isInf" | "math.isFinite" => Bool,
@@ -337,17 +337,11 @@ fn optional(t: Type) -> Type {
     Type::optional(t)
 }
 
-trait ElementOrSelf {
-    fn element_or_self(&self) -> Type;
-}
-
-impl ElementOrSelf for Type {
-    /// `math.greatest([1, 2])` and `math.greatest(1, 2)` both give an int.
-    fn element_or_self(&self) -> Type {
-        match self {
-            Type::List(t) => (**t).clone(),
-            t => t.clone(),
-        }
+/// `math.greatest([1, 2])` and `math.greatest(1, 2)` both give an int.
+fn element_or_self(t: &Type) -> Type {
+    match t {
+        Type::List(el) => (**el).clone(),
+        t => t.clone(),
     }
 }
 
@@ -376,18 +370,11 @@ fn infer_expr(e: &Expr, scope: &mut Scope, depth: usize) -> Result<Type, String>
             Ok(if s.test { Type::Bool } else { f })
         }
         Expr::List(l) => {
+            // Elements of different types make a `dyn` list, as cel-go types heterogeneous
+            // literals.
             let mut el = Type::Dyn;
-            let mut first = true;
             for x in &l.elements {
-                let t = infer_expr(&x.expr, scope, d)?;
-                el = if first {
-                    t
-                } else if el.to_string() == t.to_string() {
-                    el
-                } else {
-                    join_loose(&el, &t)
-                };
-                first = false;
+                el = join(&el, &infer_expr(&x.expr, scope, d)?);
             }
             Ok(Type::list(el))
         }
@@ -397,8 +384,8 @@ fn infer_expr(e: &Expr, scope: &mut Scope, depth: usize) -> Result<Type, String>
                 if let EntryExpr::MapEntry(me) = &entry.expr {
                     let kt = infer_expr(&me.key.expr, scope, d)?;
                     let vt = infer_expr(&me.value.expr, scope, d)?;
-                    k = Some(k.map_or(kt.clone(), |k| join_loose(&k, &kt)));
-                    v = Some(v.map_or(vt.clone(), |v| join_loose(&v, &vt)));
+                    k = Some(k.map_or(kt.clone(), |k| join(&k, &kt)));
+                    v = Some(v.map_or(vt.clone(), |v| join(&v, &vt)));
                 }
             }
             Ok(Type::map(k.unwrap_or(Type::Dyn), v.unwrap_or(Type::Dyn)))
@@ -439,12 +426,6 @@ fn infer_expr(e: &Expr, scope: &mut Scope, depth: usize) -> Result<Type, String>
         }
         Expr::Call(c) => infer_call(c, scope, d),
     }
-}
-
-/// Join for literal lists and maps: elements of different types make a `dyn` collection (cel-go
-/// does the same for heterogeneous literals).
-fn join_loose(a: &Type, b: &Type) -> Type {
-    join(a, b)
 }
 
 fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Result<Type, String> {

@@ -188,8 +188,7 @@ impl Checker<'_> {
                     expected,
                     parts.iter().find(|p| matches!(p, Part::Expr(_))),
                 ) {
-                    if let Err(detail) = compatible(&Type::String, want) {
-                        let _ = detail;
+                    if compatible(&Type::String, want).is_err() {
                         self.push(
                             codes::TYPE_MISMATCH,
                             format!(
