@@ -297,3 +297,54 @@ fn promotion_commits_the_snapshot_into_the_next_environment() {
         head.id()
     );
 }
+
+fn testdata(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/component")
+        .join(case)
+}
+
+/// The documents of a render, without the pass-through ones of other openchoreo.dev kinds.
+fn rendered_objects(out: &str) -> Vec<String> {
+    out.split("\n---\n")
+        .filter(|d| !d.contains("apiVersion: openchoreo.dev/"))
+        .map(|d| d.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn component_release_renders_like_the_live_definitions() {
+    let live = stdout(&kiln(
+        &testdata("upstream-aliases"),
+        &["render", "--env", "prod", "inputs.yaml"],
+    ));
+    let released = stdout(&kiln(
+        &testdata("component-release"),
+        &["render", "--env", "prod", "binding.yaml", "release.yaml"],
+    ));
+    assert_eq!(rendered_objects(&live), rendered_objects(&released));
+    assert!(released.contains("image: ghcr.io/shop/api:1.0"));
+}
+
+#[test]
+fn a_binding_with_release_name_renders_the_release_not_the_live_component() {
+    let tmp = tempfile::tempdir().unwrap();
+    let live = fs::read_to_string(testdata("upstream-aliases").join("inputs.yaml")).unwrap();
+    // Replace the live binding by one bound to the older release (no traits, no environment
+    // configs): the live Component (image 1.0) is not rendered for prod.
+    let (defs, binding) = live.rsplit_once("---\n").unwrap();
+    assert!(binding.contains("kind: ReleaseBinding"));
+    let bound = format!(
+        "{defs}---\napiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {{name: api-prod, namespace: default}}\nspec:\n  owner: {{componentName: api}}\n  environment: prod\n  releaseName: api-1a2b3c\n"
+    );
+    fs::write(tmp.path().join("live.yaml"), bound).unwrap();
+    fs::copy(
+        testdata("component-release").join("release.yaml"),
+        tmp.path().join("release.yaml"),
+    )
+    .unwrap();
+    let out = stdout(&kiln(tmp.path(), &["render", "."]));
+    assert!(out.contains("image: ghcr.io/shop/api:0.9"), "{out}");
+    assert!(!out.contains("image: ghcr.io/shop/api:1.0"), "{out}");
+    assert_eq!(out.matches("kind: Deployment").count(), 1, "{out}");
+}

@@ -23,7 +23,7 @@ code_table! { COMPONENT;
     DUPLICATE_DEFINITION = "KLN6009", "duplicate-definition";
     /// A Component has no Workload.
     MISSING_WORKLOAD = "KLN6010", "missing-workload";
-    /// An addon patch matched no resource.
+    /// An addon patch or remove matched no resource.
     PATCH_TARGET = "KLN6011", "patch-target";
     /// A patch path is malformed, or a filter or wildcard in it matched nothing.
     PATCH_PATH = "KLN6012", "patch-path";
@@ -45,4 +45,7 @@ code_table! { COMPONENT;
     DIRTY_TREE = "KLN6020", "dirty-tree";
     /// `kiln promote` or `kiln snapshot create` could not read or write the repository or files.
     PROMOTE_FAILED = "KLN6021", "promote-failed";
+    /// A binding's `releaseName` names no ComponentRelease of its component among the inputs, or a
+    /// component has several releases and nothing says which to render.
+    RELEASE_REF = "KLN6022", "release-ref";
 }

@@ -5,7 +5,7 @@
 //! | `metadata` | `name`, `namespace`, `labels`, `annotations` (the Component's; `{}` when unset), `podSelectors` |
 //! | `parameters` | Component parameters deep-merged with the environment's overrides, defaults applied |
 //! | `envOverrides` / `environmentConfigs` | the env-overridable part of `parameters` |
-//! | `workload` | the Workload's `spec` plus `name` |
+//! | `workload` | the Workload's `spec` (with the environment's overrides applied) plus `name` |
 //! | `build` | the Component's `spec.build` plus `image` when the Workload names exactly one image |
 //! | `component` | `name`, `namespace`, `projectName` (when set) |
 //! | `environment` | `name` |
@@ -159,12 +159,14 @@ fn strip_path(v: &schema::Violation) -> String {
         .to_string()
 }
 
-/// The variables of a Component's templates.
+/// The variables of a Component's templates. `workload_spec` is the Workload's spec with the
+/// environment's overrides applied.
 pub(crate) fn component_vars(
     comp: &ComponentDef<'_>,
     namespace: &str,
     env: &str,
     workload: &WorkloadDef<'_>,
+    workload_spec: &Value,
     params: &Params,
 ) -> Vec<(&'static str, Value)> {
     let mut selectors = Map::new();
@@ -180,12 +182,12 @@ pub(crate) fn component_vars(
         "annotations": comp.annotations,
         "podSelectors": Value::Object(selectors),
     });
-    let mut wl = workload.spec.clone();
+    let mut wl = workload_spec.clone();
     if let Value::Object(m) = &mut wl {
         m.entry("name").or_insert_with(|| json!(workload.name));
     }
     let mut build = comp.build.clone();
-    if let (Value::Object(b), Some(image)) = (&mut build, single_image(&workload.spec)) {
+    if let (Value::Object(b), Some(image)) = (&mut build, single_image(workload_spec)) {
         b.entry("image").or_insert(json!(image));
     }
     let mut component = json!({"name": comp.name, "namespace": namespace});

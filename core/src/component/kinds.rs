@@ -20,6 +20,9 @@ use super::shorthand::{self, Schemas};
 pub(crate) struct Loc<'a> {
     pub doc: &'a Document,
     pub base: FieldPath,
+    /// The object was read from a bare `spec` embedded at `base` (a ComponentRelease's frozen
+    /// `componentType` spec, profile or workload): relative paths lose their leading `spec`.
+    pub bare_spec: bool,
 }
 
 impl<'a> Loc<'a> {
@@ -27,13 +30,33 @@ impl<'a> Loc<'a> {
         Self {
             doc,
             base: FieldPath::root(),
+            bare_spec: false,
         }
     }
 
     pub(crate) fn nested(&self, rel: &FieldPath) -> Self {
         Self {
             doc: self.doc,
-            base: self.base.join(rel),
+            base: self.at(rel),
+            bare_spec: false,
+        }
+    }
+
+    /// An object whose `spec` is the value at `rel` (the object itself is synthesised).
+    pub(crate) fn nested_spec(&self, rel: &FieldPath) -> Self {
+        Self {
+            bare_spec: true,
+            ..self.nested(rel)
+        }
+    }
+
+    /// The document path of `rel` (relative to the object).
+    pub(crate) fn at(&self, rel: &FieldPath) -> FieldPath {
+        match rel.0.split_first() {
+            Some((crate::fieldpath::Segment::Key(k), rest)) if self.bare_spec && k == "spec" => {
+                self.base.join(&FieldPath(rest.to_vec()))
+            }
+            _ => self.base.join(rel),
         }
     }
 
@@ -47,20 +70,7 @@ impl<'a> Loc<'a> {
     ) -> Diagnostic {
         self.doc.diag(
             Diagnostic::error(code, message).with_hint(hint),
-            &self.base.join(rel),
-        )
-    }
-
-    pub(crate) fn warning(
-        &self,
-        code: Code,
-        rel: &FieldPath,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Diagnostic {
-        self.doc.diag(
-            Diagnostic::warning(code, message).with_hint(hint),
-            &self.base.join(rel),
+            &self.at(rel),
         )
     }
 }
@@ -77,6 +87,7 @@ pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
         "Workload" => "Workload",
         "ComponentDeployment" | "ReleaseBinding" => "ComponentDeployment",
         "ComponentEnvSnapshot" => "ComponentEnvSnapshot",
+        "ComponentRelease" => "ComponentRelease",
         _ => return None,
     })
 }
@@ -144,6 +155,15 @@ pub(crate) struct PatchDef {
     pub at: FieldPath,
 }
 
+/// One remove of an addon (upstream Trait `removes[]`): drops whole resources.
+#[derive(Debug, Clone)]
+pub(crate) struct RemoveDef {
+    pub for_each: Option<String>,
+    pub var: String,
+    pub target: Target,
+    pub at: FieldPath,
+}
+
 /// An Addon.
 #[derive(Debug, Clone)]
 pub(crate) struct AddonDef<'a> {
@@ -153,6 +173,7 @@ pub(crate) struct AddonDef<'a> {
     pub schemas: Schemas,
     pub creates: Vec<ResourceTpl>,
     pub patches: Vec<PatchDef>,
+    pub removes: Vec<RemoveDef>,
     pub value: Value,
 }
 
@@ -195,6 +216,23 @@ pub(crate) struct WorkloadDef<'a> {
     pub value: Value,
 }
 
+/// One list of a workload override (`env` or `files`): entries keyed by `key`, in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyedList {
+    pub entries: Vec<(String, Value)>,
+}
+
+/// Environment overrides of the workload's container configuration: a ComponentDeployment's
+/// `configurationOverrides.{env, files}` or a ReleaseBinding's `workloadOverrides.container.{env,
+/// files, resources}`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WorkloadOverrides {
+    pub env: KeyedList,
+    pub files: KeyedList,
+    /// Replaces the container's `resources` (ReleaseBinding only).
+    pub resources: Option<Value>,
+}
+
 /// A ComponentDeployment: one component's settings for one environment.
 #[derive(Debug, Clone)]
 pub(crate) struct DeploymentDef<'a> {
@@ -205,6 +243,10 @@ pub(crate) struct DeploymentDef<'a> {
     pub overrides_at: FieldPath,
     /// Per addon instance: overrides and where they are.
     pub addon_overrides: BTreeMap<String, (Value, FieldPath)>,
+    /// Env and file overrides of the workload, when given.
+    pub workload_overrides: Option<WorkloadOverrides>,
+    /// The ComponentRelease to render (ReleaseBinding `spec.releaseName`).
+    pub release_name: Option<String>,
 }
 
 /// A ComponentEnvSnapshot: frozen copies of everything a component needs, for one environment.
@@ -213,6 +255,20 @@ pub(crate) struct SnapshotDef<'a> {
     pub loc: Loc<'a>,
     pub component_name: String,
     pub environment: String,
+    pub type_def: TypeDef<'a>,
+    pub component: ComponentDef<'a>,
+    pub addons: Vec<AddonDef<'a>>,
+    pub workload: WorkloadDef<'a>,
+}
+
+/// A ComponentRelease: the frozen type, traits, component profile and workload of one component,
+/// independent of any environment. Read into the same definitions as live documents.
+#[derive(Debug, Clone)]
+pub(crate) struct ReleaseDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub component_name: String,
     pub type_def: TypeDef<'a>,
     pub component: ComponentDef<'a>,
     pub addons: Vec<AddonDef<'a>>,
@@ -671,19 +727,7 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
         return None;
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let t = at.key("target");
-    if !get(v, &t).is_some_and(Value::is_object) {
-        r.invalid(
-            &t,
-            "patch needs a target (group, version, kind)",
-            "e.g. target: {group: apps, version: v1, kind: Deployment}",
-        );
-        return None;
-    }
-    let group = r.opt_string(v, &t.key("group"));
-    let version = r.string(v, &t.key("version"), "e.g. version: v1");
-    let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
-    let where_ = r.control(v, &t.key("where"));
+    let target = target(r, v, &at.key("target"), "patch");
     let ops_at = at.key("operations");
     let n = r.list(v, &ops_at).len();
     if n == 0 {
@@ -702,13 +746,77 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
     Some(PatchDef {
         for_each,
         var,
-        target: Target {
-            group,
-            version: version?,
-            kind: kind?,
-            where_,
-        },
+        target: target?,
         ops,
+        at: at.clone(),
+    })
+}
+
+/// A patch's or remove's `target`: `{group, version, kind, where}`.
+fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
+    if !get(v, t).is_some_and(Value::is_object) {
+        r.invalid(
+            t,
+            format!("{what} needs a target (group, version, kind)"),
+            "e.g. target: {group: apps, version: v1, kind: Deployment}",
+        );
+        return None;
+    }
+    let group = r.opt_string(v, &t.key("group"));
+    let version = r.string(v, &t.key("version"), "e.g. version: v1");
+    let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
+    let where_ = r.control(v, &t.key("where"));
+    Some(Target {
+        group,
+        version: version?,
+        kind: kind?,
+        where_,
+    })
+}
+
+/// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
+const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
+
+fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
+    let entry = get(v, at)?;
+    if !entry.is_object() {
+        r.invalid(
+            at,
+            "remove must be a map with a target",
+            "e.g. {target: {group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}",
+        );
+        return None;
+    }
+    for key in entry.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(key.as_str(), "forEach" | "var" | "target" | "targetPlane") {
+            r.invalid(
+                &at.key(key),
+                format!("unknown field {key:?} in a remove"),
+                if key == "where" {
+                    "where belongs inside the target: target: {group: …, version: …, kind: …, where: ${…}}"
+                } else {
+                    "a remove has forEach, var and target (group, version, kind, where)"
+                },
+            );
+        }
+    }
+    let (for_each, var) = r.for_each(v, at, Some("item"));
+    let target = target(r, v, &at.key("target"), "remove")?;
+    if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
+        r.invalid(
+            &at.key("target").key("kind"),
+            format!(
+                "an addon may not remove the workload resource kind {}",
+                target.kind
+            ),
+            "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+        );
+        return None;
+    }
+    Some(RemoveDef {
+        for_each,
+        var,
+        target,
         at: at.clone(),
     })
 }
@@ -738,6 +846,13 @@ pub(crate) fn addon_def<'a>(
             patches.push(pd);
         }
     }
+    let r_at = p(&["spec", "removes"]);
+    let mut removes = Vec::new();
+    for i in 0..r.list(v, &r_at).len() {
+        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
+            removes.push(rd);
+        }
+    }
     if errors.len() > before {
         return None;
     }
@@ -748,6 +863,7 @@ pub(crate) fn addon_def<'a>(
         schemas,
         creates,
         patches,
+        removes,
         value: v.clone(),
     })
 }
@@ -843,7 +959,7 @@ pub(crate) fn component_def<'a>(
                     ));
                     continue;
                 }
-                seen.insert(inst.clone(), loc.base.join(&e_at));
+                seen.insert(inst.clone(), loc.at(&e_at));
                 addons.push(AddonUse {
                     name: an,
                     instance: inst,
@@ -964,19 +1080,10 @@ pub(crate) fn deployment_def<'a>(
             }
         }
     }
-    for key in ["configurationOverrides", "workloadOverrides"] {
-        if v.get("spec")
-            .and_then(|s| s.get(key))
-            .is_some_and(|x| !x.is_null())
-        {
-            r.errors.push(loc.warning(
-                codes::COMPONENT_INVALID,
-                &p(&["spec", key]),
-                format!("{key} is not applied by kiln"),
-                "workload configuration overrides are not rendered offline; set the values in the Workload",
-            ));
-        }
-    }
+    let workload_overrides = workload_overrides(&mut r, v);
+    let release_name = r
+        .opt_string(v, &p(&["spec", "releaseName"]))
+        .filter(|s| !s.is_empty());
     if errors.iter().skip(before).any(Diagnostic::is_error) {
         return None;
     }
@@ -987,7 +1094,120 @@ pub(crate) fn deployment_def<'a>(
         overrides,
         overrides_at,
         addon_overrides,
+        workload_overrides,
+        release_name,
     })
+}
+
+/// `configurationOverrides.{env, files}` (proposal era; the first implementation's JSON name for
+/// files was `file`) or `workloadOverrides.container.{env, files, resources}` (upstream).
+fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverrides> {
+    let given = |k: &str| {
+        v.get("spec")
+            .and_then(|s| s.get(k))
+            .is_some_and(|x| !x.is_null())
+    };
+    let (co, wo) = (given("configurationOverrides"), given("workloadOverrides"));
+    if co && wo {
+        r.invalid(
+            &p(&["spec", "workloadOverrides"]),
+            "both configurationOverrides and workloadOverrides are set",
+            "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
+        );
+        return None;
+    }
+    let (at, allowed): (FieldPath, &[&str]) = if co {
+        (
+            p(&["spec", "configurationOverrides"]),
+            &["env", "files", "file"],
+        )
+    } else if wo {
+        let outer = p(&["spec", "workloadOverrides"]);
+        let m = r.map(v, &outer);
+        for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
+            if k != "container" {
+                r.invalid(
+                    &outer.key(k),
+                    format!("workloadOverrides.{k} is not supported"),
+                    "workload overrides are container.env, container.files and container.resources",
+                );
+            }
+        }
+        if m.get("container").is_none_or(Value::is_null) {
+            return None;
+        }
+        (outer.key("container"), &["env", "files", "resources"])
+    } else {
+        return None;
+    };
+    let m = r.map(v, &at);
+    for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !allowed.contains(&k.as_str()) {
+            r.invalid(
+                &at.key(k),
+                format!("unknown override {k:?}"),
+                format!("overridable here: {}", allowed.join(", ")),
+            );
+        }
+    }
+    if m.get("file").is_some() && m.get("files").is_some() {
+        r.invalid(&at.key("file"), "both file and files are set", "use files");
+    }
+    let files_key = if m.get("file").is_some() {
+        "file"
+    } else {
+        "files"
+    };
+    let env = keyed_list(r, v, &at.key("env"));
+    let files = keyed_list(r, v, &at.key(files_key));
+    let resources = match m.get("resources") {
+        None | Some(Value::Null) => None,
+        Some(x @ Value::Object(_)) => Some(x.clone()),
+        Some(other) => {
+            r.invalid(
+                &at.key("resources"),
+                format!("resources must be a map, not {}", type_word(other)),
+                "write requests and limits, as in a container",
+            );
+            None
+        }
+    };
+    Some(WorkloadOverrides {
+        env,
+        files,
+        resources,
+    })
+}
+
+/// A list of `{key, …}` entries; keys must be unique.
+fn keyed_list(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> KeyedList {
+    let mut out = KeyedList::default();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, e) in r.list(v, at).iter().enumerate() {
+        let e_at = at.index(i);
+        if !e.is_object() {
+            r.invalid(
+                &e_at,
+                format!("entry must be a map with a key, not {}", type_word(e)),
+                "e.g. {key: LOG_LEVEL, value: debug}",
+            );
+            continue;
+        }
+        let Some(key) = r.string(v, &e_at.key("key"), "every entry is identified by its key")
+        else {
+            continue;
+        };
+        if let Some(prev) = seen.insert(key.clone(), i) {
+            r.invalid(
+                &e_at.key("key"),
+                format!("key {key:?} is overridden twice (entries {prev} and {i})"),
+                "give each key one override",
+            );
+            continue;
+        }
+        out.entries.push((key, e.clone()));
+    }
+    out
 }
 
 /// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
@@ -1098,6 +1318,224 @@ pub(crate) fn snapshot_def<'a>(
         environment: environment?,
         type_def: type_def?,
         component,
+        addons,
+        workload: workload?,
+    })
+}
+
+/// Read a ComponentRelease. Current upstream embeds `componentType: {kind, name, spec}` and
+/// `traits: [{kind, name, spec}]`; its first version embedded the bare ComponentType spec and a
+/// map of trait name → spec. Both are read. The component profile (`parameters`, `traits[]`) and
+/// the frozen workload (a Workload spec) become a Component and a Workload named after
+/// `spec.owner.componentName`, so a release renders through the same path as live definitions.
+pub(crate) fn release_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let component_name = r.string(
+        v,
+        &p(&["spec", "owner", "componentName"]),
+        "the name of the released Component",
+    );
+    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
+
+    // componentType: `{kind, name, spec}`, or the bare spec.
+    let ct_at = p(&["spec", "componentType"]);
+    let mut ty: Option<(Value, Loc<'a>)> = None;
+    match get(v, &ct_at) {
+        Some(Value::Object(m)) if m.get("spec").is_some_and(Value::is_object) => {
+            let full = m.get("name").and_then(Value::as_str).unwrap_or("");
+            let short = full.rsplit('/').next().unwrap_or("").to_string();
+            if short.is_empty() {
+                r.invalid(
+                    &ct_at.key("name"),
+                    "componentType.name is required",
+                    "the ComponentType's name, e.g. deployment/web-app",
+                );
+            } else {
+                let kind = m
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("ComponentType");
+                let obj = json!({
+                    "apiVersion": super::API_VERSION,
+                    "kind": kind,
+                    "metadata": {"name": short},
+                    "spec": m.get("spec").cloned().unwrap_or_default(),
+                });
+                ty = Some((obj, loc.nested(&ct_at)));
+            }
+        }
+        Some(Value::Object(m)) if m.contains_key("workloadType") || m.contains_key("resources") => {
+            // The first version: the ComponentType spec itself, without a name.
+            let obj = json!({
+                "apiVersion": super::API_VERSION,
+                "kind": "ComponentType",
+                "metadata": {"name": name.clone().unwrap_or_default()},
+                "spec": Value::Object(m.clone()),
+            });
+            ty = Some((obj, loc.nested_spec(&ct_at)));
+        }
+        _ => r.invalid(
+            &ct_at,
+            "spec.componentType must embed the frozen ComponentType ({kind, name, spec})",
+            "a ComponentRelease freezes its ComponentType; write componentType: {kind: ComponentType, name: deployment/web-app, spec: {...}}",
+        ),
+    }
+
+    // traits: `[{kind, name, spec}]`, or a map name → spec.
+    let tr_at = p(&["spec", "traits"]);
+    let mut traits: Vec<(Value, Loc<'a>)> = Vec::new();
+    match get(v, &tr_at) {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, t) in items.iter().enumerate() {
+                let at = tr_at.index(i);
+                let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
+                if tname.is_empty() || !t.get("spec").is_some_and(Value::is_object) {
+                    r.invalid(
+                        &at,
+                        "a frozen trait needs a name and a spec",
+                        "write {kind: Trait, name: NAME, spec: {...}}",
+                    );
+                    continue;
+                }
+                let obj = json!({
+                    "apiVersion": super::API_VERSION,
+                    "kind": t.get("kind").and_then(Value::as_str).unwrap_or("Trait"),
+                    "metadata": {"name": tname},
+                    "spec": t.get("spec").cloned().unwrap_or_default(),
+                });
+                traits.push((obj, loc.nested(&at)));
+            }
+        }
+        Some(Value::Object(m)) => {
+            for (tname, spec) in m {
+                let at = tr_at.key(tname);
+                if !spec.is_object() {
+                    r.invalid(
+                        &at,
+                        format!("the frozen spec of trait {tname:?} must be a map"),
+                        "write the Trait's spec",
+                    );
+                    continue;
+                }
+                let obj = json!({
+                    "apiVersion": super::API_VERSION,
+                    "kind": "Trait",
+                    "metadata": {"name": tname},
+                    "spec": spec,
+                });
+                traits.push((obj, loc.nested_spec(&at)));
+            }
+        }
+        Some(other) => r.invalid(
+            &tr_at,
+            format!("spec.traits must be a list, not {}", type_word(other)),
+            "write [{kind: Trait, name: NAME, spec: {...}}]",
+        ),
+    }
+
+    // componentProfile → a Component; workload → a Workload.
+    let prof_at = p(&["spec", "componentProfile"]);
+    let profile = r.map(v, &prof_at);
+    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(k.as_str(), "parameters" | "traits") {
+            r.invalid(
+                &prof_at.key(k),
+                format!("unknown field {k:?} in componentProfile"),
+                "a component profile has parameters and traits",
+            );
+        }
+    }
+    let wl_at = p(&["spec", "workload"]);
+    let workload = match get(v, &wl_at) {
+        Some(w @ Value::Object(_)) => Some(w.clone()),
+        _ => {
+            r.invalid(
+                &wl_at,
+                "spec.workload must embed the frozen Workload spec",
+                "write the Workload's spec (container, endpoints, …) under spec.workload",
+            );
+            None
+        }
+    };
+    // The frozen definitions are read even after a problem above, so every error is reported.
+    let (name, component_name) = (name?, component_name?);
+    let (ty_value, ty_loc) = ty?;
+    let type_def = type_def(ty_loc, &ty_value, errors);
+    let mut addons = Vec::new();
+    let mut names: BTreeMap<String, FieldPath> = BTreeMap::new();
+    for (obj, tloc) in traits {
+        if let Some(a) = addon_def(tloc.clone(), &obj, errors) {
+            if let Some(prev) = names.get(&a.name) {
+                errors.push(tloc.error(
+                    codes::DUPLICATE_DEFINITION,
+                    &FieldPath::root(),
+                    format!("trait {:?} is frozen twice (first at {prev})", a.name),
+                    "a ComponentRelease holds each trait once",
+                ));
+                continue;
+            }
+            names.insert(a.name.clone(), tloc.base.clone());
+            addons.push(a);
+        }
+    }
+    let type_def = type_def?;
+    let mut comp_spec = serde_json::Map::new();
+    if let Some(pr) = &project {
+        comp_spec.insert("owner".into(), json!({ "projectName": pr }));
+    }
+    comp_spec.insert(
+        "componentType".into(),
+        json!(format!("{}/{}", type_def.workload_type, type_def.name)),
+    );
+    for key in ["parameters", "traits"] {
+        if let Some(x) = profile.get(key) {
+            comp_spec.insert(key.into(), x.clone());
+        }
+    }
+    let mut comp_md = serde_json::Map::new();
+    comp_md.insert("name".into(), json!(component_name));
+    if let Some(ns) = &namespace {
+        comp_md.insert("namespace".into(), json!(ns));
+    }
+    let comp_obj = json!({
+        "apiVersion": super::API_VERSION,
+        "kind": "Component",
+        "metadata": Value::Object(comp_md),
+        "spec": Value::Object(comp_spec),
+    });
+    let component = component_def(loc.nested_spec(&prof_at), &comp_obj, errors);
+    let workload = workload.and_then(|w| {
+        let full = w.get("kind").and_then(Value::as_str) == Some("Workload");
+        if full {
+            workload_def(loc.nested(&wl_at), &w, errors)
+        } else {
+            let obj = json!({
+                "apiVersion": super::API_VERSION,
+                "kind": "Workload",
+                "metadata": {"name": component_name},
+                "spec": w,
+            });
+            workload_def(loc.nested_spec(&wl_at), &obj, errors)
+        }
+    });
+    if errors.len() > before {
+        return None;
+    }
+    Some(ReleaseDef {
+        loc: loc.clone(),
+        name,
+        namespace,
+        component_name,
+        type_def,
+        component: component?,
         addons,
         workload: workload?,
     })

@@ -1,6 +1,6 @@
 //! Component types front-end (`openchoreo.dev/v1alpha1`): ComponentTypeDefinitions, Addons,
-//! Components, Workloads, ComponentDeployments and ComponentEnvSnapshots rendered into one Release
-//! per component and environment. See `docs/component-types.md`.
+//! Components, Workloads, ComponentDeployments, ComponentEnvSnapshots and ComponentReleases
+//! rendered into one Release per component and environment. See `docs/component-types.md`.
 //!
 //! The stages, one module each:
 //!
@@ -8,9 +8,11 @@
 //! - `shorthand`: the shorthand schema → JSON Schema, merged parameters + envOverrides;
 //! - `template`: the `${…}` scanner, expressions compiled once per definition, rendering;
 //! - `functions`: the helper functions (`oc_merge`, `oc_omit`, `oc_generate_name`, …);
+//! - `typecheck`: every template expression typed against the schemas, at load;
 //! - `context`: parameters (merge, defaults, validation) and the context variables;
+//! - `overrides`: an environment's env/file overrides merged into a copy of the workload;
 //! - `pointer` and `patch`: addon patch paths with filters, and the operations;
-//! - `release`: one Component in one environment → its resources;
+//! - `release`: one Component in one environment → its resources (creates, patches, removes);
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
 //!
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
@@ -30,15 +32,18 @@ mod context;
 mod functions;
 pub mod kinds;
 mod order;
+mod overrides;
 mod patch;
 mod pointer;
 mod release;
 mod shorthand;
 pub mod snapshot;
 mod template;
+mod typecheck;
 
 use kinds::{
-    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, SnapshotDef, TypeDef, WorkloadDef,
+    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, ReleaseDef, SnapshotDef, TypeDef,
+    WorkloadDef,
 };
 use template::{Exprs, TplError};
 
@@ -78,6 +83,7 @@ struct Loaded<'a> {
     workloads: Vec<WorkloadDef<'a>>,
     deployments: Vec<DeploymentDef<'a>>,
     snapshots: Vec<SnapshotDef<'a>>,
+    releases: Vec<ReleaseDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     exprs: Exprs,
@@ -93,8 +99,8 @@ fn err(
     loc.error(code, at, msg, hint)
 }
 
-/// Kinds that exist upstream but whose shape does not map onto kiln's model.
-const UNSUPPORTED: &[&str] = &["ComponentRelease", "RenderedRelease", "Release"];
+/// Kinds that exist upstream but are outputs, not rendering inputs.
+const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
 
 /// Read and check every document; compile every expression once.
 fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
@@ -154,12 +160,17 @@ fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
                     check_digest(&loc, v, &mut diags);
                 }
             }
+            Some("ComponentRelease") => {
+                if let Some(r) = kinds::release_def(loc, v, &mut diags) {
+                    l.releases.push(r);
+                }
+            }
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
                 codes::COMPONENT_INVALID,
                 &root.key("kind"),
-                format!("kind {kind} is not supported by kiln"),
-                "render from a ComponentEnvSnapshot (kiln snapshot create) or from the live definitions",
+                format!("kind {kind} is an output of rendering, not an input"),
+                "render from the definitions (live, a ComponentEnvSnapshot or a ComponentRelease); kiln prints the rendered objects themselves",
             )),
             // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
             // they pass through unchanged, like any document kiln does not render.
@@ -169,19 +180,39 @@ fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
     check_duplicates(&l, &mut diags);
     let limits = ExprLimits::default();
     let mut exprs = Exprs::default();
+    // Definitions whose expressions all compiled are type-checked afterwards.
+    let mut clean_types = Vec::new();
     for t in l
         .types
         .iter()
         .chain(l.snapshots.iter().map(|s| &s.type_def))
+        .chain(l.releases.iter().map(|r| &r.type_def))
     {
+        let before = diags.len();
         compile_type(t, &mut exprs, &limits, &mut diags);
+        if diags.len() == before {
+            clean_types.push(t);
+        }
     }
+    let mut clean_addons = Vec::new();
     for a in l
         .addons
         .iter()
         .chain(l.snapshots.iter().flat_map(|s| s.addons.iter()))
+        .chain(l.releases.iter().flat_map(|r| r.addons.iter()))
     {
+        let before = diags.len();
         compile_addon(a, &mut exprs, &limits, &mut diags);
+        if diags.len() == before {
+            clean_addons.push(a);
+        }
+    }
+    let checker = typecheck::Checker::new(&exprs);
+    for t in clean_types {
+        diags.extend(checker.check_type(t));
+    }
+    for a in clean_addons {
+        diags.extend(checker.check_addon(a));
     }
     l.exprs = exprs;
     (l, diags)
@@ -297,6 +328,18 @@ fn check_duplicates(l: &Loaded<'_>, diags: &mut Vec<Diagnostic>) {
         diags,
     );
     dup(
+        l.releases.iter().map(|t| {
+            (
+                t,
+                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
+                &t.loc,
+            )
+        }),
+        "ComponentRelease",
+        &name_at,
+        diags,
+    );
+    dup(
         l.snapshots.iter().map(|t| {
             (
                 t,
@@ -405,6 +448,28 @@ fn compile_addon(
             if let Some(v) = &o.value {
                 exprs.add_value(v, &o.at.key("value"), &vars, limits, &mut errs);
             }
+        }
+    }
+    for rm in &a.removes {
+        if let Some(e) = &rm.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &rm.at.key("forEach"),
+                base,
+                limits,
+                &mut errs,
+            );
+        }
+        if let Some(w) = &rm.target.where_ {
+            let mut wv = with_var(base, rm.for_each.as_ref().map(|_| rm.var.as_str()));
+            wv.push("resource");
+            exprs.add_string(
+                &format!("${{{w}}}"),
+                &rm.at.key("target").key("where"),
+                &wv,
+                limits,
+                &mut errs,
+            );
         }
     }
     push_tpl_errors(&a.loc, errs, diags);
@@ -575,13 +640,106 @@ fn plan<'u, 'a>(
                 ));
                 continue;
             }
-            if let Some(u) = unit(&inputs, deployment(&c.name, &env), env, opts, diags) {
+            let dep = deployment(&c.name, &env);
+            // A binding that names a release renders that release, not the live definitions.
+            if let Some(rn) = dep.and_then(|d| d.release_name.as_deref()) {
+                if let Some(r) = bound_release(l, &c.name, rn, dep, diags) {
+                    units.extend(release_unit(r, dep, env, opts, diags));
+                }
+                continue;
+            }
+            if let Some(u) = unit(&inputs, dep, env, opts, diags) {
                 units.push(u);
+            }
+        }
+    }
+    // Components given only as ComponentReleases, in the order their first release appears.
+    let live: BTreeSet<&str> = l.components.iter().map(|c| c.name.as_str()).collect();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    for first in &l.releases {
+        let name = first.component_name.as_str();
+        if live.contains(name) || !seen.insert(name) {
+            continue;
+        }
+        let releases: Vec<&ReleaseDef<'a>> = l
+            .releases
+            .iter()
+            .filter(|r| r.component_name == name)
+            .collect();
+        let envs: Vec<String> = match &opts.env {
+            Some(e) => vec![e.clone()],
+            None => l
+                .deployments
+                .iter()
+                .filter(|d| d.component == name)
+                .map(|d| d.environment.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+        };
+        if envs.is_empty() {
+            diags.push(first.loc.error(
+                codes::ENVIRONMENT,
+                &FieldPath::root().key("spec").key("owner").key("componentName"),
+                format!("ComponentRelease {:?} of component {name:?} has no environment to render for", first.name),
+                "pass --env NAME or add a ReleaseBinding for the component",
+            ));
+            continue;
+        }
+        for env in envs {
+            if covered.contains(&(name.to_string(), env.clone())) {
+                diags.push(first.loc.error(
+                    codes::ENVIRONMENT,
+                    &FieldPath::root().key("metadata").key("name"),
+                    format!("component {name:?} in environment {env:?} is given both as a ComponentRelease and as a ComponentEnvSnapshot"),
+                    "render the environment's folder on its own, or leave one of them out",
+                ));
+                continue;
+            }
+            let dep = deployment(name, &env);
+            let chosen = match dep.and_then(|d| d.release_name.as_deref()) {
+                Some(rn) => bound_release(l, name, rn, dep, diags),
+                None if releases.len() == 1 => Some(releases[0]),
+                None => {
+                    let names: Vec<&str> = releases.iter().map(|r| r.name.as_str()).collect();
+                    let (loc, at) = match dep {
+                        Some(d) => (&d.loc, FieldPath::root().key("spec").key("releaseName")),
+                        None => (&first.loc, FieldPath::root().key("metadata").key("name")),
+                    };
+                    diags.push(loc.error(
+                        codes::RELEASE_REF,
+                        &at,
+                        format!(
+                            "component {name:?} has {} ComponentReleases ({}) and nothing says which to render in environment {env:?}",
+                            names.len(),
+                            names.join(", ")
+                        ),
+                        "set spec.releaseName in the environment's ReleaseBinding, or pass only the release to render",
+                    ));
+                    None
+                }
+            };
+            if let Some(r) = chosen {
+                units.extend(release_unit(r, dep, env, opts, diags));
             }
         }
     }
     for s in &l.snapshots {
         if !wanted(&s.environment) {
+            continue;
+        }
+        if let Some(d) =
+            deployment(&s.component_name, &s.environment).filter(|d| d.release_name.is_some())
+        {
+            diags.push(d.loc.error(
+                codes::RELEASE_REF,
+                &FieldPath::root().key("spec").key("releaseName"),
+                format!(
+                    "component {:?} in environment {:?} is given as a ComponentEnvSnapshot, but its binding names a ComponentRelease",
+                    s.component_name, s.environment
+                ),
+                "render a snapshot with a ComponentDeployment without releaseName, or render the release without the snapshot",
+            ));
             continue;
         }
         let st = [&s.type_def];
@@ -605,6 +763,7 @@ fn plan<'u, 'a>(
         .iter()
         .map(|c| c.name.as_str())
         .chain(l.snapshots.iter().map(|s| s.component_name.as_str()))
+        .chain(l.releases.iter().map(|r| r.component_name.as_str()))
         .collect();
     for d in &l.deployments {
         if wanted(&d.environment) && !known.contains(d.component.as_str()) {
@@ -612,11 +771,74 @@ fn plan<'u, 'a>(
                 codes::UNKNOWN_COMPONENT,
                 &FieldPath::root().key("spec").key("owner").key("componentName"),
                 format!("ComponentDeployment names component {:?}, which is not among the inputs", d.component),
-                "add the Component (or its snapshot) to the inputs, or correct spec.owner.componentName",
+                "add the Component (or its snapshot or release) to the inputs, or correct spec.owner.componentName",
             ));
         }
     }
     units
+}
+
+/// The ComponentRelease a binding names: it must be among the inputs and belong to the component.
+fn bound_release<'u, 'a>(
+    l: &'u Loaded<'a>,
+    component: &str,
+    name: &str,
+    dep: Option<&DeploymentDef<'a>>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'u ReleaseDef<'a>> {
+    let at = FieldPath::root().key("spec").key("releaseName");
+    let found = l.releases.iter().find(|r| r.name == name);
+    let problem = match found {
+        Some(r) if r.component_name == component => return Some(r),
+        Some(r) => format!(
+            "releaseName {name:?} is a ComponentRelease of component {:?}, not of {component:?}",
+            r.component_name
+        ),
+        None => format!("releaseName {name:?} names no ComponentRelease among the inputs"),
+    };
+    if let Some(d) = dep {
+        let known: Vec<&str> = l
+            .releases
+            .iter()
+            .filter(|r| r.component_name == component)
+            .map(|r| r.name.as_str())
+            .collect();
+        diags.push(d.loc.error(
+            codes::RELEASE_REF,
+            &at,
+            problem,
+            if known.is_empty() {
+                "add the ComponentRelease to the inputs, or remove releaseName to render the live definitions".to_string()
+            } else {
+                format!("releases of the component among the inputs: {}", known.join(", "))
+            },
+        ));
+    }
+    None
+}
+
+/// The unit of a ComponentRelease in one environment: its frozen definitions, resolved among
+/// themselves, with the environment's binding.
+fn release_unit<'u, 'a>(
+    r: &'u ReleaseDef<'a>,
+    dep: Option<&'u DeploymentDef<'a>>,
+    env: String,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<release::Unit<'u, 'a>> {
+    if r.namespace.is_none() && opts.namespace.is_none() {
+        diags.push(r.loc.error(
+            codes::COMPONENT_NAMESPACE,
+            &FieldPath::root().key("metadata"),
+            format!("ComponentRelease {:?} has no namespace", r.name),
+            "set metadata.namespace on the ComponentRelease or pass --namespace",
+        ));
+        return None;
+    }
+    let rt = [&r.type_def];
+    let ra: Vec<&AddonDef<'a>> = r.addons.iter().collect();
+    let inputs = resolve(&r.component, &rt, &ra, Some(&r.workload), diags)?;
+    unit(&inputs, dep, env, opts, diags)
 }
 
 fn unit<'u, 'a>(

@@ -1,6 +1,6 @@
-//! Rendering one Component for one environment into its Release: the type's resources, then each
-//! addon instance in the Component's order (creates, then patches), then platform labels, checks
-//! and the documented order.
+//! Rendering one Component for one environment into its Release: the workload with the
+//! environment's overrides, the type's resources, then each addon instance in the Component's order
+//! (creates, then patches, then removes), then platform labels, checks and the documented order.
 
 use std::collections::BTreeSet;
 
@@ -13,10 +13,11 @@ use crate::fieldpath::FieldPath;
 
 use super::context::{self, Params, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT};
 use super::kinds::{
-    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, ResourceTpl, TypeDef, WorkloadDef,
+    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, RemoveDef, ResourceTpl, Target, TypeDef,
+    WorkloadDef,
 };
 use super::template::{new_context, Exprs, Renderer, TplError};
-use super::{order, patch, pointer};
+use super::{order, overrides, patch, pointer};
 
 /// Most items one forEach may produce.
 const MAX_FOR_EACH: usize = 10_000;
@@ -88,8 +89,34 @@ pub(crate) fn render(unit: &Unit<'_, '_>, exprs: &Exprs) -> Result<Vec<Value>, V
             .zip(ov_src.as_ref())
             .map(|(d, s)| (&d.overrides, s)),
     )?;
-    let base_vars =
-        context::component_vars(comp, &unit.namespace, &unit.env, unit.workload, &params);
+    // The environment's env/file overrides go into a copy of the workload (upstream step 2).
+    let wl_spec = match unit
+        .deployment
+        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
+    {
+        None => unit.workload.spec.clone(),
+        Some((d, o)) => overrides::apply(&unit.workload.spec, o).map_err(|(at, m)| {
+            vec![unit.workload.loc.error(
+                codes::COMPONENT_INVALID,
+                &at,
+                format!(
+                    "cannot apply the workload overrides of environment {:?} ({}): {m}{}",
+                    d.environment,
+                    d.loc.doc.file(),
+                    c.suffix()
+                ),
+                "env and files of a container are lists of {key, value} entries",
+            )]
+        })?,
+    };
+    let base_vars = context::component_vars(
+        comp,
+        &unit.namespace,
+        &unit.env,
+        unit.workload,
+        &wl_spec,
+        &params,
+    );
 
     // Addon parameters are resolved up front so every parameter problem is reported at once.
     let mut errors = Vec::new();
@@ -146,6 +173,15 @@ pub(crate) fn render(unit: &Unit<'_, '_>, exprs: &Exprs) -> Result<Vec<Value>, V
             c.patch(&actx, addon, &use_.instance, p, &mut resources)
                 .map_err(|e| vec![e])?;
         }
+        // Removes mark what they match; the marked resources go after the last entry, so every
+        // entry sees the same set.
+        let mut marked = vec![false; resources.len()];
+        for rm in &addon.removes {
+            c.remove(&actx, addon, &use_.instance, rm, &resources, &mut marked)
+                .map_err(|e| vec![e])?;
+        }
+        let mut keep = marked.iter().map(|m| !m);
+        resources.retain(|_| keep.next().unwrap_or(true));
     }
 
     finish(&c, resources)
@@ -275,51 +311,14 @@ impl Ctx<'_, '_, '_> {
             if let Some(item) = &item {
                 scope.add_variable_from_value(p.var.clone(), to_cel(item));
             }
-            // Targets: same kind, group and version, then `where`.
-            let mut selected = Vec::new();
-            for (i, res) in resources.iter().enumerate() {
-                if !target_matches(&p.target, res) {
-                    continue;
-                }
-                if let Some(w) = &p.target.where_ {
-                    let at = p.at.key("target").key("where");
-                    let mut wctx = scope.new_inner_scope();
-                    wctx.add_variable_from_value("resource", to_cel(res));
-                    match self
-                        .r
-                        .eval(&wctx, w, &at)
-                        .map_err(|e| self.tpl_diag(loc, e))?
-                    {
-                        CelValue::Bool(true) => {}
-                        CelValue::Bool(false) => continue,
-                        other => {
-                            return Err(loc.error(
-                                codes::RESULT_TYPE,
-                                &at,
-                                format!(
-                                    "where {w:?} must return a bool, got {:?}{}",
-                                    other.type_of(),
-                                    self.suffix()
-                                ),
-                                "compare explicitly, e.g. ${resource.metadata.name.endsWith('-x')}",
-                            ))
-                        }
-                    }
-                }
-                selected.push(i);
-            }
+            let selected = self.select(&scope, loc, &p.target, &p.at, resources)?;
             if selected.is_empty() {
-                let t = &p.target;
                 return Err(loc.error(
                     codes::PATCH_TARGET,
                     &p.at.key("target"),
                     format!(
-                        "patch of {who} matched no resource ({}{}/{} {}{}){}",
-                        t.group.as_deref().map(|g| if g.is_empty() { "core".to_string() } else { g.to_string() }).unwrap_or_else(|| "any group".into()),
-                        "",
-                        t.version,
-                        t.kind,
-                        if t.where_.is_some() { " where …" } else { "" },
+                        "patch of {who} matched no resource ({}){}",
+                        describe_target(&p.target),
                         self.suffix()
                     ),
                     "check the target's group, version and kind against the resources rendered before this addon; use forEach over an empty list to make a patch conditional",
@@ -396,6 +395,119 @@ impl Ctx<'_, '_, '_> {
     }
 }
 
+impl Ctx<'_, '_, '_> {
+    /// Indices of the resources a target selects: same kind, group and version, then `where`
+    /// (with `resource` bound to each candidate).
+    fn select(
+        &self,
+        scope: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        target: &Target,
+        entry_at: &FieldPath,
+        resources: &[Value],
+    ) -> Result<Vec<usize>, Diagnostic> {
+        let mut selected = Vec::new();
+        for (i, res) in resources.iter().enumerate() {
+            if !target_matches(target, res) {
+                continue;
+            }
+            if let Some(w) = &target.where_ {
+                let at = entry_at.key("target").key("where");
+                let mut wctx = scope.new_inner_scope();
+                wctx.add_variable_from_value("resource", to_cel(res));
+                match self
+                    .r
+                    .eval(&wctx, w, &at)
+                    .map_err(|e| self.tpl_diag(loc, e))?
+                {
+                    CelValue::Bool(true) => {}
+                    CelValue::Bool(false) => continue,
+                    other => {
+                        return Err(loc.error(
+                            codes::RESULT_TYPE,
+                            &at,
+                            format!(
+                                "where {w:?} must return a bool, got {:?}{}",
+                                other.type_of(),
+                                self.suffix()
+                            ),
+                            "compare explicitly, e.g. ${resource.metadata.name.endsWith('-x')}",
+                        ))
+                    }
+                }
+            }
+            selected.push(i);
+        }
+        Ok(selected)
+    }
+
+    /// Mark the resources one remove entry selects (per forEach item). Upstream says nothing about
+    /// a remove that matches nothing; like a patch, it is an error here.
+    fn remove(
+        &self,
+        ctx: &Context<'_, '_>,
+        addon: &AddonDef<'_>,
+        instance: &str,
+        rm: &RemoveDef,
+        resources: &[Value],
+        marked: &mut [bool],
+    ) -> Result<(), Diagnostic> {
+        let loc = &addon.loc;
+        let items: Vec<Option<Value>> = match &rm.for_each {
+            None => vec![None],
+            Some(fe) => self
+                .items(ctx, loc, fe, &rm.at.key("forEach"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
+        for item in items {
+            let mut scope = ctx.new_inner_scope();
+            if let Some(item) = &item {
+                scope.add_variable_from_value(rm.var.clone(), to_cel(item));
+            }
+            let selected = self.select(&scope, loc, &rm.target, &rm.at, resources)?;
+            if selected.is_empty() {
+                return Err(loc.error(
+                    codes::PATCH_TARGET,
+                    &rm.at.key("target"),
+                    format!(
+                        "remove of addon {:?} instance {instance:?} matched no resource ({}){}",
+                        addon.name,
+                        describe_target(&rm.target),
+                        self.suffix()
+                    ),
+                    "check the target's group, version and kind against the resources rendered before this addon's removes; use forEach over an empty list to make a remove conditional",
+                ));
+            }
+            for i in selected {
+                if let Some(m) = marked.get_mut(i) {
+                    *m = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `apps/v1 Deployment where …`, for messages.
+fn describe_target(t: &Target) -> String {
+    format!(
+        "{}/{} {}{}",
+        t.group
+            .as_deref()
+            .map(|g| if g.is_empty() {
+                "core".to_string()
+            } else {
+                g.to_string()
+            })
+            .unwrap_or_else(|| "any group".into()),
+        t.version,
+        t.kind,
+        if t.where_.is_some() { " where …" } else { "" }
+    )
+}
+
 fn op_name(op: super::kinds::Op) -> &'static str {
     match op {
         super::kinds::Op::Add => "add",
@@ -425,7 +537,7 @@ pub(crate) fn group_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-fn target_matches(t: &super::kinds::Target, res: &Value) -> bool {
+fn target_matches(t: &Target, res: &Value) -> bool {
     let kind = res.get("kind").and_then(Value::as_str).unwrap_or("");
     let (g, v) = group_version(res.get("apiVersion").and_then(Value::as_str).unwrap_or(""));
     kind == t.kind && v == t.version && t.group.as_deref().is_none_or(|tg| tg == g)

@@ -253,7 +253,7 @@ impl Exprs {
         }
     }
 
-    fn get(&self, source: &str) -> Option<&Compiled> {
+    pub(crate) fn get(&self, source: &str) -> Option<&Compiled> {
         self.map.get(source).map(|c| c.as_ref())
     }
 }

@@ -69,3 +69,91 @@ fn renders_a_component_for_an_environment() {
     let dev = run(BASIC, Some("dev")).unwrap();
     assert_eq!(dev.objects[0]["spec"]["replicas"], json!(1));
 }
+
+fn codes_of(e: &Diagnostics) -> Vec<(&'static str, String)> {
+    e.0.iter()
+        .filter(|d| d.is_error())
+        .map(|d| (d.code.id, d.path.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn interpolated_scalars_and_maps_are_not_type_errors() {
+    // Upstream writes ints, bools and maps inside strings as text (its engine tests pin it).
+    let text = BASIC.replace(
+        "metadata: {name: \"${metadata.name}\"}",
+        "metadata: {name: \"${metadata.name}-${parameters.port}\", annotations: {a: \"x ${metadata.labels} ${parameters.replicas > 1}\"}}",
+    );
+    let out = run(&text, Some("prod")).unwrap();
+    assert_eq!(out.objects[0]["metadata"]["name"], json!("shop-8080"));
+    assert_eq!(
+        out.objects[0]["metadata"]["annotations"]["a"],
+        json!("x {} true")
+    );
+}
+
+#[test]
+fn type_errors_are_found_where_rendering_would_not_reach() {
+    // The HPA is never included, but its misspelt parameter is still an error.
+    let text = BASIC.replace(
+        "  resources:\n",
+        "  resources:\n    - id: hpa\n      includeWhen: ${false}\n      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: \"${parameters.prot}\"}}\n",
+    );
+    let e = run(&text, Some("prod")).unwrap_err();
+    assert_eq!(
+        codes_of(&e),
+        [(
+            "KLN3008",
+            "spec.resources[0].template.metadata.name".to_string()
+        )]
+    );
+}
+
+#[test]
+fn a_malformed_workload_list_is_reported_at_the_workload() {
+    let text = BASIC
+        .replace(
+            "spec: {containers: {app: {image: \"nginx:1\"}}}",
+            "spec: {containers: {app: {image: \"nginx:1\", env: oops}}}",
+        )
+        .replace(
+            "overrides: {replicas: 3}}",
+            "overrides: {replicas: 3}, configurationOverrides: {env: [{key: A, value: b}]}}",
+        );
+    let e = run(&text, Some("prod")).unwrap_err();
+    assert_eq!(
+        codes_of(&e),
+        [("KLN6001", "spec.containers.app.env".to_string())]
+    );
+    // Without overrides the Workload's own shape is the template's business.
+    assert!(run(&text, Some("dev")).is_ok());
+}
+
+#[test]
+fn removes_mark_then_drop() {
+    let text = format!(
+        "{BASIC}---\n{}",
+        r#"apiVersion: openchoreo.dev/v1alpha1
+kind: Addon
+metadata: {name: trim}
+spec:
+  creates:
+    - template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+    - template: {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+  removes:
+    - target: {version: v1, kind: ConfigMap, where: "${resource.metadata.name == 'a'}"}
+    - target: {version: v1, kind: ConfigMap}
+"#
+    )
+    .replace(
+        "spec: {componentType: deployment/web}",
+        "spec: {componentType: deployment/web, addons: [{name: trim, instanceName: t}]}",
+    );
+    let out = run(&text, Some("prod")).unwrap();
+    let kinds: Vec<&str> = out
+        .objects
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Deployment"]);
+}
