@@ -79,6 +79,8 @@ fn render_instance(
         report::print(&diags.0, &files, common.diagnostics);
         return Err(ExitCode::from(1));
     }
+    // `--set` values are on the command line, not in a file: let redaction see them.
+    report::note_document(kiln_core::redact::set_arguments_document(&args.set));
     let instance = Instance {
         values: docs,
         sets: args.set.clone(),
@@ -92,8 +94,9 @@ fn render_instance(
     }
 }
 
-/// Log lines are for people: with `--diagnostics json` stderr stays one JSON document.
-fn log(rendered: &kurel::Rendered, args: &KurelArgs, common: &Common) {
+/// Log lines are for people: with `--diagnostics json` stderr stays one JSON document. Secrets
+/// are redacted, as in diagnostics.
+fn log(rendered: &kurel::Rendered, files: &[Arc<SourceFile>], args: &KurelArgs, common: &Common) {
     if common.diagnostics == DiagFormat::Json {
         return;
     }
@@ -108,7 +111,10 @@ fn log(rendered: &kurel::Rendered, args: &KurelArgs, common: &Common) {
             text.push('\n');
         }
     }
-    eprint!("{text}");
+    if !text.is_empty() {
+        report::note_rendered(&rendered.objects);
+        eprint!("{}", report::redact_log(&text, files));
+    }
 }
 
 /// `kiln render PKG`.
@@ -121,7 +127,7 @@ pub fn render(pkg: &str, args: &KurelArgs, out: &OutputArgs, common: &Common) ->
         Ok(x) => x,
         Err(c) => return c,
     };
-    log(&rendered, args, common);
+    log(&rendered, &files, args, common);
     crate::deliver(&rendered.objects, &rendered.warnings, &files, out, common)
 }
 
@@ -135,7 +141,10 @@ pub fn validate(pkg: &str, args: &KurelArgs, common: &Common) -> ExitCode {
         Ok(x) => x,
         Err(c) => return c,
     };
-    log(&rendered, args, common);
+    log(&rendered, &files, args, common);
+    if !rendered.warnings.is_empty() {
+        report::note_rendered(&rendered.objects);
+    }
     report::print(&rendered.warnings, &files, common.diagnostics);
     if common.strict && !rendered.warnings.is_empty() {
         return ExitCode::from(1);

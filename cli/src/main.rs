@@ -62,6 +62,13 @@ struct Common {
     /// available; see `kiln schema --help`).
     #[arg(long, value_name = "MAJOR.MINOR")]
     kube_version: Option<String>,
+    /// Treat the values at PATH as secret: they are printed as [redacted] in diagnostics and
+    /// logs (repeatable). Looked up in every input document from its root and its spec
+    /// (`spec.password`), in kurel parameters and values (`db.password`), and with a leading
+    /// `parameters.` in component parameters; `*` or `[*]` matches any key or index. Values of
+    /// Secret objects are always redacted.
+    #[arg(long = "secret", value_name = "PATH", value_parser = kiln_core::redact::SecretPath::parse)]
+    secret: Vec<kiln_core::redact::SecretPath>,
 }
 
 /// Where and how rendered objects are written.
@@ -287,7 +294,9 @@ pub(crate) fn deliver(
     out: &OutputArgs,
     common: &Common,
 ) -> ExitCode {
+    // Rendered Secrets are redacted from what is printed; scanned only when something is.
     if !warnings.is_empty() {
+        report::note_rendered(objects);
         report::print(warnings, files, common.diagnostics);
         if common.strict {
             return ExitCode::from(1);
@@ -302,6 +311,7 @@ pub(crate) fn deliver(
         return match kiln_core::layout::write_dir(dir, objects, layout) {
             Ok(()) => ExitCode::SUCCESS,
             Err(d) => {
+                report::note_rendered(objects);
                 report::print(&[d], files, common.diagnostics);
                 ExitCode::from(1)
             }
@@ -314,6 +324,7 @@ pub(crate) fn deliver(
     match output::write(objects, format) {
         Ok(text) => emit(&text),
         Err(d) => {
+            report::note_rendered(objects);
             report::print(&[d], files, common.diagnostics);
             ExitCode::from(1)
         }
@@ -335,6 +346,7 @@ fn emit(text: &str) -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
+    report::set_secret_paths(&cli.command.common().secret);
     let limits = YamlLimits::default();
     match cli.command {
         Command::Render {
@@ -372,6 +384,9 @@ fn run(cli: Cli) -> ExitCode {
                 Err(code) => code,
                 Ok((loaded, out)) => {
                     let warnings = with_load_warnings(&loaded, &out.warnings);
+                    if !warnings.is_empty() {
+                        report::note_rendered(&out.objects);
+                    }
                     report::print(&warnings, &loaded.files, common.diagnostics);
                     if common.strict && !warnings.is_empty() {
                         return ExitCode::from(1);

@@ -14,20 +14,30 @@ use serde_saphyr::DuplicateKeyPolicy;
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::{FieldPath, Segment};
 
-/// Budgets for reading YAML. The defaults are deliberately larger than the library's (1,024
-/// documents, depth 64), which real repositories exceed: a single rendered chart can hold thousands
-/// of manifests, and CRD schemas nest deeply.
+/// Limits on reading input, the same for every front-end (plain inputs, kurel packages and their
+/// values files, kpatch values, `--crds`). A breach is KLN1005 naming the limit and the line.
+///
+/// The defaults are deliberately larger than the YAML library's (1,024 documents, depth 64,
+/// 250,000 nodes, 1,000,000 events), which real repositories exceed: a rendered chart can hold
+/// thousands of manifests, generated lists run to millions of items, CRD schemas nest deeply.
+/// Every other budget of the library is derived from these (see [`YamlLimits::saphyr_budget`]),
+/// so there is one set of numbers to document and configure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct YamlLimits {
-    /// Largest accepted input, in bytes, per file.
+    /// Largest accepted input, in bytes, per file. Scalar text after alias expansion is held to
+    /// the same size.
     pub max_input_bytes: usize,
-    /// Most documents in one stream.
+    /// Most documents, per file and in all inputs together.
     pub max_documents: usize,
-    /// Deepest nesting of collections.
+    /// Deepest nesting of collections (JSON files: also at most 128, serde_json's own limit).
     pub max_depth: usize,
-    /// Most nodes after alias expansion (stops billion-laughs expansion).
+    /// Most nodes (scalars, lists, maps) per file, aliases expanded: what a large generated list
+    /// runs into.
     pub max_nodes: usize,
-    /// Most alias references.
+    /// Most nodes that expanding aliases may produce, per file: this is what stops
+    /// billion-laughs expansion early, long before `max_nodes` worth of memory is spent.
+    pub max_alias_nodes: usize,
+    /// Most alias references (`*name`) per file.
     pub max_aliases: usize,
 }
 
@@ -38,8 +48,48 @@ impl Default for YamlLimits {
             max_documents: 100_000,
             max_depth: 128,
             max_nodes: 5_000_000,
+            max_alias_nodes: 500_000,
             max_aliases: 10_000,
         }
+    }
+}
+
+impl YamlLimits {
+    /// The YAML library's budget for these limits. Its own counters are set so that kiln's limits
+    /// are the ones that trip: events (about two per node, plus document and alias events) follow
+    /// the node limit, scalar bytes and anchored copies the input size, and the alias/anchor
+    /// ratio heuristic is off (alias expansion is bounded by `max_alias_nodes`, and a file that
+    /// reuses one anchor often is legitimate). Alias replay is limited separately, by
+    /// [`YamlLimits::max_replayed_events`].
+    pub fn saphyr_budget(&self) -> serde_saphyr::Budget {
+        let events = self
+            .max_nodes
+            .saturating_mul(2)
+            .saturating_add(self.max_documents.saturating_mul(2))
+            .saturating_add(self.max_aliases)
+            .saturating_add(16);
+        let mut b = serde_saphyr::Budget::default();
+        b.max_events = events;
+        b.max_nodes = self.max_nodes;
+        b.max_documents = self.max_documents;
+        b.max_depth = self.max_depth;
+        // The parser's own limit on flow nesting (`[[[…]]]`) must not trip before the depth
+        // budget, which names the limit.
+        b.flow_nesting_limit = b.flow_nesting_limit.max(self.max_depth.saturating_add(2));
+        b.max_aliases = self.max_aliases;
+        b.max_anchors = self.max_nodes;
+        b.max_total_scalar_bytes = self.max_input_bytes;
+        b.max_recorded_anchor_events = events;
+        b.max_recorded_anchor_bytes = self.max_input_bytes;
+        b.max_merge_keys = self.max_nodes;
+        b.enforce_alias_anchor_ratio = false;
+        b
+    }
+
+    /// Parser events that expanding aliases may replay: two per node (a collection's start and
+    /// end), so the limit is `max_alias_nodes` nodes.
+    pub fn max_replayed_events(&self) -> usize {
+        self.max_alias_nodes.saturating_mul(2)
     }
 }
 
@@ -149,16 +199,14 @@ pub fn parse_source_with_warnings(
     } else {
         match parse_yaml(name, text, limits, DuplicateKeyPolicy::Error) {
             Ok(v) => v,
-            Err(d) if d.message.starts_with("duplicate mapping key") => {
+            Err(d) if d.code == codes::YAML_DUPLICATE_KEY => {
                 // kro, Argo CD and kubectl's lenient conversion keep the last value of a repeated
                 // key; do the same so such definitions still load, but say so: it is almost always
                 // a mistake.
-                warnings.push(
-                    Diagnostic::warning(codes::YAML_DUPLICATE_KEY, d.message.clone())
-                        .in_file(name)
-                        .with_hint("remove one of the repeated keys; the last one wins")
-                        .with_position(d.line, d.column),
-                );
+                warnings.push(Diagnostic {
+                    severity: crate::diag::Severity::Warning,
+                    ..d
+                });
                 parse_yaml(name, text, limits, DuplicateKeyPolicy::LastWins)?
             }
             Err(d) => return Err(d),
@@ -176,30 +224,57 @@ pub fn parse_source_with_warnings(
     Ok((docs, warnings))
 }
 
+/// serde_json's own nesting limit, which it enforces whatever kiln's limit says.
+const JSON_MAX_DEPTH: usize = 128;
+
 fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>, Diagnostic> {
-    // serde_json's own recursion limit (128) stops stack exhaustion; report it like any syntax error.
+    let budget = |msg: String, line: usize, column: Option<usize>| {
+        Diagnostic::error(codes::YAML_BUDGET, msg)
+            .in_file(name)
+            .at_line(line, column)
+            .with_hint("split the input or raise the limit where kiln is embedded (YamlLimits; see docs/errors.md, KLN1005)")
+    };
+    let deeper = || {
+        format!(
+            "the input nests deeper than the limit of {} levels",
+            limits.max_depth.min(JSON_MAX_DEPTH)
+        )
+    };
     let mut out = Vec::new();
-    let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    for v in stream {
+    let mut nodes = 0usize;
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    loop {
+        let start = stream.byte_offset();
+        let Some(v) = stream.next() else {
+            break;
+        };
         match v {
-            Ok(v) => out.push(v),
+            Ok(v) => {
+                // The same node and depth limits as YAML (serde_json stops at 128 levels itself).
+                let line = line_at(text, start);
+                let depth = measure(&v, &mut nodes);
+                if depth > limits.max_depth {
+                    return Err(budget(deeper(), line, None));
+                }
+                if nodes > limits.max_nodes {
+                    return Err(budget(
+                        format!("the file has more than {} nodes", limits.max_nodes),
+                        line,
+                        None,
+                    ));
+                }
+                out.push(v);
+            }
+            Err(e) if e.to_string().contains("recursion limit") => {
+                return Err(budget(deeper(), e.line(), Some(e.column())));
+            }
             Err(e) => {
-                let msg = e.to_string();
-                let (code, hint) = if msg.contains("recursion limit") {
-                    (
-                        codes::YAML_BUDGET,
-                        "the input is nested too deeply (JSON is limited to 128 levels)",
-                    )
-                } else {
-                    (
-                        codes::YAML_SYNTAX,
-                        "fix the JSON at the marked position (a trailing comma or a missing quote is typical)",
-                    )
-                };
-                return Err(Diagnostic::error(code, format!("invalid JSON: {msg}"))
+                return Err(Diagnostic::error(codes::YAML_SYNTAX, format!("invalid JSON: {e}"))
                     .in_file(name)
                     .at_line(e.line(), Some(e.column()))
-                    .with_hint(hint));
+                    .with_hint(
+                        "fix the JSON at the marked position (a trailing comma or a missing quote is typical)",
+                    ));
             }
         }
         if out.len() > limits.max_documents {
@@ -209,10 +284,34 @@ fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
     Ok(out)
 }
 
+/// Count the nodes of `v` into `nodes` and return its depth (collections nested; a scalar is 0).
+fn measure(v: &Value, nodes: &mut usize) -> usize {
+    *nodes += 1;
+    let children: Box<dyn Iterator<Item = &Value>> = match v {
+        Value::Array(a) => Box::new(a.iter()),
+        Value::Object(m) => Box::new(m.values()),
+        _ => return 0,
+    };
+    1 + children.map(|c| measure(c, nodes)).max().unwrap_or(0)
+}
+
+/// The 1-based line of the first non-blank character at or after byte `offset`.
+fn line_at(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    let skipped = text[offset..]
+        .find(|c: char| !c.is_whitespace())
+        .map_or(0, |i| i);
+    text.as_bytes()[..offset + skipped]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
 fn too_many_documents(name: &str, limits: &YamlLimits) -> Diagnostic {
     Diagnostic::error(
         codes::YAML_BUDGET,
-        format!("more than {} documents in one file", limits.max_documents),
+        format!("the file has more than {} documents", limits.max_documents),
     )
     .in_file(name)
     .with_hint("split the stream into several files or raise the document limit")
@@ -224,12 +323,13 @@ fn parse_yaml(
     limits: &YamlLimits,
     duplicate_keys: DuplicateKeyPolicy,
 ) -> Result<Vec<Value>, Diagnostic> {
+    let budget = limits.saphyr_budget();
+    let replayed = limits.max_replayed_events();
     let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_documents: limits.max_documents,
-            max_depth: limits.max_depth,
-            max_nodes: limits.max_nodes,
-            max_aliases: limits.max_aliases,
+        budget: Some(budget),
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: replayed,
+            max_replay_stack_depth: limits.max_depth,
         },
         // Kubernetes reads YAML with go-yaml v2 (YAML 1.1): `0777` is octal 511 there.
         legacy_octal_numbers: true,
@@ -238,36 +338,109 @@ fn parse_yaml(
     };
     match serde_saphyr::from_multiple_with_options::<Value>(text, options) {
         Ok(docs) => Ok(docs.into_iter().filter(|d| !d.is_null()).collect()),
-        Err(e) => Err(yaml_error(name, &e)),
+        Err(e) => Err(yaml_error(name, &e, limits)),
     }
 }
 
-fn yaml_error(name: &str, e: &serde_saphyr::Error) -> Diagnostic {
-    let msg = e.to_string();
-    // The first line carries the message; the location, when present, is in the error itself.
-    let first = msg
-        .lines()
-        .next()
-        .unwrap_or("invalid YAML")
-        .trim()
-        .to_string();
-    let is_budget = msg.contains("budget") || msg.contains("recursion limit");
-    let code = if is_budget {
-        codes::YAML_BUDGET
+/// The innermost error: the library wraps errors met while replaying an alias, and ones that
+/// carry a snippet.
+fn original(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    use serde_saphyr::Error as E;
+    while let E::AliasError { error, .. } | E::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    e
+}
+
+/// kiln's wording for a breached reading limit, or `None` when `e` is not one.
+fn budget_message(e: &serde_saphyr::Error, limits: &YamlLimits) -> Option<String> {
+    use serde_saphyr::budget::BudgetBreach as B;
+    use serde_saphyr::Error as E;
+    let too_many = |what: &str, limit: usize| format!("the file has more than {limit} {what}");
+    Some(match original(e) {
+        E::Budget { breach, .. } => match breach {
+            B::Depth { .. } => format!(
+                "the input nests deeper than the limit of {} levels",
+                limits.max_depth
+            ),
+            B::Documents { .. } => too_many("documents", limits.max_documents),
+            B::Nodes { .. } => too_many("nodes (after expanding aliases)", limits.max_nodes),
+            B::Events { .. } => format!(
+                "the file is larger than the node limit allows ({} nodes, after expanding aliases)",
+                limits.max_nodes
+            ),
+            B::Aliases { .. } => too_many("aliases", limits.max_aliases),
+            B::Anchors { .. } => too_many("anchors", limits.max_nodes),
+            B::MergeKeys { .. } => too_many("merge keys (`<<`)", limits.max_nodes),
+            B::ScalarBytes { .. } | B::RecordedAnchorBytes { .. } => format!(
+                "the file holds more than {} bytes of text after expanding aliases (the input size limit)",
+                limits.max_input_bytes
+            ),
+            B::RecordedAnchorEvents { .. } => format!(
+                "anchored content is larger than the node limit allows ({} nodes)",
+                limits.max_nodes
+            ),
+            B::InputBytes { .. } => format!(
+                "the file is larger than the limit of {} bytes",
+                limits.max_input_bytes
+            ),
+            _ => "the input exceeds a YAML reading limit".to_string(),
+        },
+        E::AliasReplayLimitExceeded { .. } | E::AliasExpansionLimitExceeded { .. } => format!(
+            "aliases expand to more than {} nodes (the alias expansion limit)",
+            limits.max_alias_nodes
+        ),
+        E::AliasReplayStackDepthExceeded { .. } => format!(
+            "aliases nest deeper than the limit of {} levels",
+            limits.max_depth
+        ),
+        // The parser's recursion guard (deep flow collections in a value it parses on its own).
+        other if other.to_string().contains("recursion limit") => format!(
+            "the input nests deeper than the limit of {} levels",
+            limits.max_depth
+        ),
+        _ => return None,
+    })
+}
+
+fn yaml_error(name: &str, e: &serde_saphyr::Error, limits: &YamlLimits) -> Diagnostic {
+    let (code, message, hint) = if let Some(msg) = budget_message(e, limits) {
+        (
+            codes::YAML_BUDGET,
+            msg,
+            "split the input, avoid alias chains that multiply, or raise the limit where kiln is embedded (YamlLimits; see docs/errors.md, KLN1005)",
+        )
+    } else if let serde_saphyr::Error::DuplicateMappingKey { key, .. } = original(e) {
+        (
+            codes::YAML_DUPLICATE_KEY,
+            match key {
+                Some(k) => format!("duplicate key {k:?} in a mapping"),
+                None => "duplicate key in a mapping".to_string(),
+            },
+            "remove one of the repeated keys; the last one wins",
+        )
     } else {
-        codes::YAML_SYNTAX
+        let msg = e.to_string();
+        // The first line carries the message; the location, when present, is in the error itself.
+        let first = msg
+            .lines()
+            .next()
+            .unwrap_or("invalid YAML")
+            .trim()
+            .to_string();
+        (
+            codes::YAML_SYNTAX,
+            first,
+            "fix the YAML at the marked position (quote values that contain ': ' or start with special characters)",
+        )
     };
-    let mut d = Diagnostic::error(code, first).in_file(name);
+    let mut d = Diagnostic::error(code, message).in_file(name);
     if let Some(loc) = e.location() {
         if loc.line() > 0 {
             d = d.at_line(loc.line() as usize, Some(loc.column() as usize));
         }
     }
-    d.with_hint(if is_budget {
-        "the input is nested too deeply, has too many documents, or expands too many aliases"
-    } else {
-        "fix the YAML at the marked position (quote values that contain ': ' or start with special characters)"
-    })
+    d.with_hint(hint)
 }
 
 /// Find the 1-based (line, column) of the node at `path` in document `doc` of a YAML text, by
@@ -347,6 +520,91 @@ pub fn locate(text: &str, doc: usize, path: &FieldPath) -> Option<(usize, usize)
         }
     }
     Some(best)
+}
+
+/// The byte range of the value at `path` in document `doc` of a YAML text (a scalar as written,
+/// quotes and block-scalar lines included; a collection from its first to its last character),
+/// by replaying the parser's events. `None` unless the whole path exists.
+pub fn locate_value(text: &str, doc: usize, path: &FieldPath) -> Option<std::ops::Range<usize>> {
+    let mut parser = Events(Parser::new_from_str(text));
+    let mut doc_index: isize = -1;
+    let (mut current, mut span) = loop {
+        let (ev, span) = parser.next()?.ok()?;
+        match ev {
+            Event::StreamStart | Event::DocumentStart(..) | Event::DocumentEnd => {}
+            Event::StreamEnd => return None,
+            Event::Scalar(ref s, ..) if s.is_empty() => {}
+            _ => {
+                doc_index += 1;
+                if doc_index as usize == doc {
+                    break (ev, span);
+                }
+                skip_node(&mut parser, &ev)?;
+            }
+        }
+    };
+    for seg in &path.0 {
+        let found = match (seg, &current) {
+            (Segment::Key(k), Event::MappingStart(..)) => loop {
+                let (key, _) = parser.next()?.ok()?;
+                match key {
+                    Event::MappingEnd => return None,
+                    Event::Scalar(ref s, ..) if s.as_ref() == k.as_str() => {
+                        break parser.next()?.ok()?;
+                    }
+                    other => {
+                        skip_node(&mut parser, &other)?;
+                        let (val, _) = parser.next()?.ok()?;
+                        skip_node(&mut parser, &val)?;
+                    }
+                }
+            },
+            (Segment::Index(i), Event::SequenceStart(..)) => {
+                let mut n = 0;
+                loop {
+                    let (item, ispan) = parser.next()?.ok()?;
+                    if matches!(item, Event::SequenceEnd) {
+                        return None;
+                    }
+                    if n == *i {
+                        break (item, ispan);
+                    }
+                    skip_node(&mut parser, &item)?;
+                    n += 1;
+                }
+            }
+            _ => return None,
+        };
+        (current, span) = found;
+    }
+    let offset = |m: &serde_saphyr::granit_parser::Marker| {
+        m.byte_offset().or_else(|| {
+            // Character index to byte offset.
+            text.char_indices()
+                .nth(m.index())
+                .map(|(b, _)| b)
+                .or(Some(text.len()))
+        })
+    };
+    let start = offset(&span.start)?;
+    let end = match current {
+        Event::MappingStart(..) | Event::SequenceStart(..) => {
+            let mut depth = 1usize;
+            let mut last = span;
+            while depth > 0 {
+                let (ev, s) = parser.next()?.ok()?;
+                match ev {
+                    Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
+                    Event::MappingEnd | Event::SequenceEnd => depth -= 1,
+                    _ => {}
+                }
+                last = s;
+            }
+            offset(&last.end)?
+        }
+        _ => offset(&span.end)?,
+    };
+    (start <= end && end <= text.len()).then_some(start..end)
 }
 
 /// The parser's events without the ones that are not part of the node structure (comments,
@@ -471,6 +729,90 @@ mod tests {
     }
 
     #[test]
+    fn a_large_generated_list_is_within_the_default_limits() {
+        // 1.1 million items: more events than the YAML library's own default budget (1,000,000)
+        // allows, well within kiln's node limit.
+        let budget = YamlLimits::default().saphyr_budget();
+        assert!(budget.max_events > 2 * 1_100_000);
+        // The same proportions at a size a debug build parses quickly: events follow nodes.
+        let limits = YamlLimits {
+            max_nodes: 12_000,
+            ..YamlLimits::default()
+        };
+        let text = format!("items:\n{}", "- 1\n".repeat(11_000));
+        let docs = parse_file("t.yaml", text, &limits).unwrap();
+        assert_eq!(docs[0].value["items"].as_array().unwrap().len(), 11_000);
+        // One anchor used many times is legitimate (no alias/anchor ratio heuristic).
+        let text = format!("a: &x {{k: v}}\nb: [{}]\n", vec!["*x"; 500].join(", "));
+        assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn every_limit_is_kilns_and_says_so() {
+        let limits = YamlLimits {
+            max_input_bytes: 1000,
+            max_documents: 3,
+            max_depth: 4,
+            max_nodes: 50,
+            max_alias_nodes: 20,
+            max_aliases: 5,
+        };
+        let run = |text: &str| match parse_file("t.yaml", text.to_string(), &limits) {
+            Ok(_) => panic!("{text} parsed"),
+            Err(d) => d,
+        };
+        let cases = [
+            ("a: [[[[1]]]]\n", "nests deeper than the limit of 4 levels"),
+            (
+                "a: 1\n---\nb: 1\n---\nc: 1\n---\nd: 1\n",
+                "more than 3 documents",
+            ),
+            (
+                &format!("a: [{}]\n", vec!["1"; 60].join(", ")),
+                "more than 50 nodes",
+            ),
+            (
+                "a: &a [1, 2, 3, 4, 5, 6, 7, 8]\nb: [*a, *a, *a, *a, *a]\n",
+                "aliases expand to more than 20 nodes",
+            ),
+            (
+                "a: &a 1\nb: [*a, *a, *a, *a, *a, *a]\n",
+                "more than 5 aliases",
+            ),
+            (&format!("a: {}\n", "x".repeat(2000)), "bytes"),
+        ];
+        for (text, want) in cases {
+            let d = run(text);
+            assert_eq!(d.code, codes::YAML_BUDGET, "{text}: {d:?}");
+            assert!(d.message.contains(want), "{text}: {}", d.message);
+            assert!(
+                !d.message.contains("breach"),
+                "library wording: {}",
+                d.message
+            );
+            assert!(d.line.is_some() || d.message.contains("bytes"), "{d:?}");
+        }
+        // JSON files have the same limits.
+        let d = parse_file("t.json", "[[[[[1]]]]]".into(), &limits).unwrap_err();
+        assert!(d.message.contains("deeper than the limit of 4"), "{d:?}");
+        let d =
+            parse_file("t.json", format!("[{}]", vec!["1"; 60].join(",")), &limits).unwrap_err();
+        assert!(d.message.contains("more than 50 nodes"), "{d:?}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_worded_by_kiln() {
+        let f = Arc::new(SourceFile {
+            name: "d.yaml".into(),
+            text: "a: 1\na: 2\n".into(),
+        });
+        let (_, warnings) = parse_source_with_warnings(&f, &YamlLimits::default()).unwrap();
+        assert_eq!(warnings[0].message, "duplicate key \"a\" in a mapping");
+        assert_eq!(warnings[0].line, Some(2));
+        assert_eq!(warnings[0].severity, crate::diag::Severity::Warning);
+    }
+
+    #[test]
     fn json_files_use_the_json_parser() {
         let docs = parse_file(
             "x.json",
@@ -489,6 +831,17 @@ mod tests {
             locate(text, 0, &FieldPath::parse("spec.a").unwrap()),
             Some((6, 3))
         );
+    }
+
+    #[test]
+    fn locate_value_spans_the_value() {
+        let text = "a: 1\n---\nkind: Secret\nstringData:\n  password: \"hunter2\"\n  key: |\n    line1\n    line2\n  list: [x, y]\n";
+        let at = |p: &str| locate_value(text, 1, &FieldPath::parse(p).unwrap()).map(|r| &text[r]);
+        assert_eq!(at("stringData.password"), Some("\"hunter2\""));
+        assert!(at("stringData.key").unwrap().contains("line1\n    line2"));
+        assert_eq!(at("stringData.list"), Some("[x, y]"));
+        assert_eq!(at("stringData.missing"), None);
+        assert_eq!(at("kind"), Some("Secret"));
     }
 
     #[test]

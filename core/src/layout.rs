@@ -7,9 +7,12 @@
 //!   share a kind name, the later group's file is `<kind>.<group>.yaml`;
 //! - `by-resource`: `<kind>-<namespace>-<name>.yaml`, or `<kind>-<name>.yaml` without a namespace.
 //!
-//! Names are made filesystem-safe (anything but ASCII letters, digits, `.`, `-`, `_` becomes `_`;
-//! no leading `.`; at most 200 bytes) and de-duplicated case-insensitively in object order by
-//! appending `-2`, `-3`, … before `.yaml`.
+//! Names come from the objects, so they are untrusted: a name like `../../etc/passwd` or `a/b` must
+//! not leave the directory or create subdirectories. They are made filesystem-safe (anything but
+//! ASCII letters, digits, `.`, `-`, `_` becomes `_`, so no `/`, `\` or NUL survives; no leading `.`,
+//! so no `..`, hidden file or clash with the marker; a Windows device name such as `con` or `nul`
+//! gets a `_` prefix; at most 200 bytes) and de-duplicated case-insensitively in object order by
+//! appending `-2`, `-3`, … before `.yaml`. Every name is a single path component.
 //!
 //! The directory is written as a whole: the files go into a temporary directory next to the
 //! target, which then replaces it by rename, so a reader never sees a half-written directory and
@@ -65,12 +68,23 @@ fn safe(s: &str) -> String {
     if out.is_empty() {
         out.push('_');
     }
-    if out.starts_with('.') {
+    if out.starts_with('.') || is_device_name(&out) {
         out.insert(0, '_');
     }
     // Leave room for `-NNN.yaml`; all characters are ASCII so byte truncation is safe.
     out.truncate(200);
     out
+}
+
+/// Whether `stem` (with `.yaml` appended) would name a device on Windows: `con`, `prn`, `aux`,
+/// `nul`, `com1`–`com9`, `lpt1`–`lpt9`, whatever follows the first dot.
+fn is_device_name(stem: &str) -> bool {
+    let base = stem.split('.').next().unwrap_or("").to_ascii_lowercase();
+    matches!(base.as_str(), "con" | "prn" | "aux" | "nul")
+        || ((base.starts_with("com") || base.starts_with("lpt"))
+            && base.len() == 4
+            && base.as_bytes()[3].is_ascii_digit()
+            && base.as_bytes()[3] != b'0')
 }
 
 fn str_at<'a>(o: &'a Value, p: &str) -> &'a str {
@@ -286,6 +300,56 @@ mod tests {
         );
         assert_eq!(safe("../etc"), "_.._etc");
         assert_eq!(safe(""), "_");
+    }
+
+    #[test]
+    fn hostile_names_stay_single_components() {
+        let hostile = [
+            ("ConfigMap", "../../etc/passwd"),
+            ("ConfigMap", "a/b/c"),
+            ("ConfigMap", ".."),
+            ("ConfigMap", "/abs"),
+            ("ConfigMap", "back\\slash"),
+            ("ConfigMap", "nul\u{0}byte"),
+            ("../Evil", "x"),
+            ("..", ".."),
+            (".kiln-output", "x"),
+            ("Con", "x"),
+            ("LPT1", "x"),
+            ("ConfigMap", &"n".repeat(1000)),
+        ];
+        let objs: Vec<Value> = hostile
+            .iter()
+            .map(|(k, n)| json!({"apiVersion": "v1", "kind": k, "metadata": {"name": n, "namespace": "../ns"}}))
+            .collect();
+        for layout in [Layout::ByKind, Layout::ByResource] {
+            for (name, _) in plan(&objs, layout) {
+                assert!(
+                    !name.contains(['/', '\\', '\0']) && !name.starts_with('.'),
+                    "{name}"
+                );
+                assert!(name.len() <= 220, "{name}");
+                assert_eq!(Path::new(&name).components().count(), 1, "{name}");
+                assert!(!is_device_name(name.trim_end_matches(".yaml")), "{name}");
+                assert_ne!(name, MARKER);
+            }
+        }
+        assert_eq!(safe("con"), "_con");
+        assert_eq!(safe("com1.example.com"), "_com1.example.com");
+        assert_eq!(safe("console"), "console");
+        assert_eq!(safe("com0"), "com0");
+        // Written for real: everything lands inside the directory.
+        let d = tmp();
+        let out = d.join("out");
+        write_dir(&out, &objs, Layout::ByResource).unwrap();
+        let inside = fs::read_dir(&out).unwrap().count();
+        assert_eq!(inside, objs.len() + 1);
+        let around: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(around, ["out"]);
+        fs::remove_dir_all(d).unwrap();
     }
 
     #[test]

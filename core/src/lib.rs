@@ -58,6 +58,7 @@ pub mod layout;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;
+pub mod redact;
 pub mod render;
 pub mod schema;
 pub mod scope;

@@ -1,34 +1,58 @@
-//! The evaluation budget: how much work one expression evaluation may do.
+//! The evaluation budget: how much work one expression evaluation may do, and how large the values
+//! it builds may grow.
 //!
-//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters the only
-//! constructs whose work is not bounded by the expression's own length: comprehensions (`all`,
-//! `exists`, `map`, `filter`, the two-variable forms, `cel.bind`). kiln's macros
-//! ([`super::macros`]) expand them with two internal calls: `@kiln_go(cond)` before each
-//! iteration, which counts it and stops the loop once the budget is spent, and `@kiln_size(step)`
-//! on each new accumulator (and each `cel.bind` value), which refuses strings, lists and maps
-//! larger than the size limit. Together they bound CPU (iterations) and memory (value growth) of
-//! a hostile template; `lists.range` is capped by the crate itself.
+//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters the constructs
+//! whose work or result is not bounded by the expression's own length:
+//!
+//! - **Comprehensions** (`all`, `exists`, `map`, `filter`, the two-variable forms, `cel.bind`).
+//!   kiln's macros ([`super::macros`]) expand them with two internal calls: `@kiln_go(cond)` before
+//!   each iteration, which counts it and stops the loop once the budget is spent, and
+//!   `@kiln_size(step)` on each new accumulator (and each `cel.bind` value), which refuses values
+//!   larger than the size limit.
+//! - **Growing operations** outside comprehensions: `+` on strings, bytes and lists, `format`,
+//!   `join`, `strings.quote`, `base64.encode`, `json.marshal`, `merge`, `deepMerge`,
+//!   `lists.insertAtIndex`/`setAtIndex`. The macros wrap each call in `@kiln_grow(call, "name")`,
+//!   which checks the result's size (and charges copying it to the work budget). Nesting such calls
+//!   multiplies sizes by a bounded factor per call, so checking every result bounds them all.
+//! - **Multiplying operations**, whose one call can build a result far larger than its inputs
+//!   (`"x".replace("x", s)` makes `len(s)` copies, `list.join(sep)` one `sep` per item, `split`
+//!   one list entry per character): kiln declares its own overloads of `replace`, `split` and
+//!   `join(sep)` ahead of the strings extension's ([`extend_env`]); the first matching overload
+//!   wins, so these compute the result's size *before* building it, then do exactly what the
+//!   extension does.
+//!
+//! Sizes are weights: the bytes of a string, and for lists and maps their entries plus the
+//! weights of what they hold (keys included), through any nesting, so a list of large strings
+//! weighs what it holds. `lists.range` is capped by the crate itself.
 //!
 //! The meter is thread-local and reset by [`execute`] for every evaluation. Once exceeded it
 //! stays exceeded until the evaluation ends, so error-absorbing operators (`||` in `exists`)
 //! cannot hide it: [`execute`] reports the overrun whatever the expression made of the error.
+//! Outside [`execute`] (tests, tools) nothing is metered and the functions behave as the
+//! crate's.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cel::common::types::{
+    CelInt, CelList, CelString, Kind, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE,
+};
+use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map};
-use cel::{Context, ExecutionError, FunctionContext, Program, Value};
+use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
 
 use super::library::{invoke, Call};
 
 /// Limits of one expression evaluation. Configurable; defaults are generous for real templates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EvalBudget {
-    /// Comprehension iterations (all comprehensions of the expression together).
+    /// Units of work: comprehension iterations (all comprehensions of the expression together),
+    /// plus a charge for copying large values (a quarter of an accumulator's entries per step;
+    /// one unit per 64 bytes of a grown value).
     pub max_iterations: u64,
-    /// Longest string (bytes) or largest list/map (entries) a comprehension or `cel.bind` may
-    /// build.
+    /// Largest value (string bytes; list and map entries plus the weight of what they hold) an
+    /// expression may build with a comprehension, `cel.bind` or a growing operation.
     pub max_value_size: usize,
 }
 
@@ -56,9 +80,13 @@ thread_local! {
 /// parser does not accept `@` in identifiers).
 pub(crate) const GO: &str = "@kiln_go";
 pub(crate) const SIZE: &str = "@kiln_size";
+pub(crate) const GROW: &str = "@kiln_grow";
 pub(crate) const INSERT: &str = "@kiln_insert";
 pub(crate) const INSERT_ENTRY: &str = "@kiln_insert_entry";
 pub(crate) const KEYS: &str = "@kiln_keys";
+
+/// Bytes of a grown value charged as one unit of work.
+const COPY_UNIT: usize = 64;
 
 /// Evaluate a program under a budget. An overrun is an error naming the limit, even when the
 /// expression itself would have absorbed it.
@@ -106,14 +134,174 @@ fn exceed(msg: String) {
     });
 }
 
-fn size_of(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.len(),
-        Value::Bytes(b) => b.len(),
-        Value::List(l) => l.len(),
-        Value::Map(m) => m.map.len(),
-        _ => 0,
+/// The budget of the evaluation running on this thread, if any.
+fn active() -> Option<EvalBudget> {
+    METER.with(|m| m.borrow().budget)
+}
+
+/// Charge `units` of work; false (and the meter marked exceeded) once the budget is spent.
+fn charge(units: u64) -> bool {
+    METER.with(|m| {
+        let mut m = m.borrow_mut();
+        let Some(b) = m.budget else {
+            return true;
+        };
+        m.used = m.used.saturating_add(units);
+        if m.used > b.max_iterations {
+            if m.exceeded.is_none() {
+                m.exceeded = Some(format!(
+                    "more than {} units of evaluation work (comprehension iterations plus copies of large values; the evaluation budget)",
+                    b.max_iterations
+                ));
+            }
+            return false;
+        }
+        true
+    })
+}
+
+/// What a weight measures, for messages.
+fn unit_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::String => "a string of",
+        Kind::Bytes => "a byte string of",
+        Kind::List => "a list weighing",
+        Kind::Map => "a map weighing",
+        _ => "a value weighing",
     }
+}
+
+/// Admit a value of `weight` that `function` built (or, `before`, is about to build): charge
+/// copying it, and refuse it when it is over the size limit. `exact` says whether `weight` is the
+/// exact size (strings) or a lower bound (a weighing stops past the limit).
+fn admit(
+    function: &str,
+    kind: Kind,
+    weight: usize,
+    exact: bool,
+    before: bool,
+) -> Result<(), ExecutionError> {
+    let Some(b) = active() else {
+        return Ok(());
+    };
+    if weight > b.max_value_size {
+        let verb = if before { "would build" } else { "built" };
+        let limit = b.max_value_size;
+        let msg = if exact {
+            format!(
+                "{function} {verb} {} {weight} bytes, over the limit of {limit} bytes (the evaluation budget)",
+                unit_of(kind)
+            )
+        } else {
+            format!(
+                "{function} {verb} {} more than the limit of {limit} (entries plus the bytes of the strings they hold; the evaluation budget)",
+                unit_of(kind)
+            )
+        };
+        exceed(msg.clone());
+        return Err(ExecutionError::function_error(function, msg));
+    }
+    if !charge((weight / COPY_UNIT) as u64) {
+        return Err(ExecutionError::function_error(
+            function,
+            "evaluation budget exceeded",
+        ));
+    }
+    Ok(())
+}
+
+/// The weight of a value: string and bytes length; for lists and maps, their entries plus the
+/// weights of their elements, keys and values. Weighing stops once `limit` is passed, so its
+/// cost is bounded by the limit, not the value.
+fn weight_of_value(v: &Value, limit: usize) -> usize {
+    fn go(v: &Value, total: &mut usize, limit: usize) {
+        if *total > limit {
+            return;
+        }
+        match v {
+            Value::String(s) => *total += s.len(),
+            Value::Bytes(b) => *total += b.len(),
+            Value::List(l) => {
+                for x in l.iter() {
+                    *total += 1;
+                    go(x, total, limit);
+                    if *total > limit {
+                        return;
+                    }
+                }
+            }
+            Value::Map(m) => {
+                for (k, x) in m.map.iter() {
+                    *total += 1;
+                    if let Key::String(s) = k {
+                        *total += s.len();
+                    }
+                    go(x, total, limit);
+                    if *total > limit {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut total = 0;
+    go(v, &mut total, limit);
+    total
+}
+
+/// [`weight_of_value`] for the crate's value trait, which overloads receive.
+fn weight_of_val(v: &dyn Val, limit: usize) -> usize {
+    fn go(v: &dyn Val, total: &mut usize, limit: usize) {
+        if *total > limit {
+            return;
+        }
+        match v.get_type().kind() {
+            Kind::String => {
+                if let Some(s) = v.downcast_ref::<CelString>() {
+                    *total += s.inner().len();
+                }
+            }
+            Kind::Bytes => {
+                if let Some(b) = v.downcast_ref::<cel::common::types::CelBytes>() {
+                    *total += b.inner().len();
+                }
+            }
+            Kind::List => {
+                let Some(items) = v.as_iterable() else {
+                    return;
+                };
+                let mut it = items.iter();
+                while let Some(x) = it.next() {
+                    *total += 1;
+                    go(x, total, limit);
+                    if *total > limit {
+                        return;
+                    }
+                }
+            }
+            Kind::Map => {
+                let (Some(keys), Some(index)) = (v.as_iterable(), v.as_indexer()) else {
+                    return;
+                };
+                let mut it = keys.iter();
+                while let Some(k) = it.next() {
+                    *total += 1;
+                    go(k, total, limit);
+                    if let Ok(x) = index.get(k) {
+                        go(x.as_ref(), total, limit);
+                    }
+                    if *total > limit {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut total = 0;
+    go(v, &mut total, limit);
+    total
 }
 
 /// `@kiln_go(cond)`: count one iteration; `false` once the budget is spent.
@@ -147,38 +335,260 @@ fn go(call: &Call<'_>) -> Result<Value, ExecutionError> {
 /// `@kiln_size(v)`: `v`, unless it is larger than the size limit.
 fn size(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let [v] = call.global::<1>()?;
-    let limit = METER.with(|m| m.borrow().budget.map(|b| b.max_value_size));
-    if let Some(limit) = limit {
-        let n = size_of(v);
-        // Each step builds a new accumulator (`@result + [x]` copies the list), so a fold's real
-        // work grows with the square of its length: charge the copy to the iteration budget.
-        let charge = (n / 4) as u64;
-        let over = METER.with(|m| {
-            let mut m = m.borrow_mut();
-            m.used = m.used.saturating_add(charge);
-            match m.budget {
-                Some(b) if m.used > b.max_iterations && m.exceeded.is_none() => {
-                    m.exceeded = Some(format!(
-                        "more than {} units of comprehension work (iterations plus accumulator copies; the evaluation budget)",
-                        b.max_iterations
-                    ));
-                    true
-                }
-                _ => false,
-            }
-        });
-        if over {
-            return Err(call.error("evaluation budget exceeded"));
-        }
-        if n > limit {
-            let msg = format!(
-                "a comprehension or cel.bind built a value of size {n}, over the limit of {limit} (the evaluation budget)"
-            );
-            exceed(msg.clone());
-            return Err(call.error(msg));
-        }
+    let Some(b) = active() else {
+        return Ok(v.clone());
+    };
+    let n = match v {
+        Value::String(s) => s.len(),
+        Value::Bytes(b) => b.len(),
+        Value::List(l) => l.len(),
+        Value::Map(m) => m.map.len(),
+        _ => 0,
+    };
+    // Each step builds a new accumulator (`@result + [x]` copies the list), so a fold's real
+    // work grows with the square of its length: charge the copy to the work budget.
+    if !charge((n / 4) as u64) {
+        return Err(call.error("evaluation budget exceeded"));
+    }
+    let weight = weight_of_value(v, b.max_value_size);
+    if weight > b.max_value_size {
+        let msg = match v {
+            Value::String(_) | Value::Bytes(_) => format!(
+                "a comprehension or cel.bind built a value of size {weight}, over the limit of {} (the evaluation budget)",
+                b.max_value_size
+            ),
+            _ => format!(
+                "a comprehension or cel.bind built a value weighing more than the limit of {} (entries plus the bytes of the strings they hold; the evaluation budget)",
+                b.max_value_size
+            ),
+        };
+        exceed(msg.clone());
+        return Err(call.error(msg));
     }
     Ok(v.clone())
+}
+
+/// `@kiln_grow(value, "function")`: `value`, unless it is larger than the size limit; copying it
+/// is charged to the work budget. An environment overload (not a context function) so the value
+/// is checked where it lies, without a conversion.
+fn grow<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
+    }
+    let name = args.pop().expect("two arguments");
+    let value = args.pop().expect("two arguments");
+    if let Some(b) = active() {
+        let function = name
+            .downcast_ref::<CelString>()
+            .map(|s| s.inner().to_string())
+            .unwrap_or_default();
+        let kind = value.get_type().kind();
+        let weight = weight_of_val(value.as_ref(), b.max_value_size);
+        admit(
+            &function,
+            kind,
+            weight,
+            matches!(kind, Kind::String | Kind::Bytes),
+            false,
+        )?;
+    }
+    Ok(value)
+}
+
+fn string_arg<'a>(v: &'a CowVal<'_, '_>) -> Option<&'a str> {
+    v.downcast_ref::<CelString>().map(|s| s.inner())
+}
+
+/// The error the crate reports when no overload of a member function matches.
+fn no_member_overload(function: &str, args: &[CowVal<'_, '_>]) -> ExecutionError {
+    ExecutionError::no_such_member_overload(
+        function,
+        args.iter()
+            .map(|a| a.get_type().name().to_string())
+            .collect(),
+    )
+}
+
+/// `s.replace(from, to[, n])`, the strings extension's, with the result's size checked first:
+/// replacing in a loop of nested calls squares the length each time.
+fn replace<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (Some(this), Some(from), Some(to)) = (
+        args.first().and_then(string_arg),
+        args.get(1).and_then(string_arg),
+        args.get(2).and_then(string_arg),
+    ) else {
+        return Err(no_member_overload("replace", &args));
+    };
+    let limit = match args.get(3) {
+        None => None,
+        Some(n) => match n.downcast_ref::<CelInt>() {
+            Some(n) => usize::try_from(*n.inner()).ok(),
+            None => return Err(no_member_overload("replace", &args)),
+        },
+    };
+    let mut count = if from.is_empty() {
+        this.chars().count() + 1
+    } else {
+        this.matches(from).count()
+    };
+    if let Some(n) = limit {
+        count = count.min(n);
+    }
+    let size = (this.len() as u128 + count as u128 * to.len() as u128)
+        .saturating_sub(count as u128 * from.len() as u128);
+    admit(
+        "replace()",
+        Kind::String,
+        usize::try_from(size).unwrap_or(usize::MAX),
+        true,
+        true,
+    )?;
+    let out = match limit {
+        Some(n) => this.replacen(from, to, n),
+        None => this.replace(from, to),
+    };
+    Ok(CowVal::owned(CelString::from(out)))
+}
+
+/// `s.split(sep[, n])`, the strings extension's, with the size of the list checked first (an
+/// empty separator makes one entry per character).
+fn split<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (Some(this), Some(sep)) = (
+        args.first().and_then(string_arg),
+        args.get(1).and_then(string_arg),
+    ) else {
+        return Err(no_member_overload("split", &args));
+    };
+    let n = match args.get(2) {
+        None => -1,
+        Some(n) => match n.downcast_ref::<CelInt>() {
+            Some(n) => *n.inner(),
+            None => return Err(no_member_overload("split", &args)),
+        },
+    };
+    let mut parts = if sep.is_empty() {
+        this.chars().count()
+    } else {
+        this.matches(sep).count() + 1
+    };
+    if let Ok(n) = usize::try_from(n) {
+        parts = parts.min(n);
+    }
+    admit(
+        "split()",
+        Kind::List,
+        parts.saturating_add(this.len()),
+        false,
+        true,
+    )?;
+    // What the extension does, to the letter: at most `n` parts, the last holding the rest;
+    // none when `n` is zero; an empty separator splits between code points.
+    let pieces: Vec<&str> = match (usize::try_from(n), sep.is_empty()) {
+        (Ok(0), _) => Vec::new(),
+        (Ok(n), true) => {
+            let mut pieces: Vec<&str> = Vec::new();
+            let mut rest: &str = this;
+            while let Some(c) = rest.chars().next() {
+                if pieces.len() + 1 == n {
+                    break;
+                }
+                let (head, tail) = rest.split_at(c.len_utf8());
+                pieces.push(head);
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                pieces.push(rest);
+            }
+            pieces
+        }
+        (Ok(n), false) => this.splitn(n, sep).collect(),
+        (Err(_), true) => this
+            .char_indices()
+            .map(|(i, c)| &this[i..i + c.len_utf8()])
+            .collect(),
+        (Err(_), false) => this.split(sep).collect(),
+    };
+    let list: Vec<Box<dyn Val + 'v>> = pieces
+        .into_iter()
+        .map(|s| Box::new(CelString::from(s.to_owned())) as Box<dyn Val + 'v>)
+        .collect();
+    Ok(CowVal::owned(CelList::from(list)))
+}
+
+/// `list.join(sep)`, the strings extension's, with the result's size checked first: it holds
+/// one copy of `sep` per item.
+fn join<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (Some(list), Some(sep)) = (args.first(), args.get(1).and_then(string_arg)) else {
+        return Err(no_member_overload("join", &args));
+    };
+    let Some(items) = list.as_iterable() else {
+        return Err(no_member_overload("join", &args));
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let mut it = items.iter();
+    while let Some(item) = it.next() {
+        match item.downcast_ref::<CelString>() {
+            Some(s) => parts.push(s.inner()),
+            None => {
+                return Err(ExecutionError::UnexpectedType {
+                    got: item.get_type().name().to_owned(),
+                    want: STRING_TYPE.name().to_owned(),
+                })
+            }
+        }
+    }
+    let size = parts.iter().map(|p| p.len() as u128).sum::<u128>()
+        + parts.len().saturating_sub(1) as u128 * sep.len() as u128;
+    admit(
+        "join()",
+        Kind::String,
+        usize::try_from(size).unwrap_or(usize::MAX),
+        true,
+        true,
+    )?;
+    Ok(CowVal::owned(CelString::from(parts.join(sep))))
+}
+
+/// Declares `@kiln_grow` and kiln's checked `replace`, `split` and `join(sep)` on the
+/// environment. Must run before the strings extension is added: a call resolves to the first
+/// declared overload that accepts its arguments, and kiln's take `dyn` where the extension's take
+/// `string`, so they are distinct declarations and kiln's come first.
+pub(crate) fn extend_env(env: &mut Env) {
+    let results = [
+        env.add_overload(GROW, "kiln.grow", vec![DYN_TYPE, STRING_TYPE], grow),
+        env.add_member_overload(
+            "replace",
+            "kiln.string_replace",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE],
+            replace,
+        ),
+        env.add_member_overload(
+            "replace",
+            "kiln.string_replace_n",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE, INT_TYPE],
+            replace,
+        ),
+        env.add_member_overload(
+            "split",
+            "kiln.string_split",
+            STRING_TYPE,
+            vec![DYN_TYPE],
+            split,
+        ),
+        env.add_member_overload(
+            "split",
+            "kiln.string_split_n",
+            STRING_TYPE,
+            vec![DYN_TYPE, INT_TYPE],
+            split,
+        ),
+        env.add_member_overload("join", "kiln.list_join", LIST_TYPE, vec![DYN_TYPE], join),
+    ];
+    for res in results {
+        debug_assert!(res.is_ok(), "{res:?}");
+    }
 }
 
 /// `@kiln_insert(map, key, value)`: the map with one more entry (two-variable `transformMap`).
@@ -375,12 +785,125 @@ mod tests {
         assert!(
             overrun(&err)
                 .unwrap()
-                .contains("size 40, over the limit of 30"),
+                .contains("`+` built a string of 40 bytes, over the limit of 30 bytes"),
+            "{err}"
+        );
+        // The same through a comprehension's accumulator.
+        let err = run(
+            "['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'].map(s, s)",
+            &small,
+        )
+        .unwrap_err();
+        assert!(
+            overrun(&err)
+                .unwrap()
+                .contains("a comprehension or cel.bind built a value"),
             "{err}"
         );
         let err = run("lists.range(31).map(i, i)", &small).unwrap_err();
         assert!(overrun(&err).is_some(), "{err}");
         assert!(run("lists.range(30).map(i, i)", &small).is_ok());
+    }
+
+    #[test]
+    fn string_growth_outside_comprehensions_is_bounded() {
+        let small = EvalBudget {
+            max_value_size: 1000,
+            ..EvalBudget::default()
+        };
+        // `+` doubling, nested replace(), join and split with huge separators or results.
+        let cases = [
+            ("'xxxxxxxxxx' + 'xxxxxxxxxx'", None),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', s.replace('x', s).replace('x', s))",
+                Some("replace() would build a string of 1600 bytes"),
+            ),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', size(s.replace('x', s).replace('x', s.replace('x', s))))",
+                Some("replace() would build a string of 1024"),
+            ),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', s.split('').join(s + s))",
+                Some("join() would build a string of 2016 bytes"),
+            ),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', [s, s, s, s, s, s, s, s] + [s, s, s, s, s, s, s, s] + [s, s, s, s, s, s, s, s] + [s, s, s, s, s, s, s, s])",
+                Some("`+` built a list weighing more than the limit of 1000"),
+            ),
+            (
+                r#"cel.bind(s, '\\\\\\\\\\\\\\\\', strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(s))))))))"#,
+                Some("strings.quote() built a string of"),
+            ),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', '%s%s%s%s'.format([s, s, s, s]).replace('x', s))",
+                Some("replace() would build a string of 4096 bytes"),
+            ),
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', cel.bind(t, s + s + s + s + s, '%s%s%s%s%s'.format([t, t, t, t, t])))",
+                Some("format() built a string of 1250 bytes"),
+            ),
+        ];
+        for (src, want) in cases {
+            match (run(src, &small), want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(w)) => {
+                    let msg = overrun(&e).unwrap_or_else(|| panic!("{src}: {e}"));
+                    assert!(msg.contains(w), "{src}: {msg}");
+                    assert!(msg.contains("limit of 1000"), "{src}: {msg}");
+                }
+                (r, w) => panic!("{src}: {r:?}, wanted {w:?}"),
+            }
+        }
+        // An overrun inside `||` is reported anyway.
+        let err = run(
+            "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', s.replace('x', s) == '' || true)",
+            &small,
+        )
+        .unwrap_err();
+        assert!(overrun(&err).is_some(), "{err}");
+    }
+
+    #[test]
+    fn checked_functions_behave_as_the_extension() {
+        let cases = [
+            ("'a-b-c'.replace('-', '+')", "a+b+c"),
+            ("'a-b-c'.replace('-', '+', 1)", "a+b-c"),
+            ("'a-b-c'.replace('-', '+', -1)", "a+b+c"),
+            ("'abc'.replace('', '.')", ".a.b.c."),
+            ("'a,b,c'.split(',').join('/')", "a/b/c"),
+            ("'a,b,c'.split(',', 2).join('/')", "a/b,c"),
+            ("'a,b,c'.split(',', 0).join('/')", ""),
+            ("'héllo'.split('').join(' ')", "h é l l o"),
+            ("'héllo'.split('', 3).join(' ')", "h é llo"),
+            ("['a', 'b'].join()", "ab"),
+            ("'%s-%d'.format(['a', 1])", "a-1"),
+            ("base64.encode(b'hi') + strings.quote('q')", "aGk=\"q\""),
+        ];
+        for (src, want) in cases {
+            for budget in [None, Some(EvalBudget::default())] {
+                let c = compile(src, &ExprLimits::default()).unwrap();
+                let got = match &budget {
+                    Some(b) => execute(&c.program, &new_context(), b),
+                    None => c.program.execute(&new_context()),
+                };
+                assert_eq!(got, Ok(Value::from(want)), "{src}");
+            }
+        }
+        // Wrong argument types fail as the extension's overloads would.
+        let err = ok_err("'abc'.replace('a', 1)");
+        assert!(
+            err.contains("found no matching overload for 'replace'"),
+            "{err}"
+        );
+        let err = ok_err("[1, 2].join(',')");
+        assert!(err.contains("string"), "{err}");
+        // Type checking still sees the calls as written.
+        let c = compile("'a' + 'b'.replace('b', 'c')", &ExprLimits::default()).unwrap();
+        assert!(c.refs.functions.contains("replace"));
+    }
+
+    fn ok_err(src: &str) -> String {
+        run(src, &EvalBudget::default()).unwrap_err().to_string()
     }
 
     #[test]

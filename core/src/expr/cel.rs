@@ -68,6 +68,9 @@ fn build_env() -> Env {
     for m in super::macros::all() {
         env.add_macro(m).expect("each macro registers once");
     }
+    // kiln's size-checked `replace`, `split` and `join(sep)` must be declared before the strings
+    // extension's: the first matching overload wins.
+    super::budget::extend_env(&mut env);
     // These registrations cannot fail on a fresh stdlib environment: the names are the
     // extensions' own and are declared once.
     for ext in [

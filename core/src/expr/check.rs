@@ -495,7 +495,7 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
             _ => Ok(Type::optional(Type::Dyn)),
         },
         // kiln's metering and two-variable helpers (see expr::macros): they pass values through.
-        "@kiln_go" | "@kiln_size" => Ok(arg(0)),
+        "@kiln_go" | "@kiln_size" | "@kiln_grow" => Ok(arg(0)),
         "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),
         "@kiln_insert_entry" => Ok(join(&arg(0), &arg(1))),
         "@kiln_keys" => Ok(match arg(0) {

@@ -9,6 +9,11 @@
 //! The crate's interpreter iterates one variable only, so the two-variable forms are lowered: the
 //! range is bound once to a hidden variable `@tN`, iterated by index (lists) or key (maps), and the
 //! second variable is bound to `@tN[i]` for each step.
+//!
+//! Calls whose result can be larger than their inputs (`+`, `format`, `join`, `strings.quote`,
+//! `base64.encode`, `json.marshal`, `merge`, …) are rewritten as `@kiln_grow(call, "name")`, which
+//! checks the result's size. The call itself is kept as written, so the type checker and the
+//! reference walker see it unchanged.
 
 use cel::common::ast::{
     CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr,
@@ -16,7 +21,7 @@ use cel::common::ast::{
 use cel::parser::{Macro, MacroExprHelper};
 use cel::ParseError;
 
-use super::budget::{GO, INSERT, INSERT_ENTRY, KEYS, SIZE};
+use super::budget::{GO, GROW, INSERT, INSERT_ENTRY, KEYS, SIZE};
 
 type Helper<'a, 'b> = &'a mut MacroExprHelper<'b>;
 type Expansion = Result<Option<IdedExpr>, ParseError>;
@@ -285,9 +290,78 @@ fn cel_bind(
     Ok(Some(bind(h, var, init, body)))
 }
 
+/// Member and namespaced functions (`ns.f(x)` parses as a member call on `ns`) whose result can
+/// outgrow their inputs; `replace`, `split` and `join(sep)` are also checked before they build
+/// anything (see [`super::budget`]).
+const GROWING: &[&str] = &[
+    "format",
+    "join",
+    "quote",
+    "encode",
+    "marshal",
+    "merge",
+    "deepMerge",
+    "insertAtIndex",
+    "setAtIndex",
+];
+
+/// `target.f(args…)` → `@kiln_grow(target.f(args…), "f")`.
+fn grow_checked(
+    name: &'static str,
+) -> impl Fn(Helper<'_, '_>, &mut Option<IdedExpr>, &mut Vec<IdedExpr>) -> Expansion {
+    move |h, target, args| {
+        let label = match target.as_ref().map(|t| &t.expr) {
+            Some(Expr::Ident(ns))
+                if matches!(ns.as_str(), "strings" | "base64" | "json" | "lists") =>
+            {
+                format!("{ns}.{name}()")
+            }
+            _ => format!("{name}()"),
+        };
+        let inner = h.next_expr(Expr::Call(CallExpr {
+            func_name: name.to_string(),
+            target: target.take().map(Box::new),
+            args: std::mem::take(args),
+        }));
+        Ok(Some(checked(h, inner, label)))
+    }
+}
+
+fn checked(h: Helper<'_, '_>, inner: IdedExpr, label: String) -> IdedExpr {
+    let label = h.next_expr(Expr::Literal(LiteralValue::String(label.into())));
+    call(h, GROW, vec![inner, label])
+}
+
+/// `a + b` → `@kiln_grow(a + b, "`+`")`, unless an operand is a number, bool or null literal (the sum
+/// is then no string or list) or both are literals (the sum is as long as the source).
+fn plus(h: Helper<'_, '_>, _target: &mut Option<IdedExpr>, args: &mut Vec<IdedExpr>) -> Expansion {
+    let scalar = |e: &IdedExpr| {
+        matches!(
+            &e.expr,
+            Expr::Literal(
+                LiteralValue::Int(_)
+                    | LiteralValue::UInt(_)
+                    | LiteralValue::Double(_)
+                    | LiteralValue::Boolean(_)
+                    | LiteralValue::Null
+            )
+        )
+    };
+    let literal = |e: &IdedExpr| matches!(&e.expr, Expr::Literal(_));
+    if args.iter().any(scalar) || args.iter().all(literal) {
+        return Ok(None);
+    }
+    let inner = call(h, "_+_", std::mem::take(args));
+    Ok(Some(checked(h, inner, "`+`".into())))
+}
+
 /// Every macro kiln's environment expands.
 pub(crate) fn all() -> Vec<Macro> {
-    vec![
+    let mut macros = vec![Macro::global("_+_", 2, plus)];
+    for &name in GROWING {
+        macros.push(Macro::receiver_var_arg(name, grow_checked(name)));
+    }
+    macros.extend([
         Macro::global("has", 1, has),
         Macro::receiver("bind", 3, cel_bind),
         Macro::receiver("all", 2, one_var(Kind::All)),
@@ -306,5 +380,6 @@ pub(crate) fn all() -> Vec<Macro> {
         Macro::receiver("transformMap", 4, two_var(Kind::TransformMap)),
         Macro::receiver("transformMapEntry", 3, two_var(Kind::TransformMapEntry)),
         Macro::receiver("transformMapEntry", 4, two_var(Kind::TransformMapEntry)),
-    ]
+    ]);
+    macros
 }

@@ -445,15 +445,10 @@ pub struct HeaderMeta {
     pub entries: Vec<(String, String, usize)>,
 }
 
-/// Parse a YAML value written after `key:` in a kpatch line.
-fn parse_value(text: &str) -> Result<Value, String> {
-    let limits = YamlLimits {
-        max_depth: 64,
-        max_nodes: 100_000,
-        max_aliases: 0,
-        ..YamlLimits::default()
-    };
-    match crate::document::parse_file("value", text.to_string(), &limits) {
+/// Parse a YAML value written after `key:` in a kpatch line, under the package's reading limits
+/// (a value is a small YAML document of its own: the same depth, node and alias limits apply).
+fn parse_value(text: &str, limits: &YamlLimits) -> Result<Value, String> {
+    match crate::document::parse_file("value", text.to_string(), limits) {
         Ok(docs) => match docs.as_slice() {
             [] => Ok(Value::Null),
             [d] => Ok(d.value.clone()),
@@ -463,8 +458,17 @@ fn parse_value(text: &str) -> Result<Value, String> {
     }
 }
 
-/// Parse a `.kpatch` file into operations and header metadata. All syntax errors are reported.
+/// Parse a `.kpatch` file into operations and header metadata, values under the default reading
+/// limits. All syntax errors are reported.
 pub fn parse_kpatch(file: &Arc<SourceFile>) -> Result<(Vec<Op>, HeaderMeta), Diagnostics> {
+    parse_kpatch_with_limits(file, &YamlLimits::default())
+}
+
+/// [`parse_kpatch`] with the package's reading limits for the values.
+pub fn parse_kpatch_with_limits(
+    file: &Arc<SourceFile>,
+    limits: &YamlLimits,
+) -> Result<(Vec<Op>, HeaderMeta), Diagnostics> {
     let name = file.name.as_str();
     let mut diags = Diagnostics::new();
     let mut ops = Vec::new();
@@ -571,7 +575,7 @@ pub fn parse_kpatch(file: &Arc<SourceFile>) -> Result<(Vec<Op>, HeaderMeta), Dia
             ));
             continue;
         };
-        match parse_key_line(key, value_text) {
+        match parse_key_line(key, value_text, limits) {
             Ok((segs, action)) => {
                 let mut path = prefix.clone();
                 path.extend(segs);
@@ -627,13 +631,18 @@ fn split_key_line(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Parse the key path and value of one line into path segments and an action.
-pub(crate) fn parse_key_line(key: &str, value_text: &str) -> Result<(Vec<Seg>, Action), String> {
+pub(crate) fn parse_key_line(
+    key: &str,
+    value_text: &str,
+    limits: &YamlLimits,
+) -> Result<(Vec<Seg>, Action), String> {
     let (segs, tail) = parse_path(key, true)?;
     let value = || -> Result<Value, String> {
         if value_text.is_empty() {
             return Err("the value is missing (write `null` to set null, or use [delete])".into());
         }
-        parse_value(value_text).map_err(|e| format!("the value does not parse as YAML ({e})"))
+        parse_value(value_text, limits)
+            .map_err(|e| format!("the value does not parse as YAML ({e})"))
     };
     let no_value = |what: &str| -> Result<(), String> {
         if value_text.is_empty() || value_text == "true" {
@@ -965,6 +974,29 @@ mod tests {
 
     fn key(s: &str) -> Seg {
         Seg::Key(s.into())
+    }
+
+    #[test]
+    fn values_follow_the_packages_reading_limits() {
+        // 70 levels: within kiln's default depth (128), beyond the YAML library's own (64).
+        let deep = format!("[a.b]\nspec.v: {}1{}\n", "[".repeat(70), "]".repeat(70));
+        assert!(kp(&deep).is_ok());
+        let file = Arc::new(SourceFile {
+            name: "t.kpatch".into(),
+            text: deep,
+        });
+        let tight = YamlLimits {
+            max_depth: 50,
+            ..YamlLimits::default()
+        };
+        let e = parse_kpatch_with_limits(&file, &tight).unwrap_err();
+        assert!(
+            e.0[0]
+                .message
+                .contains("deeper than the limit of 50 levels"),
+            "{:?}",
+            e.0
+        );
     }
 
     #[test]

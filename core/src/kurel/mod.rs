@@ -46,7 +46,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
 
-pub use package::{is_package, load, LoadError, Origin, Package, PatchFile};
+pub use package::{is_package, load, load_with_limits, LoadError, Origin, Package, PatchFile};
 
 /// Rendering options.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,9 +21,6 @@ use super::kpatch::{self, Op};
 use super::parameters::{self, Metadata, MetadataSource};
 use super::variables;
 
-/// Largest file read from a package.
-const MAX_FILE_BYTES: usize = 16 << 20;
-
 /// Extensions of `.kpatch`-format files. `.patch` and `.toml` are the prototype's names for the
 /// same format.
 const KPATCH_EXTENSIONS: &[&str] = &["kpatch", "patch", "toml"];
@@ -190,7 +187,8 @@ pub fn is_package(path: &Path) -> bool {
     let Ok(root) = Root::new(path) else {
         return false;
     };
-    if let Ok(text) = root.read_to_string(Path::new("parameters.yaml"), MAX_FILE_BYTES) {
+    let max = YamlLimits::default().max_input_bytes;
+    if let Ok(text) = root.read_to_string(Path::new("parameters.yaml"), max) {
         // A cheap line check: a full parse happens on load.
         if text.lines().any(|l| l.starts_with("kurel:")) {
             return true;
@@ -209,7 +207,7 @@ struct Loader {
 impl Loader {
     /// Read and parse one YAML file of a root; problems are recorded.
     fn read(&mut self, root: &Root, rel: &Path) -> Option<Vec<Document>> {
-        let text = match root.read_to_string(rel, MAX_FILE_BYTES) {
+        let text = match root.read_to_string(rel, self.limits.max_input_bytes) {
             Ok(t) => t,
             Err(d) => {
                 self.diags.push(d);
@@ -301,12 +299,18 @@ pub fn numeric_prefix(name: &str) -> Option<u64> {
     }
 }
 
-/// Load the package at `dir` and the local extension next to it.
+/// Load the package at `dir` and the local extension next to it, under the default reading
+/// limits.
 pub fn load(dir: &Path) -> Result<Package, LoadError> {
+    load_with_limits(dir, &YamlLimits::default())
+}
+
+/// [`load`] with reading limits for every file of the package (kpatch values included).
+pub fn load_with_limits(dir: &Path, limits: &YamlLimits) -> Result<Package, LoadError> {
     let mut l = Loader {
         diags: Diagnostics::new(),
         files: Vec::new(),
-        limits: YamlLimits::default(),
+        limits: *limits,
     };
     let display = dir.display().to_string();
     let root = match Root::new(dir) {
@@ -764,7 +768,7 @@ fn load_kpatch(
     origin: Origin,
 ) -> Option<PatchFile> {
     let display = root.display_name(f);
-    let text = match root.read_to_string(f, MAX_FILE_BYTES) {
+    let text = match root.read_to_string(f, l.limits.max_input_bytes) {
         Ok(t) => t,
         Err(d) => {
             l.diags.push(d);
@@ -776,7 +780,7 @@ fn load_kpatch(
         text,
     });
     l.files.push(file.clone());
-    let (ops, header) = match kpatch::parse_kpatch(&file) {
+    let (ops, header) = match kpatch::parse_kpatch_with_limits(&file, &l.limits) {
         Ok(x) => x,
         Err(ds) => {
             l.diags.extend(ds);

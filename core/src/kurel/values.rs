@@ -27,12 +27,21 @@ pub fn read_values_files(
     root: &Root,
     paths: &[String],
 ) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    read_values_files_with_limits(root, paths, &YamlLimits::default())
+}
+
+/// [`read_values_files`] with reading limits.
+pub fn read_values_files_with_limits(
+    root: &Root,
+    paths: &[String],
+    limits: &YamlLimits,
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
     let mut docs = Vec::new();
     let mut files = Vec::new();
     let mut diags = Diagnostics::new();
     for p in paths {
         let rel = Path::new(p);
-        let text = match root.read_to_string(rel, 16 << 20) {
+        let text = match root.read_to_string(rel, limits.max_input_bytes) {
             Ok(t) => t,
             Err(d) => {
                 diags.push(d.with_hint(
@@ -46,7 +55,7 @@ pub fn read_values_files(
             text,
         });
         files.push(file.clone());
-        match parse_source(&file, &YamlLimits::default()) {
+        match parse_source(&file, limits) {
             Err(d) => diags.push(d),
             Ok(mut ds) => match ds.len() {
                 0 => docs.push(Document {

@@ -1,0 +1,1301 @@
+//! Redaction: values of Secret objects, and values the user names as secret, never appear in
+//! diagnostics or logs.
+//!
+//! kiln reports problems with the text around them: a message may quote a value (`"hunter2" does
+//! not match the pattern`), a CEL error may show an operand, and the CLI prints a snippet of the
+//! file. [`Secrets`] is the plain list of values that must not be shown, each with where it sits
+//! in the inputs when it came from a file, and the functions that blank them out of a diagnostic
+//! ([`Secrets::redact_diagnostic`]), a file's text ([`Secrets::redact_source`]) or any other text
+//! ([`Secrets::redact`]), writing [`REDACTED`] instead. The doors collect them
+//! ([`Secrets::collect`]) and apply them at the last moment, just before printing.
+//!
+//! What counts as secret:
+//!
+//! - every value under `data` and `stringData` of an object of `kind: Secret`, wherever it sits:
+//!   an input document, a template inside a ResourceGraphDefinition, component type or addon, a
+//!   rendered object, a kurel patch line targeting a Secret's data (`data` values also in their
+//!   base64-decoded form);
+//! - what a Secret template reads: a `${…}` in a Secret's data that reads `schema.spec.x` (kro)
+//!   makes the instances' `spec.x` secret, one reading `parameters.x` (component types) the
+//!   components' parameter `x`, and a kurel variable `${a.b}` the package parameter `a.b`;
+//! - component-type and addon parameters whose shorthand carries the `oc:sensitive` marker;
+//! - values at the paths the user names ([`SecretPath`], `kiln --secret PATH`).
+//!
+//! Template text holding `${…}` is not itself a secret (it is an expression), what it reads is.
+//! A value shorter than [`MIN_LEN`] is blanked only where it sits (its own lines in a snippet, and
+//! diagnostics about its own field): searched for everywhere, a value such as `1` or `yes` would
+//! blank out unrelated words.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::diag::Diagnostic;
+use crate::document::{locate_value, parse_source, Document, SourceFile, YamlLimits};
+use crate::fieldpath::{FieldPath, Segment};
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Shortest value searched for in all text; shorter ones are blanked only where they sit.
+pub const MIN_LEN: usize = 4;
+
+/// Nesting followed when looking for Secret objects inside documents.
+const MAX_SCAN_DEPTH: usize = 64;
+
+/// One step of a [`SecretPath`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pat {
+    Key(String),
+    Index(usize),
+    /// `*` or `[*]`: any key or index.
+    Any,
+}
+
+/// A path naming secret values, as given to `--secret`: kro-style segments (`spec.db.password`,
+/// `items[0].token`, `labels["a.b"]`) where `*` or `[*]` stands for any key or index
+/// (`spec.users[*].password`).
+///
+/// It is looked up from the root of every input document and from its `spec` (so
+/// `spec.password` and `password` both name an instance's `spec.password`), in kurel parameter
+/// and values files (`db.password`), and, when it starts with `parameters.`, in component
+/// parameters wherever they are written: a Component's `spec.parameters`, a ComponentDeployment's
+/// `spec.overrides`, a ReleaseBinding's `spec.componentTypeEnvironmentConfigs`, a snapshot's
+/// component. A map or list found there is secret as a whole (every value in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretPath(Vec<Pat>);
+
+impl SecretPath {
+    /// Parse a path; `Err` says what is wrong with it.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut pats = Vec::new();
+        let mut rest = s.trim();
+        if rest.is_empty() {
+            return Err("the path is empty".into());
+        }
+        let mut expect_key = true;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix('[') {
+                let end = if let Some(q) = r.strip_prefix('"') {
+                    q.find('"').map(|i| i + 2)
+                } else {
+                    r.find(']')
+                }
+                .ok_or_else(|| format!("{s:?}: unclosed ["))?;
+                let inner = &r[..end];
+                if !r[end..].starts_with(']') {
+                    return Err(format!("{s:?}: expected ] after {inner}"));
+                }
+                pats.push(match inner {
+                    "*" => Pat::Any,
+                    q if q.starts_with('"') => Pat::Key(
+                        serde_json::from_str::<String>(q).map_err(|e| format!("{s:?}: {e}"))?,
+                    ),
+                    n => Pat::Index(
+                        n.parse()
+                            .map_err(|_| format!("{s:?}: [{n}] is not an index, \"key\" or *"))?,
+                    ),
+                });
+                rest = &r[end + 1..];
+                expect_key = false;
+                continue;
+            }
+            if let Some(r) = rest.strip_prefix('.') {
+                if expect_key {
+                    return Err(format!("{s:?}: empty segment"));
+                }
+                rest = r;
+                expect_key = true;
+                continue;
+            }
+            if !expect_key {
+                return Err(format!("{s:?}: expected . or [ before {rest:?}"));
+            }
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            let key = &rest[..end];
+            pats.push(if key == "*" {
+                Pat::Any
+            } else {
+                Pat::Key(key.to_string())
+            });
+            rest = &rest[end..];
+            expect_key = false;
+        }
+        if expect_key {
+            return Err(format!("{s:?}: ends with ."));
+        }
+        Ok(Self(pats))
+    }
+
+    fn starts_with_key(&self, k: &str) -> Option<SecretPath> {
+        match self.0.first() {
+            Some(Pat::Key(first)) if first == k && self.0.len() > 1 => {
+                Some(SecretPath(self.0[1..].to_vec()))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for SecretPath {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for SecretPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.0.iter().enumerate() {
+            match p {
+                Pat::Key(k) if k.contains(['.', '[', ']', '"']) || k.is_empty() => {
+                    write!(f, "[{}]", serde_json::to_string(k).map_err(|_| fmt::Error)?)?
+                }
+                Pat::Key(k) if i == 0 => write!(f, "{k}")?,
+                Pat::Key(k) => write!(f, ".{k}")?,
+                Pat::Index(n) => write!(f, "[{n}]")?,
+                Pat::Any => write!(f, "[*]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a secret sits in an input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A node of a YAML or JSON document.
+    Node {
+        /// Document index within the file (as [`Document::index`]).
+        document: usize,
+        /// Field path of the value.
+        path: FieldPath,
+    },
+    /// The value part (after the first `:`) of these lines, 1-based and inclusive: a kpatch line,
+    /// or a Secret's data lines in a file that did not parse.
+    Lines {
+        /// First line.
+        first: usize,
+        /// Last line.
+        last: usize,
+    },
+}
+
+/// One secret value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secret {
+    /// The value as text.
+    pub value: String,
+    /// The file it was read from (its display name), when it came from one.
+    pub file: Option<String>,
+    /// Where in that file.
+    pub place: Option<Place>,
+}
+
+/// The secret values of a run.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    secrets: Vec<Secret>,
+    /// The texts searched for everywhere, longest first, built on first use.
+    searched: OnceLock<Searched>,
+}
+
+#[derive(Debug, Clone)]
+struct Searched {
+    forms: Vec<String>,
+    regex: Option<regex::Regex>,
+}
+
+impl PartialEq for Secrets {
+    fn eq(&self, other: &Self) -> bool {
+        self.secrets == other.secrets
+    }
+}
+
+/// How a rule finds values in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    /// From the document's root and from its `spec`.
+    Root,
+    /// A component parameter, wherever a component model document writes parameters.
+    Parameters,
+    /// An addon (trait) parameter, in every addon instance's config.
+    AddonParameters,
+}
+
+/// Where component-model documents write parameters.
+const PARAMETER_ROOTS: &[&str] = &[
+    "spec.parameters",
+    "spec.overrides",
+    "spec.componentTypeEnvironmentConfigs",
+    "spec.environmentConfigs",
+    "spec.component.spec.parameters",
+];
+
+/// Where component-model documents write addon (trait) parameters.
+const ADDON_ROOTS: &[&str] = &[
+    "spec.addons[*].config",
+    "spec.addons[*].parameters",
+    "spec.traits[*].parameters",
+    "spec.addonOverrides.*",
+    "spec.traitEnvironmentConfigs.*",
+    "spec.component.spec.addons[*].config",
+    "spec.component.spec.traits[*].parameters",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    scope: Scope,
+    path: SecretPath,
+}
+
+/// A file as collection sees it.
+enum Parsed {
+    Docs(Vec<Document>),
+    /// A kurel patch: `(line, secret values)` of operations on a Secret's data.
+    Kpatch(Vec<(usize, Vec<String>)>),
+    /// Did not parse: the lines of Secret data found by indentation.
+    Unparsed(Vec<(usize, usize)>),
+}
+
+impl Secrets {
+    /// Nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// The secrets found, in the order found.
+    pub fn iter(&self) -> impl Iterator<Item = &Secret> {
+        self.secrets.iter()
+    }
+
+    /// Add a value to search for everywhere (not located in a file).
+    pub fn add_value(&mut self, value: impl Into<String>) {
+        self.push(Secret {
+            value: value.into(),
+            file: None,
+            place: None,
+        });
+    }
+
+    /// Add the secrets of in-memory objects (rendered output, values given on the command line):
+    /// Secret objects' data and values at the named paths.
+    pub fn add_objects(&mut self, objects: &[Value], named: &[SecretPath]) {
+        let mut rules: Vec<Rule> = named.iter().flat_map(rules_of).collect();
+        let mut found = Vec::new();
+        for o in objects {
+            scan(o, &FieldPath::root(), 0, &mut found, &mut rules);
+        }
+        for o in objects {
+            apply(o, &rules, &mut found);
+        }
+        for (_, value) in found {
+            self.add_value(value);
+        }
+    }
+
+    fn push(&mut self, s: Secret) {
+        if s.value.trim().is_empty() || self.secrets.contains(&s) {
+            return;
+        }
+        self.secrets.push(s);
+        self.searched = OnceLock::new();
+    }
+
+    /// Collect the secrets of the files a run read, of in-memory objects (rendered output), and at
+    /// the paths the user named. Files are parsed again (only when they may hold a secret, or when
+    /// there are paths to look up), so this costs nothing on a run with nothing to print.
+    pub fn collect(files: &[Arc<SourceFile>], objects: &[Value], named: &[SecretPath]) -> Secrets {
+        let mut out = Secrets::default();
+        let mut rules: Vec<Rule> = named.iter().flat_map(rules_of).collect();
+        let mut parsed: Vec<Option<Parsed>> = files.iter().map(|_| None).collect();
+        // Phase 1: Secret objects, kpatch lines and oc:sensitive markers, which also say what
+        // else is secret (rules).
+        for (i, f) in files.iter().enumerate() {
+            if may_hold_secrets(&f.text) {
+                parsed[i] = Some(parse(f));
+            }
+            let Some(p) = &parsed[i] else {
+                continue;
+            };
+            match p {
+                Parsed::Docs(docs) => {
+                    for d in docs {
+                        let mut found = Vec::new();
+                        scan(&d.value, &FieldPath::root(), 0, &mut found, &mut rules);
+                        out.add_found(f, d.index, found);
+                    }
+                }
+                Parsed::Kpatch(lines) => {
+                    for (line, values) in lines {
+                        for v in values {
+                            out.push(Secret {
+                                value: v.clone(),
+                                file: Some(f.name.clone()),
+                                place: Some(Place::Lines {
+                                    first: *line,
+                                    last: *line,
+                                }),
+                            });
+                        }
+                    }
+                }
+                Parsed::Unparsed(ranges) => {
+                    for &(first, last) in ranges {
+                        for line in f.text.lines().skip(first - 1).take(last + 1 - first) {
+                            if let Some((_, v)) = line.split_once(':') {
+                                let v = v.trim().trim_matches(['"', '\'']);
+                                if !v.is_empty() {
+                                    out.push(Secret {
+                                        value: v.to_string(),
+                                        file: Some(f.name.clone()),
+                                        place: Some(Place::Lines { first, last }),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.add_objects(objects, named);
+        // Phase 2: the rules, in every document.
+        if !rules.is_empty() {
+            for (i, f) in files.iter().enumerate() {
+                let p = parsed[i].get_or_insert_with(|| parse(f));
+                if let Parsed::Docs(docs) = p {
+                    for d in docs {
+                        let mut found = Vec::new();
+                        apply(&d.value, &rules, &mut found);
+                        out.add_found(f, d.index, found);
+                    }
+                }
+            }
+            let mut found = Vec::new();
+            for o in objects {
+                apply(o, &rules, &mut found);
+            }
+            for (_, v) in found {
+                out.add_value(v);
+            }
+        }
+        out
+    }
+
+    fn add_found(&mut self, f: &SourceFile, document: usize, found: Vec<(FieldPath, String)>) {
+        for (path, value) in found {
+            self.push(Secret {
+                value,
+                file: Some(f.name.clone()),
+                place: Some(Place::Node { document, path }),
+            });
+        }
+    }
+
+    fn searched(&self) -> &Searched {
+        self.searched.get_or_init(|| {
+            let mut forms: BTreeSet<String> = BTreeSet::new();
+            for s in &self.secrets {
+                if s.value.chars().count() >= MIN_LEN {
+                    forms.extend(forms_of(&s.value));
+                }
+            }
+            let mut forms: Vec<String> = forms.into_iter().collect();
+            // Longest first, so a secret containing another is blanked whole.
+            forms.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+            let regex = (!forms.is_empty())
+                .then(|| {
+                    let alt: Vec<String> = forms.iter().map(|f| regex::escape(f)).collect();
+                    regex::RegexBuilder::new(&alt.join("|"))
+                        .size_limit(256 << 20)
+                        .build()
+                        .ok()
+                })
+                .flatten();
+            Searched { forms, regex }
+        })
+    }
+
+    /// `text` with every secret (of at least [`MIN_LEN`] characters, in the forms a message may
+    /// quote it: as is, escaped as a Rust or JSON string, each long line of a multi-line value)
+    /// replaced by [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        let s = self.searched();
+        match &s.regex {
+            // One pass, so a replacement is never searched again.
+            Some(re) => re.replace_all(text, REDACTED).into_owned(),
+            None if s.forms.is_empty() => text.to_string(),
+            None => {
+                let mut out = text.to_string();
+                for f in &s.forms {
+                    out = out.replace(f.as_str(), REDACTED);
+                }
+                out
+            }
+        }
+    }
+
+    /// A diagnostic with the secrets blanked out of its message, hint and path. A short secret is
+    /// blanked too when the diagnostic is about its own field (same file and document, one path
+    /// within the other).
+    pub fn redact_diagnostic(&self, d: &Diagnostic) -> Diagnostic {
+        let mut out = d.clone();
+        out.message = self.redact(&d.message);
+        out.hint = d.hint.as_deref().map(|h| self.redact(h));
+        out.path = d.path.as_deref().map(|p| self.redact(p));
+        let dpath = d.path.as_deref().and_then(FieldPath::parse);
+        for s in &self.secrets {
+            if s.value.chars().count() >= MIN_LEN || s.file.is_none() || s.file != d.file {
+                continue;
+            }
+            let about = match &s.place {
+                Some(Place::Node { document, path }) => {
+                    d.document.is_none_or(|x| x == *document)
+                        && dpath.as_ref().is_some_and(|p| related(p, path))
+                }
+                Some(Place::Lines { first, last }) => {
+                    d.line.is_some_and(|l| (*first..=*last).contains(&l))
+                }
+                None => false,
+            };
+            if about {
+                for f in forms_of(&s.value) {
+                    out.message = out.message.replace(&f, REDACTED);
+                    out.hint = out.hint.map(|h| h.replace(&f, REDACTED));
+                }
+            }
+        }
+        out
+    }
+
+    /// A file's text with its secrets blanked, line structure kept (a snippet's line numbers stay
+    /// right): the values located in this file wherever they sit, then every secret by text.
+    pub fn redact_source(&self, file: &SourceFile) -> String {
+        let text = file.text.as_str();
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for s in &self.secrets {
+            if s.file.as_deref() != Some(file.name.as_str()) {
+                continue;
+            }
+            match &s.place {
+                Some(Place::Node { document, path }) => {
+                    if let Some(r) = locate_value(text, *document, path) {
+                        ranges.push(r);
+                    }
+                }
+                Some(Place::Lines { first, last }) => {
+                    ranges.extend(value_parts(text, *first, *last));
+                }
+                None => {}
+            }
+        }
+        let masked = if ranges.is_empty() {
+            text.to_string()
+        } else {
+            mask(text, ranges)
+        };
+        self.redact(&masked)
+    }
+}
+
+/// The values of `--set path=value` arguments as one document (`{path: value}`, nested along
+/// the path), so named paths and kurel variables find them like values in a file.
+pub fn set_arguments_document(sets: &[String]) -> Value {
+    fn insert(at: &mut Value, segs: &[Segment], value: Value) {
+        let Some((first, rest)) = segs.split_first() else {
+            *at = value;
+            return;
+        };
+        match first {
+            Segment::Key(k) => {
+                if !at.is_object() {
+                    *at = Value::Object(serde_json::Map::new());
+                }
+                if let Some(m) = at.as_object_mut() {
+                    insert(m.entry(k.clone()).or_insert(Value::Null), rest, value);
+                }
+            }
+            // Lists as long as the index says (a huge index is not a real parameter).
+            Segment::Index(i) if *i < 10_000 => {
+                if !at.is_array() {
+                    *at = Value::Array(Vec::new());
+                }
+                if let Some(a) = at.as_array_mut() {
+                    if a.len() <= *i {
+                        a.resize(*i + 1, Value::Null);
+                    }
+                    insert(&mut a[*i], rest, value);
+                }
+            }
+            Segment::Index(_) => {}
+        }
+    }
+    let mut doc = Value::Object(serde_json::Map::new());
+    for s in sets {
+        if let Some((path, value)) = s.split_once('=') {
+            if let Some(fp) = FieldPath::parse(path.trim()) {
+                insert(&mut doc, &fp.0, Value::String(value.to_string()));
+            }
+        }
+    }
+    doc
+}
+
+/// The rules a named path makes.
+fn rules_of(p: &SecretPath) -> Vec<Rule> {
+    let mut rules = vec![Rule {
+        scope: Scope::Root,
+        path: p.clone(),
+    }];
+    if let Some(rest) = p.starts_with_key("parameters") {
+        rules.push(Rule {
+            scope: Scope::Parameters,
+            path: rest,
+        });
+    }
+    rules
+}
+
+/// Whether one path is within the other (or equal).
+fn related(a: &FieldPath, b: &FieldPath) -> bool {
+    let n = a.0.len().min(b.0.len());
+    a.0[..n] == b.0[..n]
+}
+
+/// A cheap test before parsing a file again: can it hold a Secret or a sensitive marker?
+fn may_hold_secrets(text: &str) -> bool {
+    text.contains("ecret") || text.contains("oc:sensitive")
+}
+
+fn parse(f: &SourceFile) -> Parsed {
+    let name = f.name.as_str();
+    if [".kpatch", ".patch", ".toml"]
+        .iter()
+        .any(|e| name.ends_with(e))
+    {
+        return Parsed::Kpatch(kpatch_secrets(f));
+    }
+    let file = Arc::new(SourceFile {
+        name: f.name.clone(),
+        text: f.text.clone(),
+    });
+    match parse_source(&file, &YamlLimits::default()) {
+        Ok(docs) => Parsed::Docs(docs),
+        Err(_) => Parsed::Unparsed(unparsed_secret_lines(&f.text)),
+    }
+}
+
+/// Lines of a kurel patch that write into a Secret's `data` or `stringData`, with their values.
+fn kpatch_secrets(f: &SourceFile) -> Vec<(usize, Vec<String>)> {
+    use crate::kurel::kpatch::{parse_kpatch, Action, Seg};
+    let Ok((ops, _)) = parse_kpatch(&Arc::new(SourceFile {
+        name: f.name.clone(),
+        text: f.text.clone(),
+    })) else {
+        return unparsed_kpatch_lines(&f.text);
+    };
+    let mut out = Vec::new();
+    for op in ops {
+        let Some(line) = op.line else {
+            continue;
+        };
+        if !op.target.kind.eq_ignore_ascii_case("secret") {
+            continue;
+        }
+        let (into_data, whole) = match op.path.first() {
+            Some(Seg::Key(k)) if k == "data" || k == "stringData" => (true, op.path.len() == 1),
+            None => (false, true),
+            _ => (false, false),
+        };
+        let value = match &op.action {
+            Action::Set(v) | Action::Append(v) | Action::Merge(v) => v,
+            Action::Insert { value, .. } => value,
+            _ => continue,
+        };
+        let mut values = Vec::new();
+        if into_data {
+            let base = FieldPath::root();
+            if whole {
+                data_values(value, &base, &mut Vec::new())
+                    .into_iter()
+                    .for_each(|(_, v)| values.push(v));
+            } else {
+                leaves(value, &base, &mut |_, v| values.push(v));
+            }
+        } else if whole {
+            // A patch of the whole object: its data.
+            for key in ["data", "stringData"] {
+                if let Some(d) = value.get(key) {
+                    leaves(d, &FieldPath::root(), &mut |_, v| values.push(v));
+                }
+            }
+        }
+        if !values.is_empty() {
+            out.push((line, values));
+        }
+    }
+    out
+}
+
+/// A kpatch file that did not parse: lines under a `[secret.…]` header.
+fn unparsed_kpatch_lines(text: &str) -> Vec<(usize, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut in_secret = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') && !t.starts_with("[-") && !t.starts_with("[+") {
+            in_secret = t[1..].to_ascii_lowercase().starts_with("secret.");
+            continue;
+        }
+        if in_secret {
+            if let Some((_, v)) = t.split_once(':') {
+                let v = v.trim().trim_matches(['"', '\'']);
+                if !v.is_empty() {
+                    out.push((i + 1, vec![v.to_string()]));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A YAML file that did not parse and mentions a Secret: the lines indented under `data:` or
+/// `stringData:`, as `(first, last)` line ranges (1-based).
+fn unparsed_secret_lines(text: &str) -> Vec<(usize, usize)> {
+    if !text.contains("Secret") {
+        return Vec::new();
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if t.starts_with("data:") || t.starts_with("stringData:") {
+            let base = indent(lines[i]);
+            let inline = t.split_once(':').is_some_and(|(_, v)| !v.trim().is_empty());
+            let first = if inline { i } else { i + 1 };
+            let mut j = i + 1;
+            while j < lines.len() && (lines[j].trim().is_empty() || indent(lines[j]) > base) {
+                j += 1;
+            }
+            if j > first {
+                out.push((first + 1, j));
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Byte ranges of the value parts of lines `first..=last` (after the first `: `, or the whole
+/// content for a line without one).
+fn value_parts(text: &str, first: usize, last: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let n = i + 1;
+        if n > last {
+            break;
+        }
+        if n >= first {
+            let content = line.trim_end_matches(['\n', '\r']);
+            let start = match content.find(": ") {
+                Some(p) => p + 2,
+                None if content.trim_end().ends_with(':') => content.len(),
+                None => content.len() - content.trim_start().len(),
+            };
+            if start < content.len() {
+                out.push(offset + start..offset + content.len());
+            }
+        }
+        offset += line.len();
+    }
+    out
+}
+
+/// `text` with each byte range replaced by [`REDACTED`], once per line it covers, line breaks
+/// kept.
+fn mask(text: &str, mut ranges: Vec<Range<usize>>) -> String {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut masked = vec![false; text.len()];
+    for r in ranges {
+        for m in &mut masked[r.start.min(text.len())..r.end.min(text.len())] {
+            *m = true;
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_mask = false;
+    for (i, c) in text.char_indices() {
+        if masked[i] && c != '\n' && c != '\r' {
+            if !in_mask {
+                out.push_str(REDACTED);
+                in_mask = true;
+            }
+            continue;
+        }
+        in_mask = false;
+        out.push(c);
+    }
+    out
+}
+
+/// The forms in which a message may quote a value.
+fn forms_of(value: &str) -> Vec<String> {
+    let mut forms = vec![value.to_string()];
+    let debug = format!("{value:?}");
+    forms.push(debug[1..debug.len() - 1].to_string());
+    if let Ok(json) = serde_json::to_string(value) {
+        forms.push(json[1..json.len() - 1].to_string());
+    }
+    if value.contains('\n') {
+        for line in value.lines() {
+            let line = line.trim();
+            if line.chars().count() >= 8 {
+                forms.push(line.to_string());
+            }
+        }
+    }
+    forms.retain(|f| !f.is_empty());
+    forms.dedup();
+    forms
+}
+
+/// Walk `v` for Secret objects (their data values are added to `found`), Secret templates (what
+/// their expressions read becomes a rule) and component definitions (their `oc:sensitive`
+/// parameters become rules).
+fn scan(
+    v: &Value,
+    at: &FieldPath,
+    depth: usize,
+    found: &mut Vec<(FieldPath, String)>,
+    rules: &mut Vec<Rule>,
+) {
+    if depth > MAX_SCAN_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            match m.get("kind").and_then(Value::as_str) {
+                Some("Secret") => {
+                    for key in ["data", "stringData"] {
+                        if let Some(d) = m.get(key) {
+                            let base = at.key(key);
+                            let mut inferred = Vec::new();
+                            for (p, s) in data_values(d, &base, &mut inferred) {
+                                found.push((p, s));
+                            }
+                            for r in inferred {
+                                if !rules.contains(&r) {
+                                    rules.push(r);
+                                }
+                            }
+                        }
+                    }
+                }
+                Some(kind) => sensitive_rules(kind, v, rules),
+                None => {}
+            }
+            for (k, x) in m {
+                scan(x, &at.key(k), depth + 1, found, rules);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                scan(x, &at.index(i), depth + 1, found, rules);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The values of a Secret's `data` or `stringData`: literal text is secret (a `data` value also
+/// decoded); an expression is not, but what it reads becomes a rule.
+fn data_values(d: &Value, base: &FieldPath, rules: &mut Vec<Rule>) -> Vec<(FieldPath, String)> {
+    let mut out = Vec::new();
+    let decode = base.0.last() == Some(&Segment::Key("data".into()));
+    leaves(d, base, &mut |p, s| {
+        if s.contains("${") {
+            rules.extend(read_by(&s));
+            return;
+        }
+        if decode {
+            if let Some(text) = base64_text(&s) {
+                out.push((p.clone(), text));
+            }
+        }
+        out.push((p, s));
+    });
+    out
+}
+
+/// Every scalar under `v`, as text, with its path.
+fn leaves(v: &Value, at: &FieldPath, f: &mut dyn FnMut(FieldPath, String)) {
+    match v {
+        Value::Null => {}
+        Value::String(s) => f(at.clone(), s.clone()),
+        Value::Bool(_) | Value::Number(_) => f(at.clone(), v.to_string()),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, &at.index(i), f);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                leaves(x, &at.key(k), f);
+            }
+        }
+    }
+}
+
+/// The rules for what the expressions of a template string read.
+fn read_by(s: &str) -> Vec<Rule> {
+    static CHAIN: OnceLock<regex::Regex> = OnceLock::new();
+    let chain = CHAIN.get_or_init(|| {
+        regex::Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])*")
+            .expect("valid regex")
+    });
+    let mut rules = Vec::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            break;
+        };
+        let expr = &after[..end];
+        rest = &after[end + 1..];
+        for m in chain.find_iter(expr) {
+            let text = m.as_str();
+            let (scope, path) = if let Some(p) = text.strip_prefix("schema.") {
+                (Scope::Root, p)
+            } else if let Some(p) = ["parameters.", "envOverrides.", "environmentConfigs."]
+                .iter()
+                .find_map(|pre| text.strip_prefix(pre))
+            {
+                (Scope::Parameters, p)
+            } else if text == expr.trim() {
+                // A kurel variable: the whole expression is one parameter path.
+                (Scope::Root, text)
+            } else {
+                continue;
+            };
+            if let Ok(path) = SecretPath::parse(path) {
+                let r = Rule { scope, path };
+                if !rules.contains(&r) {
+                    rules.push(r);
+                }
+            }
+        }
+    }
+    rules
+}
+
+/// Rules for the `oc:sensitive` parameters of a component type or addon.
+fn sensitive_rules(kind: &str, def: &Value, rules: &mut Vec<Rule>) {
+    let scope = match kind {
+        "ComponentTypeDefinition" => Scope::Parameters,
+        "Addon" => Scope::AddonParameters,
+        _ => return,
+    };
+    let Some(schema) = def.pointer("/spec/schema") else {
+        return;
+    };
+    let types = schema.get("types").and_then(Value::as_object);
+    for section in ["parameters", "envOverrides"] {
+        if let Some(s) = schema.get(section) {
+            let mut paths = Vec::new();
+            sensitive_fields(s, types, &mut Vec::new(), 0, &mut paths);
+            for p in paths {
+                let r = Rule {
+                    scope: scope.clone(),
+                    path: SecretPath(p),
+                };
+                if !rules.contains(&r) {
+                    rules.push(r);
+                }
+            }
+        }
+    }
+}
+
+/// Paths of the fields of a shorthand schema section marked `oc:sensitive`, following named
+/// types (`[]T` and `map<T>` as any index or key).
+fn sensitive_fields(
+    section: &Value,
+    types: Option<&serde_json::Map<String, Value>>,
+    prefix: &mut Vec<Pat>,
+    depth: usize,
+    out: &mut Vec<Vec<Pat>>,
+) {
+    let Value::Object(m) = section else {
+        return;
+    };
+    if depth > 16 {
+        return;
+    }
+    for (k, v) in m {
+        prefix.push(Pat::Key(k.clone()));
+        match v {
+            Value::String(s) => {
+                let (ty, markers) = s.split_once('|').unwrap_or((s, ""));
+                if markers
+                    .split_whitespace()
+                    .any(|t| t == "oc:sensitive" || t == "oc:sensitive=true")
+                {
+                    out.push(prefix.clone());
+                } else {
+                    let mut ty = ty.trim();
+                    let mut extra = 0;
+                    loop {
+                        if let Some(t) = ty.strip_prefix("[]") {
+                            ty = t;
+                        } else if let Some(t) = ty
+                            .strip_prefix("map<")
+                            .and_then(|t| t.strip_suffix('>'))
+                            .or_else(|| ty.strip_prefix("array<").and_then(|t| t.strip_suffix('>')))
+                            .or_else(|| ty.strip_prefix("map[string]"))
+                        {
+                            ty = t.trim();
+                        } else {
+                            break;
+                        }
+                        prefix.push(Pat::Any);
+                        extra += 1;
+                    }
+                    if let Some(t) = types.and_then(|t| t.get(ty)) {
+                        sensitive_fields(t, types, prefix, depth + 1, out);
+                    }
+                    prefix.truncate(prefix.len() - extra);
+                }
+            }
+            Value::Object(_) => sensitive_fields(v, types, prefix, depth + 1, out),
+            _ => {}
+        }
+        prefix.pop();
+    }
+}
+
+/// Apply the rules to a document: each value found (every scalar under it) is secret.
+fn apply(doc: &Value, rules: &[Rule], found: &mut Vec<(FieldPath, String)>) {
+    for r in rules {
+        let roots: Vec<SecretPath> = match r.scope {
+            Scope::Root => vec![SecretPath(Vec::new()), spath("spec")],
+            Scope::Parameters => PARAMETER_ROOTS.iter().map(|p| spath(p)).collect(),
+            Scope::AddonParameters => ADDON_ROOTS.iter().map(|p| spath(p)).collect(),
+        };
+        for root in roots {
+            let pats: Vec<Pat> = root.0.iter().chain(r.path.0.iter()).cloned().collect();
+            let mut hits = Vec::new();
+            find(doc, &pats, FieldPath::root(), &mut hits);
+            for (p, v) in hits {
+                leaves(v, &p, &mut |p, s| {
+                    if !s.contains("${") {
+                        found.push((p, s));
+                    }
+                });
+            }
+        }
+    }
+}
+
+fn spath(s: &str) -> SecretPath {
+    SecretPath::parse(s).expect("built-in paths parse")
+}
+
+fn find<'v>(v: &'v Value, pats: &[Pat], at: FieldPath, out: &mut Vec<(FieldPath, &'v Value)>) {
+    let Some((first, rest)) = pats.split_first() else {
+        out.push((at, v));
+        return;
+    };
+    match (first, v) {
+        (Pat::Key(k), Value::Object(m)) => {
+            if let Some(x) = m.get(k) {
+                find(x, rest, at.key(k), out);
+            }
+        }
+        (Pat::Index(i), Value::Array(a)) => {
+            if let Some(x) = a.get(*i) {
+                find(x, rest, at.index(*i), out);
+            }
+        }
+        (Pat::Any, Value::Object(m)) => {
+            for (k, x) in m {
+                find(x, rest, at.key(k), out);
+            }
+        }
+        (Pat::Any, Value::Array(a)) => {
+            for (i, x) in a.iter().enumerate() {
+                find(x, rest, at.index(i), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The text a `data` value encodes, when it is base64 of printable UTF-8.
+fn base64_text(s: &str) -> Option<String> {
+    let bytes = base64_decode(s)?;
+    let text = String::from_utf8(bytes).ok()?;
+    let printable = text
+        .chars()
+        .all(|c| !c.is_control() || c == '\n' || c == '\r' || c == '\t');
+    (printable && !text.trim().is_empty()).then_some(text)
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b'\n' | b'\r' | b' ' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::codes;
+
+    fn file(name: &str, text: &str) -> Arc<SourceFile> {
+        Arc::new(SourceFile {
+            name: name.into(),
+            text: text.into(),
+        })
+    }
+
+    fn values(s: &Secrets) -> Vec<&str> {
+        s.iter().map(|x| x.value.as_str()).collect()
+    }
+
+    #[test]
+    fn paths_parse_and_print() {
+        for p in [
+            "spec.password",
+            "spec.users[*].password",
+            "a[0][\"b.c\"]",
+            "*.x",
+        ] {
+            let parsed = SecretPath::parse(p).unwrap();
+            assert_eq!(
+                SecretPath::parse(&parsed.to_string()).unwrap(),
+                parsed,
+                "{p}"
+            );
+        }
+        for bad in ["", "a..b", "a.", "a[", "a[x]", ".a"] {
+            assert!(SecretPath::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secret_objects_and_what_their_templates_read() {
+        let rgd = file(
+            "rgd.yaml",
+            r#"kind: ResourceGraphDefinition
+spec:
+  resources:
+    - id: creds
+      template:
+        apiVersion: v1
+        kind: Secret
+        stringData:
+          password: ${schema.spec.db.password}
+          literal: template-literal-secret
+        data:
+          token: ${base64.encode(bytes(schema.spec.token))}
+"#,
+        );
+        let inst = file(
+            "inst.yaml",
+            "kind: App\nspec:\n  db: {password: hunter22, user: admin}\n  token: tok-123456\n",
+        );
+        let plain = file(
+            "secret.yaml",
+            "kind: Secret\ndata:\n  key: aHVudGVyMjI=\nstringData:\n  other: s3cr3t-value\n",
+        );
+        let s = Secrets::collect(&[rgd, inst, plain], &[], &[]);
+        let v = values(&s);
+        for want in [
+            "template-literal-secret",
+            "hunter22",
+            "tok-123456",
+            "aHVudGVyMjI=",
+            "s3cr3t-value",
+        ] {
+            assert!(v.contains(&want), "{want} not in {v:?}");
+        }
+        assert!(!v.contains(&"admin"), "{v:?}");
+        assert!(!v.iter().any(|x| x.contains("${")), "{v:?}");
+    }
+
+    #[test]
+    fn named_paths_kurel_variables_and_sensitive_parameters() {
+        let ctd = file(
+            "type.yaml",
+            r#"kind: ComponentTypeDefinition
+spec:
+  schema:
+    types:
+      Creds: {user: string, key: string | oc:sensitive}
+    parameters:
+      apiKey: string | oc:sensitive
+      creds: Creds
+      port: integer
+"#,
+        );
+        let comp = file(
+            "component.yaml",
+            "kind: Component\nspec:\n  parameters:\n    apiKey: api-key-value\n    port: 8080\n    creds: {user: bob, key: creds-key-value}\n",
+        );
+        let deploy = file(
+            "deploy.yaml",
+            "kind: ComponentDeployment\nspec:\n  overrides:\n    apiKey: override-key-value\n",
+        );
+        let kurel_res = file(
+            "secret.yaml",
+            "kind: Secret\nstringData:\n  pw: ${db.password}\n",
+        );
+        let params = file(
+            "parameters.yaml",
+            "db: {password: kurel-password}\nother: 1\n",
+        );
+        let inst = file("inst.yaml", "kind: App\nspec: {token: named-token-value}\n");
+        let named = vec![SecretPath::parse("spec.token").unwrap()];
+        let s = Secrets::collect(&[ctd, comp, deploy, kurel_res, params, inst], &[], &named);
+        let v = values(&s);
+        for want in [
+            "api-key-value",
+            "creds-key-value",
+            "override-key-value",
+            "kurel-password",
+            "named-token-value",
+        ] {
+            assert!(v.contains(&want), "{want} not in {v:?}");
+        }
+        assert!(!v.contains(&"bob") && !v.contains(&"8080"), "{v:?}");
+    }
+
+    #[test]
+    fn diagnostics_and_snippets_are_blanked() {
+        let text = "apiVersion: v1\nkind: Secret\nstringData:\n  password: \"hunter22\"\n  pin: \"42\"\n  key: |\n    -----BEGIN KEY-----\n    c2VjcmV0LWtleS1tYXRlcmlhbA\n";
+        let f = file("s.yaml", text);
+        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[]);
+        let src = s.redact_source(&f);
+        assert!(!src.contains("hunter22") && !src.contains("42"), "{src}");
+        assert!(!src.contains("c2VjcmV0"), "{src}");
+        assert_eq!(src.lines().count(), text.lines().count(), "{src}");
+        assert!(src.contains("password: [redacted]"), "{src}");
+        let d = Diagnostic::error(
+            codes::INSTANCE_INVALID,
+            "value \"hunter22\" and \"42\" are bad",
+        )
+        .in_document("s.yaml", 0)
+        .at("stringData.pin")
+        .with_hint("not hunter22");
+        let r = s.redact_diagnostic(&d);
+        assert_eq!(r.message, "value \"[redacted]\" and \"[redacted]\" are bad");
+        assert_eq!(r.hint.as_deref(), Some("not [redacted]"));
+        // A short value elsewhere is left alone.
+        let other = Diagnostic::error(codes::INSTANCE_INVALID, "replicas 42").in_file("x.yaml");
+        assert_eq!(s.redact_diagnostic(&other).message, "replicas 42");
+        // Escaped forms are found too, and a replacement is never searched again.
+        let mut s = Secrets::default();
+        s.add_value("a\"quote\nline");
+        s.add_value("dact");
+        assert_eq!(s.redact("x \"a\\\"quote\\nline\" y"), "x \"[redacted]\" y");
+        assert_eq!(s.redact("redacted"), "re[redacted]ed");
+    }
+
+    #[test]
+    fn rendered_objects_and_kpatch_lines() {
+        let mut s = Secrets::default();
+        s.add_objects(
+            &[serde_json::json!({"kind": "List", "items": [{"kind": "Secret", "data": {"a": "cmVuZGVyZWQtc2VjcmV0"}}]})],
+            &[],
+        );
+        assert!(values(&s).contains(&"rendered-secret"), "{:?}", values(&s));
+        let p = file(
+            "10-pw.kpatch",
+            "[secret.db]\nstringData.password: kpatch-password\n[deployment.web]\nspec.replicas: 3\n",
+        );
+        let s = Secrets::collect(std::slice::from_ref(&p), &[], &[]);
+        assert_eq!(values(&s), ["kpatch-password"]);
+        let src = s.redact_source(&p);
+        assert!(src.contains("stringData.password: [redacted]"), "{src}");
+        assert!(src.contains("spec.replicas: 3"), "{src}");
+    }
+
+    proptest::proptest! {
+        /// A secret quoted in a message in any of the usual ways (as is, `{:?}`, JSON) never
+        /// survives redaction, in the message, the hint or the JSON form of the diagnostic.
+        #[test]
+        fn quoted_secrets_never_survive(
+            secret in "[a-z0-9\"\\\n\t!é]{4,24}",
+            prefix in "[A-Z :]{0,12}",
+            suffix in "[A-Z :]{0,12}",
+        ) {
+            proptest::prop_assume!(!REDACTED.contains(secret.as_str()));
+            let mut s = Secrets::default();
+            s.add_value(secret.clone());
+            let quoted = [
+                secret.clone(),
+                format!("{secret:?}"),
+                serde_json::to_string(&secret).unwrap(),
+            ];
+            for q in quoted {
+                let d = Diagnostic::error(codes::EVALUATION, format!("{prefix}{q}{suffix}"))
+                    .with_hint(format!("{suffix}{q}"));
+                let r = s.redact_diagnostic(&d);
+                let json = serde_json::to_string(&r).unwrap();
+                for text in [&r.message, r.hint.as_ref().unwrap(), &json] {
+                    proptest::prop_assert!(!text.contains(secret.as_str()), "{text}");
+                }
+                proptest::prop_assert!(r.message.contains(REDACTED));
+            }
+        }
+    }
+
+    #[test]
+    fn set_arguments_are_a_document() {
+        let doc = set_arguments_document(&["db.password=p=w0rd".into(), "hosts[1].name=h".into()]);
+        assert_eq!(
+            doc,
+            serde_json::json!({"db": {"password": "p=w0rd"}, "hosts": [null, {"name": "h"}]})
+        );
+        let mut s = Secrets::default();
+        s.add_objects(&[doc], &[SecretPath::parse("db.password").unwrap()]);
+        assert_eq!(values(&s), ["p=w0rd"]);
+    }
+
+    #[test]
+    fn unparsed_files_are_masked_by_indentation() {
+        let text = "kind: Secret\nstringData:\n  password: hunter22\n  bad: [unclosed\nmetadata: {name: x}\n";
+        let f = file("bad.yaml", text);
+        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[]);
+        let src = s.redact_source(&f);
+        assert!(!src.contains("hunter22"), "{src}");
+        assert!(src.contains("metadata: {name: x}"), "{src}");
+    }
+}
