@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
 use crate::expr::budget::{execute, overrun, EvalBudget};
-use crate::expr::cel::{new_context, ExecutionErrorExt};
+use crate::expr::cel::{root_context, ExecutionErrorExt};
 use crate::expr::value::{from_cel, to_cel, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
 use crate::ir::{Expr, GraphDef, HoleKind, NodeKind, Part, Template};
@@ -61,7 +61,7 @@ enum State {
 /// Render a unit into its objects, in topological order.
 pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>, Vec<Diagnostic>> {
     let g = unit.graph;
-    let mut ctx = new_context();
+    let mut ctx = root_context().new_inner_scope();
     for (name, v) in &unit.variables {
         ctx.add_variable_from_value(name.clone(), to_cel(v));
     }

@@ -69,15 +69,16 @@ pub fn prepare(
     };
 
     // Defaults, then validation, over the spec only: metadata and the rest are the API server's.
-    let wrapper = json!({"type": "object", "properties": {"spec": rgd.spec_schema}});
-    schema::apply_defaults(&wrapper, &mut v);
+    let wrapper = &rgd.instance_schema;
+    schema::apply_defaults(wrapper, &mut v);
     // An instance without spec is validated as an empty spec, so required fields are reported.
     let spec = v
         .get("spec")
         .filter(|s| !s.is_null())
         .cloned()
         .unwrap_or_else(|| json!({}));
-    for viol in schema::validate(&wrapper, &json!({ "spec": spec })) {
+    let violations = schema::validate(wrapper, &json!({ "spec": spec }));
+    for viol in violations {
         errors.push(instance_violation(doc, viol));
     }
     if errors.is_empty() {

@@ -128,6 +128,9 @@ pub struct Rgd {
     pub namespaced: bool,
     /// OpenAPI schema of the instance `spec`.
     pub spec_schema: Value,
+    /// The schema instances are defaulted and validated with: an object whose `spec` property is
+    /// `spec_schema`. Built once here rather than per instance.
+    pub instance_schema: Value,
     /// OpenAPI schema of the instance `status`, inferred from the status expressions' types plus
     /// kro's `state` and `conditions`.
     pub status_schema: Value,
@@ -370,6 +373,7 @@ impl<'d> Loader<'d> {
             version: version.unwrap_or_default(),
             kind: kind.unwrap_or_default(),
             namespaced,
+            instance_schema: serde_json::json!({"type": "object", "properties": {"spec": spec_schema.clone()}}),
             spec_schema,
             status_schema,
             warnings: Vec::new(),

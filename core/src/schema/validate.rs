@@ -64,11 +64,32 @@ pub fn validate(schema: &Value, value: &Value) -> Vec<Violation> {
     found.into_iter().map(|(_, v)| v).collect()
 }
 
+/// Whether `s` matches the schema pattern; `Err` if the pattern is not a valid regex.
+///
+/// Compiled patterns are cached per thread across calls: every instance of a definition is
+/// validated against the same few patterns, and compiling one costs far more than matching it.
+fn pattern_matches(pattern: &str, s: &str) -> Result<bool, ()> {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, Option<regex::Regex>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        // Patterns come from definitions, so there are few; the bound only keeps a hostile input
+        // with many distinct patterns from holding them all.
+        if cache.len() >= 4096 && !cache.contains_key(pattern) {
+            cache.clear();
+        }
+        let re = cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| regex::Regex::new(pattern).ok());
+        re.as_ref().map(|re| re.is_match(s)).ok_or(())
+    })
+}
+
 #[derive(Default)]
 struct Validator {
     found: Vec<(Path, Violation)>,
-    /// Compiled patterns; `Err` holds the compile error so it is reported only as a message.
-    patterns: HashMap<String, Result<regex::Regex, String>>,
 }
 
 /// Longest rendering of a value inside a message.
@@ -294,21 +315,16 @@ impl Validator {
             }
         }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            let compiled = self
-                .patterns
-                .entry(pattern.to_string())
-                .or_insert_with(|| regex::Regex::new(pattern).map_err(|e| e.to_string()));
-            match compiled {
-                Ok(re) => {
-                    if !re.is_match(s) {
-                        let msg = format!(
-                            "{} does not match the pattern {pattern}",
-                            preview(&Value::String(s.to_string()))
-                        );
-                        self.report(path, "pattern", msg);
-                    }
+            match pattern_matches(pattern, s) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let msg = format!(
+                        "{} does not match the pattern {pattern}",
+                        preview(&Value::String(s.to_string()))
+                    );
+                    self.report(path, "pattern", msg);
                 }
-                Err(_) => {
+                Err(()) => {
                     let msg = format!("the schema's pattern {pattern} is not a valid regex");
                     self.report(path, "pattern", msg);
                 }
