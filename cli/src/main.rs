@@ -25,6 +25,11 @@ use kiln_core::source::{load_inputs_with_files, Input, Loaded};
 
 use report::DiagFormat;
 
+// Rendering allocates many small maps and strings; mimalloc does that several times faster than
+// glibc's malloc and does not serialise the worker threads.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "kiln",
@@ -268,21 +273,98 @@ fn with_load_warnings(
 
 /// Read the inputs and render them; on any error the diagnostics are printed and the exit code
 /// returned.
-fn load_and_render(
+/// Load the inputs and render them, handing each unit's objects to `finish` on the worker that
+/// rendered it (see `pipeline::render_units`).
+fn load_and_render<T, F>(
     paths: &[String],
     env: Option<&str>,
     common: &Common,
     limits: &YamlLimits,
-) -> Result<(Loaded, pipeline::Output), ExitCode> {
+    finish: F,
+) -> Result<(Loaded, pipeline::Units<T>), ExitCode>
+where
+    T: Send,
+    F: Fn(Vec<serde_json::Value>) -> Result<T, kiln_core::diag::Diagnostic> + Sync,
+{
     let loaded = load_inputs_with_files(&inputs(paths), limits);
     if loaded.diagnostics.has_errors() {
         return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
     }
     let opts = options(common, env)?;
-    match pipeline::render(&loaded.documents, &opts) {
+    match pipeline::render_units(&loaded.documents, &opts, finish) {
         Err(diags) => Err(fail(&diags, &loaded, common.diagnostics)),
         Ok(out) => Ok((loaded, out)),
     }
+}
+
+/// `kiln render` of documents: a YAML stream on stdout is serialised unit by unit on the
+/// workers (the objects never all exist at once); a JSON list or `-o DIR` needs the objects.
+fn render_documents(
+    paths: &[String],
+    env: Option<&str>,
+    out: &OutputArgs,
+    common: &Common,
+    limits: &YamlLimits,
+) -> ExitCode {
+    if out.output_dir.is_none() && out.output_format == OutFormat::Yaml {
+        return match load_and_render(paths, env, common, limits, |objs| {
+            Ok((output::yaml_stream(&objs)?, for_redaction(objs, common)))
+        }) {
+            Err(code) => code,
+            Ok((loaded, rendered)) => {
+                let warnings = with_load_warnings(&loaded, &rendered.warnings);
+                let (texts, kept): (Vec<String>, Vec<Vec<serde_json::Value>>) =
+                    rendered.units.into_iter().unzip();
+                let kept: Vec<serde_json::Value> = kept.into_iter().flatten().collect();
+                if !report_warnings(&warnings, &loaded.files, common, &kept) {
+                    return ExitCode::from(1);
+                }
+                let code = emit(&output::join_yaml(&texts));
+                // The process ends here: freeing every parsed document one by one would only
+                // add to the latency a GitOps refresh sees.
+                std::mem::forget(loaded);
+                std::mem::forget(texts);
+                code
+            }
+        };
+    }
+    match load_and_render(paths, env, common, limits, Ok) {
+        Err(code) => code,
+        Ok((loaded, rendered)) => {
+            let warnings = with_load_warnings(&loaded, &rendered.warnings);
+            let objects: Vec<serde_json::Value> = rendered.units.into_iter().flatten().collect();
+            deliver(&objects, &warnings, &loaded.files, out, common)
+        }
+    }
+}
+
+/// The rendered objects redaction must know about once the objects themselves are gone:
+/// Secrets, or every object when `--secret` paths are named.
+fn for_redaction(objects: Vec<serde_json::Value>, common: &Common) -> Vec<serde_json::Value> {
+    if !common.secret.is_empty() {
+        return objects;
+    }
+    objects
+        .into_iter()
+        .filter(|o| o.get("kind").and_then(serde_json::Value::as_str) == Some("Secret"))
+        .collect()
+}
+
+/// Print warnings (with the rendered objects' secrets redacted); `false` when `--strict` makes
+/// them fail the run.
+fn report_warnings(
+    warnings: &[kiln_core::diag::Diagnostic],
+    files: &[std::sync::Arc<kiln_core::document::SourceFile>],
+    common: &Common,
+    rendered: &[serde_json::Value],
+) -> bool {
+    if warnings.is_empty() {
+        return true;
+    }
+    // Rendered Secrets are redacted from what is printed; scanned only when something is.
+    report::note_rendered(rendered);
+    report::print(warnings, files, common.diagnostics);
+    !common.strict
 }
 
 /// Print warnings, then write the objects to stdout or into `-o DIR`. With `--strict`, warnings
@@ -294,13 +376,8 @@ pub(crate) fn deliver(
     out: &OutputArgs,
     common: &Common,
 ) -> ExitCode {
-    // Rendered Secrets are redacted from what is printed; scanned only when something is.
-    if !warnings.is_empty() {
-        report::note_rendered(objects);
-        report::print(warnings, files, common.diagnostics);
-        if common.strict {
-            return ExitCode::from(1);
-        }
+    if !report_warnings(warnings, files, common, objects) {
+        return ExitCode::from(1);
     }
     if let Some(dir) = &out.output_dir {
         let layout = match out.layout {
@@ -361,13 +438,7 @@ fn run(cli: Cli) -> ExitCode {
                     return kurel_cmd::render(one, &kurel, &out, &common);
                 }
             }
-            match load_and_render(&paths, env.as_deref(), &common, &limits) {
-                Err(code) => code,
-                Ok((loaded, rendered)) => {
-                    let warnings = with_load_warnings(&loaded, &rendered.warnings);
-                    deliver(&rendered.objects, &warnings, &loaded.files, &out, &common)
-                }
-            }
+            render_documents(&paths, env.as_deref(), &out, &common, &limits)
         }
         Command::Validate {
             paths,
@@ -380,12 +451,16 @@ fn run(cli: Cli) -> ExitCode {
                     return kurel_cmd::validate(one, &kurel, &common);
                 }
             }
-            match load_and_render(&paths, env.as_deref(), &common, &limits) {
+            // Validation renders everything but keeps only what redaction needs.
+            match load_and_render(&paths, env.as_deref(), &common, &limits, |objs| {
+                Ok(for_redaction(objs, &common))
+            }) {
                 Err(code) => code,
                 Ok((loaded, out)) => {
                     let warnings = with_load_warnings(&loaded, &out.warnings);
                     if !warnings.is_empty() {
-                        report::note_rendered(&out.objects);
+                        let kept: Vec<serde_json::Value> = out.units.concat();
+                        report::note_rendered(&kept);
                     }
                     report::print(&warnings, &loaded.files, common.diagnostics);
                     if common.strict && !warnings.is_empty() {

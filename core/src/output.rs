@@ -50,6 +50,19 @@ pub fn yaml_stream(objects: &[Value]) -> Result<String, Diagnostic> {
     Ok(out)
 }
 
+/// Join YAML streams (each from [`yaml_stream`], possibly empty) into one, as if the objects had
+/// been written by one call.
+pub fn join_yaml(streams: &[String]) -> String {
+    let mut out = String::with_capacity(streams.iter().map(|s| s.len() + 4).sum());
+    for s in streams.iter().filter(|s| !s.is_empty()) {
+        if !out.is_empty() {
+            out.push_str("---\n");
+        }
+        out.push_str(s);
+    }
+    out
+}
+
 /// Objects as a pretty-printed JSON `List`.
 pub fn json_list(objects: &[Value]) -> String {
     let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
@@ -131,6 +144,15 @@ mod tests {
         assert_eq!(yaml_stream(&objs).unwrap(), "a: 1\n---\nb: x\n");
         assert!(json_list(&objs).contains("\"kind\": \"List\""));
         assert_eq!(yaml_stream(&[]).unwrap(), "");
+        let all = vec![json!({"a": 1}), json!({"b": 2}), json!({"c": 3})];
+        let parts = [
+            yaml_stream(&all[..1]).unwrap(),
+            String::new(),
+            yaml_stream(&all[1..]).unwrap(),
+            String::new(),
+        ];
+        assert_eq!(join_yaml(&parts), yaml_stream(&all).unwrap());
+        assert_eq!(join_yaml(&[String::new()]), "");
     }
 
     #[test]

@@ -47,11 +47,8 @@ pub struct Output {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// What each input document is.
+/// What each input document that is not a definition or a component document is.
 enum Item<'a> {
-    Definition,
-    /// Handled by the component-type front-end as a whole.
-    Component,
     Instance(&'a Rgd, &'a Document),
     Passthrough(&'a Document),
 }
@@ -209,6 +206,38 @@ pub fn definitions(docs: &[Document], opts: &Options) -> Result<Definitions, Dia
 /// Render documents. On success, the objects to print and any warnings; on failure, every
 /// diagnostic found (sorted), and no objects.
 pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> {
+    let units = render_units(docs, opts, Ok)?;
+    Ok(Output {
+        objects: units.units.into_iter().flatten().collect(),
+        warnings: units.warnings,
+    })
+}
+
+/// The result of [`render_units`]: what `finish` made of each unit, in output order.
+#[derive(Debug, Clone, Default)]
+pub struct Units<T> {
+    /// One entry per unit that produced output: a pass-through document, an instance, and last
+    /// the component releases (when there are components).
+    pub units: Vec<T>,
+    /// Warnings (errors make the run fail instead).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Render documents and hand each unit's objects to `finish` on the worker that rendered them.
+///
+/// This is how a caller serialises output in parallel and keeps memory bounded: `finish` turns
+/// the objects into bytes and they are dropped there, so the whole run never holds every
+/// rendered object at once. Units come back in output order whatever the number of threads; on
+/// any error (including one from `finish`) there is no output at all.
+pub fn render_units<T, F>(
+    docs: &[Document],
+    opts: &Options,
+    finish: F,
+) -> Result<Units<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
     let mut diags = check_documents(docs);
     if diags.has_errors() {
         diags.sort();
@@ -219,42 +248,45 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
 
     let items: Vec<Item<'_>> = docs
         .iter()
-        .map(|d| {
-            if kro::is_rgd(d) {
-                Item::Definition
-            } else if component::is_component_document(d) {
-                Item::Component
+        .filter_map(|d| {
+            if kro::is_rgd(d) || component::is_component_document(d) {
+                // Definitions are consumed; components are rendered together below.
+                None
             } else {
-                match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
-                    Some(r) => Item::Instance(r, d),
-                    None => Item::Passthrough(d),
-                }
+                Some(
+                    match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
+                        Some(r) => Item::Instance(r, d),
+                        None => Item::Passthrough(d),
+                    },
+                )
             }
         })
         .collect();
 
-    let rendered: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = items
+    let rendered: Vec<Result<T, Vec<Diagnostic>>> = items
         .par_iter()
-        .map(|item| match item {
-            Item::Definition | Item::Component => Ok(Vec::new()),
-            Item::Passthrough(d) => Ok(vec![d.value.clone()]),
-            Item::Instance(rgd, doc) => {
-                let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
-                let unit = Unit {
-                    graph: &rgd.graph,
-                    variables: vec![("schema".into(), prepared.schema)],
-                    namespace: prepared.namespace,
-                    origin: doc,
-                };
-                render_unit(&unit, &opts.render)
-            }
+        .map(|item| {
+            let objects = match item {
+                Item::Passthrough(d) => vec![d.value.clone()],
+                Item::Instance(rgd, doc) => {
+                    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+                    let unit = Unit {
+                        graph: &rgd.graph,
+                        variables: vec![("schema".into(), prepared.schema)],
+                        namespace: prepared.namespace,
+                        origin: doc,
+                    };
+                    render_unit(&unit, &opts.render)?
+                }
+            };
+            finish(objects).map_err(|d| vec![d])
         })
         .collect();
 
-    let mut objects = Vec::new();
+    let mut units = Vec::with_capacity(rendered.len() + 1);
     for r in rendered {
         match r {
-            Ok(objs) => objects.extend(objs),
+            Ok(u) => units.push(u),
             Err(ds) => diags.extend(ds),
         }
     }
@@ -264,24 +296,29 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
         .iter()
         .filter(|d| component::is_component_document(d))
         .collect();
-    // `--namespace` applies to components without one, as it does to kro instances.
-    let mut component_opts = opts.component.clone();
-    if component_opts.namespace.is_none() {
-        component_opts.namespace = opts.namespace.clone();
-    }
-    match component::render(&component_docs, &component_opts) {
-        Ok(r) => {
-            objects.extend(r.objects);
-            diags.extend(r.warnings);
+    if !component_docs.is_empty() {
+        // `--namespace` applies to components without one, as it does to kro instances.
+        let mut component_opts = opts.component.clone();
+        if component_opts.namespace.is_none() {
+            component_opts.namespace = opts.namespace.clone();
         }
-        Err(ds) => diags.extend(ds.0),
+        match component::render(&component_docs, &component_opts) {
+            Ok(r) => {
+                diags.extend(r.warnings);
+                match finish(r.objects) {
+                    Ok(u) => units.push(u),
+                    Err(d) => diags.push(d),
+                }
+            }
+            Err(ds) => diags.extend(ds.0),
+        }
     }
     diags.sort();
     if diags.has_errors() {
         return Err(diags);
     }
-    Ok(Output {
-        objects,
+    Ok(Units {
+        units,
         warnings: diags.0,
     })
 }

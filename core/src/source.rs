@@ -10,6 +10,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use std::sync::Arc;
 
@@ -309,9 +311,18 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                     match root.walk(Path::new("")) {
                         Err(ds) => diags.extend(ds),
                         Ok(files) => {
-                            for f in files {
-                                match root.read_to_string(&f, limits.max_input_bytes) {
-                                    Ok(t) => texts.push((root.display_name(&f), t)),
+                            // A GitOps directory may hold thousands of small files: read them on
+                            // every core, keeping the sorted order.
+                            let read: Vec<_> = files
+                                .par_iter()
+                                .map(|f| {
+                                    root.read_to_string(f, limits.max_input_bytes)
+                                        .map(|t| (root.display_name(f), t))
+                                })
+                                .collect();
+                            for r in read {
+                                match r {
+                                    Ok(nt) => texts.push(nt),
                                     Err(d) => diags.push(d),
                                 }
                             }
@@ -331,9 +342,17 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
     let mut docs = Vec::new();
     let mut files = Vec::new();
     let mut total = 0usize;
-    for (name, text) in texts {
-        let file = Arc::new(SourceFile { name, text });
-        match parse_source_with_warnings(&file, limits) {
+    // Parse on every core; results are merged in input order.
+    let parsed: Vec<_> = texts
+        .into_par_iter()
+        .map(|(name, text)| {
+            let file = Arc::new(SourceFile { name, text });
+            let res = parse_source_with_warnings(&file, limits);
+            (file, res)
+        })
+        .collect();
+    for (file, res) in parsed {
+        match res {
             Ok((d, warnings)) => {
                 total += d.len();
                 docs.extend(d);
