@@ -5,6 +5,8 @@
 //! Long strings stay on one line (no folding), multi-line strings use literal blocks, and documents
 //! are separated by `---` as `kustomize build` does.
 
+mod emit;
+
 use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic};
@@ -28,6 +30,21 @@ fn yaml_options() -> serde_saphyr::SerializerOptions {
 
 /// One object as a YAML document (ends with a newline).
 pub fn to_yaml(v: &Value) -> Result<String, Diagnostic> {
+    // Most objects take the direct emitter; it writes exactly what serde-saphyr would.
+    if let Some(text) = emit::emit(v) {
+        return Ok(text);
+    }
+    saphyr_yaml(v)
+}
+
+/// The direct emitter alone: `None` when the object needs serde-saphyr (a float, a multi-line
+/// string, a document that is not a non-empty mapping). For tests and benchmarks.
+pub fn direct_yaml(v: &Value) -> Option<String> {
+    emit::emit(v)
+}
+
+/// One object written by serde-saphyr alone (what [`to_yaml`] must always equal).
+pub fn saphyr_yaml(v: &Value) -> Result<String, Diagnostic> {
     serde_saphyr::to_string_with_options(v, yaml_options()).map_err(|e| {
         Diagnostic::error(codes::INTERNAL, format!("cannot write YAML: {e}"))
             .with_hint("this is a bug in kiln; please report it")

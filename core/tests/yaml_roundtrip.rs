@@ -8,7 +8,7 @@
 //! value"; the quoting checks below make the YAML 1.1 part explicit rather than relying on it.
 
 use kiln_core::document::{parse_file, YamlLimits};
-use kiln_core::output::yaml_stream;
+use kiln_core::output::{direct_yaml, saphyr_yaml, to_yaml, yaml_stream};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 
@@ -304,6 +304,61 @@ proptest! {
     fn emitting_is_deterministic(v in document()) {
         prop_assert_eq!(emit(&v), emit(&v));
     }
+}
+
+// The direct emitter must write exactly what serde-saphyr writes, whenever it writes anything.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn direct_emitter_equals_serde_saphyr(v in document()) {
+        prop_assert_eq!(to_yaml(&v).unwrap(), saphyr_yaml(&v).unwrap());
+    }
+
+    #[test]
+    fn direct_emitter_equals_serde_saphyr_on_kubernetes_shapes(v in k8s_object()) {
+        let direct = direct_yaml(&v);
+        prop_assert!(direct.is_some(), "the common shape must take the direct path: {v}");
+        prop_assert_eq!(direct.unwrap(), saphyr_yaml(&v).unwrap());
+    }
+}
+
+/// Strings as they appear in manifests: names, labels, images, quantities, ports, plus the
+/// special words (all single-line, so the direct path applies).
+fn k8s_string() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z][a-z0-9-]{0,20}",
+        2 => "[a-zA-Z0-9./:_-]{1,30}",
+        1 => "[0-9]{1,5}(m|Mi|Gi)?",
+        1 => proptest::sample::select(SPECIAL)
+            .prop_filter("one line", |s| !s.contains(['\n', '\r']))
+            .prop_map(str::to_string),
+        1 => "[ -~]{0,40}",
+    ]
+}
+
+fn k8s_leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        1 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::Bool),
+        2 => any::<i64>().prop_map(Value::from),
+        6 => k8s_string().prop_map(Value::String),
+    ]
+}
+
+fn k8s_value() -> impl Strategy<Value = Value> {
+    k8s_leaf().prop_recursive(6, 96, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::vec((k8s_string(), inner), 0..6)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+fn k8s_object() -> impl Strategy<Value = Value> {
+    proptest::collection::vec((k8s_string(), k8s_value()), 1..8)
+        .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>()))
 }
 
 /// The scalar text written for `k: s`, i.e. whatever follows `k: ` on the first line.

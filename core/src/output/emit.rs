@@ -1,0 +1,192 @@
+//! A direct YAML emitter for the common shape of Kubernetes objects.
+//!
+//! serde-saphyr decides how every scalar is written (plain, quoted, block) and that decision is
+//! what keeps `"on"` and `"0777"` strings; its general serializer, though, costs more than
+//! rendering the objects. This emitter writes the block structure itself, byte for byte as
+//! serde-saphyr lays it out, and asks serde-saphyr only how to write each distinct key and each
+//! string that is not obviously plain, remembering the answers per thread. Anything outside that
+//! common shape (floats, multi-line strings, an empty or non-mapping document) makes [`emit`]
+//! return `None`, and the caller serialises the object with serde-saphyr as a whole. The property
+//! tests in `output.rs` check that whatever this emitter writes equals serde-saphyr's output.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// How many distinct scalars each thread remembers before starting over.
+const CACHE_LIMIT: usize = 16_384;
+/// Longer strings are asked about every time rather than remembered.
+const CACHE_MAX_LEN: usize = 128;
+
+thread_local! {
+    static KEYS: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+    static VALUES: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+}
+
+/// The object as a YAML document, or `None` when it is not in the shape this emitter handles.
+pub(crate) fn emit(v: &Value) -> Option<String> {
+    let Value::Object(m) = v else {
+        return None;
+    };
+    if m.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(1024);
+    map(&mut out, m, 0, false)?;
+    Some(out)
+}
+
+fn indent(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// Entries of a non-empty mapping at `ind`; with `inline`, the first key continues the current
+/// line (after a sequence's `- `).
+fn map(out: &mut String, m: &Map<String, Value>, ind: usize, inline: bool) -> Option<()> {
+    for (i, (k, v)) in m.iter().enumerate() {
+        if i > 0 || !inline {
+            indent(out, ind);
+        }
+        key(out, k)?;
+        out.push(':');
+        match v {
+            Value::Object(c) if !c.is_empty() => {
+                out.push('\n');
+                map(out, c, ind + 2, false)?;
+            }
+            Value::Array(c) if !c.is_empty() => {
+                out.push('\n');
+                seq(out, c, ind, false)?;
+            }
+            _ => {
+                out.push(' ');
+                scalar(out, v)?;
+                out.push('\n');
+            }
+        }
+    }
+    Some(())
+}
+
+/// Items of a non-empty sequence at `ind`; with `inline`, the first item continues the current
+/// line.
+fn seq(out: &mut String, items: &[Value], ind: usize, inline: bool) -> Option<()> {
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 || !inline {
+            indent(out, ind);
+        }
+        out.push_str("- ");
+        match v {
+            Value::Object(c) if !c.is_empty() => map(out, c, ind + 2, true)?,
+            Value::Array(c) if !c.is_empty() => seq(out, c, ind + 2, true)?,
+            _ => {
+                scalar(out, v)?;
+                out.push('\n');
+            }
+        }
+    }
+    Some(())
+}
+
+/// A scalar or an empty collection, without the line end.
+fn scalar(out: &mut String, v: &Value) -> Option<()> {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => {
+            use std::fmt::Write;
+            let _ = write!(out, "{n}");
+        }
+        // Floats: serde-saphyr has its own shortest-form formatting.
+        Value::Number(_) => return None,
+        Value::String(s) => string(out, s)?,
+        Value::Object(m) if m.is_empty() => out.push_str("{}"),
+        Value::Array(a) if a.is_empty() => out.push_str("[]"),
+        _ => return None,
+    }
+    Some(())
+}
+
+/// A string value: plain when it obviously is, else as serde-saphyr writes it.
+fn string(out: &mut String, s: &str) -> Option<()> {
+    if obviously_plain(s) {
+        out.push_str(s);
+        return Some(());
+    }
+    let repr = remembered(&VALUES, s, value_repr)?;
+    out.push_str(&repr);
+    Some(())
+}
+
+fn key(out: &mut String, k: &str) -> Option<()> {
+    let repr = remembered(&KEYS, k, key_repr)?;
+    out.push_str(&repr);
+    Some(())
+}
+
+/// Strings no YAML reader can take for anything but a string, written plain by serde-saphyr:
+/// a letter, then letters, digits and `-._/`, and not one of the words YAML 1.1 reads as a
+/// boolean, null or special float.
+fn obviously_plain(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_alphabetic() || b.len() > 256 {
+        return false;
+    }
+    if !b
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'/'))
+    {
+        return false;
+    }
+    const WORDS: [&str; 11] = [
+        "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",
+    ];
+    !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
+}
+
+/// Look up (or compute and remember) how a scalar is written.
+fn remembered(
+    cache: &'static std::thread::LocalKey<RefCell<HashMap<String, Option<String>>>>,
+    s: &str,
+    compute: fn(&str) -> Option<String>,
+) -> Option<String> {
+    if s.len() > CACHE_MAX_LEN {
+        return compute(s);
+    }
+    cache.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(r) = c.get(s) {
+            return r.clone();
+        }
+        if c.len() >= CACHE_LIMIT {
+            c.clear();
+        }
+        let r = compute(s);
+        c.insert(s.to_string(), r.clone());
+        r
+    })
+}
+
+fn saphyr(v: &Value) -> Option<String> {
+    serde_saphyr::to_string_with_options(v, super::yaml_options()).ok()
+}
+
+/// serde-saphyr's rendering of `s` as a mapping value, if it is one line.
+fn value_repr(s: &str) -> Option<String> {
+    let mut m = Map::new();
+    m.insert("k".into(), Value::String(s.to_string()));
+    let text = saphyr(&Value::Object(m))?;
+    let repr = text.strip_prefix("k: ")?.strip_suffix('\n')?;
+    (!repr.contains('\n')).then(|| repr.to_string())
+}
+
+/// serde-saphyr's rendering of `k` as a mapping key, if it is one line.
+fn key_repr(k: &str) -> Option<String> {
+    let mut m = Map::new();
+    m.insert(k.to_string(), Value::Bool(true));
+    let text = saphyr(&Value::Object(m))?;
+    let repr = text.strip_suffix(": true\n")?;
+    (!repr.contains('\n')).then(|| repr.to_string())
+}
