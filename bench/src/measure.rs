@@ -2,12 +2,25 @@
 //!
 //! A process is timed from just before `spawn` to the return of `wait4(2)`, which also gives the
 //! child's own peak resident set (`ru_maxrss`), so no external tool (hyperfine, `/usr/bin/time`) is
-//! needed and the figure is the child's alone, not the harness's.
+//! needed.
+//!
+//! `ru_maxrss` has a trap: Rust starts children with `posix_spawn`, which glibc implements with
+//! `vfork`, and at `exec` Linux folds the peak resident set of the address space being left — the
+//! parent's — into the child's. After the harness has held a large fleet in memory, every child
+//! would report at least that peak. So measured processes are started by a small helper process,
+//! started by [`start_spawner`] while the harness is still small: the figure is then the child's
+//! own (or the helper's few MiB, if that were larger).
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The argument that makes the harness binary the helper process (see [`spawner_main`]).
+pub const SPAWNER_ARG: &str = "--internal-spawner";
 
 /// One finished process.
 #[derive(Debug, Clone)]
@@ -57,9 +70,161 @@ pub enum Sink<'a> {
     File(&'a Path),
 }
 
+/// The helper process that starts measured processes, and the pipes to it.
+struct Spawner {
+    child: Child,
+    requests: ChildStdin,
+    replies: BufReader<ChildStdout>,
+}
+
+static SPAWNER: OnceLock<Mutex<Spawner>> = OnceLock::new();
+
+/// Start the helper process that [`run`] sends measured processes to: the harness binary itself
+/// with [`SPAWNER_ARG`]. Call it first thing, while this process is small. Without it, [`run`]
+/// starts processes itself (tests do), and their peak memory includes this process's.
+pub fn start_spawner() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let mut child = Command::new(exe)
+        .arg(SPAWNER_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start the process spawner: {e}"))?;
+    let (Some(requests), Some(replies)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("the process spawner has no pipes".into());
+    };
+    let spawner = Spawner {
+        child,
+        requests,
+        replies: BufReader::new(replies),
+    };
+    SPAWNER
+        .set(Mutex::new(spawner))
+        .map_err(|_| "the process spawner is already running".to_string())
+}
+
+/// Stop the helper process (it also ends when this process's end of the pipe closes).
+pub fn stop_spawner() {
+    if let Some(m) = SPAWNER.get() {
+        if let Ok(mut s) = m.lock() {
+            let _ = s.requests.write_all(b"\n");
+            let _ = s.requests.flush();
+            let _ = s.child.wait();
+        }
+    }
+}
+
+/// The helper process: reads one JSON request per line on stdin (program, args, working
+/// directory, environment changes, where stdout goes), runs it with [`run`] and answers one JSON
+/// line on stdout, until stdin ends or an empty line.
+pub fn spawner_main() -> ExitCode {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            break;
+        }
+        let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(req) => execute(&req),
+            Err(e) => json!({"error": format!("bad request: {e}")}),
+        };
+        if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Run one request of [`spawner_main`].
+fn execute(req: &Value) -> Value {
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let Some(program) = text(&req["program"]) else {
+        return json!({"error": "no program"});
+    };
+    let mut cmd = Command::new(program);
+    for a in req["args"].as_array().into_iter().flatten() {
+        cmd.arg(a.as_str().unwrap_or_default());
+    }
+    if let Some(d) = text(&req["cwd"]) {
+        cmd.current_dir(d);
+    }
+    for e in req["env"].as_array().into_iter().flatten() {
+        match (text(&e[0]), text(&e[1])) {
+            (Some(k), Some(v)) => cmd.env(k, v),
+            (Some(k), None) => cmd.env_remove(k),
+            _ => &mut cmd,
+        };
+    }
+    let out = text(&req["out"]);
+    let sink = out
+        .as_deref()
+        .map_or(Sink::Null, |p| Sink::File(Path::new(p)));
+    match run_here(&mut cmd, sink) {
+        Ok(r) => json!({
+            "wall_ns": r.wall.as_nanos() as u64,
+            "max_rss_kib": r.max_rss_kib,
+            "code": r.code,
+            "stderr": r.stderr,
+        }),
+        Err(e) => json!({"error": e}),
+    }
+}
+
+/// Send `cmd` to the helper process and wait for its measurement.
+fn run_remote(m: &Mutex<Spawner>, cmd: &Command, sink: Sink<'_>) -> Result<ProcRun, String> {
+    let lossy = |s: &std::ffi::OsStr| s.to_string_lossy().to_string();
+    let req = json!({
+        "program": lossy(cmd.get_program()),
+        "args": cmd.get_args().map(lossy).collect::<Vec<_>>(),
+        "cwd": cmd.get_current_dir().map(|d| d.to_string_lossy().to_string()),
+        "env": cmd
+            .get_envs()
+            .map(|(k, v)| json!([lossy(k), v.map(lossy)]))
+            .collect::<Vec<_>>(),
+        "out": match sink {
+            Sink::Null => Value::Null,
+            Sink::File(p) => json!(std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .to_string_lossy()),
+        },
+    });
+    let mut s = m
+        .lock()
+        .map_err(|_| "the process spawner failed".to_string())?;
+    writeln!(s.requests, "{req}")
+        .and_then(|_| s.requests.flush())
+        .map_err(|e| format!("cannot talk to the process spawner: {e}"))?;
+    let mut line = String::new();
+    s.replies
+        .read_line(&mut line)
+        .map_err(|e| format!("no answer from the process spawner: {e}"))?;
+    let reply: Value = serde_json::from_str(&line)
+        .map_err(|e| format!("bad answer from the process spawner ({e}): {line:?}"))?;
+    if let Some(e) = reply["error"].as_str() {
+        return Err(e.to_string());
+    }
+    Ok(ProcRun {
+        wall: Duration::from_nanos(reply["wall_ns"].as_u64().unwrap_or(0)),
+        max_rss_kib: reply["max_rss_kib"].as_u64().unwrap_or(0),
+        code: reply["code"].as_i64().and_then(|c| i32::try_from(c).ok()),
+        stderr: reply["stderr"].as_str().unwrap_or_default().to_string(),
+    })
+}
+
 /// Run `cmd` to completion and measure it. stdin is closed; stderr is collected on a thread so a
-/// chatty child cannot block on a full pipe.
+/// chatty child cannot block on a full pipe. The helper process starts it when
+/// [`start_spawner`] was called, so its peak memory is its own.
 pub fn run(cmd: &mut Command, sink: Sink<'_>) -> Result<ProcRun, String> {
+    match SPAWNER.get() {
+        Some(m) => run_remote(m, cmd, sink),
+        None => run_here(cmd, sink),
+    }
+}
+
+/// [`run`] from this process.
+fn run_here(cmd: &mut Command, sink: Sink<'_>) -> Result<ProcRun, String> {
     let stdout = match sink {
         Sink::Null => Stdio::null(),
         Sink::File(p) => std::fs::File::create(p)
@@ -228,6 +393,27 @@ mod tests {
         assert_eq!(s.median, Duration::from_micros(2500));
         assert_eq!(s.total, Duration::from_millis(10));
         assert!(Stats::of(&[]).is_none());
+    }
+
+    #[test]
+    fn the_spawner_runs_requests_as_run_does() {
+        let tmp = std::env::temp_dir().join(format!("kiln-bench-spawn-{}", std::process::id()));
+        let reply = execute(&json!({
+            "program": "sh",
+            "args": ["-c", "echo \"$GREETING\"; pwd >&2; exit 3"],
+            "cwd": "/",
+            "env": [["GREETING", "hello"]],
+            "out": tmp.to_string_lossy(),
+        }));
+        assert_eq!(reply["code"], 3, "{reply}");
+        assert_eq!(reply["stderr"], "/\n");
+        assert!(reply["max_rss_kib"].as_u64().is_some_and(|k| k > 0));
+        assert_eq!(
+            std::fs::read_to_string(&tmp).expect("stdout file"),
+            "hello\n"
+        );
+        let _ = std::fs::remove_file(&tmp);
+        assert!(execute(&json!({"args": []}))["error"].is_string());
     }
 
     #[test]

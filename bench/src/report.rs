@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::suite::{ratio, FleetResult, InProcessFigures, PerProcess, SizeFigures};
+use crate::suite::{ratio, FleetResult, PerProcess, SizeFigures};
 
 /// Facts about the run printed above the table and stored in the JSON.
 #[derive(Debug, Clone)]
@@ -187,8 +187,8 @@ fn total_cell(p: &PerProcess) -> String {
     }
 }
 
-fn serialisation_ratio(s: &SizeFigures, ip: &InProcessFigures) -> String {
-    format!("{:.2}×", ratio(s.all.wall, ip.serialise))
+fn serialisation_ratio(s: &SizeFigures, serialise: Duration) -> String {
+    format!("{:.2}×", ratio(s.all.wall, serialise))
 }
 
 /// The whole text report.
@@ -304,26 +304,52 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
             or_dash(&s.in_process, |ip| ip.load.map_or("-".into(), secs))
         }),
     );
+    // The kurel front-end's in-process stages have their own names.
+    let (definitions, render) = if f.name == "kurel" {
+        (
+            "in-process kurel::Prepared::new alone",
+            "in-process kurel::render_instances",
+        )
+    } else {
+        (
+            "in-process pipeline::definitions alone",
+            "in-process pipeline::render",
+        )
+    };
     t.row(
-        "in-process pipeline::definitions alone",
+        definitions,
         cells(sizes, |s| {
             or_dash(&s.in_process, |ip| ip.definitions.map_or("-".into(), secs))
         }),
     );
     t.row(
-        "in-process pipeline::render",
+        render,
         cells(sizes, |s| {
             or_dash(&s.in_process, |ip| ip.render.map_or("-".into(), secs))
         }),
     );
     t.row(
-        "serialisation only (yaml_stream)",
+        "serialisation only (output::yaml_stream)",
         cells(sizes, |s| or_dash(&s.in_process, |ip| secs(ip.serialise))),
     );
     t.row(
-        "render wall (all cores) ÷ serialisation",
+        "serialisation only (output::saphyr_yaml)",
         cells(sizes, |s| {
-            or_dash(&s.in_process, |ip| serialisation_ratio(s, ip))
+            or_dash(&s.in_process, |ip| secs(ip.serialise_saphyr))
+        }),
+    );
+    t.row(
+        "render wall (all cores) ÷ yaml_stream",
+        cells(sizes, |s| {
+            or_dash(&s.in_process, |ip| serialisation_ratio(s, ip.serialise))
+        }),
+    );
+    t.row(
+        "render wall (all cores) ÷ saphyr_yaml",
+        cells(sizes, |s| {
+            or_dash(&s.in_process, |ip| {
+                serialisation_ratio(s, ip.serialise_saphyr)
+            })
         }),
     );
     t.row(
@@ -373,7 +399,9 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
     let _ = writeln!(
         out,
         "  render wall ÷ serialisation uses the process wall time with all cores (start-up, read, \
-         parse, render, serialise, write) over in-process yaml_stream on the same objects"
+         parse, render, serialise, write) over in-process serialisation of the same objects, one \
+         thread: yaml_stream is kiln's direct emitter, saphyr_yaml serde-saphyr alone (the \
+         library path); the goal is computed against yaml_stream"
     );
     for s in sizes {
         if let Ok(ip) = &s.in_process {
@@ -381,6 +409,14 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
                 let _ = writeln!(
                     out,
                     "  N={}: in-process serialisation differs from kiln's output bytes",
+                    s.n
+                );
+            }
+            if !ip.saphyr_same_bytes {
+                let _ = writeln!(
+                    out,
+                    "  N={}: serde-saphyr's bytes differ from yaml_stream's (the direct emitter \
+                     should write exactly what serde-saphyr writes)",
                     s.n
                 );
             }
@@ -660,8 +696,11 @@ fn size_json(s: &SizeFigures) -> Value {
             "definitions_s": ip.definitions.map(dur),
             "render_s": ip.render.map(dur),
             "serialise_s": dur(ip.serialise),
+            "serialise_saphyr_s": dur(ip.serialise_saphyr),
             "same_bytes_as_kiln": ip.same_bytes,
+            "saphyr_same_bytes": ip.saphyr_same_bytes,
             "render_wall_over_serialise": ratio(s.all.wall, ip.serialise),
+            "render_wall_over_serialise_saphyr": ratio(s.all.wall, ip.serialise_saphyr),
         }),
     };
     let kust_ratios = match (&s.kustomize, &s.per_app) {

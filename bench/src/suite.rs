@@ -11,12 +11,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use kiln_core::document::{parse_file, YamlLimits};
+use kiln_core::kurel;
 use kiln_core::output;
 use kiln_core::pipeline;
-use kiln_core::source::{load_inputs, Input};
+use kiln_core::source::{load_inputs, Input, Root};
 use serde_json::Value;
 
-use crate::fleet::{self, Fleet, Generated, Invocation};
+use crate::fleet::{self, Fleet, Generated, InProcess, Invocation};
 use crate::measure::{self, ProcRun, Stats};
 
 /// How the run is set up.
@@ -56,19 +57,28 @@ pub struct Batch {
 /// The in-process stages of the same render.
 #[derive(Debug, Clone)]
 pub struct InProcessFigures {
-    /// Reading and parsing the inputs (`source::load_inputs`), or `None` when the objects were
-    /// obtained by parsing kiln's output (front-ends without an in-process entry point).
+    /// Reading and parsing the inputs (`source::load_inputs`; for a kurel fleet `kurel::load`
+    /// and the instance files), or `None` when the objects were obtained by parsing kiln's
+    /// output (front-ends without an in-process entry point).
     pub load: Option<Duration>,
-    /// `pipeline::definitions` alone (loading and compiling the definitions, part of `render`):
-    /// the fixed cost every process pays before its first unit. `None` as above.
+    /// `pipeline::definitions` alone (loading and compiling the definitions, part of `render`),
+    /// or for a kurel fleet `kurel::Prepared::new` (the instance-independent part): the fixed
+    /// cost every process pays before its first unit. `None` as above.
     pub definitions: Option<Duration>,
-    /// `pipeline::render`, or `None` as above.
+    /// `pipeline::render` (for a kurel fleet `Prepared::new` + `kurel::render_instances`), or
+    /// `None` as above.
     pub render: Option<Duration>,
     /// `output::yaml_stream` on the objects alone: the serialisation bound (best of runs).
     pub serialise: Duration,
+    /// `output::saphyr_yaml` (serde-saphyr alone, the library path) on the same objects, joined
+    /// as `yaml_stream` joins them (best of runs).
+    pub serialise_saphyr: Duration,
     /// Whether the serialised bytes equal `kiln render`'s output, i.e. the bound is timed on
     /// exactly the objects the process wrote.
     pub same_bytes: bool,
+    /// Whether serde-saphyr wrote the same bytes as `yaml_stream` (the direct emitter promises
+    /// it).
+    pub saphyr_same_bytes: bool,
 }
 
 /// A per-process series (one process per app or per overlay).
@@ -368,7 +378,8 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
 }
 
 /// The objects of the batch, rendered in-process when every invocation has an in-process form
-/// (timing load and render), else parsed back from kiln's output; then the serialisation alone.
+/// (timing load and render), else parsed back from kiln's output; then the serialisation alone,
+/// by kiln's direct emitter and by serde-saphyr.
 fn in_process(
     cfg: &Config,
     dir: &Path,
@@ -377,29 +388,23 @@ fn in_process(
 ) -> Result<InProcessFigures, String> {
     let (objects, load, definitions, render) = if batch.iter().all(|b| b.in_process.is_some()) {
         let mut objects = Vec::new();
-        let (mut load, mut definitions, mut render) =
-            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let mut stages = Stages::default();
         for call in batch.iter().filter_map(|b| b.in_process.as_ref()) {
-            let inputs: Vec<Input> = call
-                .inputs
-                .iter()
-                .map(|p| Input::Path(dir.join(p)))
-                .collect();
-            let start = Instant::now();
-            let docs = load_inputs(&inputs, &YamlLimits::default())
-                .map_err(|d| format!("in-process load failed: {}", first_message(&d.0)))?;
-            load += start.elapsed();
-            let start = Instant::now();
-            pipeline::definitions(&docs, &call.options)
-                .map_err(|d| format!("in-process definitions failed: {}", first_message(&d.0)))?;
-            definitions += start.elapsed();
-            let start = Instant::now();
-            let out = pipeline::render(&docs, &call.options)
-                .map_err(|d| format!("in-process render failed: {}", first_message(&d.0)))?;
-            render += start.elapsed();
-            objects.extend(out.objects);
+            objects.extend(match call {
+                InProcess::Documents { inputs, options } => {
+                    documents_in_process(dir, inputs, options, &mut stages)?
+                }
+                InProcess::KurelInstances { package, instances } => {
+                    kurel_in_process(dir, package, instances, &mut stages)?
+                }
+            });
         }
-        (objects, Some(load), Some(definitions), Some(render))
+        (
+            objects,
+            Some(stages.load),
+            Some(stages.definitions),
+            Some(stages.render),
+        )
     } else {
         let text = String::from_utf8(kiln_output.to_vec())
             .map_err(|_| "kiln output is not UTF-8".to_string())?;
@@ -412,13 +417,113 @@ fn in_process(
         output::yaml_stream(&objects).map_err(|d| d.message)
     });
     let yaml = yaml.map_err(|m| format!("serialisation failed: {m}"))?;
+    let (serialise_saphyr, saphyr) =
+        measure::best_of(cfg.serialise_runs, || saphyr_stream(&objects));
+    let saphyr = saphyr.map_err(|m| format!("serde-saphyr serialisation failed: {m}"))?;
     Ok(InProcessFigures {
         load,
         definitions,
         render,
         serialise,
+        serialise_saphyr,
         same_bytes: yaml.as_bytes() == kiln_output,
+        saphyr_same_bytes: saphyr == yaml,
     })
+}
+
+/// The YAML stream as serde-saphyr alone writes it (`output::saphyr_yaml` per object, `---`
+/// between them, as `output::yaml_stream` joins its documents): the library path, for comparison
+/// with kiln's direct emitter on the same objects.
+pub fn saphyr_stream(objects: &[Value]) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, o) in objects.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        let doc = output::saphyr_yaml(o).map_err(|d| d.message)?;
+        out.push_str(&doc);
+        if !doc.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// Time spent in each in-process stage, summed over a batch's invocations.
+#[derive(Debug, Default)]
+struct Stages {
+    load: Duration,
+    definitions: Duration,
+    render: Duration,
+}
+
+/// `kiln render INPUTS…` in-process: load, definitions alone, render (definitions included).
+fn documents_in_process(
+    dir: &Path,
+    inputs: &[String],
+    options: &pipeline::Options,
+    stages: &mut Stages,
+) -> Result<Vec<Value>, String> {
+    let inputs: Vec<Input> = inputs.iter().map(|p| Input::Path(dir.join(p))).collect();
+    let start = Instant::now();
+    let docs = load_inputs(&inputs, &YamlLimits::default())
+        .map_err(|d| format!("in-process load failed: {}", first_message(&d.0)))?;
+    stages.load += start.elapsed();
+    let start = Instant::now();
+    pipeline::definitions(&docs, options)
+        .map_err(|d| format!("in-process definitions failed: {}", first_message(&d.0)))?;
+    stages.definitions += start.elapsed();
+    let start = Instant::now();
+    let out = pipeline::render(&docs, options)
+        .map_err(|d| format!("in-process render failed: {}", first_message(&d.0)))?;
+    stages.render += start.elapsed();
+    Ok(out.objects)
+}
+
+/// `kiln render PKG --instances DIR` in-process: loading the package and reading the instance
+/// files, the shared part alone (`kurel::Prepared::new`), and the render (the shared part
+/// included, as `pipeline::render` includes the definitions).
+fn kurel_in_process(
+    dir: &Path,
+    package: &str,
+    instances: &str,
+    stages: &mut Stages,
+) -> Result<Vec<Value>, String> {
+    let start = Instant::now();
+    let pkg = kurel::load(&dir.join(package)).map_err(|e| {
+        format!(
+            "in-process kurel::load failed: {}",
+            first_message(&e.diagnostics.0)
+        )
+    })?;
+    let root =
+        Root::new(dir).map_err(|d| format!("cannot open {}: {}", dir.display(), d.message))?;
+    let (docs, _, diags) =
+        kurel::values::read_instances_dir(&root, instances, &YamlLimits::default());
+    if diags.has_errors() {
+        return Err(format!(
+            "in-process instance files: {}",
+            first_message(&diags.0)
+        ));
+    }
+    stages.load += start.elapsed();
+    let options = kurel::Options::default();
+    let common = kurel::Instance::default();
+    let start = Instant::now();
+    kurel::Prepared::new(&pkg, &common, &options)
+        .map_err(|d| format!("in-process Prepared::new failed: {}", first_message(&d.0)))?;
+    stages.definitions += start.elapsed();
+    let start = Instant::now();
+    let prepared = kurel::Prepared::new(&pkg, &common, &options)
+        .map_err(|d| format!("in-process Prepared::new failed: {}", first_message(&d.0)))?;
+    let out = kurel::render_instances(&prepared, &docs, Ok).map_err(|d| {
+        format!(
+            "in-process render_instances failed: {}",
+            first_message(&d.0)
+        )
+    })?;
+    stages.render += start.elapsed();
+    Ok(out.units.into_iter().flatten().collect())
 }
 
 fn first_message(diags: &[kiln_core::diag::Diagnostic]) -> String {

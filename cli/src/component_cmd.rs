@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use kiln_core::component::{self, snapshot, Options};
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
-use kiln_core::document::{SourceFile, YamlLimits};
+use kiln_core::document::SourceFile;
 use kiln_core::source::{load_inputs_with_files, Input};
 
 use crate::Common;
@@ -93,13 +93,17 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// `kiln snapshot create`.
 pub fn snapshot_create(args: &SnapshotCreateArgs, common: &Common) -> ExitCode {
-    let loaded = load_inputs_with_files(&crate::inputs(&args.paths), &YamlLimits::default());
+    let limits = common.limits();
+    let loaded = load_inputs_with_files(&crate::inputs(&args.paths), &limits.yaml);
     if loaded.diagnostics.has_errors() {
         return fail(loaded.diagnostics.0, &loaded.files, common);
     }
     let opts = Options {
         env: Some(args.env.clone()),
         namespace: common.namespace.clone(),
+        expr: limits.expr,
+        eval: limits.eval,
+        max_collection_size: limits.component_collection_size,
     };
     let (snap, warnings) =
         match component::create_snapshot(&loaded.documents, &args.component, &args.env, &opts) {
@@ -119,6 +123,11 @@ pub fn snapshot_create(args: &SnapshotCreateArgs, common: &Common) -> ExitCode {
         Ok(t) => t,
         Err(d) => return fail(vec![d], &loaded.files, common),
     };
+    if let Some(path) = &args.output {
+        if let Err(d) = kiln_core::limits::check_output_size(text.len(), limits.output_bytes) {
+            return fail(vec![d.in_file(path.display().to_string())], &[], common);
+        }
+    }
     match &args.output {
         None => crate::emit(&text),
         Some(path) => match write_atomic(path, &text) {
@@ -267,7 +276,7 @@ fn run_promote(args: &PromoteArgs, common: &Common) -> Result<ExitCode, Failure>
         .collect();
     files.sort();
     let inputs: Vec<Input> = files.iter().map(|p| Input::Path(p.clone())).collect();
-    let loaded = load_inputs_with_files(&inputs, &YamlLimits::default());
+    let loaded = load_inputs_with_files(&inputs, &common.limits().yaml);
     if loaded.diagnostics.has_errors() {
         return Err((loaded.diagnostics.0, loaded.files));
     }

@@ -74,6 +74,19 @@ struct Common {
     /// Secret objects are always redacted.
     #[arg(long = "secret", value_name = "PATH", value_parser = kiln_core::redact::SecretPath::parse)]
     secret: Vec<kiln_core::redact::SecretPath>,
+    /// Change a limit, e.g. `--limit input-bytes=256Mi` (repeatable; names and defaults in
+    /// --help).
+    #[arg(long = "limit", value_name = "NAME=VALUE",
+          value_parser = kiln_core::limits::Setting::parse,
+          long_help = kiln_core::limits::help())]
+    limit: Vec<kiln_core::limits::Setting>,
+}
+
+impl Common {
+    /// The limits of this run: the defaults with every `--limit` applied in order.
+    fn limits(&self) -> kiln_core::limits::Limits {
+        kiln_core::limits::Limits::with(&self.limit)
+    }
 }
 
 /// Where and how rendered objects are written.
@@ -218,11 +231,17 @@ fn inputs(paths: &[String]) -> Vec<Input> {
 /// Run options from the command line. CRDs named by `--crds` are read here, at the edge; a bad
 /// `--kube-version` or unreadable CRD directory ends the run with its diagnostics.
 fn options(common: &Common, env: Option<&str>) -> Result<Options, ExitCode> {
+    let limits = common.limits();
     let mut o = Options {
         namespace: common.namespace.clone(),
+        expr: limits.expr,
+        render: limits.render(),
         ..Options::default()
     };
     o.component.env = env.map(str::to_string);
+    o.component.expr = limits.expr;
+    o.component.eval = limits.eval;
+    o.component.max_collection_size = limits.component_collection_size;
     if let Some(v) = &common.kube_version {
         let bundled = kiln_core::openapi::Schemas::kubernetes_version();
         let wanted = v.trim_start_matches('v');
@@ -237,8 +256,7 @@ fn options(common: &Common, env: Option<&str>) -> Result<Options, ExitCode> {
         }
     }
     if let Some(dir) = &common.crds {
-        let loaded =
-            load_inputs_with_files(&inputs(std::slice::from_ref(dir)), &YamlLimits::default());
+        let loaded = load_inputs_with_files(&inputs(std::slice::from_ref(dir)), &limits.yaml);
         if loaded.diagnostics.has_errors() {
             return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
         }
@@ -385,7 +403,8 @@ pub(crate) fn deliver(
             LayoutArg::ByKind => Layout::ByKind,
             LayoutArg::ByResource => Layout::ByResource,
         };
-        return match kiln_core::layout::write_dir(dir, objects, layout) {
+        let max = common.limits().output_bytes;
+        return match kiln_core::layout::write_dir_limited(dir, objects, layout, max) {
             Ok(()) => ExitCode::SUCCESS,
             Err(d) => {
                 report::note_rendered(objects);
@@ -408,8 +427,21 @@ pub(crate) fn deliver(
     }
 }
 
-/// Write everything at once, so an error leaves nothing half-written on stdout.
+/// The output limit and diagnostics format of this run (set once in `run`), so every command's
+/// stdout is checked in [`emit`] without each caller passing them along.
+static OUTPUT_LIMIT: std::sync::OnceLock<(usize, DiagFormat)> = std::sync::OnceLock::new();
+
+/// Write everything at once, so an error leaves nothing half-written on stdout. Output over
+/// `--limit output-bytes` is not written at all (KLN1009).
 fn emit(text: &str) -> ExitCode {
+    let (limit, format) = OUTPUT_LIMIT
+        .get()
+        .copied()
+        .unwrap_or((kiln_core::limits::DEFAULT_OUTPUT_BYTES, DiagFormat::Human));
+    if let Err(d) = kiln_core::limits::check_output_size(text.len(), limit) {
+        report::print(&[d.in_file("<stdout>")], &[], format);
+        return ExitCode::from(1);
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -424,7 +456,9 @@ fn emit(text: &str) -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     report::set_secret_paths(&cli.command.common().secret);
-    let limits = YamlLimits::default();
+    let all_limits = cli.command.common().limits();
+    let limits = all_limits.yaml;
+    let _ = OUTPUT_LIMIT.set((all_limits.output_bytes, cli.command.common().diagnostics));
     match cli.command {
         Command::Render {
             paths,

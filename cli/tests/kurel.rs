@@ -400,3 +400,247 @@ fn max_depth_is_configurable() {
     let o = kiln(&dir, &["render", "--max-depth", "0", "app.kurel"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A package of a ConfigMap and a Deployment named after `${name}`, with a monitoring patch that
+/// requires a labels patch, and `n` instance files under `instances/` (every third one
+/// monitored), all under `dir`.
+fn fleet(dir: &Path, n: usize) {
+    let pkg = dir.join("app.kurel");
+    write(
+        &pkg.join("parameters.yaml"),
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\n\
+         name: app\nreplicas: 1\nmode: base\nmonitoring: {enabled: false}\n",
+    );
+    write(
+        &pkg.join("resources/app.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\"}\n\
+         data: {mode: \"${mode}\"}\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: \"${name}\"}\n\
+         spec:\n  replicas: ${replicas}\n  selector: {matchLabels: {app: \"${name}\"}}\n\
+         \x20 template:\n    metadata: {labels: {app: \"${name}\"}}\n\
+         \x20   spec: {containers: [{name: main, image: \"nginx:1.27\"}]}\n",
+    );
+    write(
+        &pkg.join("patches/05-labels.kpatch"),
+        "[deployment.${name}]\nmetadata.labels.monitored: \"yes\"\n",
+    );
+    write(&pkg.join("patches/05-labels.yaml"), "enabled: false\n");
+    write(
+        &pkg.join("patches/10-monitoring.kpatch"),
+        "[deployment.${name}]\nmetadata.annotations.prometheus.io/scrape: \"true\"\n",
+    );
+    write(
+        &pkg.join("patches/10-monitoring.yaml"),
+        "enabled: ${monitoring.enabled}\nrequires: [05-labels]\n",
+    );
+    for i in 0..n {
+        write(
+            &dir.join(format!("instances/app-{i:03}.yaml")),
+            &format!(
+                "name: app-{i:03}\nreplicas: {}\nmonitoring: {{enabled: {}}}\n",
+                1 + i % 4,
+                i % 3 == 0
+            ),
+        );
+    }
+}
+
+/// Issue 6: many instances of one package in one process give the same bytes whatever the
+/// number of threads, and instance i's part of the output is exactly what a single render with
+/// its file as the last `--values` gives (the instance file sits between `--values` and `--set`).
+#[test]
+fn instances_render_identically_with_1_and_4_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet(tmp.path(), 60);
+    write(
+        &tmp.path().join("common.yaml"),
+        "mode: fleet\nreplicas: 9\n",
+    );
+    let args = |jobs: &'static str, format: &'static str| {
+        [
+            "render",
+            "app.kurel",
+            "--instances",
+            "instances",
+            "--values",
+            "common.yaml",
+            "--set",
+            "mode=forced",
+            "--output-format",
+            format,
+            "-j",
+            jobs,
+        ]
+    };
+    for format in ["yaml", "json"] {
+        let one = kiln(tmp.path(), &args("1", format));
+        assert!(one.status.success(), "{}", text(&one.stderr));
+        let four = kiln(tmp.path(), &args("4", format));
+        assert!(four.status.success(), "{}", text(&four.stderr));
+        assert!(!one.stdout.is_empty());
+        assert!(
+            one.stdout == four.stdout,
+            "{format}: output depends on --jobs"
+        );
+        assert_eq!(one.stderr, four.stderr, "{format}: logs depend on --jobs");
+    }
+
+    let all = text(&kiln(tmp.path(), &args("4", "yaml")).stdout);
+    let mut expected = String::new();
+    for i in 0..60 {
+        let file = format!("instances/app-{i:03}.yaml");
+        let one = kiln(
+            tmp.path(),
+            &[
+                "render",
+                "app.kurel",
+                "--values",
+                "common.yaml",
+                "--values",
+                &file,
+                "--set",
+                "mode=forced",
+            ],
+        );
+        assert!(one.status.success(), "{file}: {}", text(&one.stderr));
+        if i > 0 {
+            expected.push_str("---\n");
+        }
+        expected.push_str(&text(&one.stdout));
+    }
+    assert!(
+        all == expected,
+        "a fleet render is the single renders joined"
+    );
+    assert!(all.contains("mode: forced") && all.contains("replicas: 2"));
+    assert_eq!(all.matches("kind: Deployment").count(), 60);
+}
+
+#[test]
+fn instances_log_validate_and_layouts() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet(tmp.path(), 6);
+    // Subdirectories, hidden files and other extensions are not instances.
+    write(&tmp.path().join("instances/old/app-x.yaml"), "name: x\n");
+    write(&tmp.path().join("instances/.app-y.yaml"), "name: y\n");
+    write(&tmp.path().join("instances/README.md"), "# fleet\n");
+    let out = kiln(
+        tmp.path(),
+        &["render", "app.kurel", "--instances", "instances", "-v"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    // An auto-enable several instances share is logged once, naming them.
+    assert!(
+        err.contains(
+            "instances instances/app-000.yaml and instances/app-003.yaml: enabling 05-labels \
+             (required by 10-monitoring)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("instances/app-003.yaml: applying 10-monitoring.kpatch"),
+        "{err}"
+    );
+    let y = text(&out.stdout);
+    assert_eq!(y.matches("kind: ConfigMap").count(), 6);
+    assert!(!y.contains("name: x") && !y.contains("name: y"));
+
+    let v = kiln(
+        tmp.path(),
+        &["validate", "app.kurel", "--instances", "instances"],
+    );
+    assert!(v.status.success(), "{}", text(&v.stderr));
+    assert!(
+        text(&v.stderr).contains("ok: package app 1.0.0: 6 instance(s), 12 resource(s)"),
+        "{}",
+        text(&v.stderr)
+    );
+
+    let dir = tmp.path().join("out");
+    let r = kiln(
+        tmp.path(),
+        &[
+            "render",
+            "app.kurel",
+            "--instances",
+            "instances",
+            "-o",
+            dir.to_str().unwrap(),
+            "--layout",
+            "by-resource",
+        ],
+    );
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert!(dir.join("deployment-app-005.yaml").is_file());
+    assert!(dir.join("configmap-app-000.yaml").is_file());
+
+    // A duplicate identity fails the run: nothing on stdout, nothing written.
+    write(
+        &tmp.path().join("instances/app-999.yaml"),
+        "name: app-001\n",
+    );
+    let target = tmp.path().join("never");
+    let r = kiln(
+        tmp.path(),
+        &[
+            "render",
+            "app.kurel",
+            "--instances",
+            "instances",
+            "-o",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(text(&r.stderr).contains("KLN7030"), "{}", text(&r.stderr));
+    assert!(!target.exists());
+    let r = kiln(
+        tmp.path(),
+        &["validate", "app.kurel", "--instances", "instances"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+}
+
+#[test]
+fn instances_directory_must_exist_inside_the_working_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    fleet(&work, 1);
+    fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    for dir in ["../outside", "missing"] {
+        let out = kiln(
+            &work,
+            &[
+                "render",
+                "app.kurel",
+                "--instances",
+                dir,
+                "--diagnostics",
+                "json",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{dir}");
+        assert!(out.stdout.is_empty());
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(if dir == "missing" {
+                "KLN1001"
+            } else {
+                "KLN1002"
+            }),
+            "{dir}: {err}"
+        );
+    }
+    // An empty directory renders nothing, with a warning; --strict makes that an error.
+    fs::create_dir_all(work.join("none")).unwrap();
+    let out = kiln(&work, &["render", "app.kurel", "--instances", "none"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("holds no instance files"));
+    let out = kiln(
+        &work,
+        &["render", "app.kurel", "--instances", "none", "--strict"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+}

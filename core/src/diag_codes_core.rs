@@ -16,6 +16,8 @@ code_table! { CORE;
     NOT_A_FILE = "KLN1007", "not-a-file";
     /// A mapping repeats a key (a warning: the last value wins, as in kubectl and kro).
     YAML_DUPLICATE_KEY = "KLN1008", "yaml-duplicate-key";
+    /// The rendered output is larger than the output limit; nothing is written.
+    OUTPUT_LIMIT = "KLN1009", "output-limit";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";

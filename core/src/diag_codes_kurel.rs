@@ -65,4 +65,7 @@ code_table! { KUREL;
     KUREL_PROTOTYPE = "KLN7028", "kurel-prototype";
     /// A namespace problem: a cluster-scoped resource sets `metadata.namespace`.
     KUREL_NAMESPACE = "KLN7029", "kurel-namespace";
+    /// Two instances of a multi-instance render (`--instances DIR`) render an object of the same
+    /// group, kind, namespace and name.
+    KUREL_INSTANCE_DUPLICATE = "KLN7030", "kurel-instance-duplicate";
 }

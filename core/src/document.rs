@@ -13,6 +13,7 @@ use serde_saphyr::DuplicateKeyPolicy;
 
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::{FieldPath, Segment};
+use crate::limits::Limit;
 
 /// Limits on reading input, the same for every front-end (plain inputs, kurel packages and their
 /// values files, kpatch values, `--crds`). A breach is KLN1005 naming the limit and the line.
@@ -191,7 +192,7 @@ pub fn parse_source_with_warnings(
             ),
         )
         .in_file(name)
-        .with_hint("split the input or raise the input size limit"));
+        .with_hint(Limit::InputBytes.hint("split the input")));
     }
     let mut warnings = Vec::new();
     let values = if name.ends_with(".json") {
@@ -228,11 +229,16 @@ pub fn parse_source_with_warnings(
 const JSON_MAX_DEPTH: usize = 128;
 
 fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>, Diagnostic> {
-    let budget = |msg: String, line: usize, column: Option<usize>| {
+    let budget = |msg: String, limit: Limit, line: usize, column: Option<usize>| {
+        let hint = if limit == Limit::YamlDepth && limits.max_depth >= JSON_MAX_DEPTH {
+            format!("JSON nests at most {JSON_MAX_DEPTH} levels here (serde_json's own limit); flatten the data or write the file as YAML")
+        } else {
+            limit.hint("split the input")
+        };
         Diagnostic::error(codes::YAML_BUDGET, msg)
             .in_file(name)
             .at_line(line, column)
-            .with_hint("split the input or raise the limit where kiln is embedded (YamlLimits; see docs/errors.md, KLN1005)")
+            .with_hint(hint)
     };
     let deeper = || {
         format!(
@@ -254,11 +260,12 @@ fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
                 let line = line_at(text, start);
                 let depth = measure(&v, &mut nodes);
                 if depth > limits.max_depth {
-                    return Err(budget(deeper(), line, None));
+                    return Err(budget(deeper(), Limit::YamlDepth, line, None));
                 }
                 if nodes > limits.max_nodes {
                     return Err(budget(
                         format!("the file has more than {} nodes", limits.max_nodes),
+                        Limit::YamlNodes,
                         line,
                         None,
                     ));
@@ -266,7 +273,12 @@ fn parse_json(name: &str, text: &str, limits: &YamlLimits) -> Result<Vec<Value>,
                 out.push(v);
             }
             Err(e) if e.to_string().contains("recursion limit") => {
-                return Err(budget(deeper(), e.line(), Some(e.column())));
+                return Err(budget(
+                    deeper(),
+                    Limit::YamlDepth,
+                    e.line(),
+                    Some(e.column()),
+                ));
             }
             Err(e) => {
                 return Err(Diagnostic::error(codes::YAML_SYNTAX, format!("invalid JSON: {e}"))
@@ -314,7 +326,7 @@ fn too_many_documents(name: &str, limits: &YamlLimits) -> Diagnostic {
         format!("the file has more than {} documents", limits.max_documents),
     )
     .in_file(name)
-    .with_hint("split the stream into several files or raise the document limit")
+    .with_hint(Limit::Documents.hint("split the stream into several files"))
 }
 
 fn parse_yaml(
@@ -352,63 +364,99 @@ fn original(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
     e
 }
 
-/// kiln's wording for a breached reading limit, or `None` when `e` is not one.
-fn budget_message(e: &serde_saphyr::Error, limits: &YamlLimits) -> Option<String> {
+/// kiln's wording for a breached reading limit, and the limit, or `None` when `e` is not one.
+fn budget_message(e: &serde_saphyr::Error, limits: &YamlLimits) -> Option<(String, Limit)> {
     use serde_saphyr::budget::BudgetBreach as B;
     use serde_saphyr::Error as E;
     let too_many = |what: &str, limit: usize| format!("the file has more than {limit} {what}");
     Some(match original(e) {
         E::Budget { breach, .. } => match breach {
-            B::Depth { .. } => format!(
+            B::Depth { .. } => (
+                format!(
+                    "the input nests deeper than the limit of {} levels",
+                    limits.max_depth
+                ),
+                Limit::YamlDepth,
+            ),
+            B::Documents { .. } => (
+                too_many("documents", limits.max_documents),
+                Limit::Documents,
+            ),
+            B::Nodes { .. } => (
+                too_many("nodes (after expanding aliases)", limits.max_nodes),
+                Limit::YamlNodes,
+            ),
+            B::Events { .. } => (
+                format!(
+                    "the file is larger than the node limit allows ({} nodes, after expanding aliases)",
+                    limits.max_nodes
+                ),
+                Limit::YamlNodes,
+            ),
+            B::Aliases { .. } => (too_many("aliases", limits.max_aliases), Limit::Aliases),
+            B::Anchors { .. } => (too_many("anchors", limits.max_nodes), Limit::YamlNodes),
+            B::MergeKeys { .. } => (
+                too_many("merge keys (`<<`)", limits.max_nodes),
+                Limit::YamlNodes,
+            ),
+            B::ScalarBytes { .. } | B::RecordedAnchorBytes { .. } => (
+                format!(
+                    "the file holds more than {} bytes of text after expanding aliases (the input size limit)",
+                    limits.max_input_bytes
+                ),
+                Limit::InputBytes,
+            ),
+            B::RecordedAnchorEvents { .. } => (
+                format!(
+                    "anchored content is larger than the node limit allows ({} nodes)",
+                    limits.max_nodes
+                ),
+                Limit::YamlNodes,
+            ),
+            B::InputBytes { .. } => (
+                format!(
+                    "the file is larger than the limit of {} bytes",
+                    limits.max_input_bytes
+                ),
+                Limit::InputBytes,
+            ),
+            _ => (
+                "the input exceeds a YAML reading limit".to_string(),
+                Limit::YamlNodes,
+            ),
+        },
+        E::AliasReplayLimitExceeded { .. } | E::AliasExpansionLimitExceeded { .. } => (
+            format!(
+                "aliases expand to more than {} nodes (the alias expansion limit)",
+                limits.max_alias_nodes
+            ),
+            Limit::AliasNodes,
+        ),
+        E::AliasReplayStackDepthExceeded { .. } => (
+            format!(
+                "aliases nest deeper than the limit of {} levels",
+                limits.max_depth
+            ),
+            Limit::YamlDepth,
+        ),
+        // The parser's recursion guard (deep flow collections in a value it parses on its own).
+        other if other.to_string().contains("recursion limit") => (
+            format!(
                 "the input nests deeper than the limit of {} levels",
                 limits.max_depth
             ),
-            B::Documents { .. } => too_many("documents", limits.max_documents),
-            B::Nodes { .. } => too_many("nodes (after expanding aliases)", limits.max_nodes),
-            B::Events { .. } => format!(
-                "the file is larger than the node limit allows ({} nodes, after expanding aliases)",
-                limits.max_nodes
-            ),
-            B::Aliases { .. } => too_many("aliases", limits.max_aliases),
-            B::Anchors { .. } => too_many("anchors", limits.max_nodes),
-            B::MergeKeys { .. } => too_many("merge keys (`<<`)", limits.max_nodes),
-            B::ScalarBytes { .. } | B::RecordedAnchorBytes { .. } => format!(
-                "the file holds more than {} bytes of text after expanding aliases (the input size limit)",
-                limits.max_input_bytes
-            ),
-            B::RecordedAnchorEvents { .. } => format!(
-                "anchored content is larger than the node limit allows ({} nodes)",
-                limits.max_nodes
-            ),
-            B::InputBytes { .. } => format!(
-                "the file is larger than the limit of {} bytes",
-                limits.max_input_bytes
-            ),
-            _ => "the input exceeds a YAML reading limit".to_string(),
-        },
-        E::AliasReplayLimitExceeded { .. } | E::AliasExpansionLimitExceeded { .. } => format!(
-            "aliases expand to more than {} nodes (the alias expansion limit)",
-            limits.max_alias_nodes
-        ),
-        E::AliasReplayStackDepthExceeded { .. } => format!(
-            "aliases nest deeper than the limit of {} levels",
-            limits.max_depth
-        ),
-        // The parser's recursion guard (deep flow collections in a value it parses on its own).
-        other if other.to_string().contains("recursion limit") => format!(
-            "the input nests deeper than the limit of {} levels",
-            limits.max_depth
+            Limit::YamlDepth,
         ),
         _ => return None,
     })
 }
 
 fn yaml_error(name: &str, e: &serde_saphyr::Error, limits: &YamlLimits) -> Diagnostic {
-    let (code, message, hint) = if let Some(msg) = budget_message(e, limits) {
+    let (code, message, hint) = if let Some((msg, limit)) = budget_message(e, limits) {
         (
             codes::YAML_BUDGET,
             msg,
-            "split the input, avoid alias chains that multiply, or raise the limit where kiln is embedded (YamlLimits; see docs/errors.md, KLN1005)",
+            limit.hint("split the input, avoid alias chains that multiply"),
         )
     } else if let serde_saphyr::Error::DuplicateMappingKey { key, .. } = original(e) {
         (
@@ -417,7 +465,7 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error, limits: &YamlLimits) -> Diagn
                 Some(k) => format!("duplicate key {k:?} in a mapping"),
                 None => "duplicate key in a mapping".to_string(),
             },
-            "remove one of the repeated keys; the last one wins",
+            "remove one of the repeated keys; the last one wins".to_string(),
         )
     } else {
         let msg = e.to_string();
@@ -431,7 +479,7 @@ fn yaml_error(name: &str, e: &serde_saphyr::Error, limits: &YamlLimits) -> Diagn
         (
             codes::YAML_SYNTAX,
             first,
-            "fix the YAML at the marked position (quote values that contain ': ' or start with special characters)",
+            "fix the YAML at the marked position (quote values that contain ': ' or start with special characters)".to_string(),
         )
     };
     let mut d = Diagnostic::error(code, message).in_file(name);

@@ -196,13 +196,30 @@ fn temp_sibling(dir: &Path, what: &str) -> PathBuf {
     ))
 }
 
-/// Write the objects into `dir` with the given layout, replacing it as a whole.
+/// Write the objects into `dir` with the given layout, replacing it as a whole; the files may
+/// hold at most the default output limit ([`crate::limits::DEFAULT_OUTPUT_BYTES`]).
 pub fn write_dir(dir: &Path, objects: &[Value], layout: Layout) -> Result<(), Diagnostic> {
+    write_dir_limited(dir, objects, layout, crate::limits::DEFAULT_OUTPUT_BYTES)
+}
+
+/// [`write_dir`] with an output limit: when the files together would hold more than
+/// `max_bytes`, KLN1009 and nothing is written (the old directory stays as it was).
+pub fn write_dir_limited(
+    dir: &Path,
+    objects: &[Value],
+    layout: Layout,
+    max_bytes: usize,
+) -> Result<(), Diagnostic> {
     let exists = check_target(dir)?;
     // Render everything before touching the filesystem.
     let mut contents = Vec::new();
+    let mut total = 0usize;
     for (name, objs) in plan(objects, layout) {
-        contents.push((name, output::yaml_stream(&objs)?));
+        let text = output::yaml_stream(&objs)?;
+        total = total.saturating_add(text.len());
+        crate::limits::check_output_prefix(total, max_bytes, true)
+            .map_err(|d| d.in_file(dir.display().to_string()))?;
+        contents.push((name, text));
     }
     if dir.file_name().is_none() {
         return Err(Diagnostic::error(
@@ -387,6 +404,12 @@ mod tests {
         fs::create_dir(&empty).unwrap();
         write_dir(&empty, &objs(), Layout::ByResource).unwrap();
         assert!(empty.join("deployment-shop-web.yaml").is_file());
+        // Over the output limit: KLN1009, and the old directory stays as it was.
+        let e = write_dir_limited(&out, &objs(), Layout::ByResource, 100).unwrap_err();
+        assert_eq!(e.code, codes::OUTPUT_LIMIT);
+        assert_eq!(e.file.as_deref(), Some(out.display().to_string().as_str()));
+        assert!(out.join("manifests.yaml").is_file());
+        assert!(!out.join("deployment-shop-web.yaml").exists());
         // No temporary directories are left behind.
         let leftovers: Vec<_> = fs::read_dir(&d)
             .unwrap()

@@ -55,6 +55,7 @@ pub mod ir;
 pub mod kro;
 pub mod kurel;
 pub mod layout;
+pub mod limits;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;

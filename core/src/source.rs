@@ -219,7 +219,7 @@ fn too_big(name: &str, len: usize, max: usize) -> Diagnostic {
         format!("{name} is {len} bytes or more, over the limit of {max} bytes"),
     )
     .in_file(name)
-    .with_hint("split the input or raise the input size limit")
+    .with_hint(crate::limits::Limit::InputBytes.hint("split the input"))
 }
 
 fn into_utf8(name: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
@@ -371,7 +371,7 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                     limits.max_documents
                 ),
             )
-            .with_hint("render fewer inputs at once or raise the document limit"),
+            .with_hint(crate::limits::Limit::Documents.hint("render fewer inputs at once")),
         );
     }
     Loaded {

@@ -405,6 +405,7 @@ pub fn json_pointer_filters(data: &[u8]) {
     let opts = Options {
         env: Some("dev".into()),
         namespace: Some("default".into()),
+        ..Options::default()
     };
     on_worker(|| {
         let _ = render(&refs, &opts);

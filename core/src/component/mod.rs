@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
+use crate::expr::budget::EvalBudget;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
 
@@ -51,12 +52,30 @@ use template::{Exprs, TplError};
 pub const API_VERSION: &str = "openchoreo.dev/v1alpha1";
 
 /// Settings of a component render.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// The environment to render (`kiln render --env NAME`).
     pub env: Option<String>,
     /// Namespace for Components that set none (`--namespace`).
     pub namespace: Option<String>,
+    /// Expression compile limits.
+    pub expr: ExprLimits,
+    /// Work one expression evaluation may do.
+    pub eval: EvalBudget,
+    /// Most items one forEach may produce.
+    pub max_collection_size: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            env: None,
+            namespace: None,
+            expr: ExprLimits::default(),
+            eval: EvalBudget::default(),
+            max_collection_size: crate::limits::DEFAULT_COMPONENT_COLLECTION_SIZE,
+        }
+    }
 }
 
 /// What a component render produced.
@@ -103,7 +122,7 @@ fn err(
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
 
 /// Read and check every document; compile every expression once.
-fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
+fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diagnostic>) {
     let mut l = Loaded::default();
     let mut diags = Vec::new();
     for &d in docs {
@@ -178,7 +197,6 @@ fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
         }
     }
     check_duplicates(&l, &mut diags);
-    let limits = ExprLimits::default();
     let mut exprs = Exprs::default();
     // Definitions whose expressions all compiled are type-checked afterwards.
     let mut clean_types = Vec::new();
@@ -189,7 +207,7 @@ fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
         .chain(l.releases.iter().map(|r| &r.type_def))
     {
         let before = diags.len();
-        compile_type(t, &mut exprs, &limits, &mut diags);
+        compile_type(t, &mut exprs, limits, &mut diags);
         if diags.len() == before {
             clean_types.push(t);
         }
@@ -202,7 +220,7 @@ fn load<'a>(docs: &[&'a Document]) -> (Loaded<'a>, Vec<Diagnostic>) {
         .chain(l.releases.iter().flat_map(|r| r.addons.iter()))
     {
         let before = diags.len();
-        compile_addon(a, &mut exprs, &limits, &mut diags);
+        compile_addon(a, &mut exprs, limits, &mut diags);
         if diags.len() == before {
             clean_addons.push(a);
         }
@@ -901,7 +919,7 @@ pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostic
     if docs.is_empty() {
         return Ok(Rendered::default());
     }
-    let (l, diags) = load(docs);
+    let (l, diags) = load(docs, &opts.expr);
     let (mut errors, mut warnings) = split(diags);
     if !errors.is_empty() {
         errors.extend(warnings);
@@ -914,7 +932,7 @@ pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostic
     warnings.extend(w);
     let results: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = units
         .par_iter()
-        .map(|u| release::render(u, &l.exprs))
+        .map(|u| release::render(u, &l.exprs, opts))
         .collect();
     let mut objects = l.others.clone();
     for r in results {
@@ -983,7 +1001,7 @@ pub fn check_snapshot(doc: &Document) -> Result<SnapshotInfo, Diagnostics> {
             "pass a snapshot written by kiln snapshot create",
         )));
     }
-    let (l, diags) = load(&[doc]);
+    let (l, diags) = load(&[doc], &ExprLimits::default());
     let (errors, _) = split(diags);
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
@@ -1014,7 +1032,7 @@ pub fn create_snapshot(
     opts: &Options,
 ) -> Result<(Value, Vec<Diagnostic>), Diagnostics> {
     let refs: Vec<&Document> = docs.iter().filter(|d| is_component_document(d)).collect();
-    let (l, diags) = load(&refs);
+    let (l, diags) = load(&refs, &opts.expr);
     let (mut errors, warnings) = split(diags);
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
@@ -1045,7 +1063,7 @@ pub fn create_snapshot(
     let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {
         return Err(Diagnostics(errors));
     };
-    if let Err(ds) = release::render(&u, &l.exprs) {
+    if let Err(ds) = release::render(&u, &l.exprs, opts) {
         return Err(Diagnostics(ds));
     }
     let mut comp_value = c.value.clone();

@@ -19,9 +19,6 @@ use super::kinds::{
 use super::template::{new_context, Exprs, Renderer, TplError};
 use super::{order, overrides, patch, pointer};
 
-/// Most items one forEach may produce.
-const MAX_FOR_EACH: usize = 10_000;
-
 /// Everything one release needs.
 pub(crate) struct Unit<'u, 'a> {
     pub component: &'u ComponentDef<'a>,
@@ -37,6 +34,8 @@ pub(crate) struct Unit<'u, 'a> {
 struct Ctx<'u, 'a, 'e> {
     unit: &'u Unit<'u, 'a>,
     r: Renderer<'e>,
+    /// Most items one forEach may produce.
+    max_items: usize,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -64,10 +63,18 @@ fn with_vars<'c>(ctx: &mut Context<'c, 'static>, vars: &[(&str, Value)]) {
 }
 
 /// Render one unit.
-pub(crate) fn render(unit: &Unit<'_, '_>, exprs: &Exprs) -> Result<Vec<Value>, Vec<Diagnostic>> {
+pub(crate) fn render(
+    unit: &Unit<'_, '_>,
+    exprs: &Exprs,
+    opts: &super::Options,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
     let c = Ctx {
         unit,
-        r: Renderer { exprs },
+        r: Renderer {
+            exprs,
+            budget: opts.eval,
+        },
+        max_items: opts.max_collection_size,
     };
     let comp = unit.component;
     let ty = unit.type_def;
@@ -274,15 +281,16 @@ impl Ctx<'_, '_, '_> {
                 ))
             }
         };
-        if items.len() > MAX_FOR_EACH {
+        if items.len() > self.max_items {
             return Err(loc.error(
                 codes::FOREACH_RESULT,
                 at,
                 format!(
-                    "forEach {source:?} produced {} items, more than {MAX_FOR_EACH}",
-                    items.len()
+                    "forEach {source:?} produced {} items, more than {}",
+                    items.len(),
+                    self.max_items
                 ),
-                "reduce the list",
+                "reduce the list, or raise the limit with --limit collection-size=N",
             ));
         }
         Ok(items)

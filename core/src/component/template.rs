@@ -329,6 +329,8 @@ pub(crate) fn new_context() -> Context<'static, 'static> {
 /// Evaluates templates against a context.
 pub(crate) struct Renderer<'e> {
     pub exprs: &'e Exprs,
+    /// Work one expression evaluation may do.
+    pub budget: crate::expr::budget::EvalBudget,
 }
 
 impl Renderer<'_> {
@@ -347,8 +349,7 @@ impl Renderer<'_> {
                 hint: "this is a bug in kiln; please report it".into(),
             });
         };
-        let budget = crate::expr::budget::EvalBudget::default();
-        crate::expr::budget::execute(&c.program, ctx, &budget).map_err(|e| {
+        crate::expr::budget::execute(&c.program, ctx, &self.budget).map_err(|e| {
             if let Some(msg) = crate::expr::budget::overrun(&e) {
                 return TplError {
                     code: codes::EVAL_BUDGET,
@@ -606,7 +607,10 @@ mod tests {
             &mut errs,
         );
         assert!(errs.is_empty(), "{errs:?}");
-        let r = Renderer { exprs: &ex };
+        let r = Renderer {
+            exprs: &ex,
+            budget: Default::default(),
+        };
         let ctx = new_context();
         let out = r.render(&ctx, &tpl, &FieldPath::root()).unwrap();
         assert_eq!(

@@ -15,6 +15,7 @@ fn run(text: &str, env: Option<&str>) -> Result<Rendered, Diagnostics> {
         &Options {
             env: env.map(str::to_string),
             namespace: Some("default".into()),
+            ..Options::default()
         },
     )
 }

@@ -35,6 +35,10 @@ impl Default for ExprLimits {
     }
 }
 
+/// The deepest nesting the cel crate compiles: `Env::compile`, which expands the environment's
+/// macros, has its own parser limit, whatever [`ExprLimits::max_nesting`] says.
+pub const MAX_NESTING: u16 = 96;
+
 /// The sentinel value `omit()` returns: the field or list element holding it is removed.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Omit;
@@ -182,7 +186,13 @@ pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileErr
         )));
     }
     let parser = env().parser().max_recursion_depth(limits.max_nesting);
-    let program = parse_on_big_stack(parser, source)?;
+    let program = parse_on_big_stack(parser, source).map_err(|e| match e {
+        CompileError::Limit(_) => CompileError::Limit(format!(
+            "expression nests deeper than the limit of {} levels",
+            limits.max_nesting.min(MAX_NESTING)
+        )),
+        e => e,
+    })?;
     let refs = references(program.expression());
     let unknown: Vec<String> = refs
         .functions

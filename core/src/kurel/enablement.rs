@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::graph::{format_cycle, Graph};
 
-use super::package::{Enabled, Origin, PatchFile, PatchRef};
+use super::package::{Enabled, Loc, Origin, PatchFile, PatchRef};
 use super::variables::Resolver;
 
 /// Why a patch is or is not applied.
@@ -121,13 +121,31 @@ fn resolve_ref(patches: &[PatchFile], from: usize, r: &PatchRef) -> Result<usize
     }
 }
 
-/// Decide which patches apply. All problems are reported together.
-pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnostics> {
+/// What the `requires` / `conflicts` references of a package's patches say, whatever the
+/// instance: which patch requires and conflicts with which, and the apply order before
+/// enablement. Worked out once per package and shared by every instance rendered from it.
+#[derive(Debug, Clone, Default)]
+pub struct Structure {
+    /// `requires[i]`: indices of the patches patch `i` requires.
+    requires: Vec<Vec<usize>>,
+    /// `conflicts[i]`: indices of the patches patch `i` conflicts with, with where it says so.
+    conflicts: Vec<Vec<(usize, Loc)>>,
+    /// Every patch in apply order (requirements first); empty when `requires` has a cycle.
+    topo: Vec<usize>,
+    /// Missing, ambiguous and self references, cycles: package bugs, the same for every instance.
+    pub errors: Diagnostics,
+    /// A conflict naming a patch that does not exist.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Resolve every `requires` / `conflicts` reference and order the patches. Problems are
+/// recorded in the result, not returned: enablement of an instance can still be checked.
+pub fn structure(patches: &[PatchFile]) -> Structure {
     let n = patches.len();
     let mut diags = Diagnostics::new();
     let mut warnings = Vec::new();
     let mut requires: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut conflicts: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut conflicts: Vec<Vec<(usize, Loc)>> = vec![Vec::new(); n];
     for (i, p) in patches.iter().enumerate() {
         for r in &p.meta.requires {
             match resolve_ref(patches, i, r) {
@@ -155,7 +173,7 @@ pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnost
                         .with_hint("remove the patch from its own conflicts"),
                     ),
                 ),
-                Ok(j) => conflicts[i].push(j),
+                Ok(j) => conflicts[i].push((j, r.loc.clone())),
                 // A conflict with a patch that does not exist cannot happen; say so but go on.
                 Err(mut d) => {
                     d.severity = crate::diag::Severity::Warning;
@@ -195,7 +213,53 @@ pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnost
             Vec::new()
         }
     };
+    Structure {
+        requires,
+        conflicts,
+        topo,
+        errors: diags,
+        warnings,
+    }
+}
 
+/// Decide which patches apply. All problems are reported together.
+pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnostics> {
+    let s = structure(patches);
+    let decided = decide(patches, &s, resolver);
+    match decided {
+        Ok(mut p) if !s.errors.has_errors() => {
+            p.warnings = s.warnings;
+            Ok(p)
+        }
+        other => {
+            let mut diags = s.errors;
+            if let Err(ds) = other {
+                diags.extend(ds);
+            }
+            diags.extend(s.warnings);
+            Err(diags)
+        }
+    }
+}
+
+/// Decide which patches apply for one instance, given the package's [`Structure`]. Errors are
+/// the instance's own (a condition that is not a boolean, two enabled patches that conflict);
+/// when the structure itself has errors the result is an error too, possibly without any
+/// diagnostics of its own (the structure's are reported once by the caller). The plan's
+/// `warnings` are left empty: they are the structure's.
+pub fn decide(
+    patches: &[PatchFile],
+    structure: &Structure,
+    resolver: &Resolver,
+) -> Result<Plan, Diagnostics> {
+    let n = patches.len();
+    let mut diags = Diagnostics::new();
+    let Structure {
+        requires,
+        conflicts,
+        topo,
+        ..
+    } = structure;
     // Evaluate enabled.
     let mut decisions = Vec::with_capacity(n);
     for p in patches {
@@ -269,15 +333,10 @@ pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnost
 
     // Conflicts between enabled patches, each pair once.
     for i in 0..n {
-        for &j in &conflicts[i] {
-            let pair_seen = conflicts[j].contains(&i) && j < i;
+        for (j, loc) in &conflicts[i] {
+            let j = *j;
+            let pair_seen = conflicts[j].iter().any(|(k, _)| *k == i) && j < i;
             if decisions[i].enabled && decisions[j].enabled && !pair_seen {
-                let r = patches[i]
-                    .meta
-                    .conflicts
-                    .iter()
-                    .find(|r| resolve_ref(patches, i, r).ok() == Some(j));
-                let loc = r.map(|r| r.loc.clone()).unwrap_or_default();
                 diags.push(
                     loc.place(
                         Diagnostic::error(
@@ -299,15 +358,18 @@ pub fn plan(patches: &[PatchFile], resolver: &Resolver) -> Result<Plan, Diagnost
         }
     }
 
-    if diags.has_errors() {
-        diags.extend(warnings);
+    if diags.has_errors() || structure.errors.has_errors() {
         return Err(diags);
     }
-    let order = topo.into_iter().filter(|&i| decisions[i].enabled).collect();
+    let order = topo
+        .iter()
+        .copied()
+        .filter(|&i| decisions[i].enabled)
+        .collect();
     Ok(Plan {
         order,
         decisions,
         log,
-        warnings,
+        warnings: Vec::new(),
     })
 }

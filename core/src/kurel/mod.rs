@@ -9,6 +9,11 @@
 //! patches apply ([`enablement`]), applies them ([`patch`]) and validates the result
 //! ([`validate`]); every problem is reported at once and nothing is returned on error.
 //!
+//! Many instances of one package (`kiln render PKG --instances DIR`) share everything that does
+//! not depend on the instance: [`Prepared`] holds it (the package, the base parameters after the
+//! common values files, the patches' requires/conflicts order, the schemas of the package's
+//! kinds), and [`render_instances`] renders each instance's values on top of it in parallel.
+//!
 //! ```
 //! # use std::fs;
 //! # let dir = std::env::temp_dir().join(format!("kurel-doc-{}", std::process::id()));
@@ -40,11 +45,17 @@ pub mod validate;
 pub mod values;
 pub mod variables;
 
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
+use crate::openapi::Schemas;
+use crate::scope::Scopes;
 
 pub use package::{is_package, load, load_with_limits, LoadError, Origin, Package, PatchFile};
 
@@ -119,124 +130,578 @@ pub fn render(
     instance: &Instance,
     options: &Options,
 ) -> Result<Rendered, Diagnostics> {
-    let mut errors = Diagnostics::new();
-    let mut warnings: Vec<Diagnostic> = pkg.warnings.clone();
-    let params = match instance_parameters(pkg, instance) {
-        Ok((p, w)) => {
-            warnings.extend(w);
-            p
-        }
-        Err(ds) => return Err(finish(ds, warnings)),
-    };
-    let resolver = variables::Resolver::new(&params, options.max_depth);
+    Prepared::new(pkg, instance, options)?.render(None)
+}
 
-    // Variables in resources. apiVersion and kind are plain text in practice; schemas come from
-    // the bundle and the package's CRDs as written.
-    let raw: Vec<Value> = pkg.resources.iter().map(|d| d.value.clone()).collect();
-    let schemas = validate::schemas_for(&raw);
-    let mut objects = Vec::with_capacity(pkg.resources.len());
-    for doc in &pkg.resources {
-        let mut errs = Vec::new();
-        let api = doc.api_version().unwrap_or("").to_string();
-        let kind = doc.kind().unwrap_or("").to_string();
-        let wants = |p: &FieldPath| validate::wants_string(&schemas, &api, &kind, p);
-        let v = resolver.resolve_tree_typed(&doc.value, &FieldPath::root(), &wants, &mut errs);
-        for (p, e) in errs {
-            errors.push(doc.diag(Diagnostic::error(e.code, e.message).with_hint(e.hint), &p));
+/// The part of rendering a package that does not depend on the instance, worked out once: the
+/// parameters every instance starts from (package defaults ← local extension ← the common
+/// values files), the patches' `requires`/`conflicts` structure, and the schemas and scopes of
+/// the package's kinds. [`Prepared::render`] then renders one instance on top of it; it is
+/// `Sync`, so [`render_instances`] renders many instances from one `Prepared` in parallel.
+#[derive(Debug)]
+pub struct Prepared<'p> {
+    pkg: &'p Package,
+    options: Options,
+    /// Parameters before the instance's own values file and the `--set` arguments.
+    base: Value,
+    /// `--set` arguments, applied to every instance after its values file.
+    sets: Vec<String>,
+    structure: enablement::Structure,
+    /// Schemas of the package's kinds: the bundle plus the CRDs of `resources/` as written.
+    schemas: Schemas,
+    scopes: Scopes,
+    /// Those CRDs: an instance whose rendered CRDs are the same reuses `schemas` and `scopes`.
+    crds: Vec<Value>,
+    /// For each resource, the paths of its lone `${…}` references whose field is a string in
+    /// the kind's schema (where a number or boolean is written as text): schema lookups done once
+    /// for every instance.
+    string_fields: Vec<BTreeSet<FieldPath>>,
+    /// Warnings of the shared part (loading, the common overrides, patch references).
+    warnings: Vec<Diagnostic>,
+}
+
+/// What rendering one instance on top of a [`Prepared`] gave, before the shared part's
+/// diagnostics are added.
+struct Outcome {
+    /// Objects, auto-enable log and `-v` details; `None` on any error (the structure's included).
+    rendered: Option<(Vec<Value>, Vec<String>, Vec<String>)>,
+    errors: Diagnostics,
+    warnings: Vec<Diagnostic>,
+}
+
+/// Calls `found` with the path of every string of a template that is exactly one `${…}`
+/// reference (the values that keep the referenced type), keys as written.
+fn lone_references(v: &Value, at: &mut FieldPath, found: &mut dyn FnMut(&FieldPath)) {
+    match v {
+        Value::String(s) if s.contains("${") => {
+            if let Ok([variables::Piece::Ref(_)]) = variables::scan(s).as_deref() {
+                found(at);
+            }
         }
-        objects.push(v);
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                at.0.push(crate::fieldpath::Segment::Index(i));
+                lone_references(x, at, found);
+                at.0.pop();
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                at.0.push(crate::fieldpath::Segment::Key(k.clone()));
+                lone_references(x, at, found);
+                at.0.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_crd(o: &&Value) -> bool {
+    o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+}
+
+impl<'p> Prepared<'p> {
+    /// The shared part of rendering `pkg` with the common overrides of `common` (values files
+    /// merged into the base parameters; `--set` arguments kept to apply last, per instance). An
+    /// error in the common overrides fails here, once, rather than once per instance.
+    pub fn new(
+        pkg: &'p Package,
+        common: &Instance,
+        options: &Options,
+    ) -> Result<Self, Diagnostics> {
+        let mut diags = Diagnostics::new();
+        let mut base = pkg.parameters.clone();
+        if let Some(local) = &pkg.local {
+            if let Some(doc) = &local.parameters {
+                values::merge_document(&mut base, doc, &mut diags);
+            }
+        }
+        for doc in &common.values {
+            values::merge_document(&mut base, doc, &mut diags);
+        }
+        if diags.has_errors() {
+            // The `--set` arguments are checked too, so one run reports every bad override.
+            values::apply_sets(&mut base, &common.sets, &mut diags);
+            return Err(finish(diags, pkg.warnings.clone()));
+        }
+        let mut warnings = pkg.warnings.clone();
+        warnings.extend(diags);
+        let structure = enablement::structure(&pkg.patches);
+        warnings.extend(structure.warnings.iter().cloned());
+        // apiVersion and kind are plain text in practice; schemas come from the bundle and the
+        // package's CRDs as written.
+        let crds: Vec<Value> = pkg
+            .resources
+            .iter()
+            .map(|d| &d.value)
+            .filter(is_crd)
+            .cloned()
+            .collect();
+        let schemas = validate::schemas_for(&crds);
+        let string_fields = pkg
+            .resources
+            .iter()
+            .map(|doc| {
+                let mut out = BTreeSet::new();
+                let (api, kind) = (doc.api_version().unwrap_or(""), doc.kind().unwrap_or(""));
+                lone_references(&doc.value, &mut FieldPath::root(), &mut |p| {
+                    if validate::wants_string(&schemas, api, kind, p) {
+                        out.insert(p.clone());
+                    }
+                });
+                out
+            })
+            .collect();
+        Ok(Self {
+            pkg,
+            options: options.clone(),
+            base,
+            sets: common.sets.clone(),
+            structure,
+            scopes: validate::scopes_for(&crds),
+            schemas,
+            crds,
+            string_fields,
+            warnings,
+        })
     }
 
-    // Which patches apply.
-    let plan = match enablement::plan(&pkg.patches, &resolver) {
-        Ok(p) => Some(p),
-        Err(ds) => {
-            errors.extend(ds);
-            None
-        }
-    };
-    if errors.has_errors() {
-        return Err(finish(errors, warnings));
+    /// The package.
+    pub fn package(&self) -> &'p Package {
+        self.pkg
     }
-    let Some(plan) = plan else {
-        return Err(finish(errors, warnings));
-    };
-    warnings.extend(plan.warnings.iter().cloned());
 
-    // Apply, in order. Errors are collected and application goes on, so one run reports every
-    // failing operation.
-    let schemas = validate::schemas_for(&objects);
-    let mut details = Vec::new();
-    let mut op_errors = Vec::new();
-    for &i in &plan.order {
-        let Some(p) = pkg.patches.get(i) else {
-            continue;
+    /// Warnings of the shared part: loading, the common overrides, patch references. They are
+    /// part of [`Prepared::render`]'s result, and reported once by [`render_instances`].
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// Render one instance: the base parameters, then `values` (the instance's own values file,
+    /// if any), then the `--set` arguments. The result has every warning, the shared ones first.
+    pub fn render(&self, values: Option<&Document>) -> Result<Rendered, Diagnostics> {
+        let out = self.outcome(values);
+        let mut warnings = self.warnings.clone();
+        warnings.extend(out.warnings);
+        let mut errors = self.structure.errors.clone();
+        errors.extend(out.errors);
+        match out.rendered {
+            Some((objects, log, details)) if !errors.has_errors() => Ok(Rendered {
+                objects,
+                warnings,
+                log,
+                details,
+            }),
+            _ => Err(finish(errors, warnings)),
+        }
+    }
+
+    /// Schemas and scopes for rendered objects: the shared ones unless the instance changed the
+    /// package's CRDs (a CRD with variables, or patched).
+    fn schemas_for(&self, objects: &[Value]) -> (Cow<'_, Schemas>, Cow<'_, Scopes>) {
+        if objects.iter().filter(is_crd).eq(self.crds.iter()) {
+            (Cow::Borrowed(&self.schemas), Cow::Borrowed(&self.scopes))
+        } else {
+            (
+                Cow::Owned(validate::schemas_for(objects)),
+                Cow::Owned(validate::scopes_for(objects)),
+            )
+        }
+    }
+
+    fn outcome(&self, values: Option<&Document>) -> Outcome {
+        let pkg = self.pkg;
+        let mut errors = Diagnostics::new();
+        let mut warnings = Vec::new();
+        let failed = |errors: Diagnostics, warnings: Vec<Diagnostic>| Outcome {
+            rendered: None,
+            errors,
+            warnings,
         };
-        let d = plan
-            .decisions
-            .get(i)
-            .map(|d| d.why.clone())
-            .unwrap_or_default();
-        details.push(format!("applying {} ({d})", p.id));
-        details.extend(patch::apply_patch(
-            &mut objects,
-            p,
-            &resolver,
-            &schemas,
-            &mut op_errors,
-        ));
-    }
-    errors.extend(op_errors);
-    if errors.has_errors() {
-        return Err(finish(errors, warnings));
-    }
 
-    // Namespace for namespaced resources without one.
-    let schemas = validate::schemas_for(&objects);
-    let scopes = validate::scopes_for(&objects);
-    if let Some(ns) = &options.namespace {
-        for o in &mut objects {
-            let api = o
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let kind = o
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            if scopes.is_namespaced(&api, &kind) {
-                if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-                    let has_namespace = meta
-                        .get("namespace")
-                        .is_some_and(|n| n.as_str().is_some_and(|s| !s.is_empty()));
-                    if !has_namespace {
-                        // Right after the name, where people look for it.
-                        let at = meta.keys().position(|k| k == "name").map_or(0, |i| i + 1);
-                        meta.shift_insert(at, "namespace".into(), Value::String(ns.clone()));
+        // Parameters: the shared base, the instance's values, the `--set` arguments.
+        let mut params = self.base.clone();
+        let mut diags = Diagnostics::new();
+        if let Some(doc) = values {
+            values::merge_document(&mut params, doc, &mut diags);
+        }
+        values::apply_sets(&mut params, &self.sets, &mut diags);
+        if diags.has_errors() {
+            return failed(diags, warnings);
+        }
+        warnings.extend(diags);
+        let resolver = variables::Resolver::new(&params, self.options.max_depth);
+
+        // Variables in resources.
+        let mut objects = Vec::with_capacity(pkg.resources.len());
+        for (k, doc) in pkg.resources.iter().enumerate() {
+            let mut errs = Vec::new();
+            let wants = |p: &FieldPath| self.string_fields[k].contains(p);
+            let v = resolver.resolve_tree_typed(&doc.value, &FieldPath::root(), &wants, &mut errs);
+            for (p, e) in errs {
+                errors.push(doc.diag(Diagnostic::error(e.code, e.message).with_hint(e.hint), &p));
+            }
+            objects.push(v);
+        }
+
+        // Which patches apply.
+        let plan = match enablement::decide(&pkg.patches, &self.structure, &resolver) {
+            Ok(p) => Some(p),
+            Err(ds) => {
+                errors.extend(ds);
+                None
+            }
+        };
+        let Some(plan) = plan.filter(|_| !errors.has_errors()) else {
+            return failed(errors, warnings);
+        };
+
+        // Apply, in order. Errors are collected and application goes on, so one run reports
+        // every failing operation.
+        let mut details = Vec::new();
+        {
+            let (schemas, _) = self.schemas_for(&objects);
+            let mut op_errors = Vec::new();
+            for &i in &plan.order {
+                let Some(p) = pkg.patches.get(i) else {
+                    continue;
+                };
+                let d = plan
+                    .decisions
+                    .get(i)
+                    .map(|d| d.why.clone())
+                    .unwrap_or_default();
+                details.push(format!("applying {} ({d})", p.id));
+                details.extend(patch::apply_patch(
+                    &mut objects,
+                    p,
+                    &resolver,
+                    &schemas,
+                    &mut op_errors,
+                ));
+            }
+            errors.extend(op_errors);
+        }
+        if errors.has_errors() {
+            return failed(errors, warnings);
+        }
+
+        // Namespace for namespaced resources without one.
+        let (schemas, scopes) = self.schemas_for(&objects);
+        if let Some(ns) = &self.options.namespace {
+            for o in &mut objects {
+                let namespaced = {
+                    let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+                    scopes.is_namespaced(text("apiVersion"), text("kind"))
+                };
+                if namespaced {
+                    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                        let has_namespace = meta
+                            .get("namespace")
+                            .is_some_and(|n| n.as_str().is_some_and(|s| !s.is_empty()));
+                        if !has_namespace {
+                            // Right after the name, where people look for it.
+                            let at = meta.keys().position(|k| k == "name").map_or(0, |i| i + 1);
+                            meta.shift_insert(at, "namespace".into(), Value::String(ns.clone()));
+                        }
                     }
                 }
             }
         }
-    }
 
-    for d in validate::validate(&objects, &pkg.resources, &schemas, &scopes) {
-        if d.is_error() {
-            errors.push(d);
-        } else {
-            warnings.push(d);
+        for d in validate::validate(&objects, &pkg.resources, &schemas, &scopes) {
+            if d.is_error() {
+                errors.push(d);
+            } else {
+                warnings.push(d);
+            }
+        }
+        if errors.has_errors() || self.structure.errors.has_errors() {
+            return failed(errors, warnings);
+        }
+        Outcome {
+            rendered: Some((objects, plan.log, details)),
+            errors,
+            warnings,
         }
     }
+}
+
+/// The result of [`render_instances`].
+#[derive(Debug, Clone)]
+pub struct RenderedInstances<T> {
+    /// What `make_unit` made of each instance's objects, in instance order.
+    pub units: Vec<T>,
+    /// Objects rendered, over all instances.
+    pub objects: usize,
+    /// The shared warnings, then each instance's (a warning several instances share is given
+    /// once, naming them).
+    pub warnings: Vec<Diagnostic>,
+    /// Lines for stderr: auto-enabled patches, naming the instances.
+    pub log: Vec<String>,
+    /// Lines for stderr with `-v`: each instance's patch operations, prefixed with its file.
+    pub details: Vec<String>,
+}
+
+/// What one instance gave, before the instances are put together.
+struct InstanceResult<T> {
+    unit: Option<T>,
+    objects: usize,
+    identities: Vec<Identity>,
+    errors: Diagnostics,
+    warnings: Vec<Diagnostic>,
+    log: Vec<String>,
+    details: Vec<String>,
+}
+
+/// What makes an object unique in a cluster: API group, kind, namespace, name.
+type Identity = (String, String, String, String);
+
+fn identity(o: &Value) -> Option<Identity> {
+    let top = |k: &str| o.get(k).and_then(Value::as_str);
+    let meta = |k: &str| {
+        o.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+    };
+    Some((
+        crate::scope::group_of(top("apiVersion")?).to_string(),
+        top("kind")?.to_string(),
+        meta("namespace").unwrap_or("").to_string(),
+        meta("name")?.to_string(),
+    ))
+}
+
+/// Render one instance per values document in `instances` (each layered on the base parameters
+/// of `prep`, before its `--set` arguments), in parallel, and hand each instance's objects to
+/// `make_unit` on the worker that rendered them (so a caller can serialise there). Units come back
+/// in instance order, so the result does not depend on the number of threads.
+///
+/// All or nothing: any error in any instance fails the whole run, with every instance's
+/// diagnostics. A diagnostic is named after the instance it came from (unless it is in the
+/// instance's own file); one that several instances share is given once, naming them. Two
+/// instances that render an object of the same group, kind, namespace and name are an error
+/// (KLN7030): applied together, one would overwrite the other.
+pub fn render_instances<T, F>(
+    prep: &Prepared,
+    instances: &[Document],
+    make_unit: F,
+) -> Result<RenderedInstances<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let results: Vec<InstanceResult<T>> = instances
+        .par_iter()
+        .map(|doc| {
+            let out = prep.outcome(Some(doc));
+            let mut errors = out.errors;
+            let (mut unit, mut identities, mut log, mut details) =
+                (None, Vec::new(), Vec::new(), Vec::new());
+            let mut count = 0;
+            if let Some((objects, l, d)) = out.rendered {
+                count = objects.len();
+                identities = objects.iter().filter_map(identity).collect();
+                identities.sort();
+                identities.dedup();
+                log = l;
+                details = d;
+                match make_unit(objects) {
+                    Ok(t) => unit = Some(t),
+                    Err(d) => errors.push(d),
+                }
+            }
+            InstanceResult {
+                unit,
+                objects: count,
+                identities,
+                errors,
+                warnings: out.warnings,
+                log,
+                details,
+            }
+        })
+        .collect();
+
+    let names: Vec<&str> = instances.iter().map(Document::file).collect();
+    let total = names.len();
+    let mut errors = prep.structure.errors.clone();
+    errors.extend(grouped(
+        results.iter().map(|r| r.errors.0.as_slice()),
+        &names,
+    ));
+    errors.extend(duplicate_identities(
+        results.iter().map(|r| r.identities.as_slice()),
+        &names,
+    ));
+    let mut warnings = prep.warnings.clone();
+    warnings.extend(grouped(
+        results.iter().map(|r| r.warnings.as_slice()),
+        &names,
+    ));
     if errors.has_errors() {
         return Err(finish(errors, warnings));
     }
-    Ok(Rendered {
+
+    // Log lines several instances share are said once.
+    let mut log: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut at: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        for l in &r.log {
+            match at.get(l.as_str()) {
+                Some(&k) => log[k].1.push(i),
+                None => {
+                    at.insert(l, log.len());
+                    log.push((l.clone(), vec![i]));
+                }
+            }
+        }
+    }
+    let log = log
+        .into_iter()
+        .map(|(l, who)| format!("{}: {l}", instances_label(&who, &names, total)))
+        .collect();
+    let mut details = Vec::new();
+    let mut units = Vec::with_capacity(total);
+    let mut objects = 0;
+    for (r, name) in results.into_iter().zip(&names) {
+        details.extend(r.details.into_iter().map(|d| format!("{name}: {d}")));
+        objects += r.objects;
+        units.extend(r.unit);
+    }
+    Ok(RenderedInstances {
+        units,
         objects,
         warnings,
-        log: plan.log,
+        log,
         details,
     })
+}
+
+/// "instance a.yaml", "instances a.yaml, b.yaml and 3 more", "all 12 instances".
+fn instances_label(who: &[usize], names: &[&str], total: usize) -> String {
+    const SHOWN: usize = 3;
+    match who {
+        [one] => format!("instance {}", names[*one]),
+        _ if who.len() == total => format!("all {total} instances"),
+        _ => {
+            let mut s: Vec<&str> = who.iter().take(SHOWN).map(|&i| names[i]).collect();
+            let more = who.len().saturating_sub(SHOWN);
+            let last = if more > 0 {
+                format!("{more} more")
+            } else {
+                s.pop().unwrap_or_default().to_string()
+            };
+            format!("instances {} and {last}", s.join(", "))
+        }
+    }
+}
+
+/// Each instance's diagnostics, named after the instance; a diagnostic several instances share
+/// (a package problem their values all reach) is given once, naming them. A diagnostic in the
+/// instance's own file needs no name.
+fn grouped<'a>(
+    per_instance: impl Iterator<Item = &'a [Diagnostic]>,
+    names: &[&str],
+) -> Vec<Diagnostic> {
+    type Key<'a> = (
+        &'a Option<String>,
+        Option<usize>,
+        Option<usize>,
+        Option<usize>,
+        &'a Option<String>,
+        crate::diag::Code,
+        &'a str,
+    );
+    let mut groups: Vec<(&Diagnostic, Vec<usize>)> = Vec::new();
+    let mut index: BTreeMap<Key<'a>, Vec<usize>> = BTreeMap::new();
+    for (i, ds) in per_instance.enumerate() {
+        for d in ds {
+            let key = (
+                &d.file,
+                d.document,
+                d.line,
+                d.column,
+                &d.path,
+                d.code,
+                d.message.as_str(),
+            );
+            let same = index.entry(key).or_default();
+            match same.iter().find(|&&g| groups[g].0 == d) {
+                Some(&g) => {
+                    if groups[g].1.last() != Some(&i) {
+                        groups[g].1.push(i);
+                    }
+                }
+                None => {
+                    same.push(groups.len());
+                    groups.push((d, vec![i]));
+                }
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(d, who)| {
+            let mut d = d.clone();
+            let own_file = who.len() == 1 && d.file.as_deref() == Some(names[who[0]]);
+            if !own_file {
+                d.message = format!(
+                    "{} ({})",
+                    d.message,
+                    instances_label(&who, names, names.len())
+                );
+            }
+            d
+        })
+        .collect()
+}
+
+/// KLN7030: objects of the same identity rendered by several instances, one error per identity,
+/// in the file of the second instance that renders it.
+fn duplicate_identities<'a>(
+    per_instance: impl Iterator<Item = &'a [Identity]>,
+    names: &[&str],
+) -> Vec<Diagnostic> {
+    let mut by_identity: BTreeMap<&Identity, Vec<usize>> = BTreeMap::new();
+    for (i, ids) in per_instance.enumerate() {
+        for id in ids {
+            by_identity.entry(id).or_default().push(i);
+        }
+    }
+    by_identity
+        .into_iter()
+        .filter(|(_, who)| who.len() > 1)
+        .map(|((_, kind, ns, name), who)| {
+            let object = if ns.is_empty() {
+                format!("{kind} {name}")
+            } else {
+                format!("{kind} {ns}/{name}")
+            };
+            let by = match who.as_slice() {
+                [a, b] => format!("both instances {} and {}", names[*a], names[*b]),
+                _ => format!("{} instances: {}", who.len(), {
+                    let shown: Vec<&str> = who.iter().take(3).map(|&i| names[i]).collect();
+                    let more = who.len().saturating_sub(3);
+                    if more > 0 {
+                        format!("{} and {more} more", shown.join(", "))
+                    } else {
+                        shown.join(", ")
+                    }
+                }),
+            };
+            Diagnostic::error(
+                codes::KUREL_INSTANCE_DUPLICATE,
+                format!("{object} is rendered by {by}"),
+            )
+            .in_file(names[who[1]])
+            .with_hint(
+                "objects of different instances must differ in kind, namespace or name: give each \
+                 instance its own value for the parameters the package names its objects (or \
+                 their namespace) from",
+            )
+        })
+        .collect()
 }
 
 /// Errors first (sorted), then the warnings, so one report shows everything.
@@ -244,4 +709,68 @@ fn finish(mut errors: Diagnostics, warnings: Vec<Diagnostic>) -> Diagnostics {
     errors.sort();
     errors.extend(warnings);
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instances_are_named_briefly() {
+        let names = ["a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"];
+        assert_eq!(instances_label(&[1], &names, 5), "instance b.yaml");
+        assert_eq!(
+            instances_label(&[0, 2], &names, 5),
+            "instances a.yaml and c.yaml"
+        );
+        assert_eq!(
+            instances_label(&[0, 1, 2, 3], &names, 5),
+            "instances a.yaml, b.yaml, c.yaml and 1 more"
+        );
+        assert_eq!(
+            instances_label(&[0, 1, 2, 3, 4], &names, 5),
+            "all 5 instances"
+        );
+    }
+
+    #[test]
+    fn shared_diagnostics_are_given_once() {
+        let names = ["i/a.yaml", "i/b.yaml", "i/c.yaml"];
+        let pkg = Diagnostic::error(codes::KUREL_SCHEMA, "bad port").in_file("resources/x.yaml");
+        let own = Diagnostic::error(codes::KUREL_OVERRIDE_TYPE, "bad type").in_file("i/b.yaml");
+        let per: Vec<Vec<Diagnostic>> = vec![
+            vec![pkg.clone()],
+            vec![own.clone(), pkg.clone(), pkg.clone()],
+            vec![],
+        ];
+        let got = grouped(per.iter().map(Vec::as_slice), &names);
+        let messages: Vec<&str> = got.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["bad port (instances i/a.yaml and i/b.yaml)", "bad type"]
+        );
+    }
+
+    #[test]
+    fn duplicate_identities_name_every_instance() {
+        let names = ["a.yaml", "b.yaml", "c.yaml"];
+        let id =
+            |n: &str| -> Identity { ("apps".into(), "Deployment".into(), "ns".into(), n.into()) };
+        let per = [vec![id("web")], vec![id("api")], vec![id("web"), id("api")]];
+        let got = duplicate_identities(per.iter().map(Vec::as_slice), &names);
+        let lines: Vec<String> = got
+            .iter()
+            .map(|d| format!("{} {}", d.file.as_deref().unwrap_or(""), d.message))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "c.yaml Deployment ns/api is rendered by both instances b.yaml and c.yaml",
+                "c.yaml Deployment ns/web is rendered by both instances a.yaml and c.yaml",
+            ]
+        );
+        assert!(got
+            .iter()
+            .all(|d| d.code == codes::KUREL_INSTANCE_DUPLICATE));
+    }
 }

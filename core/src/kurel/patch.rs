@@ -480,12 +480,16 @@ fn join_string_map_keys(
 }
 
 fn matches_target(obj: &Value, t: &Target) -> bool {
+    // Direct lookups: `Value::pointer` allocates per token, and this runs per operation and
+    // resource of every instance.
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
+    let meta = |k: &str| {
+        obj.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+    };
+    let name = meta("name").unwrap_or("");
+    let ns = meta("namespace");
     kind.eq_ignore_ascii_case(&t.kind)
         && name == t.name
         && t.namespace.as_deref().is_none_or(|want| ns == Some(want))

@@ -87,13 +87,14 @@ pub fn validate(
     for (i, (obj, doc)) in objects.iter().zip(docs).enumerate() {
         let at = |d: Diagnostic, p: &FieldPath| doc.diag(d, p);
         let root = FieldPath::root();
-        let s = |p: &str| {
-            obj.pointer(p)
+        let top = |k: &str| obj.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let meta = |k: &str| {
+            obj.get("metadata")
+                .and_then(|m| m.get(k))
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         };
-        let (Some(api), Some(kind), Some(name)) =
-            (s("/apiVersion"), s("/kind"), s("/metadata/name"))
+        let (Some(api), Some(kind), Some(name)) = (top("apiVersion"), top("kind"), meta("name"))
         else {
             out.push(at(
                 Diagnostic::error(
@@ -105,7 +106,7 @@ pub fn validate(
             ));
             continue;
         };
-        let ns = s("/metadata/namespace").unwrap_or("").to_string();
+        let ns = meta("namespace").unwrap_or("").to_string();
         let key = (
             group_of(api).to_string(),
             kind.to_string(),
@@ -146,9 +147,8 @@ pub fn validate(
             ));
         }
         if let Some(ks) = schemas.lookup(api, kind) {
-            let mut problems = ks.check_literal(obj);
-            check_enums(&ks, obj, &FieldPath::root(), &mut problems);
-            for (p, msg) in problems {
+            // Types, unknown fields and enums, in one walk of the schema.
+            for (p, msg) in ks.check_rendered(obj) {
                 out.push(at(
                     Diagnostic::error(codes::KUREL_SCHEMA, msg).with_hint(format!(
                         "see the {kind} schema (Kubernetes {}); fix the resource, the parameter or the patch that sets this field",
@@ -173,46 +173,6 @@ pub fn validate(
         });
     }
     out
-}
-
-/// String fields whose schema lists the allowed values (`imagePullPolicy`, `Service.spec.type`):
-/// the API server rejects anything else.
-fn check_enums(
-    ks: &crate::openapi::KindSchema,
-    v: &Value,
-    at: &FieldPath,
-    out: &mut Vec<(FieldPath, String)>,
-) {
-    match v {
-        Value::String(s) => {
-            if let crate::openapi::FieldLookup::Schema(node) = ks.field(at) {
-                if let Some(Value::Array(allowed)) = node.get("enum") {
-                    if !allowed.iter().any(|a| a.as_str() == Some(s)) {
-                        let list: Vec<String> = allowed
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(|a| format!("{a:?}"))
-                            .collect();
-                        out.push((
-                            at.clone(),
-                            format!("{s:?} is not one of the allowed values {}", list.join(", ")),
-                        ));
-                    }
-                }
-            }
-        }
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                check_enums(ks, x, &at.index(i), out);
-            }
-        }
-        Value::Object(m) => {
-            for (k, x) in m {
-                check_enums(ks, x, &at.key(k), out);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn nonempty_list(v: Option<&Value>) -> bool {

@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
@@ -36,45 +37,155 @@ pub fn read_values_files_with_limits(
     paths: &[String],
     limits: &YamlLimits,
 ) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    gather(
+        paths
+            .iter()
+            .map(|p| read_values_file(root, Path::new(p), limits)),
+    )
+}
+
+/// One values file, its source (when it could be read) and its problems.
+type ValuesFile = (Option<Document>, Option<Arc<SourceFile>>, Diagnostics);
+
+fn gather(
+    files: impl IntoIterator<Item = ValuesFile>,
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
     let mut docs = Vec::new();
-    let mut files = Vec::new();
+    let mut sources = Vec::new();
     let mut diags = Diagnostics::new();
-    for p in paths {
-        let rel = Path::new(p);
-        let text = match root.read_to_string(rel, limits.max_input_bytes) {
-            Ok(t) => t,
-            Err(d) => {
-                diags.push(d.with_hint(
-                    "values files are read relative to the current directory and may not leave it",
-                ));
-                continue;
-            }
-        };
-        let file = Arc::new(SourceFile {
-            name: root.display_name(rel),
-            text,
-        });
-        files.push(file.clone());
-        match parse_source(&file, limits) {
-            Err(d) => diags.push(d),
-            Ok(mut ds) => match ds.len() {
-                0 => docs.push(Document {
-                    source: file,
-                    index: 0,
-                    value: Value::Object(Map::new()),
-                }),
-                1 if ds[0].value.is_object() => docs.push(ds.remove(0)),
-                _ => diags.push(
+    for (doc, source, ds) in files {
+        docs.extend(doc);
+        sources.extend(source);
+        diags.extend(ds);
+    }
+    (docs, sources, diags)
+}
+
+/// Read one values file through `root`: it must hold one mapping (an empty file is an empty
+/// mapping).
+fn read_values_file(root: &Root, rel: &Path, limits: &YamlLimits) -> ValuesFile {
+    let mut diags = Diagnostics::new();
+    let text = match root.read_to_string(rel, limits.max_input_bytes) {
+        Ok(t) => t,
+        Err(d) => {
+            diags.push(d.with_hint(
+                "values files are read relative to the current directory and may not leave it",
+            ));
+            return (None, None, diags);
+        }
+    };
+    let file = Arc::new(SourceFile {
+        name: root.display_name(rel),
+        text,
+    });
+    let doc = match parse_source(&file, limits) {
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+        Ok(mut ds) => match ds.len() {
+            0 => Some(Document {
+                source: file.clone(),
+                index: 0,
+                value: Value::Object(Map::new()),
+            }),
+            1 if ds[0].value.is_object() => Some(ds.remove(0)),
+            _ => {
+                diags.push(
                     Diagnostic::error(
                         codes::KUREL_VALUES,
                         format!("values file {} must hold one mapping", file.name),
                     )
                     .in_file(&file.name)
                     .with_hint("write parameter overrides as key: value pairs, in one document"),
-                ),
-            },
+                );
+                None
+            }
+        },
+    };
+    (doc, Some(file), diags)
+}
+
+/// Extensions of instance files in an `--instances` directory.
+const INSTANCE_EXTENSIONS: &[&str] = &["yaml", "yml"];
+
+/// The instances of `kiln render PKG --instances DIR`: every `*.yaml` / `*.yml` file directly
+/// in `dir` (not in its subdirectories; hidden files skipped), sorted by name, each read as a
+/// values file through `root` (the working directory), in parallel. A directory without
+/// instance files is a warning: it renders nothing, which is what a GitOps repository whose
+/// last instance was removed should get.
+pub fn read_instances_dir(
+    root: &Root,
+    dir: &str,
+    limits: &YamlLimits,
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let rel_dir = Path::new(dir);
+    let display = root.display_name(rel_dir);
+    let real = match root.resolve(rel_dir) {
+        Ok(r) => r,
+        Err(d) => {
+            diags.push(d.with_hint(
+                "--instances names a directory under the current directory, which it may not leave",
+            ));
+            return (Vec::new(), Vec::new(), diags);
         }
+    };
+    let entries = match std::fs::read_dir(&real) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(
+                    codes::KUREL_VALUES,
+                    format!("--instances {display}: cannot list the directory: {e}"),
+                )
+                .in_file(&display)
+                .with_hint("name a directory holding one values file (*.yaml) per instance"),
+            );
+            return (Vec::new(), Vec::new(), diags);
+        }
+    };
+    // A directory named like a file is not an instance (the entry's type costs no system call;
+    // a symlink is read, and refused by the root if it leaves it or is not a regular file).
+    let mut names: Vec<_> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let mut rels = Vec::new();
+    for name in names {
+        let rel = rel_dir.join(&name);
+        let Some(s) = name.to_str() else {
+            diags.push(
+                Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
+                    .in_file(root.display_name(&rel))
+                    .with_hint("rename the file"),
+            );
+            continue;
+        };
+        let ext = Path::new(s).extension().and_then(|e| e.to_str());
+        if s.starts_with('.') || !ext.is_some_and(|e| INSTANCE_EXTENSIONS.contains(&e)) {
+            continue;
+        }
+        rels.push(rel);
     }
+    if rels.is_empty() && !diags.has_errors() {
+        diags.push(
+            Diagnostic::warning(
+                codes::KUREL_VALUES,
+                format!("--instances {display} holds no instance files: nothing is rendered"),
+            )
+            .in_file(&display)
+            .with_hint("write one values file (NAME.yaml) per instance directly in the directory"),
+        );
+    }
+    let read: Vec<ValuesFile> = rels
+        .par_iter()
+        .map(|rel| read_values_file(root, rel, limits))
+        .collect();
+    let (docs, files, more) = gather(read);
+    diags.extend(more);
     (docs, files, diags)
 }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::diag::{codes, Code};
-use crate::fieldpath::FieldPath;
+use crate::fieldpath::{FieldPath, Segment};
 
 /// Default bound on nested references.
 pub const DEFAULT_MAX_DEPTH: usize = 10;
@@ -216,7 +216,7 @@ impl<'p> Resolver<'p> {
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
         let mut stack = Vec::new();
-        self.tree(v, at, &|_| false, &mut stack, errors)
+        self.tree(v, &mut at.clone(), &|_| false, &mut stack, errors)
     }
 
     /// [`Resolver::resolve_tree`], writing a lone reference to a number or boolean as a string
@@ -230,18 +230,21 @@ impl<'p> Resolver<'p> {
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
         let mut stack = Vec::new();
-        self.tree(v, at, wants_string, &mut stack, errors)
+        self.tree(v, &mut at.clone(), wants_string, &mut stack, errors)
     }
 
+    /// `at` is the path of `v`; it is extended and restored on the way down rather than copied
+    /// per node, since most nodes hold no reference and never need it.
     fn tree(
         &self,
         v: &Value,
-        at: &FieldPath,
+        at: &mut FieldPath,
         wants_string: &dyn Fn(&FieldPath) -> bool,
         stack: &mut Vec<String>,
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
         match v {
+            Value::String(s) if !s.contains("${") => v.clone(),
             Value::String(s) => match self.string(s, stack) {
                 Ok(r) => match r.value {
                     Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
@@ -257,20 +260,27 @@ impl<'p> Resolver<'p> {
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| self.tree(x, &at.index(i), wants_string, stack, errors))
+                    .map(|(i, x)| {
+                        at.0.push(Segment::Index(i));
+                        let out = self.tree(x, at, wants_string, stack, errors);
+                        at.0.pop();
+                        out
+                    })
                     .collect(),
             ),
             Value::Object(m) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(m.len());
                 for (k, x) in m {
+                    at.0.push(Segment::Key(k.clone()));
                     let key = match self.text(k, stack) {
                         Ok(k2) => k2,
                         Err(e) => {
-                            errors.push((at.key(k), e));
+                            errors.push((at.clone(), e));
                             k.clone()
                         }
                     };
-                    let val = self.tree(x, &at.key(k), wants_string, stack, errors);
+                    let val = self.tree(x, at, wants_string, stack, errors);
+                    at.0.pop();
                     out.insert(key, val);
                 }
                 Value::Object(out)

@@ -267,6 +267,24 @@ impl KindSchema {
             &self.root,
             value,
             &FieldPath::root(),
+            false,
+            &mut out,
+        );
+        out
+    }
+
+    /// [`KindSchema::check_literal`] for a rendered object, in one walk of the schema: also
+    /// every string at a node with an `enum` must be one of its values (`imagePullPolicy`,
+    /// `Service.spec.type`), strings holding `${` included, since a rendered object has no
+    /// expressions left. Returns `(path, message)` in document order.
+    pub fn check_rendered(&self, value: &Value) -> Vec<(FieldPath, String)> {
+        let mut out = Vec::new();
+        walk::check(
+            &self.bundle,
+            &self.root,
+            value,
+            &FieldPath::root(),
+            true,
             &mut out,
         );
         out

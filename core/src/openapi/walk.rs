@@ -272,21 +272,30 @@ fn mismatch(types: &[String], path: &FieldPath, v: &Value) -> String {
     )
 }
 
-/// See [`super::KindSchema::check_literal`].
+/// See [`super::KindSchema::check_literal`]; with `enums`, also
+/// [`super::KindSchema::check_rendered`]'s enum check, in the same walk.
 pub(super) fn check(
     b: &Bundle,
     schema: &Value,
     value: &Value,
     path: &FieldPath,
+    enums: bool,
     out: &mut Vec<(FieldPath, String)>,
 ) {
     // Expressions (standalone or interpolated) are typed by the CEL checks, not here.
-    if matches!(value, Value::String(s) if s.contains("${")) || value.is_null() {
+    let expression = matches!(value, Value::String(s) if s.contains("${"));
+    if value.is_null() || (expression && !enums) {
         return;
     }
     let node = resolve(b, schema, 0);
     if flag(&node, PRESERVE) {
         return;
+    }
+    if let (true, Value::String(s)) = (enums, value) {
+        check_enum(&node, s, path, out);
+        if expression {
+            return;
+        }
     }
     let types = expected_types(b, &node);
     let allows = |t: &str| types.iter().any(|have| have == t || have == "any");
@@ -299,7 +308,7 @@ pub(super) fn check(
             for (k, v) in m {
                 let p = path.key(k);
                 match child_key(b, &node, k, path.is_empty()) {
-                    Child::Schema(s) => check(b, &s, v, &p, out),
+                    Child::Schema(s) => check(b, &s, v, &p, enums, out),
                     Child::Anything => {}
                     Child::Missing => out.push((p, format!("schema not found for field {k}"))),
                 }
@@ -312,7 +321,7 @@ pub(super) fn check(
             }
             if let Child::Schema(s) = child_index(b, &node) {
                 for (i, v) in items.iter().enumerate() {
-                    check(b, &s, v, &path.index(i), out);
+                    check(b, &s, v, &path.index(i), enums, out);
                 }
             }
         }
@@ -335,4 +344,24 @@ pub(super) fn check(
         }
         Value::Null => {}
     }
+}
+
+/// A string at a node that lists its allowed values (`imagePullPolicy`, `Service.spec.type`)
+/// must be one of them: the API server rejects anything else.
+fn check_enum(node: &Value, s: &str, path: &FieldPath, out: &mut Vec<(FieldPath, String)>) {
+    let Some(Value::Array(allowed)) = node.get("enum") else {
+        return;
+    };
+    if allowed.iter().any(|a| a.as_str() == Some(s)) {
+        return;
+    }
+    let list: Vec<String> = allowed
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|a| format!("{a:?}"))
+        .collect();
+    out.push((
+        path.clone(),
+        format!("{s:?} is not one of the allowed values {}", list.join(", ")),
+    ));
 }
