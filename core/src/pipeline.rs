@@ -302,13 +302,10 @@ where
         if component_opts.namespace.is_none() {
             component_opts.namespace = opts.namespace.clone();
         }
-        match component::render(&component_docs, &component_opts) {
+        match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);
-                match finish(r.objects) {
-                    Ok(u) => units.push(u),
-                    Err(d) => diags.push(d),
-                }
+                units.extend(r.units);
             }
             Err(ds) => diags.extend(ds.0),
         }

@@ -18,7 +18,7 @@
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
 //! `Release`/`RenderedRelease` object.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -611,10 +611,44 @@ fn plan<'u, 'a>(
 ) -> Vec<release::Unit<'u, 'a>> {
     let types: Vec<&TypeDef<'a>> = l.types.iter().collect();
     let addons: Vec<&AddonDef<'a>> = l.addons.iter().collect();
+    // Indexes by component name: a fleet has thousands of components, and scanning every
+    // deployment and workload per component made planning quadratic.
+    let mut deployments_of: HashMap<&str, Vec<&DeploymentDef<'a>>> = HashMap::new();
+    for d in &l.deployments {
+        deployments_of
+            .entry(d.component.as_str())
+            .or_default()
+            .push(d);
+    }
+    let mut workload_of: HashMap<&str, &WorkloadDef<'a>> = HashMap::new();
+    for w in &l.workloads {
+        // The first workload of a component is the one used, as before.
+        workload_of.entry(w.component.as_str()).or_insert(w);
+    }
+    let mut releases_of: HashMap<&str, Vec<&ReleaseDef<'a>>> = HashMap::new();
+    for r in &l.releases {
+        releases_of
+            .entry(r.component_name.as_str())
+            .or_default()
+            .push(r);
+    }
     let deployment = |c: &str, e: &str| {
-        l.deployments
-            .iter()
-            .find(|d| d.component == c && d.environment == e)
+        deployments_of
+            .get(c)
+            .and_then(|ds| ds.iter().find(|d| d.environment == e).copied())
+    };
+    // The environments a component has deployments for, sorted.
+    let environments_of = |c: &str| -> Vec<String> {
+        deployments_of
+            .get(c)
+            .map(|ds| {
+                ds.iter()
+                    .map(|d| d.environment.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let wanted = |e: &str| opts.env.as_deref().is_none_or(|w| w == e);
     let mut units = Vec::new();
@@ -626,14 +660,7 @@ fn plan<'u, 'a>(
     for c in &l.components {
         let envs: Vec<String> = match &opts.env {
             Some(e) => vec![e.clone()],
-            None => l
-                .deployments
-                .iter()
-                .filter(|d| d.component == c.name)
-                .map(|d| d.environment.clone())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect(),
+            None => environments_of(&c.name),
         };
         if envs.is_empty() {
             diags.push(c.loc.error(
@@ -644,7 +671,7 @@ fn plan<'u, 'a>(
             ));
             continue;
         }
-        let wl = l.workloads.iter().find(|w| w.component == c.name);
+        let wl = workload_of.get(c.name.as_str()).copied();
         let Some(inputs) = resolve(c, &types, &addons, wl, diags) else {
             continue;
         };
@@ -679,21 +706,10 @@ fn plan<'u, 'a>(
         if live.contains(name) || !seen.insert(name) {
             continue;
         }
-        let releases: Vec<&ReleaseDef<'a>> = l
-            .releases
-            .iter()
-            .filter(|r| r.component_name == name)
-            .collect();
+        let releases: Vec<&ReleaseDef<'a>> = releases_of.get(name).cloned().unwrap_or_default();
         let envs: Vec<String> = match &opts.env {
             Some(e) => vec![e.clone()],
-            None => l
-                .deployments
-                .iter()
-                .filter(|d| d.component == name)
-                .map(|d| d.environment.clone())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect(),
+            None => environments_of(name),
         };
         if envs.is_empty() {
             diags.push(first.loc.error(
@@ -916,8 +932,38 @@ fn split(diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
 /// environment, releases in input order (live components first, then snapshots), each sorted by
 /// kind, apiVersion, namespace, name. Other `openchoreo.dev` kinds pass through first.
 pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostics> {
+    render_units(docs, opts, Ok).map(|r| Rendered {
+        objects: r.units.into_iter().flatten().collect(),
+        warnings: r.warnings,
+    })
+}
+
+/// The result of [`render_units`]: what `finish` made of each unit, in output order (the
+/// documents the front-end passes through first, then one entry per release).
+#[derive(Debug, Clone, Default)]
+pub struct RenderedUnits<T> {
+    /// One entry per unit.
+    pub units: Vec<T>,
+    /// Warnings (errors fail the render instead).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// [`render`], handing each release's objects to `finish` on the worker that rendered it (how the
+/// pipeline serialises releases in parallel without holding them all).
+pub fn render_units<T, F>(
+    docs: &[&Document],
+    opts: &Options,
+    finish: F,
+) -> Result<RenderedUnits<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
     if docs.is_empty() {
-        return Ok(Rendered::default());
+        return Ok(RenderedUnits {
+            units: Vec::new(),
+            warnings: Vec::new(),
+        });
     }
     let (l, diags) = load(docs, &opts.expr);
     let (mut errors, mut warnings) = split(diags);
@@ -930,14 +976,22 @@ pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostic
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
-    let results: Vec<Result<Vec<Value>, Vec<Diagnostic>>> = units
+    let results: Vec<Result<T, Vec<Diagnostic>>> = units
         .par_iter()
-        .map(|u| release::render(u, &l.exprs, opts))
+        .map(|u| {
+            release::render(u, &l.exprs, opts).and_then(|objs| finish(objs).map_err(|d| vec![d]))
+        })
         .collect();
-    let mut objects = l.others.clone();
+    let mut out = Vec::with_capacity(results.len() + 1);
+    if !l.others.is_empty() {
+        match finish(l.others.clone()) {
+            Ok(u) => out.push(u),
+            Err(d) => errors.push(d),
+        }
+    }
     for r in results {
         match r {
-            Ok(objs) => objects.extend(objs),
+            Ok(u) => out.push(u),
             Err(ds) => errors.extend(ds),
         }
     }
@@ -945,7 +999,10 @@ pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostic
         errors.extend(warnings);
         return Err(Diagnostics(errors));
     }
-    Ok(Rendered { objects, warnings })
+    Ok(RenderedUnits {
+        units: out,
+        warnings,
+    })
 }
 
 /// The JSON Schema of each ComponentTypeDefinition's and Addon's parameters (parameters and

@@ -16,7 +16,7 @@ use super::kinds::{
     AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, RemoveDef, ResourceTpl, Target, TypeDef,
     WorkloadDef,
 };
-use super::template::{new_context, Exprs, Renderer, TplError};
+use super::template::{root_context, Exprs, Renderer, TplError};
 use super::{order, overrides, patch, pointer};
 
 /// Everything one release needs.
@@ -161,7 +161,7 @@ pub(crate) fn render(
         return Err(errors);
     }
 
-    let mut ctx = new_context();
+    let mut ctx = root_context().new_inner_scope();
     with_vars(&mut ctx, &base_vars);
     let mut resources: Vec<Value> = Vec::new();
     for t in &ty.resources {
@@ -171,7 +171,7 @@ pub(crate) fn render(
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
         let Some(params) = params else { continue };
         let vars = context::addon_vars(&base_vars, &addon.name, &use_.instance, params);
-        let mut actx = new_context();
+        let mut actx = root_context().new_inner_scope();
         with_vars(&mut actx, &vars);
         for t in &addon.creates {
             resources.extend(c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?);

@@ -326,6 +326,13 @@ pub(crate) fn new_context() -> Context<'static, 'static> {
     ctx
 }
 
+/// The shared root context with the component helpers, registered once per process; releases
+/// evaluate in child scopes of it (as kro units do with `expr::cel::root_context`).
+pub(crate) fn root_context() -> &'static Context<'static, 'static> {
+    static ROOT: std::sync::OnceLock<Context<'static, 'static>> = std::sync::OnceLock::new();
+    ROOT.get_or_init(new_context)
+}
+
 /// Evaluates templates against a context.
 pub(crate) struct Renderer<'e> {
     pub exprs: &'e Exprs,
