@@ -8,6 +8,7 @@
 mod component_cmd;
 mod graph_cmd;
 mod kurel_cmd;
+mod progress;
 mod report;
 mod schema_cmd;
 
@@ -325,9 +326,13 @@ fn render_documents(
     limits: &YamlLimits,
 ) -> ExitCode {
     if out.output_dir.is_none() && out.output_format == OutFormat::Yaml {
-        return match load_and_render(paths, env, common, limits, |objs| {
+        let progress = progress::Progress::start();
+        let result = load_and_render(paths, env, common, limits, |objs| {
+            progress.unit_done();
             Ok((output::yaml_stream(&objs)?, for_redaction(objs, common)))
-        }) {
+        });
+        progress.finish();
+        return match result {
             Err(code) => code,
             Ok((loaded, rendered)) => {
                 let warnings = with_load_warnings(&loaded, &rendered.warnings);
@@ -346,7 +351,13 @@ fn render_documents(
             }
         };
     }
-    match load_and_render(paths, env, common, limits, Ok) {
+    let progress = progress::Progress::start();
+    let result = load_and_render(paths, env, common, limits, |objs| {
+        progress.unit_done();
+        Ok(objs)
+    });
+    progress.finish();
+    match result {
         Err(code) => code,
         Ok((loaded, rendered)) => {
             let warnings = with_load_warnings(&loaded, &rendered.warnings);
