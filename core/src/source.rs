@@ -127,12 +127,18 @@ impl Root {
             Ok(e) => e,
             Err(e) => return diags.push(io_error(Path::new(&self.display_name(rel)), &e)),
         };
+        // Entries that are not symlinks are what they say: their real path is the (canonical)
+        // directory's plus their name, and only symlinks need resolving. A GitOps directory may
+        // hold thousands of files; canonicalising each one cost more than reading it.
         let mut names: Vec<_> = entries
             .filter_map(|e| e.ok())
-            .map(|e| e.file_name())
+            .map(|e| {
+                let kind = e.file_type().ok().filter(|t| !t.is_symlink());
+                (e.file_name(), kind)
+            })
             .collect();
-        names.sort();
-        for name in names {
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, kind) in names {
             let Some(s) = name.to_str() else {
                 diags.push(
                     Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
@@ -145,14 +151,17 @@ impl Root {
                 continue;
             }
             let child = rel.join(&name);
-            let target = match self.resolve(&child) {
-                Ok(t) => t,
-                Err(d) => {
-                    diags.push(d);
-                    continue;
-                }
+            let is_dir = match kind {
+                Some(t) => t.is_dir(),
+                None => match self.resolve(&child) {
+                    Ok(t) => t.is_dir(),
+                    Err(d) => {
+                        diags.push(d);
+                        continue;
+                    }
+                },
             };
-            if target.is_dir() {
+            if is_dir {
                 self.walk_into(&child, keep, out, diags, seen);
             } else if keep(&child) {
                 out.push(child);

@@ -209,8 +209,13 @@ impl Validator {
             }
         }
         if let Some(Value::Array(allowed)) = schema.get("enum") {
-            let key = canonical_key(value);
-            if !allowed.iter().any(|a| canonical_key(a) == key) {
+            // Equal values are equal canonically too; the canonical text is only needed to
+            // accept `1.0` for `1` or a map with its keys in another order.
+            let found = allowed.iter().any(|a| a == value) || {
+                let key = canonical_key(value);
+                allowed.iter().any(|a| canonical_key(a) == key)
+            };
+            if !found {
                 let list: Vec<String> = allowed.iter().map(preview).collect();
                 self.report(
                     path,
