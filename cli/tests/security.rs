@@ -5,26 +5,9 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn kiln(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kiln runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
-}
-
-fn write(dir: &Path, name: &str, content: &str) {
-    let p = dir.join(name);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
-}
+mod common;
+use common::{kiln, text, write};
 
 /// Runs `args` in `dir` with human and with JSON diagnostics; both must fail, name the problem
 /// (`needle`), print `[redacted]`, and never print any of `secrets`.
