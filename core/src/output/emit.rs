@@ -115,15 +115,11 @@ fn string(out: &mut String, s: &str) -> Option<()> {
         out.push_str(s);
         return Some(());
     }
-    let repr = remembered(&VALUES, s, value_repr)?;
-    out.push_str(&repr);
-    Some(())
+    remembered(&VALUES, s, value_repr, out)
 }
 
 fn key(out: &mut String, k: &str) -> Option<()> {
-    let repr = remembered(&KEYS, k, key_repr)?;
-    out.push_str(&repr);
-    Some(())
+    remembered(&KEYS, k, key_repr, out)
 }
 
 /// Strings no YAML reader can take for anything but a string, written plain by serde-saphyr:
@@ -146,26 +142,29 @@ fn obviously_plain(s: &str) -> bool {
     !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
 }
 
-/// Look up (or compute and remember) how a scalar is written.
+/// Write how a scalar is written, looked up (or computed and remembered); `None` if it is not
+/// one line.
 fn remembered(
     cache: &'static std::thread::LocalKey<RefCell<HashMap<String, Option<String>>>>,
     s: &str,
     compute: fn(&str) -> Option<String>,
-) -> Option<String> {
+    out: &mut String,
+) -> Option<()> {
     if s.len() > CACHE_MAX_LEN {
-        return compute(s);
+        out.push_str(&compute(s)?);
+        return Some(());
     }
     cache.with(|c| {
         let mut c = c.borrow_mut();
-        if let Some(r) = c.get(s) {
-            return r.clone();
+        if !c.contains_key(s) {
+            if c.len() >= CACHE_LIMIT {
+                c.clear();
+            }
+            c.insert(s.to_string(), compute(s));
         }
-        if c.len() >= CACHE_LIMIT {
-            c.clear();
-        }
-        let r = compute(s);
-        c.insert(s.to_string(), r.clone());
-        r
+        // Written straight from the cache: keys repeat in every object, so no copy per use.
+        out.push_str(c.get(s)?.as_deref()?);
+        Some(())
     })
 }
 
