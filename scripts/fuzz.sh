@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd)
+ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -141,6 +141,29 @@ for p in \
     seed_text json_pointer_filters "$(printf 'replace\n%s\n{k: v}\n' "$p")"
     seed_text json_pointer_filters "$(printf 'mergeShallow\n%s\n{k: v}\n' "$p")"
 done
+# Flux substitution (envsubst target: "NAME=VALUE" lines, a NUL, then the template; without a
+# NUL the target uses fixed variables). Each testdata/flux input on its own and after the
+# name/value pairs of its vars.yaml (an approximation; extra pairs do no harm), every `${…}` in
+# those inputs, and the operators written out.
+tmp=$(mktemp)
+while IFS= read -r d; do
+    [ -f "$d/input.yaml" ] || continue
+    seed envsubst "$d/input.yaml"
+    { sed -nE 's/^ +([A-Za-z_][A-Za-z0-9_-]*): *"?([^"]*)"?$/\1=\2/p' "$d/vars.yaml" 2>/dev/null || true
+      printf '\0'; cat "$d/input.yaml"; } >"$tmp"
+    seed envsubst "$tmp"
+done < <(find testdata/flux -mindepth 1 -maxdepth 1 -type d 2>/dev/null | LC_ALL=C sort)
+while IFS= read -r expr; do
+    seed_text envsubst "$expr"
+done < <(grep -rhoE '\$+\{[^}]*\}?' testdata/flux --include='*.yaml' 2>/dev/null | LC_ALL=C sort -u)
+for expr in '${v}' '${#v}' '${v^}' '${v^^}' '${v,}' '${v,,}' '${v:1}' '${v:1:2}' '${v:0:-1}' \
+    '${v#*.}' '${v##*.}' '${v%.*}' '${v%%.*}' '${v#[a-z]?}' '${v/./-}' '${v//./-}' '${v/#v/w}' \
+    '${v/%3/4}' '${v///x}' '${v-d}' '${v=d}' '${v:-${a:=b}}' '${v:=d}' '${v:?d}' '${v:+d}' \
+    '$${v} $$ $v' '${AUTH[@]}' '${env:HOME}'; do
+    printf 'v=v1.2.3\na=\0%s' "$expr" >"$tmp"
+    seed envsubst "$tmp"
+done
+rm -f "$tmp"
 for t in "${TARGETS[@]}"; do
     n=$(find "$SEEDS/$t" -type f 2>/dev/null | wc -l)
     echo "== seeds for $t: $n"
@@ -162,7 +185,7 @@ for t in "${TARGETS[@]}"; do
     case $t in
         # Matches the target's own input cap; longer inputs would only be skipped.
         cel_eval) max_len=256 ;;
-        scan | kpatch | json_pointer_filters) max_len=4096 ;;
+        scan | kpatch | json_pointer_filters | envsubst) max_len=4096 ;;
         *) max_len=65536 ;;
     esac
     echo "== fuzzing $t for ${SECONDS_PER_TARGET}s (timeout ${TIMEOUT}s per input, rss ${RSS_MB} MiB)"

@@ -54,17 +54,18 @@ macro_rules! code_table {
 
 /// Every diagnostic code kiln emits. Ranges: 1xxx input and YAML, 2xxx definitions and schemas,
 /// 3xxx expressions, 4xxx graphs, 5xxx evaluation and instances, 6xxx component types, 7xxx kurel
-/// packages, 9xxx internal.
+/// packages, 8xxx Flux postBuild substitution, 9xxx internal.
 pub mod codes {
     use super::Code;
 
     include!("diag_codes_core.rs");
     include!("diag_codes_component.rs");
     include!("diag_codes_kurel.rs");
+    include!("diag_codes_flux.rs");
 
     /// All codes, for the error catalogue test and `--explain`-style tooling.
     pub fn all() -> impl Iterator<Item = &'static Code> {
-        CORE.iter().chain(COMPONENT).chain(KUREL)
+        CORE.iter().chain(COMPONENT).chain(KUREL).chain(FLUX)
     }
 }
 

@@ -50,6 +50,8 @@ pub mod diag;
 pub mod document;
 pub mod expr;
 pub mod fieldpath;
+/// Flux postBuild variable substitution (`${var}` in rendered objects), for the Flux door.
+pub mod flux;
 pub mod graph;
 pub mod ir;
 pub mod kro;

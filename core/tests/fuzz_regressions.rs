@@ -14,6 +14,11 @@
 #[allow(dead_code)]
 mod targets;
 
+/// The `envsubst` target keeps its body in its own file (see its module doc).
+#[path = "../../fuzz/fuzz_targets/envsubst.rs"]
+#[allow(dead_code)]
+mod envsubst_target;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -166,6 +171,54 @@ fn kpatch_header_with_bracket_after_group() {
         b"[a.b.c[0]]]\n",
     );
     if let Err(e) = replay(vec![input]) {
+        panic!("{e}");
+    }
+}
+
+/// The `envsubst` target (not in `targets::TARGETS`: its body is in its own file) on the
+/// degenerate inputs libFuzzer starts from and on hand-written hostile ones: deep nesting,
+/// text multiplied by replacing the empty pattern, long trim patterns, long runs of `$`, a
+/// variables section, YAML objects with quoted fields and escapes.
+#[test]
+fn envsubst_target_takes_hostile_inputs() {
+    let f: targets::Target = envsubst_target::run;
+    let mut inputs = Vec::new();
+    for data in [
+        &b""[..],
+        b"\n",
+        b"\xff",
+        b"~",
+        b"{}",
+        b"[]",
+        b"${}",
+        b"\0",
+        b"$",
+        b"$$",
+    ] {
+        inputs.push(Input::new(format!("envsubst/{data:?}"), f, data));
+    }
+    let hostile: Vec<(&str, Vec<u8>)> = vec![
+        ("deep", "${a:-".repeat(10_000).into_bytes()),
+        ("deep-closed", format!("{}x{}", "${a:-".repeat(64), "}".repeat(64)).into_bytes()),
+        (
+            "multiply",
+            b"v=xxxxxxxxxxxxxxxx\0${v///${v///${v///${v///${v}}}}}".to_vec(),
+        ),
+        ("long-glob", format!("v={}\0${{v%%{}}}", "a".repeat(3000), "*a?".repeat(300)).into_bytes()),
+        ("dollars", "$".repeat(5000).into_bytes()),
+        ("dollar-brace", "${".repeat(2000).into_bytes()),
+        ("escapes", r"${a/\/\/\//$$$$}".repeat(200).into_bytes()),
+        (
+            "yaml-object",
+            b"a=1\nbad-name=2\0kind: K\nmetadata: {name: \"${a}\"}\ndata:\n  q: \"${a} $$\"\n  s: '${b:-x}'\n  ${a}: [${a}, \"$${a}\"]\n".to_vec(),
+        ),
+        ("yaml-breaks", b"s=a: b\0kind: K\ndata:\n  x: ${s}\n  y: \"${s}\"\n".to_vec()),
+        ("non-ascii", "u=é€😀\0${u:1} ${u#?} ${u%?} ${u^^} ${#u} ${u/€/e}".as_bytes().to_vec()),
+    ];
+    for (name, data) in hostile {
+        inputs.push(Input::new(format!("envsubst/{name}"), f, data));
+    }
+    if let Err(e) = replay(inputs) {
         panic!("{e}");
     }
 }

@@ -1,0 +1,1189 @@
+//! Flux's `spec.postBuild` substitution applied to rendered objects, as kustomize-controller
+//! applies it after `kustomize build`.
+//!
+//! For each object that does not opt out (label or annotation
+//! `kustomize.toolkit.fluxcd.io/substitute: disabled`): the object is written as YAML text,
+//! every `${…}` of the text is substituted ([`super::envsubst`]), and the text is read back, so
+//! a substituted value is typed by YAML (`replicas: ${N}` with `N=3` is the number 3). Nothing
+//! happens unless there is at least one variable or the strategy is [`Strategy::Always`].
+//!
+//! kiln's YAML writer quotes a string only where YAML needs it, so a string `"${PORT}"` is
+//! written bare and `8080` comes back a number. Kustomize keeps the quotes of the source file,
+//! so in Flux a value quoted in the source stays a string. [`apply_documents`] (and
+//! [`apply_quoted`] with [`quoted_paths`]) keep those values strings, as Flux does.
+//!
+//! ```
+//! use serde_json::json;
+//! use kiln_core::flux::postbuild::{apply, PostBuild};
+//! use kiln_core::flux::variables::Variables;
+//!
+//! let mut vars = Variables::new();
+//! vars.insert("replicas", "3");
+//! vars.insert("app", "shop");
+//! let settings = PostBuild::new(vars);
+//! let obj = json!({"kind": "Deployment", "metadata": {"name": "${app}"}, "spec": {"replicas": "${replicas}"}});
+//! let out = apply(obj, &settings).unwrap();
+//! assert_eq!(out, json!({"kind": "Deployment", "metadata": {"name": "shop"}, "spec": {"replicas": 3}}));
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rayon::prelude::*;
+use serde_json::Value;
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+
+use super::envsubst::{self, ErrorKind, Options};
+use super::lint;
+use super::variables::{VariableSource, Variables, NAME_PATTERN};
+use super::{DISABLED, SUBSTITUTE_KEY};
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::{parse_file, Document, YamlLimits};
+use crate::fieldpath::FieldPath;
+
+/// When substitution runs (`spec.postBuild.substituteStrategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Only when at least one variable is available (Flux's default).
+    #[default]
+    WithVariables,
+    /// Always, even without variables (so strict mode catches every `${…}`).
+    Always,
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Strategy::WithVariables => "WithVariables",
+            Strategy::Always => "Always",
+        })
+    }
+}
+
+/// The kind of a `substituteFrom` source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceKind {
+    /// A ConfigMap: its `data`.
+    ConfigMap,
+    /// A Secret: its `data`, base64-decoded (or `stringData`).
+    Secret,
+}
+
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SourceKind::ConfigMap => "ConfigMap",
+            SourceKind::Secret => "Secret",
+        })
+    }
+}
+
+/// One `substituteFrom` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRef {
+    /// ConfigMap or Secret.
+    pub kind: SourceKind,
+    /// Its name (in the Kustomization's namespace).
+    pub name: String,
+    /// A missing source is skipped instead of failing.
+    pub optional: bool,
+}
+
+/// A Kustomization's `spec.postBuild` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spec {
+    /// `substitute`: inline variables, overriding every source.
+    pub substitute: BTreeMap<String, String>,
+    /// `substituteFrom`: sources, later ones overriding earlier ones.
+    pub substitute_from: Vec<SourceRef>,
+    /// `substituteStrategy`.
+    pub strategy: Strategy,
+}
+
+impl Spec {
+    /// Read a `postBuild` block (`null` is an empty one). Every problem is reported, each with
+    /// its path inside the block (KLN8007).
+    pub fn parse(block: &Value) -> Result<Spec, Diagnostics> {
+        let mut spec = Spec::default();
+        let mut errs = Diagnostics::new();
+        let bad = |errs: &mut Diagnostics, path: FieldPath, msg: String, hint: &str| {
+            errs.push(
+                Diagnostic::error(codes::FLUX_POSTBUILD, msg)
+                    .at(path.to_string())
+                    .with_hint(hint),
+            )
+        };
+        let root = FieldPath::root();
+        let map = match block {
+            Value::Null => return Ok(spec),
+            Value::Object(m) => m,
+            other => {
+                bad(
+                    &mut errs,
+                    root,
+                    format!("postBuild must be a mapping, not {}", kind_of(other)),
+                    "write postBuild as a mapping with substitute, substituteFrom and substituteStrategy",
+                );
+                return Err(errs);
+            }
+        };
+        for (key, v) in map {
+            let p = root.key(key);
+            match key.as_str() {
+                "substitute" => match v {
+                    Value::Null => {}
+                    Value::Object(vars) => {
+                        for (name, value) in vars {
+                            match value {
+                                Value::String(s) => {
+                                    spec.substitute.insert(name.clone(), s.clone());
+                                }
+                                other => bad(
+                                    &mut errs,
+                                    p.key(name),
+                                    format!("a substitute value must be a string, not {}", kind_of(other)),
+                                    "quote the value (\"3\", \"true\"); the Kustomization API accepts strings only",
+                                ),
+                            }
+                        }
+                    }
+                    other => bad(
+                        &mut errs,
+                        p,
+                        format!("substitute must be a mapping, not {}", kind_of(other)),
+                        "write substitute as NAME: value pairs",
+                    ),
+                },
+                "substituteFrom" => match v {
+                    Value::Null => {}
+                    Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            if let Some(r) = source_ref(item, &p.index(i), &mut errs) {
+                                spec.substitute_from.push(r);
+                            }
+                        }
+                    }
+                    other => bad(
+                        &mut errs,
+                        p,
+                        format!("substituteFrom must be a list, not {}", kind_of(other)),
+                        "write substituteFrom as a list of {kind, name, optional} entries",
+                    ),
+                },
+                "substituteStrategy" => match v.as_str() {
+                    Some("WithVariables") => spec.strategy = Strategy::WithVariables,
+                    Some("Always") => spec.strategy = Strategy::Always,
+                    _ => bad(
+                        &mut errs,
+                        p,
+                        format!("unknown substituteStrategy {}", short(v)),
+                        "use WithVariables (the default) or Always",
+                    ),
+                },
+                other => bad(
+                    &mut errs,
+                    p,
+                    format!("unknown postBuild field {other:?}"),
+                    "postBuild has substitute, substituteFrom and substituteStrategy",
+                ),
+            }
+        }
+        if errs.is_empty() {
+            Ok(spec)
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// The variables: each source's data, looked up with `lookup` (the door finds the
+    /// ConfigMaps and Secrets; `None` when there is no such object), merged in Flux's order. A
+    /// missing source that is not optional is an error (KLN8006); every one is reported.
+    pub fn variables(
+        &self,
+        mut lookup: impl FnMut(&SourceRef) -> Option<BTreeMap<String, String>>,
+    ) -> Result<Variables, Diagnostics> {
+        let mut sources = Vec::new();
+        let mut errs = Diagnostics::new();
+        for (i, r) in self.substitute_from.iter().enumerate() {
+            match lookup(r) {
+                Some(data) => sources.push(VariableSource {
+                    secret: r.kind == SourceKind::Secret,
+                    data,
+                }),
+                None if r.optional => {}
+                None => errs.push(
+                    Diagnostic::error(
+                        codes::FLUX_SUBSTITUTE_FROM,
+                        format!("substituteFrom: {}/{} not found", r.kind, r.name),
+                    )
+                    .at(FieldPath::root().key("substituteFrom").index(i).to_string())
+                    .with_hint(format!(
+                        "provide the {} (same namespace as the Kustomization), or mark the entry optional: true",
+                        r.kind
+                    )),
+                ),
+            }
+        }
+        if errs.is_empty() {
+            Ok(Variables::merge(&sources, &self.substitute))
+        } else {
+            Err(errs)
+        }
+    }
+}
+
+fn source_ref(item: &Value, path: &FieldPath, errs: &mut Diagnostics) -> Option<SourceRef> {
+    let mut fail = |p: FieldPath, msg: String, hint: &str| {
+        errs.push(
+            Diagnostic::error(codes::FLUX_POSTBUILD, msg)
+                .at(p.to_string())
+                .with_hint(hint),
+        )
+    };
+    let Some(m) = item.as_object() else {
+        fail(
+            path.clone(),
+            format!(
+                "a substituteFrom entry must be a mapping, not {}",
+                kind_of(item)
+            ),
+            "write {kind: ConfigMap, name: NAME}",
+        );
+        return None;
+    };
+    let mut ok = true;
+    for k in m.keys() {
+        if !matches!(k.as_str(), "kind" | "name" | "optional") {
+            fail(
+                path.key(k),
+                format!("unknown substituteFrom field {k:?}"),
+                "an entry has kind, name and optional",
+            );
+            ok = false;
+        }
+    }
+    let kind = match m.get("kind").and_then(Value::as_str) {
+        Some("ConfigMap") => Some(SourceKind::ConfigMap),
+        Some("Secret") => Some(SourceKind::Secret),
+        _ => {
+            fail(
+                path.key("kind"),
+                format!(
+                    "substituteFrom kind must be ConfigMap or Secret, not {}",
+                    m.get("kind").map_or("missing".to_string(), short)
+                ),
+                "use kind: ConfigMap or kind: Secret",
+            );
+            None
+        }
+    };
+    let name = match m.get("name").and_then(Value::as_str) {
+        Some(n) if !n.is_empty() => Some(n.to_string()),
+        _ => {
+            fail(
+                path.key("name"),
+                "a substituteFrom entry needs a name".to_string(),
+                "name the ConfigMap or Secret",
+            );
+            None
+        }
+    };
+    let optional = match m.get("optional") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            fail(
+                path.key("optional"),
+                format!("optional must be true or false, not {}", short(other)),
+                "write optional: true or optional: false",
+            );
+            ok = false;
+            false
+        }
+    };
+    Some(SourceRef {
+        kind: kind?,
+        name: name?,
+        optional,
+    })
+    .filter(|_| ok)
+}
+
+/// A value's type in a message.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// A scalar as written in a message (configuration values, not variable values).
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+/// Everything one substitution run needs.
+#[derive(Debug, Clone)]
+pub struct PostBuild {
+    /// The variables (see [`Spec::variables`], [`Variables::merge`]).
+    pub variables: Variables,
+    /// When substitution runs.
+    pub strategy: Strategy,
+    /// Strict mode (kustomize-controller's `StrictPostBuildSubstitutions` feature gate, on by
+    /// default since Flux 2.9): a variable that is not set is an error, not empty.
+    pub strict: bool,
+    /// Most bytes one object's substitution may produce (intermediate values included).
+    pub max_output_bytes: usize,
+    /// Limits for reading the substituted text back.
+    pub yaml: YamlLimits,
+}
+
+impl Default for PostBuild {
+    fn default() -> Self {
+        Self::new(Variables::new())
+    }
+}
+
+impl PostBuild {
+    /// These variables, strategy `WithVariables`, strict, default limits.
+    pub fn new(variables: Variables) -> Self {
+        Self {
+            variables,
+            strategy: Strategy::WithVariables,
+            strict: true,
+            max_output_bytes: crate::limits::DEFAULT_OUTPUT_BYTES,
+            yaml: YamlLimits::default(),
+        }
+    }
+
+    /// Whether substitution runs at all: there are variables, or the strategy is `Always`.
+    pub fn runs(&self) -> bool {
+        !self.variables.is_empty() || self.strategy == Strategy::Always
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            strict: self.strict,
+            max_output_bytes: self.max_output_bytes,
+        }
+    }
+}
+
+/// Whether the object opts out: label or annotation `kustomize.toolkit.fluxcd.io/substitute:
+/// disabled`.
+pub fn opted_out(object: &Value) -> bool {
+    let meta = object.get("metadata");
+    ["labels", "annotations"].iter().any(|field| {
+        meta.and_then(|m| m.get(field))
+            .and_then(|m| m.get(SUBSTITUTE_KEY))
+            .and_then(Value::as_str)
+            == Some(DISABLED)
+    })
+}
+
+/// The variable names that Flux refuses (KLN8003), one diagnostic each. Flux checks them
+/// whenever it substitutes an object.
+pub fn check_names(variables: &Variables) -> Result<(), Diagnostics> {
+    let errs: Vec<Diagnostic> = variables
+        .invalid_names()
+        .map(|n| {
+            Diagnostic::error(
+                codes::FLUX_VARIABLE_NAME,
+                format!("variable name {n:?} is invalid: it must match {NAME_PATTERN}"),
+            )
+            .with_hint(
+                "rename the key in postBuild.substitute or in the substituteFrom ConfigMap/Secret: a letter or _, then letters, digits or _",
+            )
+        })
+        .collect();
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics(errs))
+    }
+}
+
+/// Substitute one object (returned unchanged when it opts out or substitution does not run).
+/// Every problem is reported: each unset variable and bad expression with the field it is in.
+pub fn apply(object: Value, settings: &PostBuild) -> Result<Value, Diagnostics> {
+    apply_quoted(object, &[], settings)
+}
+
+/// [`apply`], keeping the string values at `quoted` strings (fields quoted in the source file,
+/// see [`quoted_paths`]).
+pub fn apply_quoted(
+    object: Value,
+    quoted: &[FieldPath],
+    settings: &PostBuild,
+) -> Result<Value, Diagnostics> {
+    if opted_out(&object) || !settings.runs() {
+        return Ok(object);
+    }
+    check_names(&settings.variables)?;
+    substitute_object(object, quoted, settings).map_err(|ps| {
+        let mut ds = Diagnostics(
+            ps.into_iter()
+                .map(|(d, p)| match p {
+                    Some(p) => d.at(p.to_string()),
+                    None => d,
+                })
+                .collect(),
+        );
+        ds.sort();
+        ds
+    })
+}
+
+/// Substitute every object, in parallel; all or nothing. The variable names are checked once.
+pub fn apply_all(objects: Vec<Value>, settings: &PostBuild) -> Result<Vec<Value>, Diagnostics> {
+    if !settings.runs() {
+        return Ok(objects);
+    }
+    if objects.iter().any(|o| !opted_out(o)) {
+        check_names(&settings.variables)?;
+    }
+    let results: Vec<Result<Value, Vec<Problem>>> = objects
+        .into_par_iter()
+        .map(|o| {
+            if opted_out(&o) {
+                Ok(o)
+            } else {
+                substitute_object(o, &[], settings)
+            }
+        })
+        .collect();
+    collect(results, |d, p| match p {
+        Some(p) => d.at(p.to_string()),
+        None => d,
+    })
+}
+
+/// Substitute documents read from files, keeping the values their files quote strings (as
+/// kustomize does), and locating problems in the files (file, line, field).
+pub fn apply_documents(docs: &[Document], settings: &PostBuild) -> Result<Vec<Value>, Diagnostics> {
+    if !settings.runs() {
+        return Ok(docs.iter().map(|d| d.value.clone()).collect());
+    }
+    if docs.iter().any(|d| !opted_out(&d.value)) {
+        check_names(&settings.variables)?;
+    }
+    let results: Vec<(usize, Result<Value, Vec<Problem>>)> = docs
+        .par_iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            let obj = doc.value.clone();
+            if opted_out(&obj) || !affected(&obj) {
+                return (i, Ok(obj));
+            }
+            (i, substitute_object(obj, &quoted_paths(doc), settings))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(docs.len());
+    let mut errs = Diagnostics::new();
+    for (i, r) in results {
+        match r {
+            Ok(v) => out.push(v),
+            Err(ps) => errs.extend(ps.into_iter().map(|(d, p)| match p {
+                Some(p) => docs[i].diag(d, &p),
+                None => d.in_document(docs[i].file(), docs[i].index),
+            })),
+        }
+    }
+    if errs.is_empty() {
+        Ok(out)
+    } else {
+        errs.sort();
+        Err(errs)
+    }
+}
+
+/// A problem and the field it is in.
+type Problem = (Diagnostic, Option<FieldPath>);
+
+fn collect(
+    results: Vec<Result<Value, Vec<Problem>>>,
+    place: impl Fn(Diagnostic, Option<FieldPath>) -> Diagnostic,
+) -> Result<Vec<Value>, Diagnostics> {
+    let mut out = Vec::with_capacity(results.len());
+    let mut errs = Diagnostics::new();
+    for r in results {
+        match r {
+            Ok(v) => out.push(v),
+            Err(ps) => errs.extend(ps.into_iter().map(|(d, p)| place(d, p))),
+        }
+    }
+    if errs.is_empty() {
+        Ok(out)
+    } else {
+        errs.sort();
+        Err(errs)
+    }
+}
+
+/// Whether any string of the object (keys included) would change: holds `${` or `$$`.
+pub(crate) fn affected(v: &Value) -> bool {
+    match v {
+        Value::String(s) => envsubst::is_affected(s),
+        Value::Array(a) => a.iter().any(affected),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| envsubst::is_affected(k) || affected(v)),
+        _ => false,
+    }
+}
+
+/// Most problems reported for one object.
+const MAX_PROBLEMS: usize = 100;
+
+/// The core of [`apply_quoted`], after the opt-out, strategy and name checks.
+fn substitute_object(
+    mut object: Value,
+    quoted: &[FieldPath],
+    settings: &PostBuild,
+) -> Result<Value, Vec<Problem>> {
+    if !affected(&object) {
+        // Writing and reading back changes nothing: kiln's YAML round-trips.
+        return Ok(object);
+    }
+    let id = identity(&object);
+    let marker = mark_quoted(&mut object, quoted, &settings.variables);
+    let text = crate::output::to_yaml(&object).map_err(|d| vec![(d, None)])?;
+    let opts = settings.options();
+    let out = match envsubst::substitute(&text, &settings.variables, &opts) {
+        Ok(out) => out,
+        Err(e) => return Err(locate(&object, &e, &id, settings)),
+    };
+    let result_error = |msg: String| {
+        let fields: Vec<String> = lint::lint(&object)
+            .into_iter()
+            .filter(|f| f.hazard == lint::Hazard::Reference)
+            .take(5)
+            .map(|f| f.path.to_string())
+            .collect();
+        let hint = if fields.is_empty() {
+            "make the substituted values valid YAML where they are inserted".to_string()
+        } else {
+            format!(
+                "a substituted value changed the object's YAML; check the values put into {} (quote a field, \"${{VAR}}\", in the source to keep the value a string)",
+                fields.join(", ")
+            )
+        };
+        vec![(
+            Diagnostic::error(codes::FLUX_SUBSTITUTION_RESULT, format!("{id}: {msg}"))
+                .with_hint(hint),
+            None,
+        )]
+    };
+    let docs = match parse_file("postBuild", out, &settings.yaml) {
+        Ok(docs) => docs,
+        Err(d) => {
+            return Err(result_error(format!(
+                "after substitution the object is not valid YAML: {}",
+                scrub(&d.message, &settings.variables)
+            )))
+        }
+    };
+    let mut value = match <[Document; 1]>::try_from(docs) {
+        Ok([doc]) if doc.value.is_object() => doc.value,
+        Ok([doc]) => {
+            return Err(result_error(format!(
+                "after substitution the object is {}, not a mapping",
+                kind_of(&doc.value)
+            )))
+        }
+        Err(docs) => {
+            return Err(result_error(format!(
+                "after substitution the object is {} YAML documents, not one",
+                docs.len()
+            )))
+        }
+    };
+    if let Some(m) = marker {
+        if !unmark(&mut value, &m) {
+            return Err(result_error(
+                "substitution changed the YAML structure around a quoted field".to_string(),
+            ));
+        }
+    }
+    Ok(value)
+}
+
+/// "ConfigMap web/app", "Namespace apps", or "object" when it has no kind and name.
+fn identity(o: &Value) -> String {
+    let kind = o.get("kind").and_then(Value::as_str);
+    let meta = |k: &str| {
+        o.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+    };
+    match (kind, meta("name")) {
+        (Some(k), Some(n)) => match meta("namespace") {
+            Some(ns) if !ns.is_empty() => format!("{k} {ns}/{n}"),
+            _ => format!("{k} {n}"),
+        },
+        (Some(k), None) => k.to_string(),
+        _ => "object".to_string(),
+    }
+}
+
+/// The diagnostics of a failed substitution: every field whose own text fails, with its path
+/// (so that every unset variable is reported, not only the first), or the whole-text error
+/// without a path when no single field explains it.
+fn locate(object: &Value, e: &envsubst::Error, id: &str, settings: &PostBuild) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut kinds = Vec::new();
+    if !matches!(e.kind, ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork) {
+        let opts = settings.options();
+        strings(object, &FieldPath::root(), &mut |path, s| {
+            if problems.len() >= MAX_PROBLEMS || !envsubst::is_affected(s) {
+                return;
+            }
+            if let Err(err) = envsubst::substitute(s, &settings.variables, &opts) {
+                if matches!(err.kind, ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork) {
+                    return;
+                }
+                problems.push((diagnostic(&err.kind, id), Some(path.clone())));
+                kinds.push(err.kind);
+            }
+        });
+    }
+    if !kinds.contains(&e.kind) {
+        problems.push((diagnostic(&e.kind, id), None));
+    }
+    problems
+}
+
+fn diagnostic(kind: &ErrorKind, id: &str) -> Diagnostic {
+    let opt_out = format!("or label or annotate the object {SUBSTITUTE_KEY}: {DISABLED}");
+    match kind {
+        ErrorKind::Unset(name) => Diagnostic::error(
+            codes::FLUX_VARIABLE_UNSET,
+            format!("{id}: {kind}"),
+        )
+        .with_hint(format!(
+            "set {name} in postBuild.substitute or a substituteFrom source, give it a default (${{{name}:=value}}), write $${{{name}}} for a literal ${{{name}}}, {opt_out}"
+        )),
+        ErrorKind::Syntax(_) => Diagnostic::error(
+            codes::FLUX_SUBSTITUTION_SYNTAX,
+            format!("{id}: variable substitution failed: {kind}"),
+        )
+        .with_hint(format!(
+            "Flux reads every ${{ as the start of a substitution: write $${{ for a literal ${{ (shell arrays, ${{VAR[@]}}), {opt_out}"
+        )),
+        ErrorKind::NotUtf8 => Diagnostic::error(
+            codes::FLUX_SUBSTITUTION_RESULT,
+            format!("{id}: {kind}"),
+        )
+        .with_hint("substring and trim operators count bytes: cut values at character boundaries"),
+        ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork => Diagnostic::error(
+            codes::FLUX_SUBSTITUTION_LIMIT,
+            format!("{id}: {kind}"),
+        )
+        .with_hint(
+            "check the substitutions that repeat or replace text (${v//p/r}) and the trim patterns; raise the output limit with --limit output-bytes=SIZE if the output is meant to be this large",
+        ),
+    }
+}
+
+/// Call `f` with every string of `v`, keys included (a key's path is the path of its value),
+/// in the order kiln writes them.
+fn strings(v: &Value, path: &FieldPath, f: &mut impl FnMut(&FieldPath, &str)) {
+    match v {
+        Value::String(s) => f(path, s),
+        Value::Array(a) => {
+            for (i, item) in a.iter().enumerate() {
+                strings(item, &path.index(i), f);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                let p = path.key(k);
+                f(&p, k);
+                strings(item, &p, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Loader messages can quote text of the substituted YAML (values): drop what they quote and
+/// any variable value, and the position (of the substituted text, not of any input file).
+fn scrub(msg: &str, vars: &Variables) -> String {
+    let mut m = msg.to_string();
+    if let Some(i) = m.rfind(" at line ") {
+        m.truncate(i);
+    }
+    let mut out = String::with_capacity(m.len());
+    let mut quoted = false;
+    for c in m.chars() {
+        if c == '`' {
+            if !quoted {
+                out.push_str("`…");
+            } else {
+                out.push('`');
+            }
+            quoted = !quoted;
+        } else if !quoted {
+            out.push(c);
+        }
+    }
+    for (_, v) in vars.iter() {
+        if v.len() >= crate::redact::MIN_LEN {
+            out = out.replace(v, crate::redact::REDACTED);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quoted fields
+
+/// Private-use characters for the markers of quoted fields, tried in order until one does not
+/// occur in the object.
+const MARKER_CHARS: [char; 4] = ['\u{F8FF}', '\u{F8FE}', '\u{F8FD}', '\u{F8FC}'];
+
+/// Prefix the string values at `quoted` with `#` and a marker character (one that neither the
+/// object nor a variable holds), so kiln's writer quotes them (a plain scalar cannot start with
+/// `#`) and what is substituted into them stays text. Returns the marker, `None` when nothing
+/// was marked.
+fn mark_quoted(object: &mut Value, quoted: &[FieldPath], vars: &Variables) -> Option<String> {
+    if quoted.is_empty() {
+        return None;
+    }
+    let c = MARKER_CHARS
+        .into_iter()
+        .find(|&c| !contains_char(object, c) && vars.iter().all(|(_, v)| !v.contains(c)))?;
+    let marker = format!("#{c}");
+    let mut any = false;
+    for p in quoted {
+        if let Some(Value::String(s)) = p.get_mut(object) {
+            if envsubst::is_affected(s) {
+                s.insert_str(0, &marker);
+                any = true;
+            }
+        }
+    }
+    any.then_some(marker)
+}
+
+/// Remove the markers; `false` when one is left anywhere but at the start of a string value.
+fn unmark(v: &mut Value, marker: &str) -> bool {
+    match v {
+        Value::String(s) => {
+            if let Some(rest) = s.strip_prefix(marker) {
+                *s = rest.to_string();
+            }
+            !s.contains(&marker[1..])
+        }
+        Value::Array(a) => a.iter_mut().all(|x| unmark(x, marker)),
+        Value::Object(m) => {
+            let keys_clean = m.keys().all(|k| !k.contains(&marker[1..]));
+            m.values_mut().all(|x| unmark(x, marker)) && keys_clean
+        }
+        _ => true,
+    }
+}
+
+fn contains_char(v: &Value, c: char) -> bool {
+    match v {
+        Value::String(s) => s.contains(c),
+        Value::Array(a) => a.iter().any(|x| contains_char(x, c)),
+        Value::Object(m) => m.iter().any(|(k, x)| k.contains(c) || contains_char(x, c)),
+        _ => false,
+    }
+}
+
+/// The string values of a document that its file writes quoted (`'…'` or `"…"`) and that hold
+/// `$`: kustomize keeps their quotes, so in Flux what is substituted into them stays a string.
+/// Found by one pass over the parser's events; aliases and complex keys are not followed.
+pub fn quoted_paths(doc: &Document) -> Vec<FieldPath> {
+    enum Frame {
+        Map {
+            path: FieldPath,
+            key: Option<Option<String>>,
+        },
+        Seq {
+            path: FieldPath,
+            next: usize,
+        },
+    }
+    let mut out = Vec::new();
+    let mut parser = Parser::new_from_str(&doc.source.text);
+    let mut roots = 0usize;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut skip_depth = 0usize; // inside a node that is not followed (a complex key)
+    let mut started = false;
+    while let Some(Ok((ev, _))) = parser.next() {
+        let is_node = matches!(
+            ev,
+            Event::Scalar(..)
+                | Event::MappingStart(..)
+                | Event::SequenceStart(..)
+                | Event::Alias(_)
+                | Event::UnresolvedAlias(_)
+        );
+        let is_end = matches!(ev, Event::MappingEnd | Event::SequenceEnd);
+        if !started {
+            // Documents before ours (empty ones, a bare null, are not counted: they are
+            // dropped when parsing).
+            match ev {
+                Event::StreamEnd => break,
+                Event::Scalar(ref s, ScalarStyle::Plain, ..)
+                    if matches!(s.as_ref(), "" | "~" | "null" | "Null" | "NULL") =>
+                {
+                    continue
+                }
+                Event::Scalar(ref s, ..) if s.is_empty() => continue,
+                _ if !is_node => continue,
+                _ => {}
+            }
+            if roots < doc.index {
+                roots += 1;
+                if matches!(ev, Event::MappingStart(..) | Event::SequenceStart(..)) {
+                    skip_depth = 1;
+                    while skip_depth > 0 {
+                        match parser.next() {
+                            Some(Ok((Event::MappingStart(..) | Event::SequenceStart(..), _))) => {
+                                skip_depth += 1
+                            }
+                            Some(Ok((Event::MappingEnd | Event::SequenceEnd, _))) => {
+                                skip_depth -= 1
+                            }
+                            Some(Ok(_)) => {}
+                            _ => return out,
+                        }
+                    }
+                }
+                continue;
+            }
+            started = true;
+        }
+        if skip_depth > 0 {
+            match ev {
+                Event::MappingStart(..) | Event::SequenceStart(..) => skip_depth += 1,
+                Event::MappingEnd | Event::SequenceEnd => skip_depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        if is_end {
+            stack.pop();
+            if stack.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if !is_node {
+            continue;
+        }
+        // Where this node sits.
+        let path = match stack.last_mut() {
+            None => Some(FieldPath::root()),
+            Some(Frame::Seq { path, next }) => {
+                *next += 1;
+                Some(path.index(*next - 1))
+            }
+            Some(Frame::Map { path, key }) => match key.take() {
+                None => {
+                    // A key.
+                    *key = Some(match &ev {
+                        Event::Scalar(k, ..) => Some(k.to_string()),
+                        _ => None,
+                    });
+                    if matches!(ev, Event::MappingStart(..) | Event::SequenceStart(..)) {
+                        skip_depth = 1;
+                    }
+                    continue;
+                }
+                Some(Some(k)) => Some(path.key(&k)),
+                Some(None) => None,
+            },
+        };
+        match (ev, path) {
+            (Event::MappingStart(..), Some(path)) => stack.push(Frame::Map { path, key: None }),
+            (Event::SequenceStart(..), Some(path)) => stack.push(Frame::Seq { path, next: 0 }),
+            (Event::MappingStart(..) | Event::SequenceStart(..), None) => skip_depth = 1,
+            (Event::Scalar(s, style, ..), Some(path)) => {
+                if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted)
+                    && envsubst::is_affected(&s)
+                {
+                    out.push(path);
+                }
+                if stack.is_empty() {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::parse_file;
+    use serde_json::json;
+
+    fn settings(pairs: &[(&str, &str)]) -> PostBuild {
+        let mut v = Variables::new();
+        for (k, val) in pairs {
+            v.insert(*k, val);
+        }
+        PostBuild::new(v)
+    }
+
+    fn codes_of(ds: &Diagnostics) -> Vec<(&'static str, Option<String>)> {
+        ds.iter().map(|d| (d.code.id, d.path.clone())).collect()
+    }
+
+    #[test]
+    fn retypes_substituted_values() {
+        let s = settings(&[
+            ("n", "123"),
+            ("b", "true"),
+            ("s", "x y"),
+            ("list", "[a, b]"),
+        ]);
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "spec": {
+            "n": "${n}", "quoted": "\"${n}\"", "b": "${b}", "s": "${s}", "mixed": "v${n}", "l": "${list}"
+        }});
+        let out = apply(o, &s).unwrap();
+        assert_eq!(out["spec"]["n"], json!(123));
+        assert_eq!(out["spec"]["b"], json!(true));
+        assert_eq!(out["spec"]["s"], json!("x y"));
+        assert_eq!(out["spec"]["mixed"], json!("v123"));
+        assert_eq!(out["spec"]["l"], json!(["a", "b"]));
+        // A string holding quote characters is written quoted; YAML reads the quotes away.
+        assert!(out["spec"]["quoted"].is_string());
+    }
+
+    #[test]
+    fn quoted_source_fields_stay_strings() {
+        let text = "kind: ConfigMap\nmetadata:\n  name: app\ndata:\n  port: \"${port}\"\n  other: '${port}'\n  bare: ${port}\n  list:\n    - \"${port}\"\n    - ${port}\n";
+        let docs = parse_file("cm.yaml", text.to_string(), &YamlLimits::default()).unwrap();
+        let q = quoted_paths(&docs[0]);
+        let names: Vec<String> = q.iter().map(|p| p.to_string()).collect();
+        assert_eq!(names, ["data.port", "data.other", "data.list[0]"]);
+        let s = settings(&[("port", "8080")]);
+        let out = apply_documents(&docs, &s).unwrap();
+        assert_eq!(out[0]["data"]["port"], json!("8080"));
+        assert_eq!(out[0]["data"]["other"], json!("8080"));
+        assert_eq!(out[0]["data"]["bare"], json!(8080));
+        assert_eq!(out[0]["data"]["list"], json!(["8080", 8080]));
+    }
+
+    #[test]
+    fn quoted_paths_of_later_documents() {
+        let text = "---\n# c\n---\na: '${x}'\n---\nb:\n  c: [\"${y}\", '$$', x]\n  e: &anc '${z}'\n  f: *anc\n  d: \"${w}\"\n";
+        let docs = parse_file("m.yaml", text.to_string(), &YamlLimits::default()).unwrap();
+        assert_eq!(docs.len(), 2);
+        let p0: Vec<String> = quoted_paths(&docs[0])
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        let p1: Vec<String> = quoted_paths(&docs[1])
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(p0, ["a"]);
+        assert_eq!(p1, ["b.c[0]", "b.c[1]", "b.e", "b.d"]);
+    }
+
+    #[test]
+    fn opt_out_by_label_or_annotation() {
+        let s = settings(&[("x", "1")]);
+        for meta in [
+            json!({"name": "a", "labels": {SUBSTITUTE_KEY: "disabled"}}),
+            json!({"name": "a", "annotations": {SUBSTITUTE_KEY: "disabled"}}),
+        ] {
+            let o = json!({"kind": "K", "metadata": meta, "data": {"v": "${missing} $$"}});
+            assert_eq!(apply(o.clone(), &s).unwrap(), o);
+        }
+        let o = json!({"kind": "K", "metadata": {"name": "a", "labels": {SUBSTITUTE_KEY: "enabled"}}, "data": {"v": "${x}"}});
+        assert_eq!(apply(o, &s).unwrap()["data"]["v"], json!(1));
+    }
+
+    #[test]
+    fn skipped_without_variables_unless_always() {
+        let o =
+            json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": "${missing}", "w": "$$"}});
+        let mut s = PostBuild::default();
+        assert_eq!(apply(o.clone(), &s).unwrap(), o);
+        s.strategy = Strategy::Always;
+        let err = apply(o.clone(), &s).unwrap_err();
+        assert_eq!(codes_of(&err), [("KLN8001", Some("data.v".to_string()))]);
+        assert_eq!(
+            err.0[0].message,
+            r#"K a: variable not set (strict mode): "missing""#
+        );
+        s.strict = false;
+        assert_eq!(
+            apply(o, &s).unwrap(),
+            json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": null, "w": "$"}})
+        );
+    }
+
+    #[test]
+    fn reports_every_unset_variable_with_its_field() {
+        let s = settings(&[("x", "1")]);
+        let o = json!({"kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}, "data": {
+            "a": "${one}", "b": "ok ${x}", "${two}": "v", "c": "${AUTH[@]}"
+        }});
+        let err = apply(o, &s).unwrap_err();
+        assert_eq!(
+            codes_of(&err),
+            [
+                ("KLN8001", Some("data.${two}".to_string())),
+                ("KLN8001", Some("data.a".to_string())),
+                ("KLN8002", Some("data.c".to_string())),
+            ]
+        );
+        assert_eq!(
+            err.0[1].message,
+            r#"ConfigMap ns/a: variable not set (strict mode): "one""#
+        );
+        assert_eq!(
+            err.0[2].message,
+            "ConfigMap ns/a: variable substitution failed: missing closing brace"
+        );
+        assert!(err.iter().all(|d| d.hint.is_some()));
+    }
+
+    #[test]
+    fn invalid_names_fail_only_when_substitution_runs() {
+        let mut v = Variables::new();
+        v.insert("bad-name", "x");
+        v.insert("1x", "y");
+        let s = PostBuild::new(v);
+        let o = json!({"kind": "K", "metadata": {"name": "a"}});
+        let err = apply(o.clone(), &s).unwrap_err();
+        assert_eq!(codes_of(&err), [("KLN8003", None), ("KLN8003", None)]);
+        assert_eq!(
+            err.0[0].message,
+            "variable name \"1x\" is invalid: it must match ^[_[:alpha:]][_[:alpha:][:digit:]]*$"
+        );
+        let off = json!({"kind": "K", "metadata": {"name": "a", "annotations": {SUBSTITUTE_KEY: "disabled"}}});
+        assert_eq!(apply_all(vec![off.clone()], &s).unwrap(), vec![off]);
+        assert!(apply_all(vec![o], &s).is_err());
+    }
+
+    #[test]
+    fn newlines_are_removed_from_values() {
+        let s = settings(&[("v", "a\nb\n")]);
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": "${v}"}});
+        assert_eq!(apply(o, &s).unwrap()["data"]["v"], json!("ab"));
+    }
+
+    #[test]
+    fn results_that_break_the_object_are_errors() {
+        let s = settings(&[("v", "a: b"), ("doc", "x"), ("secretish", "hunter2: x")]);
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": "${v}"}});
+        let err = apply(o, &s).unwrap_err();
+        assert_eq!(codes_of(&err), [("KLN8004", None)]);
+        assert!(
+            err.0[0].message.contains("not valid YAML"),
+            "{}",
+            err.0[0].message
+        );
+        assert!(err.0[0].hint.as_deref().unwrap_or("").contains("data.v"));
+        // The value never shows up in the message.
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": "${secretish}"}});
+        let err = apply(o, &s).unwrap_err();
+        assert!(
+            !err.0[0].message.contains("hunter2"),
+            "{}",
+            err.0[0].message
+        );
+        // The whole object replaced by a scalar.
+        let mut s2 = settings(&[("x", "1")]);
+        s2.strict = false;
+        let o = json!({"${x}": null});
+        assert_eq!(apply(o, &s2).unwrap(), json!({"1": null}));
+    }
+
+    #[test]
+    fn output_limit_applies() {
+        let mut s = settings(&[("v", &"x".repeat(1000))]);
+        s.max_output_bytes = 5000;
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "data": {"v": "${v}${v}${v}${v}${v}${v}"}});
+        let err = apply(o, &s).unwrap_err();
+        assert_eq!(codes_of(&err), [("KLN8005", None)]);
+    }
+
+    #[test]
+    fn objects_without_dollars_are_untouched() {
+        let s = settings(&[("v", "1")]);
+        let o = json!({"kind": "K", "metadata": {"name": "a"}, "data": {"f": 1.5, "s": "$ a$ b"}});
+        assert_eq!(apply(o.clone(), &s).unwrap(), o);
+    }
+
+    #[test]
+    fn spec_parsing_and_sources() {
+        let block = json!({
+            "substitute": {"a": "1"},
+            "substituteFrom": [
+                {"kind": "ConfigMap", "name": "vars"},
+                {"kind": "Secret", "name": "creds", "optional": true},
+                {"kind": "Secret", "name": "gone", "optional": true}
+            ],
+            "substituteStrategy": "Always"
+        });
+        let spec = Spec::parse(&block).unwrap();
+        assert_eq!(spec.strategy, Strategy::Always);
+        assert_eq!(spec.substitute_from.len(), 3);
+        let vars = spec
+            .variables(|r| match r.name.as_str() {
+                "vars" => Some(BTreeMap::from([
+                    ("a".into(), "0".into()),
+                    ("b".into(), "2".into()),
+                ])),
+                "creds" => Some(BTreeMap::from([("t".into(), "tok".into())])),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(vars.get("a"), Some("1"));
+        assert_eq!(vars.get("b"), Some("2"));
+        assert!(vars.is_secret("t"));
+        let missing = Spec::parse(&json!({"substituteFrom": [{"kind": "ConfigMap", "name": "x"}]}))
+            .unwrap()
+            .variables(|_| None)
+            .unwrap_err();
+        assert_eq!(
+            codes_of(&missing),
+            [("KLN8006", Some("substituteFrom[0]".to_string()))]
+        );
+        let bad = Spec::parse(&json!({
+            "substitute": {"a": 1},
+            "substituteFrom": [{"kind": "Pod", "name": ""}, "x", {"kind": "Secret", "name": "s", "optional": "yes", "extra": 1}],
+            "substituteStrategy": "Sometimes",
+            "other": true
+        }))
+        .unwrap_err();
+        let paths: Vec<String> = bad.iter().filter_map(|d| d.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                "substitute.a",
+                "substituteFrom[0].kind",
+                "substituteFrom[0].name",
+                "substituteFrom[1]",
+                "substituteFrom[2].extra",
+                "substituteFrom[2].optional",
+                "substituteStrategy",
+                "other"
+            ]
+        );
+        assert!(bad.iter().all(|d| d.code == codes::FLUX_POSTBUILD));
+        assert_eq!(Spec::parse(&Value::Null).unwrap(), Spec::default());
+        assert!(Spec::parse(&json!([])).is_err());
+    }
+}
