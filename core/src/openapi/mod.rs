@@ -21,7 +21,6 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::fieldpath::FieldPath;
@@ -29,8 +28,8 @@ use crate::fieldpath::FieldPath;
 /// `$defs` of the bundled `_definitions.json`: kept gzipped in the repository (mtime 0, so
 /// refreshes are reproducible) and inflated by `build.rs`.
 const DEFINITIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/definitions.json"));
-/// `<apiVersion>/<kind>` → `$defs` key and scope, one line per kind.
-const KINDS_JSON: &str = include_str!("../../data/kubernetes/kinds.json");
+// `DEF_INDEX` and `KIND_INDEX`: static tables `build.rs` derives from the bundled data.
+include!(concat!(env!("OUT_DIR"), "/definitions_index.rs"));
 /// Package version, Kubernetes minor and wheel checksum of the bundled data.
 const VERSION: &str = include_str!("../../data/kubernetes/VERSION");
 
@@ -38,67 +37,73 @@ const VERSION: &str = include_str!("../../data/kubernetes/VERSION");
 /// whose own schemas usually say only `metadata: {type: object}`.
 pub(crate) const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
-/// One entry of `kinds.json`.
-#[derive(Debug, Deserialize)]
+/// One built-in kind: its `$defs` key and scope.
+#[derive(Debug, Clone, Copy)]
 struct BundledKind {
-    #[serde(rename = "def")]
-    def_key: String,
+    def_key: &'static str,
     namespaced: bool,
 }
 
 /// The bundled data, shared by all [`Schemas`].
 ///
-/// A run typically needs a few dozen of the ~860 definitions, so each is parsed on first use: the
-/// text is only split into definitions up front (a scan, not a parse), which
-/// keeps a small app's start-up cheap.
+/// A run typically needs a few dozen of the ~860 definitions, so each is parsed on first use. The
+/// build indexed the text, so start-up neither scans nor parses it.
 #[derive(Debug)]
 pub(crate) struct Bundle {
-    /// `$defs` key → index into `raw` and `parsed`.
-    index: std::collections::HashMap<&'static str, usize>,
-    /// Each definition's JSON text; `$ref`s inside are `#/$defs/<key>`.
-    raw: Vec<&'static serde_json::value::RawValue>,
-    /// Each definition, parsed when first asked for.
+    /// Each definition of `DEF_INDEX`, parsed when first asked for.
     parsed: Vec<OnceLock<Value>>,
-    /// `<apiVersion>/<kind>` → entry.
-    kinds: BTreeMap<String, BundledKind>,
 }
 
 impl Bundle {
     fn load() -> Self {
-        // The data is part of the build: failing to read it is a packaging bug, not a user error,
-        // and the tests exercise this path, so a panic with a clear message is the right outcome.
-        let text: &'static str = DEFINITIONS;
-        let defs: BTreeMap<&'static str, &'static serde_json::value::RawValue> =
-            serde_json::from_str(text).expect("bundled definitions are a JSON object");
-        let mut index = std::collections::HashMap::with_capacity(defs.len());
-        let mut raw = Vec::with_capacity(defs.len());
-        for (k, v) in defs {
-            index.insert(k, raw.len());
-            raw.push(v);
-        }
-        let parsed = raw.iter().map(|_| OnceLock::new()).collect();
-        let kinds: BTreeMap<String, BundledKind> =
-            serde_json::from_str(KINDS_JSON).expect("bundled kinds.json is valid");
         Self {
-            index,
-            raw,
-            parsed,
-            kinds,
+            parsed: DEF_INDEX.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
     /// A definition by `$defs` key.
     pub(crate) fn def(&self, key: &str) -> Option<&Value> {
-        let &i = self.index.get(key)?;
+        let i = DEF_INDEX.binary_search_by(|(k, ..)| (*k).cmp(key)).ok()?;
         Some(self.parsed[i].get_or_init(|| {
-            serde_json::from_str(self.raw[i].get()).expect("bundled definition is valid JSON")
+            let (_, start, end) = DEF_INDEX[i];
+            // The data is part of the build (build.rs parsed it): failing here is a packaging
+            // bug, not a user error, and the tests exercise this path.
+            serde_json::from_str(&DEFINITIONS[start..end])
+                .expect("bundled definition is valid JSON")
         }))
+    }
+
+    /// The built-in kind `<apiVersion>/<kind>`.
+    fn kind(&self, api_version: &str, kind: &str) -> Option<BundledKind> {
+        let key = format!("{api_version}/{kind}");
+        let i = KIND_INDEX
+            .binary_search_by(|(k, ..)| (*k).cmp(key.as_str()))
+            .ok()?;
+        let (_, def_key, namespaced) = KIND_INDEX[i];
+        Some(BundledKind {
+            def_key,
+            namespaced,
+        })
+    }
+
+    /// Every built-in kind, sorted by `<apiVersion>/<kind>`.
+    #[cfg(test)]
+    fn kinds(&self) -> impl Iterator<Item = (&'static str, BundledKind)> {
+        KIND_INDEX.iter().map(|&(key, def_key, namespaced)| {
+            (
+                key,
+                BundledKind {
+                    def_key,
+                    namespaced,
+                },
+            )
+        })
     }
 
     /// Number of bundled definitions.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.raw.len()
+        self.parsed.len()
     }
 
     fn shared() -> Arc<Self> {
@@ -211,7 +216,7 @@ impl Schemas {
                 bundle: self.bundle.clone(),
             });
         }
-        let k = self.bundle.kinds.get(&format!("{api_version}/{kind}"))?;
+        let k = self.bundle.kind(api_version, kind)?;
         Some(KindSchema {
             namespaced: k.namespaced,
             root: Arc::new(serde_json::json!({ "$ref": format!("#/$defs/{}", k.def_key) })),

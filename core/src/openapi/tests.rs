@@ -47,9 +47,13 @@ fn bundled_data_loads_once_and_is_consistent() {
     assert_eq!(Schemas::kubernetes_version(), "1.37");
     assert_eq!(a.bundle.len(), 862);
     // Every index entry points at a definition that exists.
-    for (key, k) in &a.bundle.kinds {
-        assert!(a.bundle.def(&k.def_key).is_some(), "{key}");
+    for (key, k) in a.bundle.kinds() {
+        assert!(a.bundle.def(k.def_key).is_some(), "{key}");
     }
+    assert!(a.bundle.kinds().count() > 100);
+    // The tables are sorted, which the lookups' binary searches rely on.
+    assert!(DEF_INDEX.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(KIND_INDEX.windows(2).all(|w| w[0].0 < w[1].0));
     // Reproducible gzip: no mtime and no file name in the header.
     let gz = include_bytes!("../../data/kubernetes/definitions.json.gz");
     assert_eq!(&gz[..4], &[0x1f, 0x8b, 8, 0]);
