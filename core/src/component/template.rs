@@ -17,8 +17,7 @@ use cel::{Context, Value as CelValue};
 use serde_json::{Map, Value};
 
 use crate::diag::{codes, Code};
-use crate::expr::cel::{compile, env, CompileError, Compiled, ExecutionErrorExt, ExprLimits};
-use crate::expr::refs::references;
+use crate::expr::cel::{compile_with, CompileError, Compiled, ExecutionErrorExt, ExprLimits};
 use crate::expr::value::{from_cel, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
 
@@ -264,39 +263,14 @@ fn compile_component(
     source: &str,
     limits: &ExprLimits,
 ) -> Result<Compiled, (Code, String, String)> {
-    match compile(source, limits) {
+    match compile_with(source, limits, functions::FUNCTIONS) {
         Ok(c) => Ok(c),
-        Err(CompileError::UnknownFunctions(names))
-            if names
-                .iter()
-                .all(|n| functions::FUNCTIONS.contains(&n.as_str())) =>
-        {
-            // The expression parsed within the nesting limit (the function check runs after
-            // parsing), so parsing it again here is bounded.
-            let program = env().compile(source).map_err(|e| {
-                (
-                    codes::CEL_SYNTAX,
-                    format!("expression {source:?} does not parse: {e}"),
-                    "check the CEL syntax".to_string(),
-                )
-            })?;
-            let refs = references(program.expression());
-            Ok(Compiled {
-                source: source.to_string(),
-                program,
-                refs,
-            })
-        }
         Err(CompileError::UnknownFunctions(names)) => {
-            let names: Vec<&String> = names
-                .iter()
-                .filter(|n| !functions::FUNCTIONS.contains(&n.as_str()))
-                .collect();
             Err((
                 codes::UNKNOWN_FUNCTION,
                 format!(
                     "expression {source:?} calls unknown function(s): {}",
-                    names.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    names.join(", ")
                 ),
                 "see docs/component-types.md for the helper functions (oc_merge, oc_omit, oc_generate_name, oc_dns_label, oc_hash) and docs/cel.md for the rest".into(),
             ))

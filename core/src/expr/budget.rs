@@ -40,7 +40,9 @@ use cel::common::types::{
 };
 use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map};
-use cel::{Context, Env, ExecutionError, FunctionContext, Program, Value};
+use cel::{Context, Env, ExecutionError, FunctionContext, Value};
+
+use super::cel::Program;
 
 use super::library::{invoke, Call};
 

@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use cel::objects::Opaque;
-use cel::{Context, Env, Program, Value};
+use cel::parser::Expression;
+use cel::{Context, Env, ResolveResult, Value};
 
 use super::refs::{references, References};
 
@@ -149,6 +150,28 @@ impl ExecutionErrorExt for cel::ExecutionError {
     }
 }
 
+/// A parsed expression, macros expanded, ready to evaluate in any [`Context`] made from [`env`].
+///
+/// kiln's own rather than the crate's `Program`: the crate builds a `Program` only through
+/// `Env::compile`, which parses with its default limits, so honouring kiln's nesting limit meant
+/// parsing every expression twice, and the parser is most of a small app's start-up.
+#[derive(Debug)]
+pub struct Program {
+    expression: Expression,
+}
+
+impl Program {
+    /// Evaluate in `ctx` (no budget: see `expr::budget::execute`).
+    pub fn execute(&self, ctx: &Context) -> ResolveResult {
+        Value::resolve(&self.expression, ctx)
+    }
+
+    /// The expression tree.
+    pub fn expression(&self) -> &Expression {
+        &self.expression
+    }
+}
+
 /// A parsed expression with what it references.
 #[derive(Debug)]
 pub struct Compiled {
@@ -178,6 +201,16 @@ pub enum CompileError {
 
 /// Parse an expression, check it against the limits, and extract its references.
 pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileError> {
+    compile_with(source, limits, &[])
+}
+
+/// [`compile`], also accepting calls to `extra_functions`: functions a front-end registers on its
+/// own evaluation contexts (the component helpers), which the shared environment does not know.
+pub fn compile_with(
+    source: &str,
+    limits: &ExprLimits,
+    extra_functions: &[&str],
+) -> Result<Compiled, CompileError> {
     if source.len() > limits.max_length {
         return Err(CompileError::Limit(format!(
             "expression is {} bytes long, over the limit of {}",
@@ -197,7 +230,7 @@ pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileErr
     let unknown: Vec<String> = refs
         .functions
         .iter()
-        .filter(|f| !is_known_function(f))
+        .filter(|f| !is_known_function(f) && !extra_functions.contains(&f.as_str()))
         .cloned()
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -215,31 +248,97 @@ pub fn compile(source: &str, limits: &ExprLimits) -> Result<Compiled, CompileErr
 /// The ANTLR parser recurses about 21 frames per nesting level; parse on a thread with a stack
 /// large enough for the nesting limit whatever thread the caller is on (rayon workers have 2 MiB).
 fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Program, CompileError> {
+    if let Some(expression) = select_chain(source) {
+        return Ok(Program { expression });
+    }
     // Shallow expressions (nearly all) parse on the caller's stack: a thread per expression costs
     // more than the parse, and on a busy machine its scheduling dominates start-up.
-    if max_bracket_depth(source) <= INLINE_PARSE_DEPTH {
-        return parser
-            .parse(source)
-            .and_then(|_| env().compile(source))
-            .map_err(syntax_error);
-    }
-    let src = source.to_string();
-    let shared = Arc::clone(env());
-    // The parser with kiln's nesting limit runs first; `Env::compile` (which applies the
-    // environment's macros) only sees expressions that passed it.
-    let handle = std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || {
-            parser.parse(&src)?;
-            shared.compile(&src)
-        });
-    let res = match handle {
-        Ok(h) => h
-            .join()
-            .map_err(|_| CompileError::Limit("expression is too deeply nested".into()))?,
-        Err(_) => env().compile(source),
+    let res = if max_bracket_depth(source) <= INLINE_PARSE_DEPTH {
+        parser.parse(source)
+    } else {
+        let src = source.to_string();
+        let handle = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || parser.parse(&src));
+        match handle {
+            Ok(h) => h
+                .join()
+                .map_err(|_| CompileError::Limit("expression is too deeply nested".into()))?,
+            Err(_) => {
+                return Err(CompileError::Limit(
+                    "expression is too deeply nested to parse here (no thread for its stack)"
+                        .into(),
+                ))
+            }
+        }
     };
-    res.map_err(syntax_error)
+    res.map(|expression| Program { expression })
+        .map_err(syntax_error)
+}
+
+/// The tree of a plain field path such as `schema.spec.name`, built without the parser.
+///
+/// Most template expressions are such paths, and the ANTLR parser costs tens of microseconds
+/// each at start-up (it builds its prediction tables as it goes), which was most of a small
+/// app's latency. The tree is exactly the parser's, node ids included (a test compares them), so
+/// nothing downstream can tell. Anything else (whitespace inside, `?.`, indexing, calls, a
+/// reserved word, a non-ASCII name) returns `None` and goes to the parser.
+fn select_chain(source: &str) -> Option<Expression> {
+    use cel::common::ast::{Expr, SelectExpr};
+    let source = source.trim_matches([' ', '\t', '\n', '\r']);
+    let mut segments = source.split('.');
+    let first = segments.next().filter(|s| is_plain_identifier(s))?;
+    let mut expr = Expression {
+        id: 1,
+        expr: Expr::Ident(first.to_string()),
+    };
+    for (field, id) in segments.zip(2..) {
+        if !is_plain_identifier(field) {
+            return None;
+        }
+        expr = Expression {
+            id,
+            expr: Expr::Select(SelectExpr {
+                operand: Box::new(expr),
+                field: field.to_string(),
+                test: false,
+            }),
+        };
+    }
+    Some(expr)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*` and not a CEL keyword or reserved word.
+fn is_plain_identifier(s: &str) -> bool {
+    const RESERVED: &[&str] = &[
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "false",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "null",
+        "return",
+        "true",
+        "var",
+        "void",
+        "while",
+    ];
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !RESERVED.contains(&s)
 }
 
 /// Nesting up to this depth parses on the caller's thread (any thread kiln runs on has at least
@@ -289,6 +388,47 @@ fn syntax_error(errs: cel::ParseErrors) -> CompileError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn field_paths_build_the_parsers_tree() {
+        let parse = |src: &str| env().parser().parse(src);
+        for src in [
+            "a",
+            "schema",
+            "schema.spec.name",
+            " schema.metadata.name ",
+            "_x.y_1.Z9",
+            "service.status.loadBalancer.ingress",
+            "a.b.c.d.e.f.g.h.i.j.k",
+        ] {
+            let fast = super::select_chain(src).unwrap_or_else(|| panic!("{src}: no fast path"));
+            assert_eq!(fast, parse(src).unwrap(), "{src}");
+        }
+        // Everything else is the parser's to judge, including its errors.
+        for src in [
+            "", "a.", ".a", "a..b", "a.in", "null", "true.x", "a . b", "a.?b", "a[0]", "a.b()",
+            "1a", "a-b", "é", "a.b\n.c", "a.b + c", "has(a.b)",
+        ] {
+            assert!(
+                super::select_chain(src).is_none(),
+                "{src:?} took the fast path"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_field_path_builds_the_parsers_tree(
+            segments in proptest::collection::vec("(in|as|null|true|[a-zA-Z_][a-zA-Z0-9_]{0,5})", 1..8)
+        ) {
+            let src = segments.join(".");
+            match super::select_chain(&src) {
+                Some(fast) => proptest::prop_assert_eq!(fast, env().parser().parse(&src).unwrap()),
+                // Only a reserved word keeps a path of identifiers from the fast path.
+                None => proptest::prop_assert!(segments.iter().any(|s| ["in", "as", "null", "true"].contains(&s.as_str()))),
+            }
+        }
+    }
+
     use super::*;
 
     fn eval(src: &str) -> Result<Value, cel::ExecutionError> {
