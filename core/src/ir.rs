@@ -5,7 +5,7 @@
 //! collections around each, the dependencies between them, and the order to evaluate them in. It is
 //! built once per definition and shared, read-only, by every unit (instance) rendered from it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::expr::cel::Compiled;
+use crate::expr::reads::{reads, Reads};
 use crate::fieldpath::FieldPath;
 
 /// A compiled expression and where it was written.
@@ -127,9 +128,32 @@ pub struct GraphDef {
     pub nodes: Vec<Node>,
     /// Evaluation order (indices into `nodes`).
     pub order: Vec<usize>,
+    /// What the evaluated expressions read of each variable (`schema`, node ids): a unit binds
+    /// only that (see [`crate::expr::reads`]). Computed by [`GraphDef::new`].
+    pub reads: BTreeMap<String, Reads>,
 }
 
 impl GraphDef {
+    /// A definition of these nodes, evaluated in `order`.
+    pub fn new(name: String, document: Document, nodes: Vec<Node>, order: Vec<usize>) -> Self {
+        let reads = variable_reads(&nodes);
+        Self {
+            name,
+            document,
+            nodes,
+            order,
+            reads,
+        }
+    }
+
+    /// What the expressions read of variable `name` (nothing when none reads it).
+    pub fn reads_of(&self, name: &str) -> &Reads {
+        static NOTHING: std::sync::OnceLock<Reads> = std::sync::OnceLock::new();
+        self.reads
+            .get(name)
+            .unwrap_or_else(|| NOTHING.get_or_init(Reads::nothing))
+    }
+
     /// A diagnostic located in the definition document.
     pub fn diag(&self, d: Diagnostic, path: &FieldPath) -> Diagnostic {
         self.document.diag(d, path)
@@ -139,4 +163,30 @@ impl GraphDef {
     pub fn node_index(&self, id: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.id == id)
     }
+}
+
+/// What the expressions a unit evaluates (conditions, collections, template holes; not
+/// `readyWhen`, which is never evaluated offline) read of each variable.
+fn variable_reads(nodes: &[Node]) -> BTreeMap<String, Reads> {
+    let mut out: BTreeMap<String, Reads> = BTreeMap::new();
+    let mut add = |e: &Expr| {
+        for (root, r) in reads(e.compiled.program.expression()) {
+            match out.get_mut(&root) {
+                Some(have) => have.merge(r),
+                None => {
+                    out.insert(root, r);
+                }
+            }
+        }
+    };
+    for n in nodes {
+        n.include_when.iter().for_each(&mut add);
+        n.for_each.iter().for_each(|(_, e)| add(e));
+        if let NodeKind::Template(t) = &n.kind {
+            for h in &t.holes {
+                h.exprs().into_iter().for_each(&mut add);
+            }
+        }
+    }
+    out
 }

@@ -16,9 +16,10 @@ use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
 use crate::expr::budget::{execute, overrun, EvalBudget};
 use crate::expr::cel::{root_context, ExecutionErrorExt};
-use crate::expr::value::{from_cel, to_cel, OMIT_MARKER};
+use crate::expr::value::{from_cel, to_val, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
 use crate::ir::{Expr, GraphDef, HoleKind, NodeKind, Part, Template};
+use cel::common::types::CelList;
 
 /// Limits on what one unit may produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,7 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
     let g = unit.graph;
     let mut ctx = root_context().new_inner_scope();
     for (name, v) in &unit.variables {
-        ctx.add_variable_from_value(name.clone(), to_cel(v));
+        ctx.add_variable_as_val(name.clone(), g.reads_of(name).to_val(v));
     }
     let mut state = vec![State::Pending; g.nodes.len()];
     // Only objects another node reads need converting into CEL values.
@@ -128,14 +129,14 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         if node.for_each.is_empty() {
             let obj = ev.fill(&ctx, template, node.namespaced)?;
             if read[i] {
-                ctx.add_variable_from_value(node.id.clone(), to_cel(&obj));
+                ctx.add_variable_as_val(node.id.clone(), g.reads_of(&node.id).to_val(&obj));
             }
             out.push(obj);
         } else {
             let items = ev.expand(&ctx, node, template, limits)?;
             if read[i] {
-                let list = CelValue::List(std::sync::Arc::new(items.iter().map(to_cel).collect()));
-                ctx.add_variable_from_value(node.id.clone(), list);
+                let list = CelList::from(items.iter().map(to_val).collect::<Vec<_>>());
+                ctx.add_variable_as_val(node.id.clone(), Box::new(list));
             }
             out.extend(items);
         }

@@ -8,7 +8,7 @@ use cel::{Context, Value as CelValue};
 use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic};
-use crate::expr::value::to_cel;
+use crate::expr::value::to_val;
 use crate::fieldpath::FieldPath;
 
 use super::context::{self, Params, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT};
@@ -58,7 +58,7 @@ impl Ctx<'_, '_, '_> {
 
 fn with_vars<'c>(ctx: &mut Context<'c, 'static>, vars: &[(&str, Value)]) {
     for (k, v) in vars {
-        ctx.add_variable_from_value(k.to_string(), to_cel(v));
+        ctx.add_variable_as_val(k.to_string(), to_val(v));
     }
 }
 
@@ -239,7 +239,7 @@ impl Ctx<'_, '_, '_> {
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             let mut inner = ctx.new_inner_scope();
-            inner.add_variable_from_value(t.var.clone(), to_cel(&item));
+            inner.add_variable_as_val(t.var.clone(), to_val(&item));
             out.push(
                 self.r
                     .render(&inner, &t.template, &tpl_at)
@@ -317,7 +317,7 @@ impl Ctx<'_, '_, '_> {
         for item in items {
             let mut scope = ctx.new_inner_scope();
             if let Some(item) = &item {
-                scope.add_variable_from_value(p.var.clone(), to_cel(item));
+                scope.add_variable_as_val(p.var.clone(), to_val(item));
             }
             let selected = self.select(&scope, loc, &p.target, &p.at, resources)?;
             if selected.is_empty() {
@@ -422,7 +422,7 @@ impl Ctx<'_, '_, '_> {
             if let Some(w) = &target.where_ {
                 let at = entry_at.key("target").key("where");
                 let mut wctx = scope.new_inner_scope();
-                wctx.add_variable_from_value("resource", to_cel(res));
+                wctx.add_variable_as_val("resource", to_val(res));
                 match self
                     .r
                     .eval(&wctx, w, &at)
@@ -472,7 +472,7 @@ impl Ctx<'_, '_, '_> {
         for item in items {
             let mut scope = ctx.new_inner_scope();
             if let Some(item) = &item {
-                scope.add_variable_from_value(rm.var.clone(), to_cel(item));
+                scope.add_variable_as_val(rm.var.clone(), to_val(item));
             }
             let selected = self.select(&scope, loc, &rm.target, &rm.at, resources)?;
             if selected.is_empty() {

@@ -4,6 +4,7 @@ pub mod cel;
 pub mod check;
 pub mod library;
 mod macros;
+pub mod reads;
 pub mod refs;
 pub mod scan;
 pub mod types;

@@ -363,12 +363,7 @@ impl<'d> Loader<'d> {
         }
 
         Some(Rgd {
-            graph: GraphDef {
-                name,
-                document: self.doc.clone(),
-                nodes,
-                order: order.unwrap_or_default(),
-            },
+            graph: GraphDef::new(name, self.doc.clone(), nodes, order.unwrap_or_default()),
             group,
             version: version.unwrap_or_default(),
             kind: kind.unwrap_or_default(),
