@@ -75,9 +75,21 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         }
     }
     let mut out = Vec::new();
+    // Rendered single objects, by node: what plain field paths read directly (see `direct`).
+    let mut singles: Vec<(usize, usize)> = Vec::new();
 
     for &i in &g.order {
         let node = &g.nodes[i];
+        let direct: Vec<(&str, &Value)> = unit
+            .variables
+            .iter()
+            .map(|(name, v)| (name.as_str(), v))
+            .chain(
+                singles
+                    .iter()
+                    .map(|&(n, o)| (g.nodes[n].id.as_str(), &out[o])),
+            )
+            .collect();
         if node
             .dependencies
             .iter()
@@ -100,6 +112,22 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         };
         let mut included = true;
         for e in &node.include_when {
+            match ev.direct(e, &direct) {
+                Some(Value::Bool(b)) => {
+                    ev.check_offline(e)?;
+                    included &= *b;
+                    if !included {
+                        break;
+                    }
+                    continue;
+                }
+                Some(Value::Null) => {
+                    ev.check_offline(e)?;
+                    included = false;
+                    break;
+                }
+                _ => {}
+            }
             match ev.eval(&ctx, e)? {
                 CelValue::Bool(b) => included &= b,
                 CelValue::Null => included = false,
@@ -127,13 +155,16 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         }
 
         if node.for_each.is_empty() {
-            let obj = ev.fill(&ctx, template, node.namespaced)?;
+            let obj = ev.fill(&ctx, template, node.namespaced, &direct)?;
+            drop(direct);
+            singles.push((i, out.len()));
             if read[i] {
                 ctx.add_variable_as_val(node.id.clone(), g.reads_of(&node.id).to_val(&obj));
             }
             out.push(obj);
         } else {
-            let items = ev.expand(&ctx, node, template, limits)?;
+            let items = ev.expand(&ctx, node, template, limits, &direct)?;
+            drop(direct);
             if read[i] {
                 let list = CelList::from(items.iter().map(to_val).collect::<Vec<_>>());
                 ctx.add_variable_as_val(node.id.clone(), Box::new(list));
@@ -143,6 +174,28 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         state[i] = State::Rendered;
     }
     Ok(out)
+}
+
+/// A JSON value as CEL hands it back: maps with sorted keys (CEL maps are hash maps, and
+/// `from_cel` sorts them), or `None` for what has no such result (an integer only `uint` holds,
+/// which `from_cel` refuses: the CEL path reports it).
+fn as_cel_result(v: &Value) -> Option<Value> {
+    Some(match v {
+        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_some() => return None,
+        Value::Array(items) => {
+            Value::Array(items.iter().map(as_cel_result).collect::<Option<_>>()?)
+        }
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut out = serde_json::Map::new();
+            for (k, v) in entries {
+                out.insert(k.clone(), as_cel_result(v)?);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    })
 }
 
 fn is_optional(v: &CelValue) -> bool {
@@ -190,6 +243,24 @@ impl Evaluator<'_, '_> {
 
     /// Refuse expressions that read what only a cluster has, then evaluate.
     fn eval(&self, ctx: &Context<'_, '_>, e: &Expr) -> Result<CelValue, Vec<Diagnostic>> {
+        self.check_offline(e)?;
+        execute(&e.compiled.program, ctx, &self.limits.eval).map_err(|err| {
+            if let Some(msg) = overrun(&err) {
+                return vec![self.diag(
+                    codes::EVAL_BUDGET,
+                    format!("expression {:?} stopped: {msg}", e.source()),
+                    e,
+                    "iterate over less data, or raise the budget (see docs/cel.md, evaluation limits)",
+                )];
+            }
+            let (msg, hint) = err.explain(e.source());
+            vec![self.diag(codes::EVALUATION, msg, e, &hint)]
+        })
+    }
+
+    /// Expressions that read what only a cluster has (an externalRef, a created resource's
+    /// status) are errors offline.
+    fn check_offline(&self, e: &Expr) -> Result<(), Vec<Diagnostic>> {
         let g = self.unit.graph;
         for (root, fields) in &e.compiled.refs.fields {
             let Some(i) = g.node_index(root) else {
@@ -218,18 +289,22 @@ impl Evaluator<'_, '_> {
                 )]);
             }
         }
-        execute(&e.compiled.program, ctx, &self.limits.eval).map_err(|err| {
-            if let Some(msg) = overrun(&err) {
-                return vec![self.diag(
-                    codes::EVAL_BUDGET,
-                    format!("expression {:?} stopped: {msg}", e.source()),
-                    e,
-                    "iterate over less data, or raise the budget (see docs/cel.md, evaluation limits)",
-                )];
-            }
-            let (msg, hint) = err.explain(e.source());
-            vec![self.diag(codes::EVALUATION, msg, e, &hint)]
-        })
+        Ok(())
+    }
+
+    /// The value of a plain field path (`schema.spec.name`, `deployment.metadata.labels`) read
+    /// straight from the JSON of the variable, or `None` when the expression is anything else,
+    /// the path is missing, or the variable is not one of `direct`. Evaluating such a path in CEL
+    /// converts the value and converts it back; the renderer falls back to that only to report
+    /// what is wrong, so results and errors are the same either way.
+    fn direct<'v>(&self, e: &Expr, direct: &[(&str, &'v Value)]) -> Option<&'v Value> {
+        let (root, fields) = e.compiled.field_path.as_deref()?.split_first()?;
+        // The latest binding of a name is the one CEL sees.
+        let mut v = direct.iter().rev().find(|(name, _)| name == root)?.1;
+        for f in fields {
+            v = v.as_object()?.get(f)?;
+        }
+        Some(v)
     }
 
     fn to_json(&self, v: &CelValue, e: &Expr) -> Result<Value, Vec<Diagnostic>> {
@@ -249,19 +324,32 @@ impl Evaluator<'_, '_> {
         ctx: &Context<'_, '_>,
         t: &Template,
         namespaced: bool,
+        direct: &[(&str, &Value)],
     ) -> Result<Value, Vec<Diagnostic>> {
         let mut obj = t.value.clone();
         for hole in &t.holes {
             let value = match &hole.kind {
-                HoleKind::Standalone(e) => {
-                    let v = self.eval(ctx, e)?;
-                    self.to_json(&v, e)?
-                }
+                HoleKind::Standalone(e) => match self.direct(e, direct).and_then(as_cel_result) {
+                    Some(v) => {
+                        self.check_offline(e)?;
+                        v
+                    }
+                    None => {
+                        let v = self.eval(ctx, e)?;
+                        self.to_json(&v, e)?
+                    }
+                },
                 HoleKind::Interpolated(parts) => {
                     let mut s = String::new();
                     for p in parts {
                         match p {
                             Part::Text(t) => s.push_str(t),
+                            Part::Expr(e) if matches!(self.direct(e, direct), Some(Value::String(_))) => {
+                                self.check_offline(e)?;
+                                if let Some(Value::String(v)) = self.direct(e, direct) {
+                                    s.push_str(v);
+                                }
+                            }
                             Part::Expr(e) => match self.eval(ctx, e)? {
                                 CelValue::String(v) => s.push_str(&v),
                                 other => {
@@ -329,6 +417,7 @@ impl Evaluator<'_, '_> {
         node: &crate::ir::Node,
         t: &Template,
         limits: &RenderLimits,
+        direct: &[(&str, &Value)],
     ) -> Result<Vec<Value>, Vec<Diagnostic>> {
         let mut dims: Vec<(&str, Vec<CelValue>)> = Vec::new();
         for (it, e) in &node.for_each {
@@ -380,6 +469,12 @@ impl Evaluator<'_, '_> {
                 )]);
             }
         };
+        // The iterators hide any variable of the same name.
+        let unshadowed: Vec<(&str, &Value)> = direct
+            .iter()
+            .filter(|(name, _)| !node.for_each.iter().any(|(it, _)| it == name))
+            .copied()
+            .collect();
         let mut items = Vec::with_capacity(total);
         let mut identities = BTreeSet::new();
         let mut idx = vec![0usize; dims.len()];
@@ -388,7 +483,7 @@ impl Evaluator<'_, '_> {
             for (d, (it, list)) in dims.iter().enumerate() {
                 inner.add_variable_from_value(it.to_string(), list[idx[d]].clone());
             }
-            let obj = self.fill(&inner, t, node.namespaced)?;
+            let obj = self.fill(&inner, t, node.namespaced, &unshadowed)?;
             let identity = identity_of(&obj);
             if !identities.insert(identity.clone()) {
                 let e = &node.for_each[0].1;
@@ -526,5 +621,76 @@ spec:
             "{}",
             err.0[0].message
         );
+    }
+
+    /// Plain field paths are read straight from JSON; wrapping the same path in `[…][0]` makes
+    /// CEL evaluate it. Both must give the same objects, or fail with the same code.
+    #[test]
+    fn direct_field_paths_match_cel() {
+        let rgd = |expr: &str| {
+            format!(
+                r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {{name: t}}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: T
+    spec:
+      m: 'map[string]string | default={{"z": "1", "a": "2"}}'
+      n: integer | default=3
+      s: string | default=x
+      on: boolean | default=false
+      big: integer | default=9
+  resources:
+    - id: base
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {{name: base, labels: {{zz: a, aa: b}}}}
+        data: {{k: v}}
+    - id: probe
+      includeWhen: ["${{schema.spec.on || true}}"]
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {{name: probe}}
+        data:
+          standalone: ${{{expr}}}
+          text: "pre-${{{expr}}}-post"
+---
+apiVersion: kro.run/v1alpha1
+kind: T
+metadata: {{name: i, namespace: n}}
+spec: {{big: 18446744073709551615}}
+"#
+            )
+        };
+        for path in [
+            "schema.spec.m",
+            "schema.spec.n",
+            "schema.spec.s",
+            "schema.metadata.name",
+            "base.metadata.labels",
+            "base.data.k",
+            "base.data.missing",
+            "base.metadata.name.x",
+            "base.status.x",
+            "schema.spec.big",
+            "nothing.here",
+        ] {
+            let direct = render_str(&rgd(path));
+            let via_cel = render_str(&rgd(&format!("[{path}][0]")));
+            match (direct, via_cel) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{path}"),
+                (Err(a), Err(b)) => assert_eq!(
+                    a.0.iter().map(|d| d.code).collect::<Vec<_>>(),
+                    b.0.iter().map(|d| d.code).collect::<Vec<_>>(),
+                    "{path}"
+                ),
+                (a, b) => panic!("{path}: direct {a:?}, CEL {b:?}"),
+            }
+        }
     }
 }

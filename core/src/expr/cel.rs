@@ -181,6 +181,9 @@ pub struct Compiled {
     pub program: Program,
     /// Variables, fields and functions the expression uses.
     pub refs: References,
+    /// When the expression is a plain field path (`schema.spec.name`): the variable, then the
+    /// fields. The renderer reads such a path straight from the JSON it would otherwise convert.
+    pub field_path: Option<Vec<String>>,
 }
 
 /// Why an expression did not compile.
@@ -238,7 +241,9 @@ pub fn compile_with(
     if !unknown.is_empty() {
         return Err(CompileError::UnknownFunctions(unknown));
     }
+    let field_path = super::reads::field_path(program.expression());
     Ok(Compiled {
+        field_path,
         source: source.to_string(),
         program,
         refs,

@@ -87,6 +87,20 @@ impl Reads {
     }
 }
 
+/// The variable and fields of an expression that is nothing but a chain of field selections
+/// (`a.b.c` → `[a, b, c]`; not `has()`, not optional selection).
+pub fn field_path(expr: &IdedExpr) -> Option<Vec<String>> {
+    match &expr.expr {
+        Expr::Ident(name) => Some(vec![name.clone()]),
+        Expr::Select(s) if !s.test => {
+            let mut path = field_path(&s.operand)?;
+            path.push(s.field.clone());
+            Some(path)
+        }
+        _ => None,
+    }
+}
+
 /// What an expression reads of each free variable.
 pub fn reads(expr: &IdedExpr) -> BTreeMap<String, Reads> {
     let mut out = BTreeMap::new();
