@@ -19,9 +19,13 @@ const CACHE_LIMIT: usize = 16_384;
 /// Longer strings are asked about every time rather than remembered.
 const CACHE_MAX_LEN: usize = 128;
 
+/// How each remembered text is written. foldhash rather than the standard SipHash: the lookup
+/// runs for most keys and values of every object, and the keys are kiln's own strings.
+type Cache = HashMap<String, Option<String>, foldhash::fast::FixedState>;
+
 thread_local! {
-    static KEYS: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
-    static VALUES: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+    static KEYS: RefCell<Cache> = RefCell::new(Cache::default());
+    static VALUES: RefCell<Cache> = RefCell::new(Cache::default());
 }
 
 /// The object as a YAML document, or `None` when it is not in the shape this emitter handles.
@@ -119,6 +123,11 @@ fn string(out: &mut String, s: &str) -> Option<()> {
 }
 
 fn key(out: &mut String, k: &str) -> Option<()> {
+    // serde-saphyr writes such keys plain too (the round-trip property tests compare).
+    if obviously_plain(k) {
+        out.push_str(k);
+        return Some(());
+    }
     remembered(&KEYS, k, key_repr, out)
 }
 
@@ -145,7 +154,7 @@ fn obviously_plain(s: &str) -> bool {
 /// Write how a scalar is written, looked up (or computed and remembered); `None` if it is not
 /// one line.
 fn remembered(
-    cache: &'static std::thread::LocalKey<RefCell<HashMap<String, Option<String>>>>,
+    cache: &'static std::thread::LocalKey<RefCell<Cache>>,
     s: &str,
     compute: fn(&str) -> Option<String>,
     out: &mut String,
@@ -156,15 +165,18 @@ fn remembered(
     }
     cache.with(|c| {
         let mut c = c.borrow_mut();
-        if !c.contains_key(s) {
-            if c.len() >= CACHE_LIMIT {
-                c.clear();
-            }
-            c.insert(s.to_string(), compute(s));
+        // Written straight from the cache: texts repeat in every object, so no copy per use.
+        if let Some(repr) = c.get(s) {
+            out.push_str(repr.as_deref()?);
+            return Some(());
         }
-        // Written straight from the cache: keys repeat in every object, so no copy per use.
-        out.push_str(c.get(s)?.as_deref()?);
-        Some(())
+        if c.len() >= CACHE_LIMIT {
+            c.clear();
+        }
+        let repr = compute(s);
+        let written = repr.as_deref().map(|r| out.push_str(r));
+        c.insert(s.to_string(), repr);
+        written
     })
 }
 
@@ -188,4 +200,33 @@ fn key_repr(k: &str) -> Option<String> {
     let text = saphyr(&Value::Object(m))?;
     let repr = text.strip_suffix(": true\n")?;
     (!repr.contains('\n')).then(|| repr.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// What the emitter writes plain without asking, serde-saphyr writes plain too, as a key
+        /// and as a value.
+        #[test]
+        fn obviously_plain_is_what_saphyr_writes_plain(
+            s in "(y|n|yes|no|on|off|true|false|null|nan|inf|Yes|ON|[a-zA-Z])[a-zA-Z0-9._/-]{0,40}"
+        ) {
+            if obviously_plain(&s) {
+                proptest::prop_assert_eq!(key_repr(&s), Some(s.clone()));
+                proptest::prop_assert_eq!(value_repr(&s), Some(s.clone()));
+            }
+        }
+    }
+
+    #[test]
+    fn special_words_are_not_obviously_plain() {
+        for w in [
+            "yes", "No", "ON", "off", "y", "N", "true", "False", "null", "NaN", "inf",
+        ] {
+            assert!(!obviously_plain(w), "{w}");
+        }
+        assert!(obviously_plain("app.kubernetes.io/name"));
+    }
 }
