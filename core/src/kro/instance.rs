@@ -72,12 +72,9 @@ pub fn prepare(
     let wrapper = &rgd.instance_schema;
     schema::apply_defaults(wrapper, &mut v);
     // An instance without spec is validated as an empty spec, so required fields are reported.
-    let spec = v
-        .get("spec")
-        .filter(|s| !s.is_null())
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    let violations = schema::validate(wrapper, &json!({ "spec": spec }));
+    let empty = json!({});
+    let spec = v.get("spec").filter(|s| !s.is_null()).unwrap_or(&empty);
+    let violations = schema::validate_at(&rgd.spec_schema, spec, &["spec"]);
     for viol in violations {
         errors.push(instance_violation(doc, viol));
     }

@@ -21,4 +21,4 @@ mod validate;
 
 pub use defaults::apply_defaults;
 pub use simple::{simple_to_openapi, SchemaError};
-pub use validate::{validate, Violation};
+pub use validate::{validate, validate_at, Violation};

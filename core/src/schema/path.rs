@@ -30,6 +30,8 @@ impl Path {
         p
     }
 
+    /// Validation builds indexes through its own trail; tests build paths directly.
+    #[cfg(test)]
     pub(crate) fn index(&self, i: usize) -> Self {
         let mut p = self.clone();
         p.0.push(Seg::Index(i));

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::path::{go_quote, Path};
+use super::path::{go_quote, Path, Seg};
 
 /// One validation failure.
 ///
@@ -57,8 +57,17 @@ impl std::fmt::Display for Violation {
 /// assert_eq!(v[0].message, "spec.replicas: 50 is greater than the maximum of 20");
 /// ```
 pub fn validate(schema: &Value, value: &Value) -> Vec<Violation> {
+    validate_at(schema, value, &[])
+}
+
+/// [`validate`] for a value that sits at `at` (keys from the root) in the object it belongs to:
+/// paths in the violations start there, and it is not a root (so it is not taken for a whole
+/// object). Validating `spec` at `["spec"]` against the spec schema is validating `{spec: …}`
+/// against a root schema with that one property, without building the wrapper.
+pub fn validate_at(schema: &Value, value: &Value, at: &[&str]) -> Vec<Violation> {
     let mut v = Validator::default();
-    v.check(schema, value, &Path::default(), true);
+    let start = Path::of(at);
+    v.check(schema, value, &Trail::Start(&start), true);
     let mut found = v.found;
     found.sort_by(|a, b| (&a.0, &a.1.rule, &a.1.message).cmp(&(&b.0, &b.1.rule, &b.1.message)));
     found.into_iter().map(|(_, v)| v).collect()
@@ -117,10 +126,6 @@ fn nullable(schema: &Value) -> bool {
     schema.get("nullable").and_then(Value::as_bool) == Some(true)
 }
 
-fn flag(schema: &Value, key: &str) -> bool {
-    schema.get(key).and_then(Value::as_bool) == Some(true)
-}
-
 fn is_integer(v: &Value) -> bool {
     matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
 }
@@ -164,32 +169,149 @@ fn canonical_key(v: &Value) -> String {
     }
 }
 
+/// The path to the value being checked, as a chain of stack frames. It becomes a [`Path`] only
+/// when something is reported: nearly every value is valid, and building a `Path` per value
+/// cloned the parent's segments at every level.
+#[derive(Clone, Copy)]
+enum Trail<'a> {
+    /// The start: the root, or the path the validated value sits at.
+    Start(&'a Path),
+    Key(&'a Trail<'a>, &'a str),
+    Index(&'a Trail<'a>, usize),
+}
+
+impl<'a> Trail<'a> {
+    fn key(&'a self, k: &'a str) -> Trail<'a> {
+        Trail::Key(self, k)
+    }
+
+    fn index(&'a self, i: usize) -> Trail<'a> {
+        Trail::Index(self, i)
+    }
+
+    fn is_root(&self) -> bool {
+        matches!(self, Trail::Start(p) if p.is_root())
+    }
+
+    fn to_path(self) -> Path {
+        let mut segs = Vec::new();
+        let mut t = self;
+        let start = loop {
+            match t {
+                Trail::Start(p) => break p,
+                Trail::Key(parent, k) => {
+                    segs.push(Seg::Key(k.to_string()));
+                    t = *parent;
+                }
+                Trail::Index(parent, i) => {
+                    segs.push(Seg::Index(i));
+                    t = *parent;
+                }
+            }
+        };
+        let mut path = start.clone();
+        path.0.extend(segs.into_iter().rev());
+        path
+    }
+}
+
+/// The keywords of one schema node, found in one pass over its entries: looking each keyword up
+/// in the schema map, for every value validated, was most of the cost of validating an instance.
+#[derive(Default)]
+struct Keywords<'s> {
+    ty: Option<&'s str>,
+    nullable: bool,
+    int_or_string: bool,
+    enum_values: Option<&'s Vec<Value>>,
+    minimum: Option<&'s Value>,
+    maximum: Option<&'s Value>,
+    exclusive_minimum: bool,
+    exclusive_maximum: bool,
+    multiple_of: Option<&'s Value>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    pattern: Option<&'s str>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    list_type: Option<&'s str>,
+    list_map_keys: Option<&'s Vec<Value>>,
+    unique_items: bool,
+    items: Option<&'s Value>,
+    min_properties: Option<u64>,
+    max_properties: Option<u64>,
+    properties: Option<&'s Map<String, Value>>,
+    required: Option<&'s Vec<Value>>,
+    preserve_unknown: bool,
+    embedded_resource: bool,
+    additional: Option<&'s Value>,
+}
+
+impl<'s> Keywords<'s> {
+    fn of(schema: &'s Map<String, Value>) -> Self {
+        let mut k = Keywords::default();
+        let yes = |v: &Value| v.as_bool() == Some(true);
+        for (key, v) in schema {
+            match key.as_str() {
+                "type" => k.ty = v.as_str(),
+                "nullable" => k.nullable = yes(v),
+                "x-kubernetes-int-or-string" => k.int_or_string = yes(v),
+                "enum" => k.enum_values = v.as_array(),
+                "minimum" => k.minimum = Some(v),
+                "maximum" => k.maximum = Some(v),
+                "exclusiveMinimum" => k.exclusive_minimum = yes(v),
+                "exclusiveMaximum" => k.exclusive_maximum = yes(v),
+                "multipleOf" => k.multiple_of = Some(v),
+                "minLength" => k.min_length = v.as_u64(),
+                "maxLength" => k.max_length = v.as_u64(),
+                "pattern" => k.pattern = v.as_str(),
+                "minItems" => k.min_items = v.as_u64(),
+                "maxItems" => k.max_items = v.as_u64(),
+                "x-kubernetes-list-type" => k.list_type = v.as_str(),
+                "x-kubernetes-list-map-keys" => k.list_map_keys = v.as_array(),
+                "uniqueItems" => k.unique_items = yes(v),
+                "items" => k.items = Some(v),
+                "minProperties" => k.min_properties = v.as_u64(),
+                "maxProperties" => k.max_properties = v.as_u64(),
+                "properties" => k.properties = v.as_object(),
+                "required" => k.required = v.as_array(),
+                "x-kubernetes-preserve-unknown-fields" => k.preserve_unknown = yes(v),
+                "x-kubernetes-embedded-resource" => k.embedded_resource = yes(v),
+                "additionalProperties" => k.additional = Some(v),
+                _ => {}
+            }
+        }
+        k
+    }
+}
+
 impl Validator {
-    fn report(&mut self, path: &Path, rule: &str, message: String) {
+    fn report(&mut self, path: &Trail<'_>, rule: &str, message: String) {
+        let path = path.to_path();
         self.found.push((
             path.clone(),
             Violation {
                 path: path.to_string(),
                 rule: rule.to_string(),
-                message: format!("{}: {message}", shown_path(path)),
+                message: format!("{}: {message}", shown_path(&path)),
             },
         ));
     }
 
     /// `report_unknown` is false inside root `metadata`, whose fields the API server owns.
-    fn check(&mut self, schema: &Value, value: &Value, path: &Path, report_unknown: bool) {
-        if !schema.is_object() {
+    fn check(&mut self, schema: &Value, value: &Value, path: &Trail<'_>, report_unknown: bool) {
+        let Some(schema) = schema.as_object() else {
             return;
-        }
+        };
+        let kw = Keywords::of(schema);
         if value.is_null() {
-            if !nullable(schema) {
-                if let Some(ty) = schema.get("type").and_then(Value::as_str) {
+            if !kw.nullable {
+                if let Some(ty) = kw.ty {
                     self.report(path, "type", format!("null is not of type {ty}"));
                 }
             }
             return;
         }
-        if flag(schema, "x-kubernetes-int-or-string") {
+        if kw.int_or_string {
             if !(is_integer(value) || value.is_string()) {
                 self.report(
                     path,
@@ -198,7 +320,7 @@ impl Validator {
                 );
                 return;
             }
-        } else if let Some(ty) = schema.get("type").and_then(Value::as_str) {
+        } else if let Some(ty) = kw.ty {
             if !type_matches(ty, value) {
                 self.report(
                     path,
@@ -208,7 +330,7 @@ impl Validator {
                 return;
             }
         }
-        if let Some(Value::Array(allowed)) = schema.get("enum") {
+        if let Some(allowed) = kw.enum_values {
             // Equal values are equal canonically too; the canonical text is only needed to
             // accept `1.0` for `1` or a map with its keys in another order.
             let found = allowed.iter().any(|a| a == value) || {
@@ -229,73 +351,81 @@ impl Validator {
             }
         }
         match value {
-            Value::Number(n) => self.check_number(schema, n, value, path),
-            Value::String(s) => self.check_string(schema, s, path),
-            Value::Array(items) => self.check_array(schema, items, path),
-            Value::Object(map) => self.check_object(schema, map, path, report_unknown),
+            Value::Number(n) => self.check_number(&kw, n, value, path),
+            Value::String(s) => self.check_string(&kw, s, path),
+            Value::Array(items) => self.check_array(&kw, items, path),
+            Value::Object(map) => self.check_object(&kw, map, path, report_unknown),
             _ => {}
         }
     }
 
-    fn check_number(&mut self, schema: &Value, n: &serde_json::Number, value: &Value, path: &Path) {
+    fn check_number(
+        &mut self,
+        kw: &Keywords<'_>,
+        n: &serde_json::Number,
+        value: &Value,
+        path: &Trail<'_>,
+    ) {
         let Some(x) = n.as_f64() else { return };
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-            let bound = preview(&schema["minimum"]);
-            if flag(schema, "exclusiveMinimum") && x <= min {
+        if let Some((min, b)) = kw.minimum.and_then(|b| Some((b.as_f64()?, b))) {
+            let bound = || preview(b);
+            if kw.exclusive_minimum && x <= min {
                 self.report(
                     path,
                     "minimum",
                     format!(
-                        "{} is less than or equal to the exclusive minimum of {bound}",
-                        preview(value)
+                        "{} is less than or equal to the exclusive minimum of {}",
+                        preview(value),
+                        bound()
                     ),
                 );
             } else if x < min {
                 self.report(
                     path,
                     "minimum",
-                    format!("{} is less than the minimum of {bound}", preview(value)),
+                    format!("{} is less than the minimum of {}", preview(value), bound()),
                 );
             }
         }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-            let bound = preview(&schema["maximum"]);
-            if flag(schema, "exclusiveMaximum") && x >= max {
+        if let Some((max, b)) = kw.maximum.and_then(|b| Some((b.as_f64()?, b))) {
+            let bound = || preview(b);
+            if kw.exclusive_maximum && x >= max {
                 self.report(
                     path,
                     "maximum",
                     format!(
-                        "{} is greater than or equal to the exclusive maximum of {bound}",
-                        preview(value)
+                        "{} is greater than or equal to the exclusive maximum of {}",
+                        preview(value),
+                        bound()
                     ),
                 );
             } else if x > max {
                 self.report(
                     path,
                     "maximum",
-                    format!("{} is greater than the maximum of {bound}", preview(value)),
+                    format!(
+                        "{} is greater than the maximum of {}",
+                        preview(value),
+                        bound()
+                    ),
                 );
             }
         }
-        if let Some(m) = schema.get("multipleOf").and_then(Value::as_f64) {
+        if let Some((m, shown)) = kw.multiple_of.and_then(|b| Some((b.as_f64()?, b))) {
             if m > 0.0 && (x / m).fract() != 0.0 {
                 self.report(
                     path,
                     "multipleOf",
-                    format!(
-                        "{} is not a multiple of {}",
-                        preview(value),
-                        preview(&schema["multipleOf"])
-                    ),
+                    format!("{} is not a multiple of {}", preview(value), preview(shown)),
                 );
             }
         }
     }
 
-    fn check_string(&mut self, schema: &Value, s: &str, path: &Path) {
+    fn check_string(&mut self, kw: &Keywords<'_>, s: &str, path: &Trail<'_>) {
         // Kubernetes counts lengths in Unicode code points.
         let len = s.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
+        if let Some(min) = kw.min_length {
             if len < min {
                 self.report(
                     path,
@@ -307,7 +437,7 @@ impl Validator {
                 );
             }
         }
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+        if let Some(max) = kw.max_length {
             if len > max {
                 self.report(
                     path,
@@ -319,7 +449,7 @@ impl Validator {
                 );
             }
         }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        if let Some(pattern) = kw.pattern {
             match pattern_matches(pattern, s) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -337,9 +467,9 @@ impl Validator {
         }
     }
 
-    fn check_array(&mut self, schema: &Value, items: &[Value], path: &Path) {
+    fn check_array(&mut self, kw: &Keywords<'_>, items: &[Value], path: &Trail<'_>) {
         let n = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
+        if let Some(min) = kw.min_items {
             if n < min {
                 self.report(
                     path,
@@ -348,7 +478,7 @@ impl Validator {
                 );
             }
         }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
+        if let Some(max) = kw.max_items {
             if n > max {
                 self.report(
                     path,
@@ -357,8 +487,8 @@ impl Validator {
                 );
             }
         }
-        let list_type = schema.get("x-kubernetes-list-type").and_then(Value::as_str);
-        if list_type == Some("set") || flag(schema, "uniqueItems") {
+        let list_type = kw.list_type;
+        if list_type == Some("set") || kw.unique_items {
             let rule = if list_type == Some("set") {
                 "x-kubernetes-list-type"
             } else {
@@ -382,9 +512,8 @@ impl Validator {
             }
         }
         if list_type == Some("map") {
-            let keys: Vec<&str> = schema
-                .get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
+            let keys: Vec<&str> = kw
+                .list_map_keys
                 .map(|ks| ks.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if !keys.is_empty() {
@@ -415,7 +544,7 @@ impl Validator {
                 }
             }
         }
-        if let Some(item_schema) = schema.get("items") {
+        if let Some(item_schema) = kw.items {
             for (i, item) in items.iter().enumerate() {
                 self.check(item_schema, item, &path.index(i), true);
             }
@@ -424,37 +553,36 @@ impl Validator {
 
     fn check_object(
         &mut self,
-        schema: &Value,
+        kw: &Keywords<'_>,
         map: &Map<String, Value>,
-        path: &Path,
+        path: &Trail<'_>,
         report_unknown: bool,
     ) {
-        let present = map.iter().filter(|(_, v)| !v.is_null()).count() as u64;
-        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64) {
-            if present < min {
-                self.report(
-                    path,
-                    "minProperties",
-                    format!("{present} properties are fewer than the minimum of {min}"),
-                );
+        if kw.min_properties.is_some() || kw.max_properties.is_some() {
+            let present = map.iter().filter(|(_, v)| !v.is_null()).count() as u64;
+            if let Some(min) = kw.min_properties {
+                if present < min {
+                    self.report(
+                        path,
+                        "minProperties",
+                        format!("{present} properties are fewer than the minimum of {min}"),
+                    );
+                }
             }
-        }
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64) {
-            if present > max {
-                self.report(
-                    path,
-                    "maxProperties",
-                    format!("{present} properties are more than the maximum of {max}"),
-                );
+            if let Some(max) = kw.max_properties {
+                if present > max {
+                    self.report(
+                        path,
+                        "maxProperties",
+                        format!("{present} properties are more than the maximum of {max}"),
+                    );
+                }
             }
         }
 
         let empty = Map::new();
-        let props = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        if let Some(Value::Array(required)) = schema.get("required") {
+        let props = kw.properties.unwrap_or(&empty);
+        if let Some(required) = kw.required {
             for name in required.iter().filter_map(Value::as_str) {
                 let missing = match map.get(name) {
                     None => true,
@@ -470,13 +598,13 @@ impl Validator {
             }
         }
 
-        let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+        let preserve = kw.preserve_unknown;
         // The API server handles apiVersion/kind/metadata of whole objects itself. A root counts
         // as a whole object only if it declares apiVersion and kind, so validating a bare spec
         // still reports an undeclared `spec.kind`.
-        let object_root = flag(schema, "x-kubernetes-embedded-resource")
+        let object_root = kw.embedded_resource
             || (path.is_root() && props.contains_key("apiVersion") && props.contains_key("kind"));
-        let additional = schema.get("additionalProperties");
+        let additional = kw.additional;
         for (k, v) in map {
             let child = path.key(k);
             let meta = object_root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata");
@@ -912,5 +1040,31 @@ mod tests {
         apply_defaults(&schema, &mut spec);
         assert_eq!(spec, json!({"name": "x", "replicas": 1}));
         assert!(validate(&schema, &spec).is_empty());
+    }
+
+    /// Validating a spec where it sits is validating the object around it.
+    #[test]
+    fn validate_at_is_validate_of_the_wrapper() {
+        let spec_schema = simple_to_openapi(
+            &json!({"name": "string | required=true", "replicas": "integer | minimum=1 maximum=5",
+                    "ports": "[]integer", "labels": "map[string]string",
+                    "kind": "string | enum=a,b"}),
+            None,
+        )
+        .unwrap();
+        let wrapper = json!({"type": "object", "properties": {"spec": spec_schema.clone()}});
+        for spec in [
+            json!({"name": "x"}),
+            json!({}),
+            json!({"replicas": 9, "ports": ["p", 2], "labels": {"a.b": 1}, "kind": "c", "extra": [1]}),
+            json!({"name": null, "replicas": 0.5, "apiVersion": "v1"}),
+        ] {
+            assert_eq!(
+                validate_at(&spec_schema, &spec, &["spec"]),
+                validate(&wrapper, &json!({ "spec": spec })),
+                "{spec}"
+            );
+        }
+        assert!(!validate_at(&spec_schema, &json!({}), &["spec"]).is_empty());
     }
 }
