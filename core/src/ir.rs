@@ -165,7 +165,7 @@ impl GraphDef {
     }
 }
 
-/// What the expressions a unit evaluates (conditions, collections, template holes; not
+/// What the expressions a unit evaluates in CEL (conditions, collections, template holes; not
 /// `readyWhen`, which is never evaluated offline) read of each variable.
 fn variable_reads(nodes: &[Node]) -> BTreeMap<String, Reads> {
     let mut out: BTreeMap<String, Reads> = BTreeMap::new();
@@ -179,14 +179,25 @@ fn variable_reads(nodes: &[Node]) -> BTreeMap<String, Reads> {
             }
         }
     };
+    // Plain field paths in conditions and holes are read from the JSON directly; the renderer
+    // binds their variable whole in the rare case it falls back to CEL for them (to report
+    // what is wrong), so they need nothing bound here. forEach lists are always evaluated in
+    // CEL.
+    let mut add_unless_direct = |e: &Expr| {
+        if e.compiled.field_path.is_none() {
+            add(e);
+        }
+    };
     for n in nodes {
-        n.include_when.iter().for_each(&mut add);
-        n.for_each.iter().for_each(|(_, e)| add(e));
+        n.include_when.iter().for_each(&mut add_unless_direct);
         if let NodeKind::Template(t) = &n.kind {
             for h in &t.holes {
-                h.exprs().into_iter().for_each(&mut add);
+                h.exprs().into_iter().for_each(&mut add_unless_direct);
             }
         }
+    }
+    for n in nodes {
+        n.for_each.iter().for_each(|(_, e)| add(e));
     }
     out
 }

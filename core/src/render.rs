@@ -128,7 +128,7 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
                 }
                 _ => {}
             }
-            match ev.eval(&ctx, e)? {
+            match ev.eval_fallback(&ctx, e, &direct)? {
                 CelValue::Bool(b) => included &= b,
                 CelValue::Null => included = false,
                 v if is_optional(&v) => included &= optional_bool(&v).unwrap_or(false),
@@ -258,6 +258,25 @@ impl Evaluator<'_, '_> {
         })
     }
 
+    /// [`Self::eval`] of an expression [`Self::direct`] could not read: a plain field path's
+    /// variable is bound only with what other expressions read (see `ir::variable_reads`), so
+    /// it is bound whole here, for CEL to report what is wrong with the path.
+    fn eval_fallback(
+        &self,
+        ctx: &Context<'_, '_>,
+        e: &Expr,
+        direct: &[(&str, &Value)],
+    ) -> Result<CelValue, Vec<Diagnostic>> {
+        if let Some(root) = e.compiled.field_path.as_deref().and_then(|p| p.first()) {
+            if let Some((_, v)) = direct.iter().rev().find(|(name, _)| name == root) {
+                let mut whole = ctx.new_inner_scope();
+                whole.add_variable_as_val(root.clone(), to_val(v));
+                return self.eval(&whole, e);
+            }
+        }
+        self.eval(ctx, e)
+    }
+
     /// Expressions that read what only a cluster has (an externalRef, a created resource's
     /// status) are errors offline.
     fn check_offline(&self, e: &Expr) -> Result<(), Vec<Diagnostic>> {
@@ -335,7 +354,7 @@ impl Evaluator<'_, '_> {
                         v
                     }
                     None => {
-                        let v = self.eval(ctx, e)?;
+                        let v = self.eval_fallback(ctx, e, direct)?;
                         self.to_json(&v, e)?
                     }
                 },
@@ -350,7 +369,7 @@ impl Evaluator<'_, '_> {
                                     s.push_str(v);
                                 }
                             }
-                            Part::Expr(e) => match self.eval(ctx, e)? {
+                            Part::Expr(e) => match self.eval_fallback(ctx, e, direct)? {
                                 CelValue::String(v) => s.push_str(&v),
                                 other => {
                                     return Err(vec![self.diag(
