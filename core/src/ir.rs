@@ -57,6 +57,10 @@ pub enum HoleKind {
 pub struct Hole {
     /// Path from the template root.
     pub path: FieldPath,
+    /// The same place by position: the index of each map entry or list item on the way. A copy
+    /// of the template has the same positions, and following them costs no hashing (finding
+    /// every hole by key was the renderer's largest single cost after evaluation).
+    pub position: Vec<usize>,
     /// What fills it.
     pub kind: HoleKind,
 }

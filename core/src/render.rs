@@ -176,6 +176,18 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
     Ok(out)
 }
 
+/// The value at `position` (see [`crate::ir::Hole::position`]) in a copy of a template.
+fn at_position<'a>(mut v: &'a mut Value, position: &[usize]) -> Option<&'a mut Value> {
+    for &i in position {
+        v = match v {
+            Value::Object(m) => m.values_mut().nth(i)?,
+            Value::Array(a) => a.get_mut(i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
 /// A JSON value as CEL hands it back: maps with sorted keys (CEL maps are hash maps, and
 /// `from_cel` sorts them), or `None` for what has no such result (an integer only `uint` holds,
 /// which `from_cel` refuses: the CEL path reports it).
@@ -390,7 +402,7 @@ impl Evaluator<'_, '_> {
                     Value::String(s)
                 }
             };
-            if let Some(slot) = hole.path.get_mut(&mut obj) {
+            if let Some(slot) = at_position(&mut obj, &hole.position) {
                 *slot = value;
             }
         }

@@ -144,7 +144,14 @@ impl<'d> Compiler<'d> {
     pub fn template(&mut self, value: &Value, base: &FieldPath) -> (Template, Vec<Diagnostic>) {
         let mut holes = Vec::new();
         let mut diags = Vec::new();
-        self.walk(value, &FieldPath::root(), base, &mut holes, &mut diags);
+        self.walk(
+            value,
+            &FieldPath::root(),
+            &mut Vec::new(),
+            base,
+            &mut holes,
+            &mut diags,
+        );
         (
             Template {
                 value: value.clone(),
@@ -158,6 +165,7 @@ impl<'d> Compiler<'d> {
         &mut self,
         v: &Value,
         rel: &FieldPath,
+        position: &mut Vec<usize>,
         base: &FieldPath,
         holes: &mut Vec<Hole>,
         diags: &mut Vec<Diagnostic>,
@@ -166,6 +174,7 @@ impl<'d> Compiler<'d> {
             Value::String(s) => match self.string(s, &base.join(rel)) {
                 Ok(Some(kind)) => holes.push(Hole {
                     path: rel.clone(),
+                    position: position.clone(),
                     kind,
                 }),
                 Ok(None) => {}
@@ -173,15 +182,48 @@ impl<'d> Compiler<'d> {
             },
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.walk(item, &rel.index(i), base, holes, diags);
+                    position.push(i);
+                    self.walk(item, &rel.index(i), position, base, holes, diags);
+                    position.pop();
                 }
             }
             Value::Object(m) => {
-                for (k, item) in m {
-                    self.walk(item, &rel.key(k), base, holes, diags);
+                for (i, (k, item)) in m.iter().enumerate() {
+                    position.push(i);
+                    self.walk(item, &rel.key(k), position, base, holes, diags);
+                    position.pop();
                 }
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    /// A hole's position leads where its path does.
+    #[test]
+    fn positions_lead_where_paths_do() {
+        let text = "a: 1\nb: {c: '${x}', d: [0, {e: 'pre-${y}'}, '${z}']}\n'f.g': '${w}'\n";
+        let doc = &parse_file("t.yaml", text.to_string(), &YamlLimits::default()).unwrap()[0];
+        let mut c = Compiler::new(doc, ExprLimits::default());
+        let (t, diags) = c.template(&doc.value, &FieldPath::root());
+        assert!(diags.is_empty());
+        assert_eq!(t.holes.len(), 4);
+        for h in &t.holes {
+            let mut by_position = &t.value;
+            for &i in &h.position {
+                by_position = match by_position {
+                    Value::Object(m) => m.values().nth(i).unwrap(),
+                    Value::Array(a) => &a[i],
+                    _ => panic!("{}: position crosses a scalar", h.path),
+                };
+            }
+            assert_eq!(Some(by_position), h.path.get(&t.value), "{}", h.path);
+        }
+        assert_eq!(t.holes[1].position, vec![1, 1, 1, 0]);
     }
 }
