@@ -1257,6 +1257,9 @@ spec:
             suffix in "[A-Z :]{0,12}",
         ) {
             proptest::prop_assume!(!REDACTED.contains(secret.as_str()));
+            // Blank values are never secrets (redacting whitespace would mangle every
+            // message); `push` drops them on purpose.
+            proptest::prop_assume!(!secret.trim().is_empty());
             let mut s = Secrets::default();
             s.add_value(secret.clone());
             let quoted = [
