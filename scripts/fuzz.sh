@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst)
+ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -89,6 +89,8 @@ mapfile -t CASE_DIRS < <(find testdata -type f \( -name expected.yaml -o -name e
 
 for f in "${YAML_FILES[@]}"; do
     seed yaml_load "$f"
+    # The fast YAML reader only ever sees YAML.
+    case $f in *.json) ;; *) seed yaml_fast "$f" ;; esac
     # The kro and component corpora are large; the schema parsers only need definitions.
     if grep -q 'kind: *ResourceGraphDefinition' "$f"; then seed simpleschema "$f"; fi
     if grep -q 'openchoreo.dev/' "$f"; then seed shorthand "$f"; fi
@@ -186,6 +188,8 @@ for t in "${TARGETS[@]}"; do
         # Matches the target's own input cap; longer inputs would only be skipped.
         cel_eval) max_len=256 ;;
         scan | kpatch | json_pointer_filters | envsubst) max_len=4096 ;;
+        # Large enough for a whole manifest; every input the fast path takes is parsed twice.
+        yaml_fast) max_len=16384 ;;
         *) max_len=65536 ;;
     esac
     echo "== fuzzing $t for ${SECONDS_PER_TARGET}s (timeout ${TIMEOUT}s per input, rss ${RSS_MB} MiB)"

@@ -1,6 +1,7 @@
 //! Criterion micro-benchmarks of kiln's hot paths, on the web-app fleet's own inputs:
 //! `${}` scanning, CEL compile and evaluation, rendering one instance, static analysis of a
-//! 200-resource graph (`kiln validate`), YAML serialisation.
+//! 200-resource graph (`kiln validate`), YAML parsing (the fast path against serde-saphyr), YAML
+//! serialisation.
 //!
 //! `cargo bench -p kiln-bench --bench hot_paths` (add `-- --quick` for a fast pass).
 //!
@@ -14,7 +15,7 @@ use kiln_bench::fleet::{
     AppSpec, ComponentFleet, Fleet, WebApp, COMPONENT_DEFINITIONS, WEBAPP_RGD,
 };
 use kiln_core::component;
-use kiln_core::document::{parse_file, Document, YamlLimits};
+use kiln_core::document::{fast, parse_file, parse_yaml_reference, Document, YamlLimits};
 use kiln_core::expr::cel::{compile, new_context, ExprLimits};
 use kiln_core::expr::scan::{classify, scan};
 use kiln_core::expr::value::to_cel;
@@ -256,8 +257,85 @@ fn serialisation(c: &mut Criterion) {
     g.finish();
 }
 
+/// A Deployment as people write them: nested maps, a container list with env and port lists,
+/// quoted strings, comments, labels with dotted keys.
+const DEPLOYMENT: &str = r#"# The web tier.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  labels:
+    app.kubernetes.io/name: web
+    app.kubernetes.io/part-of: shop
+  annotations:
+    example.com/owner: "team-checkout"
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: web
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: web
+    spec:
+      serviceAccountName: web
+      containers:
+      - name: app
+        image: ghcr.io/example/shop:1.4.2
+        args: ["--port=8080", "--log-level=info"]
+        ports:
+        - name: http
+          containerPort: 8080
+          protocol: TCP
+        env:
+        - name: LOG_LEVEL
+          value: info
+        - name: REGION
+          value: eu-west-1
+        - name: DB_PASSWORD
+          valueFrom:
+            secretKeyRef: {name: db, key: password}
+        resources:
+          requests: {cpu: 100m, memory: 128Mi}
+          limits: {cpu: 500m, memory: 512Mi}
+        readinessProbe:
+          httpGet: {path: /healthz, port: http}
+          periodSeconds: 10
+      - name: sidecar
+        image: ghcr.io/example/proxy:2.0.0 # pinned
+        ports:
+        - containerPort: 9090
+"#;
+
+fn yaml_parsing(c: &mut Criterion) {
+    let mut g = c.benchmark_group("yaml");
+    let limits = YamlLimits::default();
+    let instance = WebApp::instance(&AppSpec::of(0));
+    for (name, text) in [("instance", instance.as_str()), ("deployment", DEPLOYMENT)] {
+        // The comparison is only meaningful if the fast path answers, and answers the same.
+        let quick = fast::parse(text, &limits).expect("the input takes the fast path");
+        let reference = parse_yaml_reference("bench.yaml", text, &limits).expect("parses");
+        assert_eq!(
+            serde_json::to_string(&quick).expect("serialises"),
+            serde_json::to_string(&reference).expect("serialises"),
+            "{name}"
+        );
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("parse_{name}/fast"), |b| {
+            b.iter(|| fast::parse(black_box(text), &limits).expect("fast path"))
+        });
+        g.bench_function(format!("parse_{name}/serde_saphyr"), |b| {
+            b.iter(|| parse_yaml_reference("bench.yaml", black_box(text), &limits).expect("parses"))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    yaml_parsing,
     scanning,
     cel,
     rendering,

@@ -15,6 +15,10 @@ use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::{FieldPath, Segment};
 use crate::limits::Limit;
 
+/// The fast reader of the common block-YAML subset that [`parse_file`] tries before serde-saphyr.
+/// Public for the differential tests, the fuzz target and the benchmarks.
+pub mod fast;
+
 /// Limits on reading input, the same for every front-end (plain inputs, kurel packages and their
 /// values files, kpatch values, `--crds`). A breach is KLN1005 naming the limit and the line.
 ///
@@ -330,6 +334,31 @@ fn too_many_documents(name: &str, limits: &YamlLimits) -> Diagnostic {
 }
 
 fn parse_yaml(
+    name: &str,
+    text: &str,
+    limits: &YamlLimits,
+    duplicate_keys: DuplicateKeyPolicy,
+) -> Result<Vec<Value>, Diagnostic> {
+    // Most files are plain block YAML, which the fast reader handles in a fraction of the time;
+    // it answers only when sure of serde-saphyr's answer, which is the reference for everything.
+    if let Some(docs) = fast::parse(text, limits) {
+        return Ok(docs);
+    }
+    parse_yaml_saphyr(name, text, limits, duplicate_keys)
+}
+
+/// A YAML stream read by serde-saphyr alone, as [`parse_file`] reads it when the fast reader is
+/// not sure (duplicate keys are an error): what [`fast::parse`] must always equal. Null
+/// documents are dropped. For tests, the fuzz target and the benchmarks.
+pub fn parse_yaml_reference(
+    name: &str,
+    text: &str,
+    limits: &YamlLimits,
+) -> Result<Vec<Value>, Diagnostic> {
+    parse_yaml_saphyr(name, text, limits, DuplicateKeyPolicy::Error)
+}
+
+fn parse_yaml_saphyr(
     name: &str,
     text: &str,
     limits: &YamlLimits,

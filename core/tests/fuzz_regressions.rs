@@ -19,6 +19,11 @@ mod targets;
 #[allow(dead_code)]
 mod envsubst_target;
 
+/// So does the `yaml_fast` target.
+#[path = "../../fuzz/fuzz_targets/yaml_fast.rs"]
+#[allow(dead_code)]
+mod yaml_fast_target;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -217,6 +222,64 @@ fn envsubst_target_takes_hostile_inputs() {
     ];
     for (name, data) in hostile {
         inputs.push(Input::new(format!("envsubst/{name}"), f, data));
+    }
+    if let Err(e) = replay(inputs) {
+        panic!("{e}");
+    }
+}
+
+/// The `yaml_fast` target (its body is in its own file, like `envsubst`'s) on the degenerate
+/// inputs libFuzzer starts from and on inputs at the edges of the fast YAML reader's subset:
+/// limits, comment runs, escapes, line ends, flow nesting, numbers.
+#[test]
+fn yaml_fast_target_takes_edge_inputs() {
+    let f: targets::Target = yaml_fast_target::run;
+    let mut inputs = Vec::new();
+    for data in [
+        &b""[..],
+        b"\n",
+        b"\xff",
+        b"~",
+        b"{}",
+        b"[]",
+        b"---",
+        b"-",
+        b"a:",
+        b":",
+        b"- -",
+        b"a: b: c",
+    ] {
+        inputs.push(Input::new(format!("yaml_fast/{data:?}"), f, data));
+    }
+    let edges: Vec<(&str, String)> = vec![
+        (
+            "deep-block",
+            (0..200).map(|d| format!("{}k:\n", " ".repeat(d))).collect(),
+        ),
+        (
+            "deep-flow",
+            format!("a: {}{}\n", "[".repeat(200), "]".repeat(200)),
+        ),
+        ("nodes", format!("a: [{}]\n", vec!["1"; 70].join(", "))),
+        ("documents", "a: 1\n---\n".repeat(6)),
+        ("comments", format!("a:\n{}  b: 1\n", "# c\n".repeat(40))),
+        (
+            "escapes",
+            "a: \"\\x41\\u00e9\\U0001F600\\N\\_\\L\\P\\ud800\"\n".into(),
+        ),
+        ("crlf", "a: 1\r\nb:\r\n- x\r\n".into()),
+        (
+            "numbers",
+            "a: [0777, 08, 1e3, 0x1F, 1_000, .inf, -0, 1.0.0, 2001-12-14]\n".into(),
+        ),
+        ("long-key", format!("{}: v\n", "k".repeat(2000))),
+    ];
+    for (name, data) in edges {
+        inputs.push(Input::new(
+            format!("yaml_fast/{name}"),
+            f,
+            data.into_bytes(),
+        ));
     }
     if let Err(e) = replay(inputs) {
         panic!("{e}");
