@@ -349,6 +349,33 @@ impl Evaluator<'_, '_> {
         })
     }
 
+    /// An interpolated part evaluated in CEL: its result must be a string.
+    fn interpolate_cel(
+        &self,
+        ctx: &Context<'_, '_>,
+        e: &Expr,
+        direct: &[(&str, &Value)],
+        s: &mut String,
+    ) -> Result<(), Vec<Diagnostic>> {
+        match self.eval_fallback(ctx, e, direct)? {
+            CelValue::String(v) => s.push_str(&v),
+            other => {
+                return Err(vec![self.diag(
+                    codes::RESULT_TYPE,
+                    format!(
+                        "${{{}}} in {:?} returns {}, but text around an expression makes a string and every part must be a string",
+                        e.source(),
+                        e.written,
+                        type_name(&other)
+                    ),
+                    e,
+                    "wrap it in string(...), or make the value one standalone ${...} to keep its type",
+                )])
+            }
+        }
+        Ok(())
+    }
+
     /// Fill a template's holes, drop omitted fields, inherit the namespace.
     fn fill(
         &self,
@@ -375,27 +402,12 @@ impl Evaluator<'_, '_> {
                     for p in parts {
                         match p {
                             Part::Text(t) => s.push_str(t),
-                            Part::Expr(e) if matches!(self.direct(e, direct), Some(Value::String(_))) => {
-                                self.check_offline(e)?;
-                                if let Some(Value::String(v)) = self.direct(e, direct) {
+                            Part::Expr(e) => match self.direct(e, direct) {
+                                Some(Value::String(v)) => {
+                                    self.check_offline(e)?;
                                     s.push_str(v);
                                 }
-                            }
-                            Part::Expr(e) => match self.eval_fallback(ctx, e, direct)? {
-                                CelValue::String(v) => s.push_str(&v),
-                                other => {
-                                    return Err(vec![self.diag(
-                                        codes::RESULT_TYPE,
-                                        format!(
-                                            "${{{}}} in {:?} returns {}, but text around an expression makes a string and every part must be a string",
-                                            e.source(),
-                                            e.written,
-                                            type_name(&other)
-                                        ),
-                                        e,
-                                        "wrap it in string(...), or make the value one standalone ${...} to keep its type",
-                                    )])
-                                }
+                                _ => self.interpolate_cel(ctx, e, direct, &mut s)?,
                             },
                         }
                     }
