@@ -242,7 +242,7 @@ pub fn render(pkg: &str, args: &KurelArgs, out: &OutputArgs, common: &Common) ->
         if !crate::report_warnings(&rendered.warnings, files, common, &kept) {
             return ExitCode::from(1);
         }
-        return crate::emit(&output::join_yaml(&texts));
+        return crate::emit_yaml_units(&texts);
     }
     let rendered = match run.render_many(common, Ok) {
         Ok(r) => r,

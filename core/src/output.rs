@@ -71,13 +71,18 @@ pub fn yaml_stream(objects: &[Value]) -> Result<String, Diagnostic> {
 /// been written by one call.
 pub fn join_yaml(streams: &[String]) -> String {
     let mut out = String::with_capacity(streams.iter().map(|s| s.len() + 4).sum());
-    for s in streams.iter().filter(|s| !s.is_empty()) {
-        if !out.is_empty() {
-            out.push_str("---\n");
-        }
-        out.push_str(s);
-    }
+    out.extend(yaml_pieces(streams));
     out
+}
+
+/// The pieces of [`join_yaml`]'s text, in order, without building it: a caller writing tens of
+/// megabytes to stdout need not copy them into one buffer first.
+pub fn yaml_pieces(streams: &[String]) -> impl Iterator<Item = &str> {
+    streams
+        .iter()
+        .filter(|s| !s.is_empty())
+        .enumerate()
+        .flat_map(|(i, s)| [if i > 0 { "---\n" } else { "" }, s.as_str()])
 }
 
 /// Objects as a pretty-printed JSON `List`.
@@ -170,6 +175,7 @@ mod tests {
         ];
         assert_eq!(join_yaml(&parts), yaml_stream(&all).unwrap());
         assert_eq!(join_yaml(&[String::new()]), "");
+        assert_eq!(yaml_pieces(&parts).collect::<String>(), join_yaml(&parts));
     }
 
     #[test]

@@ -88,6 +88,13 @@ impl Root {
     /// the root, in sorted order. Hidden entries (starting with `.`) are skipped; symlinks are followed
     /// only when they stay inside the root, and each real directory is visited once.
     pub fn walk(&self, rel: &Path) -> Result<Vec<PathBuf>, Diagnostics> {
+        Ok(self.walk_files(rel)?.into_iter().map(|f| f.rel).collect())
+    }
+
+    /// What [`Root::walk`] finds, with each file's real path, so reading it needs no second
+    /// resolution: a GitOps directory may hold ten thousand files, and resolving each path again
+    /// (a `readlink` per component) cost more than reading the file.
+    pub fn walk_files(&self, rel: &Path) -> Result<Vec<WalkedFile>, Diagnostics> {
         let mut out = Vec::new();
         let mut diags = Diagnostics::new();
         let mut seen = BTreeSet::new();
@@ -105,14 +112,24 @@ impl Root {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         self.walk_into(rel, |_| true, &mut out, diags, &mut seen);
-        out
+        out.into_iter().map(|f| f.rel).collect()
+    }
+
+    /// Read a file found by [`Root::walk_files`] as UTF-8 text, with a size limit.
+    pub fn read_walked(&self, file: &WalkedFile, max_bytes: usize) -> Result<String, Diagnostic> {
+        let name = self.display_name(&file.rel);
+        if file.regular {
+            read_opened_file(&file.real, &name, max_bytes)
+        } else {
+            read_regular_file(&file.real, &name, max_bytes)
+        }
     }
 
     fn walk_into(
         &self,
         rel: &Path,
         keep: fn(&Path) -> bool,
-        out: &mut Vec<PathBuf>,
+        out: &mut Vec<WalkedFile>,
         diags: &mut Diagnostics,
         seen: &mut BTreeSet<PathBuf>,
     ) {
@@ -151,10 +168,10 @@ impl Root {
                 continue;
             }
             let child = rel.join(&name);
-            let is_dir = match kind {
-                Some(t) => t.is_dir(),
+            let (is_dir, child_real, regular) = match kind {
+                Some(t) => (t.is_dir(), real.join(&name), t.is_file()),
                 None => match self.resolve(&child) {
-                    Ok(t) => t.is_dir(),
+                    Ok(t) => (t.is_dir(), t, false),
                     Err(d) => {
                         diags.push(d);
                         continue;
@@ -164,10 +181,26 @@ impl Root {
             if is_dir {
                 self.walk_into(&child, keep, out, diags, seen);
             } else if keep(&child) {
-                out.push(child);
+                out.push(WalkedFile {
+                    rel: child,
+                    real: child_real,
+                    regular,
+                });
             }
         }
     }
+}
+
+/// A file found by [`Root::walk_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkedFile {
+    /// Its path relative to the root (what diagnostics name).
+    pub rel: PathBuf,
+    /// Its real path, inside the root.
+    pub real: PathBuf,
+    /// The directory listing said it is a regular file (not a symlink): it can be opened without
+    /// first checking that opening cannot block, as a fifo's would.
+    regular: bool,
 }
 
 fn has_manifest_extension(p: &Path) -> bool {
@@ -199,15 +232,38 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
     .with_hint(hint)
 }
 
+/// Read a file the directory listing called regular: open it first and check what was opened
+/// (one path lookup instead of two), as UTF-8, refusing files over `max_bytes`.
+fn read_opened_file(real: &Path, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
+    let file = fs::File::open(real).map_err(|e| io_error(Path::new(name), &e))?;
+    let meta = file.metadata().map_err(|e| io_error(Path::new(name), &e))?;
+    if !meta.is_file() {
+        return Err(not_a_file(name));
+    }
+    if meta.len() > max_bytes as u64 {
+        return Err(too_big(name, meta.len() as usize, max_bytes));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(Path::new(name), &e))?;
+    if bytes.len() > max_bytes {
+        return Err(too_big(name, bytes.len(), max_bytes));
+    }
+    into_utf8(name, bytes)
+}
+
+fn not_a_file(name: &str) -> Diagnostic {
+    Diagnostic::error(codes::NOT_A_FILE, format!("{name} is not a regular file"))
+        .in_file(name)
+        .with_hint("devices, sockets and pipes are not read as inputs")
+}
+
 /// Read a file that must be a regular file, as UTF-8, refusing files over `max_bytes`.
 fn read_regular_file(real: &Path, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
     let meta = fs::metadata(real).map_err(|e| io_error(Path::new(name), &e))?;
     if !meta.is_file() {
-        return Err(
-            Diagnostic::error(codes::NOT_A_FILE, format!("{name} is not a regular file"))
-                .in_file(name)
-                .with_hint("devices, sockets and pipes are not read as inputs"),
-        );
+        return Err(not_a_file(name));
     }
     if meta.len() > max_bytes as u64 {
         return Err(too_big(name, meta.len() as usize, max_bytes));
@@ -317,7 +373,7 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                             continue;
                         }
                     };
-                    match root.walk(Path::new("")) {
+                    match root.walk_files(Path::new("")) {
                         Err(ds) => diags.extend(ds),
                         Ok(files) => {
                             // A GitOps directory may hold thousands of small files: read them on
@@ -325,8 +381,8 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                             let read: Vec<_> = files
                                 .par_iter()
                                 .map(|f| {
-                                    root.read_to_string(f, limits.max_input_bytes)
-                                        .map(|t| (root.display_name(f), t))
+                                    root.read_walked(f, limits.max_input_bytes)
+                                        .map(|t| (root.display_name(&f.rel), t))
                                 })
                                 .collect();
                             for r in read {
@@ -426,6 +482,54 @@ mod tests {
         let files = root.walk(Path::new("")).unwrap();
         let names: Vec<_> = files.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(names, ["a.json", "b/a.yml", "b/c/z.yaml", "c.yaml"]);
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    /// The real paths the walk hands out are the canonical ones, for plain files and for symlinks
+    /// inside the root, and reading through them gives the files' text.
+    #[test]
+    fn walked_files_carry_their_real_paths() {
+        let d = tmp();
+        fs::create_dir_all(d.join("root/sub")).unwrap();
+        fs::write(d.join("root/a.yaml"), "a: 1\n").unwrap();
+        fs::write(d.join("root/sub/b.yaml"), "b: 2\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("root/sub/b.yaml"), d.join("root/c.yaml")).unwrap();
+        let root = Root::new(&d.join("root")).unwrap();
+        let files = root.walk_files(Path::new("")).unwrap();
+        for f in &files {
+            assert_eq!(
+                f.real,
+                fs::canonicalize(d.join("root").join(&f.rel)).unwrap()
+            );
+            let text = root.read_walked(f, 1 << 20).unwrap();
+            assert_eq!(
+                text,
+                fs::read_to_string(&f.real).unwrap(),
+                "{}",
+                f.rel.display()
+            );
+        }
+        let names: Vec<_> = files.iter().map(|f| f.rel.display().to_string()).collect();
+        #[cfg(unix)]
+        assert_eq!(names, ["a.yaml", "c.yaml", "sub/b.yaml"]);
+        assert!(
+            files
+                .iter()
+                .find(|f| f.rel == Path::new("a.yaml"))
+                .unwrap()
+                .regular
+        );
+        #[cfg(unix)]
+        assert!(
+            !files
+                .iter()
+                .find(|f| f.rel == Path::new("c.yaml"))
+                .unwrap()
+                .regular
+        );
+        let e = root.read_walked(&files[0], 3).unwrap_err();
+        assert_eq!(e.code, codes::YAML_BUDGET);
         fs::remove_dir_all(d).unwrap();
     }
 
