@@ -69,8 +69,7 @@ pub fn prepare(
     };
 
     // Defaults, then validation, over the spec only: metadata and the rest are the API server's.
-    let wrapper = &rgd.instance_schema;
-    schema::apply_defaults(wrapper, &mut v);
+    rgd.instance_defaults.apply(&mut v);
     // An instance without spec is validated as an empty spec, so required fields are reported.
     let empty = json!({});
     let spec = v.get("spec").filter(|s| !s.is_null()).unwrap_or(&empty);

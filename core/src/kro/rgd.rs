@@ -131,6 +131,8 @@ pub struct Rgd {
     /// The schema instances are defaulted and validated with: an object whose `spec` property is
     /// `spec_schema`. Built once here rather than per instance.
     pub instance_schema: Value,
+    /// `instance_schema` reduced to what defaulting reads, applied to every instance.
+    pub instance_defaults: crate::schema::DefaultsPlan,
     /// OpenAPI schema of the instance `status`, inferred from the status expressions' types plus
     /// kro's `state` and `conditions`.
     pub status_schema: Value,
@@ -362,13 +364,16 @@ impl<'d> Loader<'d> {
             status_schema = typed.status_schema;
         }
 
+        let instance_schema =
+            serde_json::json!({"type": "object", "properties": {"spec": spec_schema.clone()}});
         Some(Rgd {
             graph: GraphDef::new(name, self.doc.clone(), nodes, order.unwrap_or_default()),
             group,
             version: version.unwrap_or_default(),
             kind: kind.unwrap_or_default(),
             namespaced,
-            instance_schema: serde_json::json!({"type": "object", "properties": {"spec": spec_schema.clone()}}),
+            instance_defaults: crate::schema::DefaultsPlan::new(&instance_schema),
+            instance_schema,
             spec_schema,
             status_schema,
             warnings: Vec::new(),

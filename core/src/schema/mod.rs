@@ -19,6 +19,6 @@ mod strconv;
 mod typeexpr;
 mod validate;
 
-pub use defaults::apply_defaults;
+pub use defaults::{apply_defaults, DefaultsPlan};
 pub use simple::{simple_to_openapi, SchemaError};
 pub use validate::{validate, validate_at, Violation};
