@@ -98,7 +98,7 @@ impl FieldPath {
     pub fn get<'a>(&self, mut v: &'a Value) -> Option<&'a Value> {
         for s in &self.0 {
             v = match (s, v) {
-                (Segment::Key(k), Value::Object(m)) => m.get(k)?,
+                (Segment::Key(k), Value::Object(m)) => crate::lookup::get(m, k)?,
                 (Segment::Index(i), Value::Array(a)) => a.get(*i)?,
                 _ => return None,
             };
@@ -110,7 +110,7 @@ impl FieldPath {
     pub fn get_mut<'a>(&self, mut v: &'a mut Value) -> Option<&'a mut Value> {
         for s in &self.0 {
             v = match (s, v) {
-                (Segment::Key(k), Value::Object(m)) => m.get_mut(k)?,
+                (Segment::Key(k), Value::Object(m)) => crate::lookup::get_mut(m, k)?,
                 (Segment::Index(i), Value::Array(a)) => a.get_mut(*i)?,
                 _ => return None,
             };

@@ -58,6 +58,7 @@ pub mod kro;
 pub mod kurel;
 pub mod layout;
 pub mod limits;
+pub mod lookup;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;

@@ -333,7 +333,7 @@ impl Evaluator<'_, '_> {
         // The latest binding of a name is the one CEL sees.
         let mut v = direct.iter().rev().find(|(name, _)| name == root)?.1;
         for f in fields {
-            v = v.as_object()?.get(f)?;
+            v = crate::lookup::get(v.as_object()?, f)?;
         }
         Some(v)
     }

@@ -254,7 +254,7 @@ impl Node {
                         let Some(d) = &prop.default else {
                             continue;
                         };
-                        let replace = match map.get(k) {
+                        let replace = match crate::lookup::get(map, k) {
                             None => true,
                             Some(v) => prop.null_default(v).is_some(),
                         };
