@@ -139,17 +139,27 @@ fn obviously_plain(s: &str) -> bool {
     if b.is_empty() || !b[0].is_ascii_alphabetic() || b.len() > 256 {
         return false;
     }
-    if !b
-        .iter()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'/'))
-    {
+    // Every key and string value of the output passes here: one table lookup per byte.
+    if !b.iter().all(|&c| PLAIN_BYTE[usize::from(c)]) {
         return false;
     }
     const WORDS: [&str; 11] = [
         "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",
     ];
-    !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
+    b.len() > 5 || !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
 }
+
+/// The bytes [`obviously_plain`] allows after the first: ASCII letters, digits and `-._/`.
+static PLAIN_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'/');
+        c += 1;
+    }
+    t
+};
 
 /// Write how a scalar is written, looked up (or computed and remembered); `None` if it is not
 /// one line.
@@ -228,5 +238,10 @@ mod tests {
             assert!(!obviously_plain(w), "{w}");
         }
         assert!(obviously_plain("app.kubernetes.io/name"));
+        for c in 0..=255u8 {
+            let s = format!("a{}", c as char);
+            let allowed = c.is_ascii_alphanumeric() || b"-._/".contains(&c);
+            assert_eq!(obviously_plain(&s), allowed, "{s:?}");
+        }
     }
 }
