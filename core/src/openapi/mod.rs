@@ -50,8 +50,9 @@ struct BundledKind {
 /// build indexed the text, so start-up neither scans nor parses it.
 #[derive(Debug)]
 pub(crate) struct Bundle {
-    /// Each definition of `DEF_INDEX`, parsed when first asked for.
-    parsed: Vec<OnceLock<Value>>,
+    /// Each definition of `DEF_INDEX`, parsed when first asked for. Shared: schema nodes of a
+    /// definition hold it rather than a copy (PodSpec alone is tens of kilobytes of JSON).
+    parsed: Vec<OnceLock<Arc<Value>>>,
 }
 
 impl Bundle {
@@ -63,13 +64,20 @@ impl Bundle {
 
     /// A definition by `$defs` key.
     pub(crate) fn def(&self, key: &str) -> Option<&Value> {
+        self.def_shared(key).map(|d| &**d)
+    }
+
+    /// A definition by `$defs` key, to share.
+    pub(crate) fn def_shared(&self, key: &str) -> Option<&Arc<Value>> {
         let i = DEF_INDEX.binary_search_by(|(k, ..)| (*k).cmp(key)).ok()?;
         Some(self.parsed[i].get_or_init(|| {
             let (_, start, end) = DEF_INDEX[i];
             // The data is part of the build (build.rs parsed it): failing here is a packaging
             // bug, not a user error, and the tests exercise this path.
-            serde_json::from_str(&DEFINITIONS[start..end])
-                .expect("bundled definition is valid JSON")
+            Arc::new(
+                serde_json::from_str(&DEFINITIONS[start..end])
+                    .expect("bundled definition is valid JSON"),
+            )
         }))
     }
 

@@ -37,12 +37,8 @@ pub enum NodeChild {
 
 impl SchemaNode {
     pub(super) fn new(bundle: Arc<Bundle>, node: &Value, root: bool) -> Self {
-        let resolved = walk::resolve(&bundle, node, 0).into_owned();
-        Self {
-            bundle,
-            node: Arc::new(resolved),
-            root,
-        }
+        let node = walk::resolve_shared(&bundle, node);
+        Self { bundle, node, root }
     }
 
     fn child(&self, c: Child<'_>) -> NodeChild {

@@ -291,3 +291,33 @@ fn free_form_fields_accept_anything() {
         ["spec.containers[0].resources.limits.cpu: expected string or number type for path spec.containers[0].resources.limits.cpu, got boolean"]
     );
 }
+
+/// A node kept for a schema is the node `resolve` gives: the bundled definition itself (shared,
+/// not copied) behind a `$ref`, a merged copy behind `allOf`, an empty node for a dangling
+/// reference, and the node itself when it is inline.
+#[test]
+fn shared_nodes_are_the_resolved_nodes() {
+    let b = Schemas::bundled().bundle;
+    let mut shared = 0;
+    for &(key, ..) in DEF_INDEX {
+        for node in [
+            json!({"$ref": format!("#/$defs/{key}")}),
+            json!({"allOf": [{"$ref": format!("#/$defs/{key}")}], "description": "x"}),
+            b.def(key).unwrap().clone(),
+        ] {
+            let kept = walk::resolve_shared(&b, &node);
+            assert_eq!(
+                *kept,
+                walk::resolve(&b, &node, 0).into_owned(),
+                "{key}: {node}"
+            );
+            if b.def_shared(key).is_some_and(|d| Arc::ptr_eq(d, &kept)) {
+                shared += 1;
+            }
+        }
+    }
+    // Every definition reached through a plain `$ref` is shared, except those made of `allOf`.
+    assert!(shared > DEF_INDEX.len() * 9 / 10, "{shared}");
+    let dangling = json!({"$ref": "#/$defs/no.such.Definition"});
+    assert_eq!(*walk::resolve_shared(&b, &dangling), json!({}));
+}

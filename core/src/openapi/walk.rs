@@ -61,6 +61,29 @@ pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'
     }
 }
 
+/// [`resolve`], as a node to keep: a bundled definition reached through `$ref` (and not merged
+/// with `allOf`) is shared rather than copied.
+pub(super) fn resolve_shared(b: &Bundle, node: &Value) -> std::sync::Arc<Value> {
+    let mut cur = node;
+    let mut def = None;
+    for _ in 0..MAX_DEPTH {
+        let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def_shared(k)) {
+            Some(d) => {
+                cur = d;
+                def = Some(d);
+            }
+            None => return std::sync::Arc::new(Value::Object(Map::new())),
+        }
+    }
+    match def {
+        Some(d) if cur.get("allOf").and_then(Value::as_array).is_none() => d.clone(),
+        _ => std::sync::Arc::new(resolve(b, node, 0).into_owned()),
+    }
+}
+
 /// Merge an `allOf` member into `into`: properties and required are unioned, other keywords
 /// are taken only when `into` has none (the first member's wins).
 fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
