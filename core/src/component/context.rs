@@ -18,7 +18,7 @@ use crate::fieldpath::FieldPath;
 use crate::schema;
 
 use super::kinds::{get, ComponentDef, Loc, WorkloadDef};
-use super::shorthand::{without_required, Schemas};
+use super::shorthand::Schemas;
 
 /// Labels kiln (like OpenChoreo's first implementation) puts on every rendered resource and offers
 /// as `metadata.podSelectors`.
@@ -69,7 +69,7 @@ pub(crate) fn resolve_params(
 ) -> Result<Params, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     if let Some((ov, src)) = overrides {
-        for v in schema::validate(&without_required(&schemas.env), ov) {
+        for v in schema::validate(schemas.env_optional(), ov) {
             let rel = viol_path(&v);
             let (code, hint) = match v.rule.as_str() {
                 "unknown field" | "additionalProperties" => (
@@ -99,7 +99,7 @@ pub(crate) fn resolve_params(
     if let Some((ov, _)) = overrides {
         deep_merge(&mut all, ov);
     }
-    schema::apply_defaults(&schemas.merged, &mut all);
+    schemas.defaults().apply(&mut all);
     for v in schema::validate(&schemas.merged, &all) {
         let rel = viol_path(&v);
         // Blame the environment when it supplied the offending value.

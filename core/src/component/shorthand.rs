@@ -28,7 +28,7 @@ pub(crate) struct SchemaError {
 }
 
 /// The schemas of one definition.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Schemas {
     /// Parameters and envOverrides merged: what a Component's `parameters` are checked against.
     pub merged: Value,
@@ -36,6 +36,40 @@ pub(crate) struct Schemas {
     pub env: Value,
     /// Top-level fields of envOverrides.
     pub env_keys: BTreeSet<String>,
+    /// What every unit of this definition uses, derived from the above on first use.
+    derived: std::sync::OnceLock<Derived>,
+}
+
+#[derive(Debug, Clone)]
+struct Derived {
+    env_optional: Value,
+    defaults: crate::schema::DefaultsPlan,
+}
+
+/// Equal when the schemas are: the derived parts follow from them.
+impl PartialEq for Schemas {
+    fn eq(&self, other: &Self) -> bool {
+        self.merged == other.merged && self.env == other.env && self.env_keys == other.env_keys
+    }
+}
+
+impl Schemas {
+    fn derived(&self) -> &Derived {
+        self.derived.get_or_init(|| Derived {
+            env_optional: without_required(&self.env),
+            defaults: crate::schema::DefaultsPlan::new(&self.merged),
+        })
+    }
+
+    /// `env` with no field required: what one environment's overrides are checked against.
+    pub(crate) fn env_optional(&self) -> &Value {
+        &self.derived().env_optional
+    }
+
+    /// The defaulting plan of `merged`.
+    pub(crate) fn defaults(&self) -> &crate::schema::DefaultsPlan {
+        &self.derived().defaults
+    }
 }
 
 /// Build the schemas from a shorthand `spec.schema` section (`types`, `parameters`,
@@ -121,6 +155,7 @@ pub(crate) fn from_shorthand(section: Option<&Value>) -> Result<Schemas, Vec<Sch
         merged: strip_top_default(merged),
         env: strip_top_default(env_schema),
         env_keys: env.keys().cloned().collect(),
+        derived: std::sync::OnceLock::new(),
     })
 }
 
@@ -216,6 +251,7 @@ pub(crate) fn from_openapi(
         merged,
         env: e,
         env_keys,
+        derived: std::sync::OnceLock::new(),
     })
 }
 

@@ -482,18 +482,30 @@ impl Renderer<'_> {
 }
 
 /// Remove map entries and list elements that hold the omit marker. `None` if `v` itself is one.
-pub(crate) fn strip_omitted(v: Value) -> Option<Value> {
+pub(crate) fn strip_omitted(mut v: Value) -> Option<Value> {
+    if is_omitted(&v) {
+        return None;
+    }
+    strip_omitted_within(&mut v);
+    Some(v)
+}
+
+fn is_omitted(v: &Value) -> bool {
+    matches!(v, Value::String(s) if s == OMIT_MARKER)
+}
+
+/// Remove omitted items and fields in place: rebuilding every map would hash every key again.
+fn strip_omitted_within(v: &mut Value) {
     match v {
-        Value::String(s) if s == OMIT_MARKER => None,
-        Value::Array(a) => Some(Value::Array(
-            a.into_iter().filter_map(strip_omitted).collect(),
-        )),
-        Value::Object(m) => Some(Value::Object(
-            m.into_iter()
-                .filter_map(|(k, v)| strip_omitted(v).map(|v| (k, v)))
-                .collect(),
-        )),
-        other => Some(other),
+        Value::Array(a) => {
+            a.retain(|x| !is_omitted(x));
+            a.iter_mut().for_each(strip_omitted_within);
+        }
+        Value::Object(m) => {
+            m.retain(|_, x| !is_omitted(x));
+            m.values_mut().for_each(strip_omitted_within);
+        }
+        _ => {}
     }
 }
 
@@ -531,6 +543,20 @@ pub(crate) fn go_g(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn omitted_entries_are_removed_at_every_depth_keeping_order() {
+        let o = OMIT_MARKER;
+        let v = serde_json::json!({
+            "z": 1, "gone": o, "a": [o, {"k": o, "m": [1, o, 2]}, 3], "b": {"x": o}, "c": "keep"
+        });
+        let out = strip_omitted(v).unwrap();
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"z":1,"a":[{"m":[1,2]},3],"b":{},"c":"keep"}"#
+        );
+        assert_eq!(strip_omitted(Value::String(o.into())), None);
+    }
 
     #[test]
     fn scanner_tracks_both_quotes() {

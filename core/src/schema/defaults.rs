@@ -144,7 +144,7 @@ fn default(schema: &Value, value: &mut Value) {
 /// one schema, and those lookups were most of the cost of preparing an instance. The plan holds
 /// the same facts in plain fields. [`DefaultsPlan::apply`] gives exactly what `apply_defaults`
 /// gives (a property test compares the two on generated schemas and values).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DefaultsPlan {
     root: Node,
 }
@@ -152,7 +152,7 @@ pub struct DefaultsPlan {
 /// Up to this many properties are found by scanning; more get a hash index.
 const SCAN_LIMIT: usize = 12;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Node {
     nullable: bool,
     default: Option<Value>,
