@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::diag::{codes, Code};
 use crate::expr::cel::{compile_with, CompileError, Compiled, ExecutionErrorExt, ExprLimits};
 use crate::expr::value::{from_cel, OMIT_MARKER};
-use crate::fieldpath::FieldPath;
+use crate::fieldpath::{FieldPath, Segment};
 
 use super::functions;
 
@@ -372,48 +372,67 @@ impl Renderer<'_> {
         v: &Value,
         at: &FieldPath,
     ) -> Result<Value, TplError> {
-        let out = self.render_inner(ctx, v, at)?;
+        let out = self.render_inner(ctx, v, &mut at.clone())?;
         Ok(strip_omitted(out).unwrap_or(Value::Null))
     }
 
+    /// `at` is the path of `v`, extended and restored around each child rather than copied per
+    /// node (copying it was a tenth of a component's rendering); errors take a copy.
     fn render_inner(
         &self,
         ctx: &Context<'_, '_>,
         v: &Value,
-        at: &FieldPath,
+        at: &mut FieldPath,
     ) -> Result<Value, TplError> {
         match v {
             Value::String(s) => self.render_string(ctx, s, at),
             Value::Array(a) => {
                 let mut out = Vec::with_capacity(a.len());
                 for (i, x) in a.iter().enumerate() {
-                    out.push(self.render_inner(ctx, x, &at.index(i))?);
+                    at.0.push(Segment::Index(i));
+                    let item = self.render_inner(ctx, x, at);
+                    at.0.pop();
+                    out.push(item?);
                 }
                 Ok(Value::Array(out))
             }
             Value::Object(m) => {
                 let mut out = Map::with_capacity(m.len());
                 for (k, x) in m {
-                    let p = at.key(k);
-                    let key = match self.render_string(ctx, k, &p)? {
-                        Value::String(s) => s,
-                        other => {
-                            return Err(TplError {
-                                code: codes::RESULT_TYPE,
-                                path: p,
-                                message: format!(
-                                    "dynamic map key {k:?} must evaluate to a string, got {other}"
-                                ),
-                                hint: "convert it with string(...)".into(),
-                            })
-                        }
-                    };
-                    out.insert(key, self.render_inner(ctx, x, &p)?);
+                    at.0.push(Segment::Key(k.clone()));
+                    let entry = self.render_entry(ctx, k, x, at);
+                    at.0.pop();
+                    let (key, value) = entry?;
+                    out.insert(key, value);
                 }
                 Ok(Value::Object(out))
             }
             other => Ok(other.clone()),
         }
+    }
+
+    /// One entry of a map at `at` (its own path): the key rendered as a string, and the value.
+    fn render_entry(
+        &self,
+        ctx: &Context<'_, '_>,
+        k: &str,
+        x: &Value,
+        at: &mut FieldPath,
+    ) -> Result<(String, Value), TplError> {
+        let key = match self.render_string(ctx, k, at)? {
+            Value::String(s) => s,
+            other => {
+                return Err(TplError {
+                    code: codes::RESULT_TYPE,
+                    path: at.clone(),
+                    message: format!(
+                        "dynamic map key {k:?} must evaluate to a string, got {other}"
+                    ),
+                    hint: "convert it with string(...)".into(),
+                })
+            }
+        };
+        Ok((key, self.render_inner(ctx, x, at)?))
     }
 
     /// Render a string: standalone expressions keep their type, others become text.

@@ -158,3 +158,22 @@ spec:
         .collect();
     assert_eq!(kinds, ["Deployment"]);
 }
+
+/// Errors in rendering name the path of the value that failed, however deep, after siblings
+/// rendered fine (the renderer extends and restores one path as it walks).
+#[test]
+fn render_errors_name_the_failing_path() {
+    let text = BASIC.replace(
+        r#"containers: [{name: app, image: "${workload.containers.app.image}"}]"#,
+        r#"containers: [{name: app, image: "${workload.containers.app.image}"}, {name: "x", args: ["a", "${string(1 / (parameters.port - 8080))}"]}]"#,
+    );
+    let e = run(&text, Some("prod")).unwrap_err();
+    let got = codes_of(&e);
+    assert_eq!(
+        got,
+        [(
+            "KLN5002",
+            "spec.resources[0].template.spec.template.spec.containers[1].args[1]".to_string()
+        )]
+    );
+}
