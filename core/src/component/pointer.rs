@@ -160,8 +160,8 @@ fn walk(
         out.push(prefix.clone());
         return Ok(());
     };
-    let here = format!("/{}", prefix.join("/"));
-    let at = || here.clone();
+    // Where the walk is, for an error; built only when one is reported.
+    let at = |prefix: &[String]| format!("/{}", prefix.join("/"));
     let mut descend = |token: String, next: Option<&Value>, out: &mut Vec<Vec<String>>| {
         prefix.push(token);
         let r = walk(next, rest, prefix, out);
@@ -178,21 +178,24 @@ fn walk(
                 } else {
                     Err(format!(
                         "segment {k:?} is not an index, but {} is a list",
-                        at()
+                        at(prefix)
                     ))
                 }
             }
             Some(Value::Object(m)) => descend(k.clone(), m.get(k), out),
             None | Some(Value::Null) => descend(k.clone(), None, out),
-            Some(_) => Err(format!("{} is a scalar; cannot descend into {k:?}", at())),
+            Some(_) => Err(format!(
+                "{} is a scalar; cannot descend into {k:?}",
+                at(prefix)
+            )),
         },
         Step::Index(i) => match cur {
             Some(Value::Array(a)) => descend(i.to_string(), a.get(*i), out),
-            _ => Err(format!("[{i}] needs a list at {}", at())),
+            _ => Err(format!("[{i}] needs a list at {}", at(prefix))),
         },
         Step::Append => match cur {
             Some(Value::Array(_)) | None | Some(Value::Null) => descend("-".into(), None, out),
-            _ => Err(format!("[-] needs a list at {}", at())),
+            _ => Err(format!("[-] needs a list at {}", at(prefix))),
         },
         Step::All => match cur {
             Some(Value::Array(a)) => {
@@ -201,7 +204,7 @@ fn walk(
                 }
                 Ok(())
             }
-            _ => Err(format!("[*] needs a list at {}", at())),
+            _ => Err(format!("[*] needs a list at {}", at(prefix))),
         },
         Step::Filter { field, value } => match cur {
             Some(Value::Array(a)) => {
@@ -212,7 +215,7 @@ fn walk(
                 }
                 Ok(())
             }
-            _ => Err(format!("a filter needs a list at {}", at())),
+            _ => Err(format!("a filter needs a list at {}", at(prefix))),
         },
     }
 }

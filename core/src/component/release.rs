@@ -358,15 +358,18 @@ impl Ctx<'_, '_, '_> {
                     ),
                     _ => None,
                 };
-                ops.push((o, path, value));
+                // Parsed once per operation, not per selected resource; an error is reported
+                // with the first resource, as before.
+                let steps = pointer::parse(&path);
+                ops.push((o, path, value, steps));
             }
             for &i in &selected {
                 let Some(res) = resources.get_mut(i) else {
                     continue;
                 };
                 let res_name = describe(res);
-                for (o, path, value) in &ops {
-                    let steps = pointer::parse(path).map_err(|m| {
+                for (o, path, value, steps) in &ops {
+                    let steps = steps.as_ref().map_err(|m| {
                         loc.error(
                             codes::PATCH_PATH,
                             &o.at.key("path"),
@@ -374,7 +377,7 @@ impl Ctx<'_, '_, '_> {
                             "write a JSON Pointer starting with /, with filters as [?(@.field=='value')]",
                         )
                     })?;
-                    let pointers = pointer::expand(res, &steps).map_err(|m| {
+                    let pointers = pointer::expand(res, steps).map_err(|m| {
                         loc.error(
                             codes::PATCH_PATH,
                             &o.at.key("path"),
