@@ -206,26 +206,22 @@ pub(crate) fn component_vars(
     ]
 }
 
-/// The variables of an addon instance: the component's, with the addon's parameters.
+/// The variables an addon instance sets over the component's (see `component_vars`): its own
+/// parameters, envOverrides and environmentConfigs, and who it is.
 pub(crate) fn addon_vars(
-    base: &[(&'static str, Value)],
     addon: &str,
     instance: &str,
     params: &Params,
 ) -> Vec<(&'static str, Value)> {
-    let mut out: Vec<(&'static str, Value)> = base
-        .iter()
-        .filter(|(k, _)| !matches!(*k, "parameters" | "envOverrides" | "environmentConfigs"))
-        .cloned()
-        .collect();
     let me = json!({"name": addon, "instanceName": instance});
-    out.push(("parameters", params.all.clone()));
-    out.push(("envOverrides", params.env_part.clone()));
-    out.push(("environmentConfigs", params.env_part.clone()));
-    out.push(("addon", me.clone()));
-    out.push(("trait", me));
-    out.push(("instanceName", json!(instance)));
-    out
+    vec![
+        ("parameters", params.all.clone()),
+        ("envOverrides", params.env_part.clone()),
+        ("environmentConfigs", params.env_part.clone()),
+        ("addon", me.clone()),
+        ("trait", me),
+        ("instanceName", json!(instance)),
+    ]
 }
 
 /// Variables available in type templates.

@@ -170,8 +170,11 @@ pub(crate) fn render(
 
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
         let Some(params) = params else { continue };
-        let vars = context::addon_vars(&base_vars, &addon.name, &use_.instance, params);
-        let mut actx = root_context().new_inner_scope();
+        // An addon sees the component's variables with its own parameters, envOverrides and
+        // environmentConfigs in their place: a scope over the component's, so the component's
+        // values are not converted again for every addon.
+        let vars = context::addon_vars(&addon.name, &use_.instance, params);
+        let mut actx = ctx.new_inner_scope();
         with_vars(&mut actx, &vars);
         for t in &addon.creates {
             resources.extend(c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?);
