@@ -19,6 +19,11 @@ pub fn get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
+/// `value.get(key)` for a map `value`: [`get`] on it; `None` for anything else.
+pub fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    get(value.as_object()?, key)
+}
+
 /// `map.get_mut(key)`, scanning small maps instead of hashing the key.
 pub fn get_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
     if map.len() <= SCAN_LIMIT {
@@ -48,6 +53,10 @@ mod tests {
                 .map(|(i, k)| (k.clone(), Value::from(i)))
                 .collect();
             prop_assert_eq!(get(&m, &probe), m.get(&probe));
+            let v = Value::Object(m.clone());
+            prop_assert_eq!(field(&v, &probe), v.get(&probe));
+            let scalar = Value::from(1);
+            prop_assert_eq!(field(&scalar, &probe), None);
             let expected = m.get(&probe).cloned();
             prop_assert_eq!(get_mut(&mut m, &probe).map(|v| v.clone()), expected);
         }

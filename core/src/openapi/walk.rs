@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 
 use super::{Bundle, FieldLookup, OBJECT_META};
 use crate::fieldpath::{FieldPath, Segment};
+// Schema nodes are small maps: scanning them beats hashing the keyword.
+use crate::lookup::field as key_in;
 
 /// Bound on `$ref`/`allOf` chains, so a cyclic CRD or corrupted data cannot loop forever.
 const MAX_DEPTH: usize = 64;
@@ -29,14 +31,14 @@ pub(super) enum Child<'a> {
 }
 
 pub(super) fn flag(node: &Value, name: &str) -> bool {
-    node.get(name).and_then(Value::as_bool) == Some(true)
+    key_in(node, name).and_then(Value::as_bool) == Some(true)
 }
 
 /// `node` with `$ref`s followed and `allOf` members merged in, so callers see one flat node.
 pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'a, Value> {
     let mut cur = node;
     for _ in 0..MAX_DEPTH {
-        let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
+        let Some(r) = key_in(cur, "$ref").and_then(Value::as_str) else {
             break;
         };
         match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def(k)) {
@@ -46,7 +48,7 @@ pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'
             None => return Cow::Owned(Value::Object(Map::new())),
         }
     }
-    match cur.get("allOf").and_then(Value::as_array) {
+    match key_in(cur, "allOf").and_then(Value::as_array) {
         Some(all) if depth < MAX_DEPTH => {
             let mut merged = cur.as_object().cloned().unwrap_or_default();
             merged.remove("allOf");
@@ -67,7 +69,7 @@ pub(super) fn resolve_shared(b: &Bundle, node: &Value) -> std::sync::Arc<Value> 
     let mut cur = node;
     let mut def = None;
     for _ in 0..MAX_DEPTH {
-        let Some(r) = cur.get("$ref").and_then(Value::as_str) else {
+        let Some(r) = key_in(cur, "$ref").and_then(Value::as_str) else {
             break;
         };
         match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def_shared(k)) {
@@ -79,7 +81,7 @@ pub(super) fn resolve_shared(b: &Bundle, node: &Value) -> std::sync::Arc<Value> 
         }
     }
     match def {
-        Some(d) if cur.get("allOf").and_then(Value::as_array).is_none() => d.clone(),
+        Some(d) if key_in(cur, "allOf").and_then(Value::as_array).is_none() => d.clone(),
         _ => std::sync::Arc::new(resolve(b, node, 0).into_owned()),
     }
 }
@@ -111,7 +113,7 @@ fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
 
 /// The `type` of a node as a list, without `"null"` (nullability is not a type for kro).
 pub(super) fn own_types(node: &Value) -> Vec<&str> {
-    match node.get("type") {
+    match key_in(node, "type") {
         Some(Value::String(t)) if t != "null" => vec![t.as_str()],
         Some(Value::Array(ts)) => ts
             .iter()
@@ -129,14 +131,14 @@ fn has_type(node: &Value, t: &str) -> bool {
 fn branches(node: &Value) -> impl Iterator<Item = &Value> {
     ["oneOf", "anyOf"]
         .into_iter()
-        .filter_map(|k| node.get(k).and_then(Value::as_array))
+        .filter_map(|k| key_in(node, k).and_then(Value::as_array))
         .flatten()
 }
 
 /// Whether `additionalProperties` admits extra keys (`true` or a schema), as kro's `Allows`.
 pub(super) fn additional_allowed(node: &Value) -> bool {
     matches!(
-        node.get("additionalProperties"),
+        key_in(node, "additionalProperties"),
         Some(Value::Bool(true)) | Some(Value::Object(_))
     )
 }
@@ -151,15 +153,14 @@ pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
     }
     for key in ["oneOf", "anyOf"] {
         let mut types: Vec<String> = Vec::new();
-        for s in node
-            .get(key)
+        for s in key_in(node, key)
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
             let s = resolve(b, s, 0);
             // kro: a branch with structural constraints only (required, not) means an object.
-            let structural = s.get("required").is_some() || s.get("not").is_some();
+            let structural = key_in(&s, "required").is_some() || key_in(&s, "not").is_some();
             let ts = own_types(&s);
             for t in structural.then_some("object").into_iter().chain(ts) {
                 if !types.iter().any(|have| have == t) {
@@ -175,7 +176,7 @@ pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
     if !ts.is_empty() {
         return ts.into_iter().map(String::from).collect();
     }
-    if node.get("properties").is_some() {
+    if key_in(node, "properties").is_some() {
         return vec!["object".into()];
     }
     // Untyped and unconstrained (`{}`), or only additionalProperties: kro's "any".
@@ -184,8 +185,8 @@ pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
 
 /// Whether a node is an object schema without declared fields: anything goes below it.
 pub(super) fn free_form(node: &Value) -> bool {
-    node.get("properties").is_none()
-        && node.get("additionalProperties").is_none()
+    key_in(node, "properties").is_none()
+        && key_in(node, "additionalProperties").is_none()
         && branches(node).next().is_none()
         && (own_types(node).is_empty() || has_type(node, "object"))
 }
@@ -206,13 +207,13 @@ pub(super) fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: 
             _ => {}
         }
     }
-    if let Some(s) = node.get("properties").and_then(|p| p.get(key)) {
+    if let Some(s) = key_in(node, "properties").and_then(|p| key_in(p, key)) {
         return Child::Schema(Cow::Borrowed(s));
     }
     if flag(node, PRESERVE) {
         return Child::Anything;
     }
-    match node.get("additionalProperties") {
+    match key_in(node, "additionalProperties") {
         Some(Value::Bool(true)) => return Child::Anything,
         Some(s @ Value::Object(_)) => return Child::Schema(Cow::Borrowed(s)),
         _ => {}
@@ -233,7 +234,7 @@ pub(super) fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: 
 }
 
 pub(super) fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
-    if let Some(s @ Value::Object(_)) = node.get("items") {
+    if let Some(s @ Value::Object(_)) = key_in(node, "items") {
         return Child::Schema(Cow::Borrowed(s));
     }
     if flag(node, PRESERVE) {
@@ -372,7 +373,7 @@ pub(super) fn check(
 /// A string at a node that lists its allowed values (`imagePullPolicy`, `Service.spec.type`)
 /// must be one of them: the API server rejects anything else.
 fn check_enum(node: &Value, s: &str, path: &FieldPath, out: &mut Vec<(FieldPath, String)>) {
-    let Some(Value::Array(allowed)) = node.get("enum") else {
+    let Some(Value::Array(allowed)) = key_in(node, "enum") else {
         return;
     };
     if allowed.iter().any(|a| a.as_str() == Some(s)) {
