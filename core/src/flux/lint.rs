@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use super::postbuild::opted_out;
+use super::postbuild::{opted_out, strings};
 use super::{DISABLED, SUBSTITUTE_KEY};
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::FieldPath;
@@ -79,28 +79,11 @@ pub fn text_hazards(text: &str) -> (bool, bool) {
 pub fn lint(object: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     if !opted_out(object) {
-        walk(object, &FieldPath::root(), &mut out);
+        strings(object, &FieldPath::root(), &mut |path, s, in_key| {
+            check(s, path, in_key, &mut out)
+        });
     }
     out
-}
-
-fn walk(v: &Value, path: &FieldPath, out: &mut Vec<Finding>) {
-    match v {
-        Value::String(s) => check(s, path, false, out),
-        Value::Array(a) => {
-            for (i, item) in a.iter().enumerate() {
-                walk(item, &path.index(i), out);
-            }
-        }
-        Value::Object(m) => {
-            for (k, item) in m {
-                let p = path.key(k);
-                check(k, &p, true, out);
-                walk(item, &p, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn check(s: &str, path: &FieldPath, in_key: bool, out: &mut Vec<Finding>) {

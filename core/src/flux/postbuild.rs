@@ -642,7 +642,7 @@ fn locate(object: &Value, e: &envsubst::Error, id: &str, settings: &PostBuild) -
     let mut kinds = Vec::new();
     if !matches!(e.kind, ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork) {
         let opts = settings.options();
-        strings(object, &FieldPath::root(), &mut |path, s| {
+        strings(object, &FieldPath::root(), &mut |path, s, _| {
             if problems.len() >= MAX_PROBLEMS || !envsubst::is_affected(s) {
                 return;
             }
@@ -693,11 +693,11 @@ fn diagnostic(kind: &ErrorKind, id: &str) -> Diagnostic {
     }
 }
 
-/// Call `f` with every string of `v`, keys included (a key's path is the path of its value),
-/// in the order kiln writes them.
-fn strings(v: &Value, path: &FieldPath, f: &mut impl FnMut(&FieldPath, &str)) {
+/// Call `f` with every string of `v` and whether it is a key, keys included (a key's path is the
+/// path of its value), in the order kiln writes them.
+pub(super) fn strings(v: &Value, path: &FieldPath, f: &mut impl FnMut(&FieldPath, &str, bool)) {
     match v {
-        Value::String(s) => f(path, s),
+        Value::String(s) => f(path, s, false),
         Value::Array(a) => {
             for (i, item) in a.iter().enumerate() {
                 strings(item, &path.index(i), f);
@@ -706,7 +706,7 @@ fn strings(v: &Value, path: &FieldPath, f: &mut impl FnMut(&FieldPath, &str)) {
         Value::Object(m) => {
             for (k, item) in m {
                 let p = path.key(k);
-                f(&p, k);
+                f(&p, k, true);
                 strings(item, &p, f);
             }
         }
