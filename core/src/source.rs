@@ -268,14 +268,8 @@ fn read_regular_file(real: &Path, name: &str, max_bytes: usize) -> Result<String
     if meta.len() > max_bytes as u64 {
         return Err(too_big(name, meta.len() as usize, max_bytes));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    fs::File::open(real)
-        .and_then(|f| f.take(max_bytes as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| io_error(Path::new(name), &e))?;
-    if bytes.len() > max_bytes {
-        return Err(too_big(name, bytes.len(), max_bytes));
-    }
-    into_utf8(name, bytes)
+    // Known to be a regular file now, so opening it cannot block.
+    read_opened_file(real, name, max_bytes)
 }
 
 fn too_big(name: &str, len: usize, max: usize) -> Diagnostic {
