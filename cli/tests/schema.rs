@@ -55,6 +55,21 @@ fn crd_of_the_webapp_example() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(columns, ["State", "Ready", "Age"]);
+    // The descriptions kro's pkg/graph/crd/defaults.go gives them.
+    let descriptions: Vec<&str> = v["additionalPrinterColumns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["description"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        descriptions,
+        [
+            "The state of a ResourceGraphDefinition instance",
+            "Whether a ResourceGraphDefinition instance is ready",
+            "Age of the resource"
+        ]
+    );
     let props = &v["schema"]["openAPIV3Schema"]["properties"];
     assert_eq!(props["spec"]["properties"]["replicas"]["type"], "integer");
     let status = &props["status"]["properties"];

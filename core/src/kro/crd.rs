@@ -25,11 +25,13 @@ fn labels(rgd: &Rgd, from_schema: Option<&Value>) -> Map<String, Value> {
     m
 }
 
+/// kro's default columns, with the descriptions its generated CRDs carry (a CRD compared with
+/// the one kro applies must not differ by them).
 fn default_printer_columns() -> Value {
     json!([
-        {"jsonPath": ".status.state", "name": "State", "type": "string"},
-        {"jsonPath": ".status.conditions[?(@.type==\"Ready\")].status", "name": "Ready", "type": "string"},
-        {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
+        {"description": "The state of a ResourceGraphDefinition instance", "jsonPath": ".status.state", "name": "State", "type": "string"},
+        {"description": "Whether a ResourceGraphDefinition instance is ready", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status", "name": "Ready", "type": "string"},
+        {"description": "Age of the resource", "jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
     ])
 }
 
