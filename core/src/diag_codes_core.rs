@@ -18,6 +18,9 @@ code_table! { CORE;
     YAML_DUPLICATE_KEY = "KLN1008", "yaml-duplicate-key";
     /// The rendered output is larger than the output limit; nothing is written.
     OUTPUT_LIMIT = "KLN1009", "output-limit";
+    /// A request's options do not fit its inputs: overrides with no package or several, an
+    /// unknown Kubernetes version, a flag with nothing to act on.
+    REQUEST_INVALID = "KLN1010", "request-invalid";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";

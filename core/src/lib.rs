@@ -64,6 +64,7 @@ pub mod output;
 pub mod pipeline;
 pub mod redact;
 pub mod render;
+pub mod request;
 pub mod schema;
 pub mod scope;
 pub mod source;

@@ -213,12 +213,56 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
     })
 }
 
+/// What produced a unit of output: a door that writes files (kpt, Flux) places the unit's objects
+/// by it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// What kind of input it is.
+    pub kind: OriginKind,
+    /// The input file (display name), or the kurel package directory.
+    pub file: String,
+    /// The document's index in its file (0 for a package).
+    pub index: usize,
+    /// The environment a component release is for; a kurel instance file's name with
+    /// `--instances`.
+    pub detail: Option<String>,
+}
+
+/// The kinds of [`Origin`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginKind {
+    /// A document that passes through unchanged (the unit is that one document).
+    Passthrough,
+    /// A kro instance, replaced by its objects.
+    Instance,
+    /// A component rendered for one environment (the release's objects).
+    Component,
+    /// Documents of the component front-end that it passes through (not rendering inputs).
+    ComponentPassthrough,
+    /// A kurel package (one instance of it).
+    Kurel,
+}
+
+impl Origin {
+    /// The origin of a document of an input file.
+    pub fn of(kind: OriginKind, doc: &Document) -> Self {
+        Self {
+            kind,
+            file: doc.file().to_string(),
+            index: doc.index,
+            detail: None,
+        }
+    }
+}
+
 /// The result of [`render_units`]: what `finish` made of each unit, in output order.
 #[derive(Debug, Clone, Default)]
 pub struct Units<T> {
     /// One entry per unit that produced output: a pass-through document, an instance, and last
     /// the component releases (when there are components).
     pub units: Vec<T>,
+    /// What produced each unit (same length and order as `units`).
+    pub origins: Vec<Origin>,
     /// Warnings (errors make the run fail instead).
     pub warnings: Vec<Diagnostic>,
 }
@@ -284,9 +328,16 @@ where
         .collect();
 
     let mut units = Vec::with_capacity(rendered.len() + 1);
-    for r in rendered {
+    let mut origins = Vec::with_capacity(rendered.len() + 1);
+    for (r, item) in rendered.into_iter().zip(&items) {
         match r {
-            Ok(u) => units.push(u),
+            Ok(u) => {
+                units.push(u);
+                origins.push(match item {
+                    Item::Passthrough(d) => Origin::of(OriginKind::Passthrough, d),
+                    Item::Instance(_, d) => Origin::of(OriginKind::Instance, d),
+                });
+            }
             Err(ds) => diags.extend(ds),
         }
     }
@@ -306,6 +357,7 @@ where
             Ok(r) => {
                 diags.extend(r.warnings);
                 units.extend(r.units);
+                origins.extend(r.origins);
             }
             Err(ds) => diags.extend(ds.0),
         }
@@ -316,6 +368,7 @@ where
     }
     Ok(Units {
         units,
+        origins,
         warnings: diags.0,
     })
 }

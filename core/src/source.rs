@@ -44,8 +44,19 @@ impl Root {
         })
     }
 
+    /// Open a root directory that diagnostics call `display` (a directory found inside another
+    /// root keeps the name it has there).
+    pub fn named(dir: &Path, display: PathBuf) -> Result<Self, Diagnostic> {
+        let mut root = Self::new(dir)?;
+        root.display = display;
+        Ok(root)
+    }
+
     /// The display name of a path relative to this root.
     pub fn display_name(&self, rel: &Path) -> String {
+        if rel.as_os_str().is_empty() {
+            return self.display.display().to_string();
+        }
         if self.display.as_os_str().is_empty() || self.display == Path::new(".") {
             rel.display().to_string()
         } else {
@@ -133,6 +144,44 @@ impl Root {
         diags: &mut Diagnostics,
         seen: &mut BTreeSet<PathBuf>,
     ) {
+        self.walk_finding(rel, keep, out, diags, seen, None);
+    }
+
+    /// [`Root::walk_files`] that stops at kurel package directories: each is added to
+    /// `packages` instead of being walked, and `*.local.kurel` extensions are left to the
+    /// package they extend.
+    pub fn walk_files_and_packages(
+        &self,
+        rel: &Path,
+        packages: &mut Vec<FoundPackage>,
+    ) -> Result<Vec<WalkedFile>, Diagnostics> {
+        let mut out = Vec::new();
+        let mut diags = Diagnostics::new();
+        let mut seen = BTreeSet::new();
+        self.walk_finding(
+            rel,
+            has_manifest_extension,
+            &mut out,
+            &mut diags,
+            &mut seen,
+            Some(packages),
+        );
+        if diags.has_errors() {
+            Err(diags)
+        } else {
+            Ok(out)
+        }
+    }
+
+    fn walk_finding(
+        &self,
+        rel: &Path,
+        keep: fn(&Path) -> bool,
+        out: &mut Vec<WalkedFile>,
+        diags: &mut Diagnostics,
+        seen: &mut BTreeSet<PathBuf>,
+        mut packages: Option<&mut Vec<FoundPackage>>,
+    ) {
         let real = match self.resolve(rel) {
             Ok(r) => r,
             Err(d) => return diags.push(d),
@@ -179,7 +228,19 @@ impl Root {
                 },
             };
             if is_dir {
-                self.walk_into(&child, keep, out, diags, seen);
+                if let Some(found) = packages.as_deref_mut() {
+                    if s.ends_with(".local.kurel") {
+                        continue;
+                    }
+                    if crate::kurel::is_package(&child_real) {
+                        found.push(FoundPackage {
+                            path: child_real,
+                            name: self.display_name(&child),
+                        });
+                        continue;
+                    }
+                }
+                self.walk_finding(&child, keep, out, diags, seen, packages.as_deref_mut());
             } else if keep(&child) {
                 out.push(WalkedFile {
                     rel: child,
@@ -272,6 +333,43 @@ fn read_regular_file(real: &Path, name: &str, max_bytes: usize) -> Result<String
     read_opened_file(real, name, max_bytes)
 }
 
+/// Read a file the user named: a regular file, or a fifo such as the `/dev/fd/63` of
+/// `kiln render <(helm template …)`, which is read to its end (within `max_bytes`). Devices and
+/// sockets are still refused: `/dev/zero` would only end at the limit.
+fn read_user_file(path: &Path, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
+    let meta = fs::metadata(path).map_err(|e| io_error(Path::new(name), &e))?;
+    if meta.is_file() {
+        return read_regular_file(path, name, max_bytes);
+    }
+    if !is_fifo(&meta) {
+        return Err(
+            Diagnostic::error(codes::NOT_A_FILE, format!("{name} is not a regular file"))
+                .in_file(name)
+                .with_hint("devices and sockets are not read as inputs; files and pipes are"),
+        );
+    }
+    let file = fs::File::open(path).map_err(|e| io_error(Path::new(name), &e))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(Path::new(name), &e))?;
+    if bytes.len() > max_bytes {
+        return Err(too_big(name, bytes.len(), max_bytes));
+    }
+    into_utf8(name, bytes)
+}
+
+#[cfg(unix)]
+fn is_fifo(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_meta: &fs::Metadata) -> bool {
+    false
+}
+
 fn too_big(name: &str, len: usize, max: usize) -> Diagnostic {
     Diagnostic::error(
         codes::YAML_BUDGET,
@@ -299,6 +397,14 @@ pub enum Input {
     Path(PathBuf),
     /// Standard input, given as `-`.
     Stdin,
+    /// A file's text already in memory (a KRM item, a door's generated input): `name` is what
+    /// diagnostics call it.
+    Text {
+        /// The display name, e.g. the path the item came from.
+        name: String,
+        /// The YAML or JSON text.
+        text: String,
+    },
 }
 
 impl Input {
@@ -322,6 +428,73 @@ pub struct Loaded {
     pub files: Vec<Arc<SourceFile>>,
     /// Problems; if any is an error, `documents` must not be used.
     pub diagnostics: Diagnostics,
+    /// kurel packages found: an input that is a package directory, or a package directory met
+    /// in a walk (its files are not read as documents), in input and then sorted path order.
+    pub packages: Vec<FoundPackage>,
+}
+
+/// A kurel package directory found among the inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundPackage {
+    /// The path to load it from (as given, or inside the walked directory).
+    pub path: PathBuf,
+    /// What diagnostics and output call it.
+    pub name: String,
+}
+
+/// How the paths of a run are read. The rule of kiln's trust boundary, in one place:
+///
+/// - paths the person running kiln names on the command line are theirs: read as given
+///   (absolute, `..`, `-`, a fifo from `<(…)` all work) — [`Access::AsGiven`];
+/// - paths that come from a door's untrusted configuration (an Argo CD parameter, a KRM
+///   functionConfig, a Flux Kustomization's `spec.path`) stay inside the root the door defines —
+///   [`Access::Within`], which refuses `..`, absolute paths, symlinks out and devices.
+///
+/// Paths found inside inputs (a kurel package's own files, its local extension) are always read
+/// through a [`Root`] of their own, whatever the access of the run.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// The user's own paths.
+    AsGiven,
+    /// Confined to this root.
+    Within(Root),
+}
+
+impl Access {
+    /// Confined to `dir` (which must exist).
+    pub fn within(dir: &Path) -> Result<Self, Diagnostic> {
+        Ok(Access::Within(Root::new(dir)?))
+    }
+
+    /// What diagnostics call `path`.
+    pub fn display_name(&self, path: &Path) -> String {
+        match self {
+            Access::AsGiven => path.display().to_string(),
+            Access::Within(root) => root.display_name(path),
+        }
+    }
+
+    /// The real path of `path`: as given, or resolved inside the root.
+    pub fn resolve(&self, path: &Path) -> Result<PathBuf, Diagnostic> {
+        match self {
+            Access::AsGiven => Ok(path.to_path_buf()),
+            Access::Within(root) => root.resolve(path),
+        }
+    }
+
+    /// Read a file as UTF-8 text within `max_bytes`: as given, a regular file or a fifo (process
+    /// substitution); within a root, a regular file only.
+    pub fn read_to_string(&self, path: &Path, max_bytes: usize) -> Result<String, Diagnostic> {
+        match self {
+            Access::AsGiven => read_user_file(path, &path.display().to_string(), max_bytes),
+            Access::Within(root) => root.read_to_string(path, max_bytes),
+        }
+    }
+
+    /// Whether `path` names a directory (false when it cannot be resolved).
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.resolve(path).is_ok_and(|p| p.is_dir())
+    }
 }
 
 /// Read and parse every input into documents, in argument order and, within a directory, in sorted
@@ -335,12 +508,27 @@ pub fn load_inputs(inputs: &[Input], limits: &YamlLimits) -> Result<Vec<Document
     }
 }
 
-/// Like [`load_inputs`], also returning the file texts.
+/// Like [`load_inputs`], also returning the file texts. Paths are the user's own
+/// ([`Access::AsGiven`]) and kurel packages are not looked for.
 pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
+    load_inputs_in(inputs, &Access::AsGiven, limits, false)
+}
+
+/// Read and parse inputs whose paths are read with `access`. With `find_packages`, an input
+/// that is a kurel package directory, and every package directory a walk meets, is listed in
+/// [`Loaded::packages`] instead of being read as documents.
+pub fn load_inputs_in(
+    inputs: &[Input],
+    access: &Access,
+    limits: &YamlLimits,
+    find_packages: bool,
+) -> Loaded {
     let mut texts: Vec<(String, String)> = Vec::new();
     let mut diags = Diagnostics::new();
+    let mut packages = Vec::new();
     for input in inputs {
         match input {
+            Input::Text { name, text } => texts.push((name.clone(), text.clone())),
             Input::Stdin => {
                 let mut bytes = Vec::new();
                 let res = std::io::stdin()
@@ -357,17 +545,34 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                     },
                 }
             }
-            Input::Path(p) => match fs::metadata(p) {
-                Err(e) => diags.push(io_error(p, &e)),
-                Ok(m) if m.is_dir() => {
-                    let root = match Root::new(p) {
+            Input::Path(p) => match access.resolve(p).and_then(|real| {
+                fs::metadata(&real)
+                    .map(|m| (real, m))
+                    .map_err(|e| io_error(Path::new(&access.display_name(p)), &e))
+            }) {
+                Err(d) => diags.push(d),
+                Ok((real, m)) if m.is_dir() => {
+                    let display = PathBuf::from(access.display_name(p));
+                    if find_packages && crate::kurel::is_package(&real) {
+                        packages.push(FoundPackage {
+                            path: real,
+                            name: display.display().to_string(),
+                        });
+                        continue;
+                    }
+                    let root = match Root::named(&real, display) {
                         Ok(r) => r,
                         Err(d) => {
                             diags.push(d);
                             continue;
                         }
                     };
-                    match root.walk_files(Path::new("")) {
+                    let walked = if find_packages {
+                        root.walk_files_and_packages(Path::new(""), &mut packages)
+                    } else {
+                        root.walk_files(Path::new(""))
+                    };
+                    match walked {
                         Err(ds) => diags.extend(ds),
                         Ok(files) => {
                             // A GitOps directory may hold thousands of small files: read them on
@@ -389,8 +594,8 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
                     }
                 }
                 Ok(_) => {
-                    let name = p.display().to_string();
-                    match read_regular_file(p, &name, limits.max_input_bytes) {
+                    let name = access.display_name(p);
+                    match access.read_to_string(p, limits.max_input_bytes) {
                         Ok(t) => texts.push((name, t)),
                         Err(d) => diags.push(d),
                     }
@@ -437,6 +642,7 @@ pub fn load_inputs_with_files(inputs: &[Input], limits: &YamlLimits) -> Loaded {
         documents: docs,
         files,
         diagnostics: diags,
+        packages,
     }
 }
 

@@ -944,6 +944,8 @@ pub fn render(docs: &[&Document], opts: &Options) -> Result<Rendered, Diagnostic
 pub struct RenderedUnits<T> {
     /// One entry per unit.
     pub units: Vec<T>,
+    /// What produced each unit (same order as `units`).
+    pub origins: Vec<crate::pipeline::Origin>,
     /// Warnings (errors fail the render instead).
     pub warnings: Vec<Diagnostic>,
 }
@@ -962,6 +964,7 @@ where
     if docs.is_empty() {
         return Ok(RenderedUnits {
             units: Vec::new(),
+            origins: Vec::new(),
             warnings: Vec::new(),
         });
     }
@@ -982,16 +985,31 @@ where
             release::render(u, &l.exprs, opts).and_then(|objs| finish(objs).map_err(|d| vec![d]))
         })
         .collect();
+    use crate::pipeline::{Origin, OriginKind};
     let mut out = Vec::with_capacity(results.len() + 1);
+    let mut origins = Vec::with_capacity(results.len() + 1);
     if !l.others.is_empty() {
         match finish(l.others.clone()) {
-            Ok(u) => out.push(u),
+            Ok(u) => {
+                out.push(u);
+                origins.push(Origin {
+                    kind: OriginKind::ComponentPassthrough,
+                    file: String::new(),
+                    index: 0,
+                    detail: None,
+                });
+            }
             Err(d) => errors.push(d),
         }
     }
-    for r in results {
+    for (r, u) in results.into_iter().zip(&units) {
         match r {
-            Ok(u) => out.push(u),
+            Ok(t) => {
+                out.push(t);
+                let mut o = Origin::of(OriginKind::Component, u.component.loc.doc);
+                o.detail = Some(u.env.clone());
+                origins.push(o);
+            }
             Err(ds) => errors.extend(ds),
         }
     }
@@ -1001,6 +1019,7 @@ where
     }
     Ok(RenderedUnits {
         units: out,
+        origins,
         warnings,
     })
 }

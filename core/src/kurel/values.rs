@@ -78,7 +78,19 @@ fn read_values_file(root: &Root, rel: &Path, limits: &YamlLimits) -> ValuesFile 
         name: root.display_name(rel),
         text,
     });
-    let doc = match parse_source(&file, limits) {
+    let (doc, ds) = parse_values_file(&file, limits);
+    diags.extend(ds);
+    (doc, Some(file), diags)
+}
+
+/// Parse a values file already read: it must hold one mapping (an empty file is an empty
+/// mapping).
+pub fn parse_values_file(
+    file: &Arc<SourceFile>,
+    limits: &YamlLimits,
+) -> (Option<Document>, Diagnostics) {
+    let mut diags = Diagnostics::new();
+    let doc = match parse_source(file, limits) {
         Err(d) => {
             diags.push(d);
             None
@@ -103,7 +115,7 @@ fn read_values_file(root: &Root, rel: &Path, limits: &YamlLimits) -> ValuesFile 
             }
         },
     };
-    (doc, Some(file), diags)
+    (doc, diags)
 }
 
 /// Extensions of instance files in an `--instances` directory.

@@ -1,0 +1,750 @@
+//! One request, one call: the entry point every door uses.
+//!
+//! A door (the `kiln` command line, the KRM function, the Argo CD plugin, the Flux step) turns its
+//! protocol into a [`Request`] and calls [`render_units`] (or [`render`]) once. Everything a run
+//! does before output lives here: reading the inputs (files, directories walked in sorted order,
+//! stdin, in-memory texts), finding kurel packages in the walk, reading values files, instance
+//! directories and CRDs, checking the Kubernetes version, rendering the kro instances, component
+//! releases and kurel packages, and turning warnings into errors under `strict`. The door then
+//! only writes what comes back, or the diagnostics.
+//!
+//! ```
+//! use kiln_core::request::{render, Request};
+//! use kiln_core::source::Input;
+//!
+//! let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n";
+//! let req = Request {
+//!     inputs: vec![Input::Text { name: "cm.yaml".into(), text: cm.into() }],
+//!     ..Request::default()
+//! };
+//! let out = render(&req).expect("renders");
+//! assert_eq!(out.units.len(), 1); // a pass-through document is a unit of its own
+//! ```
+//!
+//! **Paths and trust.** With [`Request::root`] unset, every path of the request is the user's
+//! own and is read as given (absolute, `..`, a fifo such as `<(helm template …)`). With it set,
+//! every path is resolved inside that root and may not leave it: what a door does with paths
+//! that come from untrusted configuration. Paths found inside inputs (a package's files) are
+//! always confined to their package. See [`crate::source::Access`].
+//!
+//! **Output order.** Pass-through documents and kro instances in input order (an instance
+//! replaced by its objects), then component releases in the component front-end's order, then
+//! kurel packages in input order (directories in sorted path order); definitions are consumed.
+//!
+//! **Values and several packages.** `values`, `sets` and `instances` are the overrides of one
+//! kurel package: they apply when the inputs hold exactly one, and are an error (KLN1010) when
+//! they hold none or several. A package in a tree takes its own overrides from its local
+//! extension beside it (`NAME.local.kurel/`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::{Document, SourceFile};
+use crate::kurel;
+use crate::limits::Limits;
+use crate::pipeline::{self, Options};
+pub use crate::pipeline::{Origin, OriginKind};
+use crate::redact::{SecretPath, Secrets};
+use crate::source::{load_inputs_in, Access, FoundPackage, Input};
+
+/// Everything one run needs, whatever door it came through.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// What to read: paths (files, or directories walked recursively), stdin, in-memory texts.
+    pub inputs: Vec<Input>,
+    /// The root untrusted paths stay in; `None` when every path is the user's own.
+    pub root: Option<PathBuf>,
+    /// The environment components are rendered for.
+    pub environment: Option<String>,
+    /// kurel values files, merged in order over the package's parameters.
+    pub values: Vec<PathBuf>,
+    /// kurel `path=value` overrides, applied after the values files.
+    pub sets: Vec<String>,
+    /// kurel: a directory with one values file per instance of the package.
+    pub instances: Option<PathBuf>,
+    /// Namespace for namespaced objects whose instance, component or package sets none.
+    pub namespace: Option<String>,
+    /// Files or directories of CustomResourceDefinitions that check templates of their kinds
+    /// (nothing else in them is read).
+    pub crds: Vec<PathBuf>,
+    /// Kubernetes version whose schemas check templates (only the bundled one exists).
+    pub kube_version: Option<String>,
+    /// Every limit of the run.
+    pub limits: Limits,
+    /// kurel: how deep `${…}` references between parameters may nest (wins over
+    /// `limits.variable_depth`).
+    pub kurel_max_depth: Option<usize>,
+    /// Paths whose values are secret (redacted from diagnostics).
+    pub secrets: Vec<SecretPath>,
+    /// Warnings fail the run.
+    pub strict: bool,
+}
+
+/// A successful run: what `finish` made of each unit, in output order.
+#[derive(Debug)]
+pub struct Rendered<T> {
+    /// One entry per unit of output.
+    pub units: Vec<T>,
+    /// What produced each unit (same order and length as `units`).
+    pub origins: Vec<Origin>,
+    /// Warnings (none that `strict` would have turned into a failure).
+    pub warnings: Vec<Diagnostic>,
+    /// Every file read, for source snippets.
+    pub files: Vec<Arc<SourceFile>>,
+    /// Lines for people (stderr): kurel patches enabled on their own.
+    pub log: Vec<String>,
+    /// Lines for people with `-v`: every kurel patch operation applied.
+    pub details: Vec<String>,
+    /// Documents read from the inputs (outside packages).
+    pub documents: usize,
+    /// What was rendered of each kurel package.
+    pub packages: Vec<PackageSummary>,
+    /// In-memory documents that count like files for redaction (`sets` as a document).
+    pub extra_documents: Vec<Value>,
+}
+
+/// What a kurel package rendered, for summaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageSummary {
+    /// The package's metadata name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Objects rendered.
+    pub objects: usize,
+    /// Patches the package has.
+    pub patches: usize,
+    /// Patch files applied (one instance), or `None` with instances.
+    pub applied: Option<usize>,
+    /// Instances rendered (`instances`), or `None` for one.
+    pub instances: Option<usize>,
+}
+
+/// A failed run: every diagnostic found (errors and the warnings beside them), sorted, and the
+/// files they point into.
+#[derive(Debug, Default)]
+pub struct Failed {
+    /// The diagnostics.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every file read, for source snippets.
+    pub files: Vec<Arc<SourceFile>>,
+    /// In-memory documents that count like files for redaction.
+    pub extra_documents: Vec<Value>,
+}
+
+impl Failed {
+    fn new(diagnostics: Vec<Diagnostic>, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Self {
+        Self {
+            diagnostics,
+            files,
+            extra_documents: extra.to_vec(),
+        }
+    }
+
+    /// The secrets of the inputs this run read, for doors that print diagnostics.
+    pub fn secrets(&self, named: &[SecretPath]) -> Secrets {
+        Secrets::collect(&self.files, &self.extra_documents, named)
+    }
+
+    /// The diagnostics with every secret value blanked out.
+    pub fn redacted(&self, named: &[SecretPath]) -> Vec<Diagnostic> {
+        let s = self.secrets(named);
+        self.diagnostics
+            .iter()
+            .map(|d| s.redact_diagnostic(d))
+            .collect()
+    }
+}
+
+impl<T> Rendered<T> {
+    /// The warnings with every secret value blanked out; `rendered` are the output objects
+    /// (their Secrets count too).
+    pub fn redacted_warnings(&self, named: &[SecretPath], rendered: &[Value]) -> Vec<Diagnostic> {
+        if self.warnings.is_empty() {
+            return Vec::new();
+        }
+        let mut s = Secrets::collect(&self.files, &self.extra_documents, named);
+        s.add_objects(rendered, named);
+        self.warnings
+            .iter()
+            .map(|d| s.redact_diagnostic(d))
+            .collect()
+    }
+}
+
+/// Render the request, keeping every unit's objects.
+pub fn render(req: &Request) -> Result<Rendered<Vec<Value>>, Failed> {
+    render_units(req, Ok)
+}
+
+/// Render the request and hand each unit's objects to `finish` on the worker that rendered it
+/// (a caller serialises there, so the whole output never exists as objects at once). All or
+/// nothing: on any error, including one from `finish`, the result is every diagnostic found.
+pub fn render_units<T, F>(req: &Request, finish: F) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let extra = if req.sets.is_empty() {
+        Vec::new()
+    } else {
+        vec![crate::redact::set_arguments_document(&req.sets)]
+    };
+    let access = match &req.root {
+        None => Access::AsGiven,
+        Some(dir) => match Access::within(dir) {
+            Ok(a) => a,
+            Err(d) => return Err(Failed::new(vec![d], Vec::new(), &extra)),
+        },
+    };
+    let limits = &req.limits;
+    let loaded = load_inputs_in(&req.inputs, &access, &limits.yaml, true);
+    let mut files = loaded.files;
+    let mut diags = loaded.diagnostics;
+    if diags.has_errors() {
+        return Err(fail(diags, files, &extra));
+    }
+    let documents = loaded.documents;
+    let packages = loaded.packages;
+
+    let mut problems = Diagnostics::new();
+    problems.extend(check_kube_version(req.kube_version.as_deref()));
+    problems.extend(check_package_overrides(req, &packages));
+    let opts = match options(req, &access, &mut files) {
+        Ok(o) => o,
+        Err(ds) => {
+            problems.extend(ds);
+            Options::default()
+        }
+    };
+    if problems.has_errors() {
+        diags.extend(problems);
+        return Err(fail(diags, files, &extra));
+    }
+
+    // kro instances, pass-through documents and component releases.
+    let mut units = Vec::new();
+    let mut origins = Vec::new();
+    let mut warnings = Vec::new();
+    let mut errors = Diagnostics::new();
+    if !documents.is_empty() || packages.is_empty() {
+        match pipeline::render_units(&documents, &opts, &finish) {
+            Ok(r) => {
+                units = r.units;
+                origins = r.origins;
+                warnings = r.warnings;
+            }
+            Err(ds) => errors.extend(ds),
+        }
+    }
+
+    // kurel packages, each on its own (a package's instances render in parallel inside).
+    let mut log = Vec::new();
+    let mut details = Vec::new();
+    let mut summaries = Vec::new();
+    for found in &packages {
+        match render_package(req, &access, found, &finish) {
+            Ok(p) => {
+                files.extend(p.files);
+                warnings.extend(p.warnings);
+                log.extend(p.log);
+                details.extend(p.details);
+                summaries.push(p.summary);
+                for (i, u) in p.units.into_iter().enumerate() {
+                    units.push(u);
+                    origins.push(Origin {
+                        kind: OriginKind::Kurel,
+                        file: found.name.clone(),
+                        index: 0,
+                        detail: p.instance_names.get(i).cloned(),
+                    });
+                }
+            }
+            Err((ds, fs)) => {
+                files.extend(fs);
+                errors.extend(ds);
+            }
+        }
+    }
+
+    if errors.has_errors() {
+        // Reading warnings (duplicate keys) come first, then the rest, as they always have.
+        let mut all = diags;
+        for d in errors.0 {
+            if !all.iter().any(|x| *x == d) {
+                all.push(d);
+            }
+        }
+        return Err(fail(all, files, &extra));
+    }
+    // Reading warnings first, then the render's.
+    let mut all_warnings: Vec<Diagnostic> = diags.0;
+    for w in warnings {
+        if !all_warnings.contains(&w) {
+            all_warnings.push(w);
+        }
+    }
+    if req.strict && !all_warnings.is_empty() {
+        return Err(Failed::new(all_warnings, files, &extra));
+    }
+    Ok(Rendered {
+        units,
+        origins,
+        warnings: all_warnings,
+        files,
+        log,
+        details,
+        documents: documents.len(),
+        packages: summaries,
+        extra_documents: extra,
+    })
+}
+
+fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Failed {
+    Failed::new(diags.0, files, extra)
+}
+
+/// Only the bundled Kubernetes version has schemas; asking for another is an error rather than
+/// a silent check against the wrong one.
+fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
+    let v = v?;
+    let bundled = crate::openapi::Schemas::kubernetes_version();
+    let wanted = v.trim_start_matches('v');
+    // `1.37.2` and `1.37` both mean the bundled minor (Argo CD sends KUBE_VERSION with a patch).
+    let minor = wanted.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
+    if minor == bundled {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!("Kubernetes version {v}: no bundled schemas for this version"),
+        )
+        .with_hint(format!("bundled: {bundled}")),
+    )
+}
+
+/// `values`, `sets` and `instances` belong to exactly one kurel package.
+fn check_package_overrides(req: &Request, packages: &[FoundPackage]) -> Option<Diagnostic> {
+    let mut given = Vec::new();
+    if !req.values.is_empty() {
+        given.push("values files");
+    }
+    if !req.sets.is_empty() {
+        given.push("set values");
+    }
+    if req.instances.is_some() {
+        given.push("an instances directory");
+    }
+    if given.is_empty() || packages.len() == 1 {
+        return None;
+    }
+    let what = given.join(" and ");
+    Some(if packages.is_empty() {
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!("{what} given, but the inputs hold no kurel package for them to apply to"),
+        )
+        .with_hint("values, set and instances override a kurel package's parameters; name the package directory (NAME.kurel/) among the inputs, or drop them")
+    } else {
+        let names: Vec<&str> = packages.iter().map(|p| p.name.as_str()).collect();
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!(
+                "{what} given, but the inputs hold {} kurel packages ({}): which one they are for is ambiguous",
+                packages.len(),
+                names.join(", ")
+            ),
+        )
+        .with_hint("render one package at a time to override its values, or put each package's overrides in its local extension beside it (NAME.local.kurel/parameters.yaml)")
+    })
+}
+
+/// The pipeline options of the request; `--crds` files are read here.
+fn options(
+    req: &Request,
+    access: &Access,
+    files: &mut Vec<Arc<SourceFile>>,
+) -> Result<Options, Diagnostics> {
+    let limits = &req.limits;
+    let mut o = Options {
+        namespace: req.namespace.clone(),
+        expr: limits.expr,
+        render: limits.render(),
+        ..Options::default()
+    };
+    o.component.env = req.environment.clone();
+    o.component.expr = limits.expr;
+    o.component.eval = limits.eval;
+    o.component.max_collection_size = limits.component_collection_size;
+    if !req.crds.is_empty() {
+        let inputs: Vec<Input> = req.crds.iter().cloned().map(Input::Path).collect();
+        let loaded = crate::source::load_inputs_in(&inputs, access, &limits.yaml, false);
+        files.extend(loaded.files);
+        if loaded.diagnostics.has_errors() {
+            return Err(loaded.diagnostics);
+        }
+        o.crds = loaded
+            .documents
+            .into_iter()
+            .filter(|d| d.kind() == Some("CustomResourceDefinition"))
+            .collect();
+    }
+    Ok(o)
+}
+
+/// One kurel package rendered.
+struct PackageOutput<T> {
+    units: Vec<T>,
+    instance_names: Vec<String>,
+    warnings: Vec<Diagnostic>,
+    log: Vec<String>,
+    details: Vec<String>,
+    files: Vec<Arc<SourceFile>>,
+    summary: PackageSummary,
+}
+
+type PackageFailure = (Vec<Diagnostic>, Vec<Arc<SourceFile>>);
+
+fn render_package<T, F>(
+    req: &Request,
+    access: &Access,
+    found: &FoundPackage,
+    finish: &F,
+) -> Result<PackageOutput<T>, PackageFailure>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let limits = &req.limits;
+    let package = kurel::load_with_limits(&found.path, &limits.yaml)
+        .map_err(|e| (e.diagnostics.0, e.files))?;
+    let mut files = package.files.clone();
+    // The request's overrides: checked above to belong to this package alone.
+    let (values, vfiles, mut diags) = read_values(access, &req.values, &limits.yaml);
+    files.extend(vfiles);
+    let mut instances = Vec::new();
+    if let Some(dir) = &req.instances {
+        let (docs, ifiles, idiags) = read_instances(access, dir, &limits.yaml);
+        instances = docs;
+        files.extend(ifiles);
+        diags.extend(idiags);
+    }
+    if diags.has_errors() {
+        return Err((diags.0, files));
+    }
+    let read_warnings = diags.0;
+    let options = kurel::Options {
+        namespace: req.namespace.clone(),
+        max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
+    };
+    let common = kurel::Instance {
+        values,
+        sets: req.sets.clone(),
+    };
+    let prepared = match kurel::Prepared::new(&package, &common, &options) {
+        Ok(p) => p,
+        Err(ds) => {
+            let mut all = read_warnings;
+            all.extend(ds.0);
+            return Err((all, files));
+        }
+    };
+    let fail = |ds: Diagnostics, files: Vec<Arc<SourceFile>>| {
+        let mut all = read_warnings.clone();
+        all.extend(ds.0);
+        (all, files)
+    };
+    if req.instances.is_none() {
+        let r = prepared
+            .render(None)
+            .map_err(|ds| fail(ds, files.clone()))?;
+        let applied = r
+            .details
+            .iter()
+            .filter(|l| l.starts_with("applying "))
+            .count();
+        let summary = PackageSummary {
+            name: package.metadata.name.clone(),
+            version: package.metadata.version.clone(),
+            objects: r.objects.len(),
+            patches: package.patches.len(),
+            applied: Some(applied),
+            instances: None,
+        };
+        let unit = finish(r.objects).map_err(|d| (vec![d], files.clone()))?;
+        let mut warnings = read_warnings.clone();
+        warnings.extend(r.warnings);
+        return Ok(PackageOutput {
+            units: vec![unit],
+            instance_names: Vec::new(),
+            warnings,
+            log: r.log,
+            details: r.details,
+            files,
+            summary,
+        });
+    }
+    let r = kurel::render_instances(&prepared, &instances, finish)
+        .map_err(|ds| fail(ds, files.clone()))?;
+    let mut warnings = read_warnings.clone();
+    warnings.extend(r.warnings);
+    Ok(PackageOutput {
+        instance_names: instances.iter().map(|d| d.file().to_string()).collect(),
+        summary: PackageSummary {
+            name: package.metadata.name.clone(),
+            version: package.metadata.version.clone(),
+            objects: r.objects,
+            patches: package.patches.len(),
+            applied: None,
+            instances: Some(instances.len()),
+        },
+        units: r.units,
+        warnings,
+        log: r.log,
+        details: r.details,
+        files,
+    })
+}
+
+fn read_values(
+    access: &Access,
+    paths: &[PathBuf],
+    limits: &crate::document::YamlLimits,
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    let mut docs = Vec::new();
+    let mut files = Vec::new();
+    let mut diags = Diagnostics::new();
+    for p in paths {
+        let name = access.display_name(p);
+        match access.read_to_string(p, limits.max_input_bytes) {
+            Err(d) => diags.push(d.with_hint(values_hint(access))),
+            Ok(text) => {
+                let file = Arc::new(SourceFile { name, text });
+                let (doc, ds) = kurel::values::parse_values_file(&file, limits);
+                docs.extend(doc);
+                files.push(file);
+                diags.extend(ds);
+            }
+        }
+    }
+    (docs, files, diags)
+}
+
+fn values_hint(access: &Access) -> &'static str {
+    match access {
+        Access::AsGiven => "check the path of the values file",
+        Access::Within(_) => {
+            "values files are read inside the root this run was given, which they may not leave"
+        }
+    }
+}
+
+fn read_instances(
+    access: &Access,
+    dir: &Path,
+    limits: &crate::document::YamlLimits,
+) -> (Vec<Document>, Vec<Arc<SourceFile>>, Diagnostics) {
+    let display = access.display_name(dir);
+    match access.resolve(dir) {
+        Err(d) => {
+            let mut diags = Diagnostics::new();
+            diags.push(d.with_hint(
+                "the instances directory is read inside the root this run was given, which it may not leave",
+            ));
+            (Vec::new(), Vec::new(), diags)
+        }
+        Ok(real) => {
+            // The directory itself is the root its files may not leave (a symlinked instance
+            // file pointing elsewhere is refused), whoever named it.
+            match crate::source::Root::named(&real, PathBuf::from(&display)) {
+                Err(d) => {
+                    let mut diags = Diagnostics::new();
+                    diags.push(d);
+                    (Vec::new(), Vec::new(), diags)
+                }
+                Ok(root) => kurel::values::read_instances_dir(&root, "", limits),
+            }
+        }
+    }
+}
+
+/// The definitions of a request's inputs, for the commands that show them (`kiln graph`,
+/// `kiln schema`) rather than render.
+pub struct Definitions {
+    /// The documents read (kurel packages are not looked for).
+    pub documents: Vec<Document>,
+    /// The kro definitions loaded from them.
+    pub definitions: pipeline::Definitions,
+    /// Every file read.
+    pub files: Vec<Arc<SourceFile>>,
+}
+
+/// Read the request's inputs and load their definitions, with the request's CRDs, Kubernetes
+/// version and limits. Any error fails the call with every diagnostic found.
+pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
+    let access = match &req.root {
+        None => Access::AsGiven,
+        Some(dir) => Access::within(dir).map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?,
+    };
+    let loaded = load_inputs_in(&req.inputs, &access, &req.limits.yaml, false);
+    let mut files = loaded.files;
+    let mut diags = loaded.diagnostics;
+    if diags.has_errors() {
+        return Err(fail(diags, files, &[]));
+    }
+    diags.extend(check_kube_version(req.kube_version.as_deref()));
+    let opts = match options(req, &access, &mut files) {
+        Ok(o) => o,
+        Err(ds) => {
+            diags.extend(ds);
+            Options::default()
+        }
+    };
+    if diags.has_errors() {
+        return Err(fail(diags, files, &[]));
+    }
+    match pipeline::definitions(&loaded.documents, &opts) {
+        Ok(definitions) => Ok(Definitions {
+            documents: loaded.documents,
+            definitions,
+            files,
+        }),
+        Err(ds) => {
+            let mut all = diags;
+            all.extend(ds);
+            Err(fail(all, files, &[]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// A scratch directory with `root/` (what a door confines to) and `outside/` beside it.
+    fn scratch() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "kiln-request-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let put = |rel: &str, text: &str| {
+            let p = d.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        };
+        put(
+            "root/app.kurel/parameters.yaml",
+            "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: x\n",
+        );
+        put(
+            "root/app.kurel/resources/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {mode: \"${mode}\"}\n",
+        );
+        put("root/values/prod.yaml", "mode: prod\n");
+        put("outside/values.yaml", "mode: stolen\n");
+        put(
+            "outside/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n",
+        );
+        d
+    }
+
+    fn confined(d: &Path) -> Request {
+        Request {
+            root: Some(d.join("root")),
+            inputs: vec![Input::Path("app.kurel".into())],
+            ..Request::default()
+        }
+    }
+
+    fn codes_of(f: &Failed) -> Vec<&'static str> {
+        f.diagnostics.iter().map(|d| d.code.id).collect()
+    }
+
+    #[test]
+    fn a_confined_request_reads_inside_its_root() {
+        let d = scratch();
+        let mut req = confined(&d);
+        req.values = vec!["values/prod.yaml".into()];
+        let out = render(&req).expect("renders");
+        assert_eq!(out.units[0][0]["data"]["mode"], "prod");
+        assert_eq!(out.origins[0].kind, OriginKind::Kurel);
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_confined_request_refuses_every_path_that_leaves_its_root() {
+        let d = scratch();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("outside/values.yaml"), d.join("root/link.yaml"))
+            .unwrap();
+        let abs = d.join("outside/values.yaml");
+        let mut bad: Vec<PathBuf> = vec!["../outside/values.yaml".into(), abs];
+        if cfg!(unix) {
+            bad.push("link.yaml".into());
+        }
+        for v in bad {
+            let mut req = confined(&d);
+            req.values = vec![v.clone()];
+            let f = render(&req).expect_err("refused");
+            assert_eq!(codes_of(&f), vec!["KLN1002"], "{}", v.display());
+        }
+        // Inputs, instances and CRDs too.
+        let mut req = confined(&d);
+        req.inputs = vec![Input::Path("../outside/cm.yaml".into())];
+        assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1002"]);
+        let mut req = confined(&d);
+        req.instances = Some("../outside".into());
+        assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1002"]);
+        let mut req = confined(&d);
+        req.crds = vec![d.join("outside")];
+        assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1002"]);
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn the_same_paths_are_the_users_own_without_a_root() {
+        let d = scratch();
+        let req = Request {
+            inputs: vec![Input::Path(d.join("root/app.kurel"))],
+            values: vec![d.join("root/../outside/values.yaml")],
+            ..Request::default()
+        };
+        let out = render(&req).expect("renders");
+        assert_eq!(out.units[0][0]["data"]["mode"], "stolen");
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn kube_versions_with_a_patch_match_the_bundled_minor() {
+        let bundled = crate::openapi::Schemas::kubernetes_version();
+        assert!(check_kube_version(Some(&format!("v{bundled}.3"))).is_none());
+        assert!(check_kube_version(Some(bundled)).is_none());
+        let d = check_kube_version(Some("1.2")).expect("refused");
+        assert_eq!(d.code, codes::REQUEST_INVALID);
+    }
+
+    #[test]
+    fn strict_turns_warnings_into_a_failure() {
+        let dup = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: 1, k: 2}\n";
+        let mut req = Request {
+            inputs: vec![Input::Text {
+                name: "dup.yaml".into(),
+                text: dup.into(),
+            }],
+            ..Request::default()
+        };
+        assert_eq!(render(&req).unwrap().warnings.len(), 1);
+        req.strict = true;
+        assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1008"]);
+    }
+}
