@@ -17,12 +17,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kiln_core::diag::Diagnostics;
-use kiln_core::document::YamlLimits;
 use kiln_core::layout::Layout;
 use kiln_core::output::{self, Format};
-use kiln_core::pipeline::{self, Options};
-use kiln_core::source::{load_inputs_with_files, Input, Loaded};
+use kiln_core::request::{self, Failed, Rendered, Request};
+use kiln_core::source::Input;
 
 use report::DiagFormat;
 
@@ -229,140 +227,189 @@ fn inputs(paths: &[String]) -> Vec<Input> {
     }
 }
 
-/// Run options from the command line. CRDs named by `--crds` are read here, at the edge; a bad
-/// `--kube-version` or unreadable CRD directory ends the run with its diagnostics.
-fn options(common: &Common, env: Option<&str>) -> Result<Options, ExitCode> {
-    let limits = common.limits();
-    let mut o = Options {
-        namespace: common.namespace.clone(),
-        expr: limits.expr,
-        render: limits.render(),
-        ..Options::default()
-    };
-    o.component.env = env.map(str::to_string);
-    o.component.expr = limits.expr;
-    o.component.eval = limits.eval;
-    o.component.max_collection_size = limits.component_collection_size;
-    if let Some(v) = &common.kube_version {
-        let bundled = kiln_core::openapi::Schemas::kubernetes_version();
-        let wanted = v.trim_start_matches('v');
-        if wanted != bundled {
-            let d = kiln_core::diag::Diagnostic::error(
-                kiln_core::diag::codes::IO_READ,
-                format!("--kube-version {v}: no bundled schemas for this version"),
-            )
-            .with_hint(format!("bundled: {bundled}"));
-            report::print(&[d], &[], common.diagnostics);
-            return Err(ExitCode::from(2));
-        }
-    }
-    if let Some(dir) = &common.crds {
-        let loaded = load_inputs_with_files(&inputs(std::slice::from_ref(dir)), &limits.yaml);
-        if loaded.diagnostics.has_errors() {
-            return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
-        }
-        o.crds = loaded
-            .documents
-            .into_iter()
-            .filter(|d| d.kind() == Some("CustomResourceDefinition"))
-            .collect();
-    }
-    Ok(o)
-}
-
-fn fail(diags: &Diagnostics, loaded: &Loaded, format: DiagFormat) -> ExitCode {
-    report::print(&with_load_warnings(loaded, &diags.0), &loaded.files, format);
-    ExitCode::from(1)
-}
-
-/// Warnings from reading the inputs (duplicate keys) come first, then the rest.
-fn with_load_warnings(
-    loaded: &Loaded,
-    rest: &[kiln_core::diag::Diagnostic],
-) -> Vec<kiln_core::diag::Diagnostic> {
-    let mut all: Vec<_> = loaded
-        .diagnostics
-        .iter()
-        .filter(|d| !rest.contains(d))
-        .cloned()
-        .collect();
-    all.extend(rest.iter().cloned());
-    all
-}
-
-/// Read the inputs and render them; on any error the diagnostics are printed and the exit code
-/// returned.
-/// Load the inputs and render them, handing each unit's objects to `finish` on the worker that
-/// rendered it (see `pipeline::render_units`).
-fn load_and_render<T, F>(
+/// The request of `kiln render` / `kiln validate`: flags become fields, and nothing else happens
+/// here. Paths named on the command line are the user's own (`Request::root` stays unset): read
+/// as given, `..`, absolute paths and fifos included.
+fn request(
     paths: &[String],
     env: Option<&str>,
+    kurel: &kurel_cmd::KurelArgs,
     common: &Common,
-    limits: &YamlLimits,
-    finish: F,
-) -> Result<(Loaded, pipeline::Units<T>), ExitCode>
+) -> Request {
+    let limits = common.limits();
+    Request {
+        inputs: inputs(paths),
+        root: None,
+        environment: env.map(str::to_string),
+        values: kurel.values.iter().map(PathBuf::from).collect(),
+        sets: kurel.set.clone(),
+        instances: kurel.instances.as_ref().map(PathBuf::from),
+        namespace: common.namespace.clone(),
+        crds: common.crds.iter().map(PathBuf::from).collect(),
+        kube_version: common.kube_version.clone(),
+        kurel_max_depth: kurel.max_depth.map(usize::from),
+        secrets: common.secret.clone(),
+        limits,
+        // Warnings are printed with the rendered objects' secrets redacted, then fail the run
+        // here (see `report_warnings`).
+        strict: false,
+    }
+}
+
+/// The request of the commands that read definitions only (`graph`, `schema`).
+fn definitions_request(path: &str, common: &Common) -> Request {
+    Request {
+        inputs: inputs(&[path.to_string()]),
+        namespace: common.namespace.clone(),
+        crds: common.crds.iter().map(PathBuf::from).collect(),
+        kube_version: common.kube_version.clone(),
+        secrets: common.secret.clone(),
+        limits: common.limits(),
+        ..Request::default()
+    }
+}
+
+/// Print the diagnostics of a failed run. A run whose only errors are about the request itself
+/// (an override with nothing to act on, an unknown Kubernetes version) is a usage error.
+fn fail(failed: &Failed, format: DiagFormat) -> ExitCode {
+    for d in &failed.extra_documents {
+        report::note_document(d.clone());
+    }
+    report::print(&failed.diagnostics, &failed.files, format);
+    let usage = failed
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .all(|d| d.code == kiln_core::diag::codes::REQUEST_INVALID);
+    ExitCode::from(if usage { 2 } else { 1 })
+}
+
+/// Render the request, handing each unit's objects to `finish` on the worker that rendered it.
+fn render_request<T, F>(req: &Request, common: &Common, finish: F) -> Result<Rendered<T>, ExitCode>
 where
     T: Send,
     F: Fn(Vec<serde_json::Value>) -> Result<T, kiln_core::diag::Diagnostic> + Sync,
 {
-    let loaded = load_inputs_with_files(&inputs(paths), limits);
-    if loaded.diagnostics.has_errors() {
-        return Err(fail(&loaded.diagnostics, &loaded, common.diagnostics));
-    }
-    let opts = options(common, env)?;
-    match pipeline::render_units(&loaded.documents, &opts, finish) {
-        Err(diags) => Err(fail(&diags, &loaded, common.diagnostics)),
-        Ok(out) => Ok((loaded, out)),
-    }
-}
-
-/// `kiln render` of documents: a YAML stream on stdout is serialised unit by unit on the
-/// workers (the objects never all exist at once); a JSON list or `-o DIR` needs the objects.
-fn render_documents(
-    paths: &[String],
-    env: Option<&str>,
-    out: &OutputArgs,
-    common: &Common,
-    limits: &YamlLimits,
-) -> ExitCode {
-    if out.output_dir.is_none() && out.output_format == OutFormat::Yaml {
-        let progress = progress::Progress::start();
-        let result = load_and_render(paths, env, common, limits, |objs| {
-            progress.unit_done();
-            Ok((output::yaml_stream(&objs)?, for_redaction(objs, common)))
-        });
-        progress.finish();
-        return match result {
-            Err(code) => code,
-            Ok((loaded, rendered)) => {
-                let warnings = with_load_warnings(&loaded, &rendered.warnings);
-                let (texts, kept): (Vec<String>, Vec<Vec<serde_json::Value>>) =
-                    rendered.units.into_iter().unzip();
-                let kept: Vec<serde_json::Value> = kept.into_iter().flatten().collect();
-                if !report_warnings(&warnings, &loaded.files, common, &kept) {
-                    return ExitCode::from(1);
-                }
-                let code = emit_yaml_units(&texts);
-                // The process ends here: freeing every parsed document one by one would only
-                // add to the latency a GitOps refresh sees.
-                std::mem::forget(loaded);
-                std::mem::forget(texts);
-                code
-            }
-        };
-    }
     let progress = progress::Progress::start();
-    let result = load_and_render(paths, env, common, limits, |objs| {
+    let result = request::render_units(req, |objs| {
         progress.unit_done();
-        Ok(objs)
+        finish(objs)
     });
     progress.finish();
     match result {
-        Err(code) => code,
-        Ok((loaded, rendered)) => {
-            let warnings = with_load_warnings(&loaded, &rendered.warnings);
-            let objects: Vec<serde_json::Value> = rendered.units.into_iter().flatten().collect();
-            deliver(&objects, &warnings, &loaded.files, out, common)
+        Err(failed) => Err(fail(&failed, common.diagnostics)),
+        Ok(r) => {
+            for d in &r.extra_documents {
+                report::note_document(d.clone());
+            }
+            Ok(r)
+        }
+    }
+}
+
+/// `kiln render`: a YAML stream on stdout is serialised unit by unit on the workers (the
+/// objects never all exist at once); a JSON list or `-o DIR` needs the objects.
+fn render_command(
+    req: &Request,
+    kurel: &kurel_cmd::KurelArgs,
+    out: &OutputArgs,
+    common: &Common,
+) -> ExitCode {
+    if out.output_dir.is_none() && out.output_format == OutFormat::Yaml {
+        let rendered = match render_request(req, common, |objs| {
+            Ok((output::yaml_stream(&objs)?, for_redaction(objs, common)))
+        }) {
+            Err(code) => return code,
+            Ok(r) => r,
+        };
+        let (texts, kept): (Vec<String>, Vec<Vec<serde_json::Value>>) =
+            rendered.units.into_iter().unzip();
+        let kept: Vec<serde_json::Value> = kept.into_iter().flatten().collect();
+        kurel_cmd::log(
+            &rendered.log,
+            &rendered.details,
+            &kept,
+            &rendered.files,
+            kurel,
+            common,
+        );
+        if !report_warnings(&rendered.warnings, &rendered.files, common, &kept) {
+            return ExitCode::from(1);
+        }
+        let code = emit_yaml_units(&texts);
+        // The process ends here: freeing every parsed document one by one would only add to
+        // the latency a GitOps refresh sees.
+        std::mem::forget(rendered.files);
+        std::mem::forget(texts);
+        return code;
+    }
+    let rendered = match render_request(req, common, Ok) {
+        Err(code) => return code,
+        Ok(r) => r,
+    };
+    let objects: Vec<serde_json::Value> = rendered.units.into_iter().flatten().collect();
+    kurel_cmd::log(
+        &rendered.log,
+        &rendered.details,
+        &objects,
+        &rendered.files,
+        kurel,
+        common,
+    );
+    deliver(&objects, &rendered.warnings, &rendered.files, out, common)
+}
+
+/// `kiln validate`: everything `render` checks, keeping only what redaction needs of the
+/// objects.
+fn validate_command(req: &Request, kurel: &kurel_cmd::KurelArgs, common: &Common) -> ExitCode {
+    let rendered = match render_request(req, common, |objs| Ok(for_redaction(objs, common))) {
+        Err(code) => return code,
+        Ok(r) => r,
+    };
+    let kept: Vec<serde_json::Value> = rendered.units.concat();
+    kurel_cmd::log(
+        &rendered.log,
+        &rendered.details,
+        &kept,
+        &rendered.files,
+        kurel,
+        common,
+    );
+    if !rendered.warnings.is_empty() {
+        report::note_rendered(&kept);
+    }
+    report::print(&rendered.warnings, &rendered.files, common.diagnostics);
+    if common.strict && !rendered.warnings.is_empty() {
+        return ExitCode::from(1);
+    }
+    if common.diagnostics == DiagFormat::Human {
+        eprintln!("ok: {}", summary(&rendered));
+    }
+    ExitCode::SUCCESS
+}
+
+/// What `validate` checked, in a line.
+fn summary<T>(r: &Rendered<T>) -> String {
+    let package = |p: &request::PackageSummary| {
+        let what = match (p.applied, p.instances) {
+            (Some(applied), _) => format!(
+                "{} resource(s), {applied} of {} patch(es) applied",
+                p.objects, p.patches
+            ),
+            (None, n) => format!("{} instance(s), {} resource(s)", n.unwrap_or(0), p.objects),
+        };
+        format!("package {} {}: {what}", p.name, p.version)
+    };
+    match r.packages.as_slice() {
+        [] => format!("{} document(s) checked", r.documents),
+        [one] if r.documents == 0 => package(one),
+        many => {
+            let mut s = format!("{} document(s) checked", r.documents);
+            for p in many {
+                s.push_str("; ");
+                s.push_str(&package(p));
+            }
+            s
         }
     }
 }
@@ -486,7 +533,6 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     report::set_secret_paths(&cli.command.common().secret);
     let all_limits = cli.command.common().limits();
-    let limits = all_limits.yaml;
     let _ = OUTPUT_LIMIT.set((all_limits.output_bytes, cli.command.common().diagnostics));
     match cli.command {
         Command::Render {
@@ -495,47 +541,22 @@ fn run(cli: Cli) -> ExitCode {
             env,
             kurel,
             common,
-        } => {
-            if let [one] = paths.as_slice() {
-                if kurel_cmd::is_package(one) {
-                    return kurel_cmd::render(one, &kurel, &out, &common);
-                }
-            }
-            render_documents(&paths, env.as_deref(), &out, &common, &limits)
-        }
+        } => render_command(
+            &request(&paths, env.as_deref(), &kurel, &common),
+            &kurel,
+            &out,
+            &common,
+        ),
         Command::Validate {
             paths,
             env,
             kurel,
             common,
-        } => {
-            if let [one] = paths.as_slice() {
-                if kurel_cmd::is_package(one) {
-                    return kurel_cmd::validate(one, &kurel, &common);
-                }
-            }
-            // Validation renders everything but keeps only what redaction needs.
-            match load_and_render(&paths, env.as_deref(), &common, &limits, |objs| {
-                Ok(for_redaction(objs, &common))
-            }) {
-                Err(code) => code,
-                Ok((loaded, out)) => {
-                    let warnings = with_load_warnings(&loaded, &out.warnings);
-                    if !warnings.is_empty() {
-                        let kept: Vec<serde_json::Value> = out.units.concat();
-                        report::note_rendered(&kept);
-                    }
-                    report::print(&warnings, &loaded.files, common.diagnostics);
-                    if common.strict && !warnings.is_empty() {
-                        return ExitCode::from(1);
-                    }
-                    if common.diagnostics == DiagFormat::Human {
-                        eprintln!("ok: {} document(s) checked", loaded.documents.len());
-                    }
-                    ExitCode::SUCCESS
-                }
-            }
-        }
+        } => validate_command(
+            &request(&paths, env.as_deref(), &kurel, &common),
+            &kurel,
+            &common,
+        ),
         Command::Schema {
             path,
             output_format,
@@ -544,7 +565,7 @@ fn run(cli: Cli) -> ExitCode {
             if kurel_cmd::is_package(&path) {
                 return kurel_cmd::schema(&path, &common);
             }
-            schema_cmd::run(&path, output_format, &common, &limits)
+            schema_cmd::run(&path, output_format, &common)
         }
         Command::Info { path, common } => kurel_cmd::info(&path, &common),
         Command::Snapshot {
@@ -555,20 +576,10 @@ fn run(cli: Cli) -> ExitCode {
             path,
             format,
             common,
-        } => {
-            let loaded = load_inputs_with_files(&inputs(&[path]), &limits);
-            if loaded.diagnostics.has_errors() {
-                return fail(&loaded.diagnostics, &loaded, common.diagnostics);
-            }
-            let opts = match options(&common, None) {
-                Ok(o) => o,
-                Err(code) => return code,
-            };
-            match pipeline::definitions(&loaded.documents, &opts) {
-                Err(diags) => fail(&diags, &loaded, common.diagnostics),
-                Ok(defs) => emit(&graph_cmd::render(&defs.rgds, format)),
-            }
-        }
+        } => match request::definitions(&definitions_request(&path, &common)) {
+            Err(failed) => fail(&failed, common.diagnostics),
+            Ok(defs) => emit(&graph_cmd::render(&defs.definitions.rgds, format)),
+        },
     }
 }
 

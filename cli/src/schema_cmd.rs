@@ -4,36 +4,30 @@
 
 use std::process::ExitCode;
 
-use kiln_core::document::YamlLimits;
 use kiln_core::output;
-use kiln_core::pipeline;
-use kiln_core::source::load_inputs_with_files;
+use kiln_core::request;
 use serde_json::Value;
 
-use crate::{emit, fail, inputs, options, report, Common, OutFormat};
+use crate::{definitions_request, emit, fail, report, Common, OutFormat};
 
 /// Print the schema of every definition under `path`.
-pub fn run(path: &str, format: OutFormat, common: &Common, limits: &YamlLimits) -> ExitCode {
-    let loaded = load_inputs_with_files(&inputs(&[path.to_string()]), limits);
-    if loaded.diagnostics.has_errors() {
-        return fail(&loaded.diagnostics, &loaded, common.diagnostics);
-    }
-    let opts = match options(common, None) {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let defs = match pipeline::definitions(&loaded.documents, &opts) {
+pub fn run(path: &str, format: OutFormat, common: &Common) -> ExitCode {
+    let loaded = match request::definitions(&definitions_request(path, common)) {
         Ok(d) => d,
-        Err(diags) => return fail(&diags, &loaded, common.diagnostics),
+        Err(failed) => return fail(&failed, common.diagnostics),
     };
-    let mut docs: Vec<Value> = defs
+    let mut docs: Vec<Value> = loaded
+        .definitions
         .rgds
         .iter()
         .map(kiln_core::kro::crd::instance_crd)
         .collect();
     match kiln_core::component::json_schemas(&loaded.documents) {
         Ok(schemas) => docs.extend(schemas.into_iter().map(|(_, s)| s)),
-        Err(diags) => return fail(&diags, &loaded, common.diagnostics),
+        Err(diags) => {
+            report::print(&diags.0, &loaded.files, common.diagnostics);
+            return ExitCode::from(1);
+        }
     }
     if docs.is_empty() {
         let d = kiln_core::diag::Diagnostic::error(
@@ -47,7 +41,10 @@ pub fn run(path: &str, format: OutFormat, common: &Common, limits: &YamlLimits) 
     let text = match format {
         OutFormat::Yaml => match output::yaml_stream(&docs) {
             Ok(t) => t,
-            Err(d) => return fail(&d.into(), &loaded, common.diagnostics),
+            Err(d) => {
+                report::print(&[d], &loaded.files, common.diagnostics);
+                return ExitCode::from(1);
+            }
         },
         OutFormat::Json => {
             let v = if docs.len() == 1 {

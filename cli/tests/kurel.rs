@@ -263,28 +263,17 @@ fn paths_outside_the_package_are_refused() {
         assert!(!text(&out.stdout).contains("stolen"));
     }
 
-    // Values files: `..`, absolute paths and symlinks out of the working directory.
+    // Values files are named by the person running kiln: `..`, absolute paths and symlinks
+    // are theirs to name, and are read as given (only paths from inside inputs are confined).
     let work = tmp.path().join("work");
     minimal(&work.join("app.kurel"));
-    symlink(&secret, work.join("v.yaml")).unwrap();
-    for v in ["../secret.yaml", secret.to_str().unwrap(), "v.yaml"] {
-        let out = kiln(
-            &work,
-            &[
-                "render",
-                "--diagnostics",
-                "json",
-                "app.kurel",
-                "--values",
-                v,
-            ],
-        );
-        assert_eq!(out.status.code(), Some(1), "{v}");
-        assert!(
-            text(&out.stderr).contains("KLN1002"),
-            "{v}: {}",
-            text(&out.stderr)
-        );
+    let values = tmp.path().join("values.yaml");
+    write(&values, "mode: from-values\n");
+    symlink(&values, work.join("v.yaml")).unwrap();
+    for v in ["../values.yaml", values.to_str().unwrap(), "v.yaml"] {
+        let out = kiln(&work, &["render", "app.kurel", "--values", v]);
+        assert_eq!(out.status.code(), Some(0), "{v}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("mode: from-values"), "{v}");
     }
 }
 
@@ -592,35 +581,34 @@ fn instances_log_validate_and_layouts() {
 }
 
 #[test]
-fn instances_directory_must_exist_inside_the_working_directory() {
+fn instances_directory_is_read_where_the_user_names_it() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     fleet(&work, 1);
     fs::create_dir_all(tmp.path().join("outside")).unwrap();
-    for dir in ["../outside", "missing"] {
-        let out = kiln(
-            &work,
-            &[
-                "render",
-                "app.kurel",
-                "--instances",
-                dir,
-                "--diagnostics",
-                "json",
-            ],
-        );
-        assert_eq!(out.status.code(), Some(1), "{dir}");
-        assert!(out.stdout.is_empty());
-        let err = text(&out.stderr);
-        assert!(
-            err.contains(if dir == "missing" {
-                "KLN1001"
-            } else {
-                "KLN1002"
-            }),
-            "{dir}: {err}"
-        );
-    }
+    write(&tmp.path().join("outside/one.yaml"), "{}\n");
+    // `..` is the user's to name: the directory outside the working directory is read.
+    let out = kiln(&work, &["render", "app.kurel", "--instances", "../outside"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!out.stdout.is_empty());
+    let out = kiln(
+        &work,
+        &[
+            "render",
+            "app.kurel",
+            "--instances",
+            "missing",
+            "--diagnostics",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("KLN1001"),
+        "{}",
+        text(&out.stderr)
+    );
     // An empty directory renders nothing, with a warning; --strict makes that an error.
     fs::create_dir_all(work.join("none")).unwrap();
     let out = kiln(&work, &["render", "app.kurel", "--instances", "none"]);
