@@ -141,6 +141,11 @@ enum Command {
         /// Environment to render components for.
         #[arg(long)]
         env: Option<String>,
+        /// A group whose kinds nothing in the run defines but that is meant to pass through
+        /// unrendered (repeatable; `*` for every group). Without it, a document of an unknown
+        /// kind is an error (KLN1011): it may be an instance whose definition was forgotten.
+        #[arg(long = "pass-through", value_name = "GROUP")]
+        pass_through: Vec<String>,
         #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
@@ -154,6 +159,11 @@ enum Command {
         /// Environment to check components for.
         #[arg(long)]
         env: Option<String>,
+        /// A group whose kinds nothing in the run defines but that is meant to pass through
+        /// unrendered (repeatable; `*` for every group). Without it, a document of an unknown
+        /// kind is an error (KLN1011): it may be an instance whose definition was forgotten.
+        #[arg(long = "pass-through", value_name = "GROUP")]
+        pass_through: Vec<String>,
         #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
@@ -233,6 +243,7 @@ fn inputs(paths: &[String]) -> Vec<Input> {
 fn request(
     paths: &[String],
     env: Option<&str>,
+    pass_through: &[String],
     kurel: &kurel_cmd::KurelArgs,
     common: &Common,
 ) -> Request {
@@ -253,6 +264,7 @@ fn request(
         // Warnings are printed with the rendered objects' secrets redacted, then fail the run
         // here (see `report_warnings`).
         strict: false,
+        pass_through: pass_through.to_vec(),
     }
 }
 
@@ -539,10 +551,11 @@ fn run(cli: Cli) -> ExitCode {
             paths,
             out,
             env,
+            pass_through,
             kurel,
             common,
         } => render_command(
-            &request(&paths, env.as_deref(), &kurel, &common),
+            &request(&paths, env.as_deref(), &pass_through, &kurel, &common),
             &kurel,
             &out,
             &common,
@@ -550,10 +563,11 @@ fn run(cli: Cli) -> ExitCode {
         Command::Validate {
             paths,
             env,
+            pass_through,
             kurel,
             common,
         } => validate_command(
-            &request(&paths, env.as_deref(), &kurel, &common),
+            &request(&paths, env.as_deref(), &pass_through, &kurel, &common),
             &kurel,
             &common,
         ),

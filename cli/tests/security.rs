@@ -242,7 +242,19 @@ metadata: {name: x}
         let out_dir = tmp.path().join("work").join(layout);
         fs::create_dir_all(out_dir.parent().unwrap()).unwrap();
         let o = out_dir.to_str().unwrap();
-        let r = kiln(tmp.path(), &["render", "in", "-o", o, "--layout", layout]);
+        let r = kiln(
+            tmp.path(),
+            &[
+                "render",
+                "in",
+                "-o",
+                o,
+                "--layout",
+                layout,
+                "--pass-through",
+                "example.com",
+            ],
+        );
         assert!(r.status.success(), "{layout}: {}", text(&r.stderr));
         let mut names: Vec<String> = fs::read_dir(&out_dir)
             .unwrap()

@@ -21,6 +21,11 @@ code_table! { CORE;
     /// A request's options do not fit its inputs: overrides with no package or several, an
     /// unknown Kubernetes version, a flag with nothing to act on.
     REQUEST_INVALID = "KLN1010", "request-invalid";
+    /// A document's or rendered object's kind is unknown: a near miss of a defined kind, a kind
+    /// a built-in group does not serve, or a kind nothing in the run defines.
+    UNKNOWN_KIND = "KLN1011", "unknown-kind";
+    /// Two objects of the output have the same apiVersion group, kind, namespace and name.
+    DUPLICATE_OBJECT = "KLN1012", "duplicate-object";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";

@@ -53,6 +53,7 @@ pub mod fieldpath;
 /// Flux postBuild variable substitution (`${var}` in rendered objects), for the Flux door.
 pub mod flux;
 pub mod graph;
+pub mod inventory;
 pub mod ir;
 pub mod kro;
 pub mod kurel;
@@ -68,4 +69,5 @@ pub mod request;
 pub mod schema;
 pub mod scope;
 pub mod source;
+pub mod suggest;
 pub mod template;

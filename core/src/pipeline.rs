@@ -36,6 +36,8 @@ pub struct Options {
     /// CustomResourceDefinitions from outside the inputs (`--crds DIR`): their kinds' scopes and
     /// schemas are known to the checks, and they are not part of the output.
     pub crds: Vec<Document>,
+    /// Groups whose kinds nothing defines but that are meant to pass through (`*`: all).
+    pub pass_through: Vec<String>,
 }
 
 /// The result of a successful run.
@@ -57,6 +59,8 @@ enum Item<'a> {
 pub struct Definitions {
     /// Loaded RGDs, in input order.
     pub rgds: Vec<Rgd>,
+    /// `(group, version, kind)` served by the CRDs of the inputs and `--crds`.
+    pub crd_kinds: std::collections::BTreeSet<(String, String, String)>,
     by_gvk: BTreeMap<(String, String, String), usize>,
 }
 
@@ -122,11 +126,13 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     let mut diags = Diagnostics::new();
     let mut scopes = Scopes::new();
     let mut schemas = Schemas::bundled();
+    let mut crd_kinds = std::collections::BTreeSet::new();
     for d in docs.iter().chain(&opts.crds) {
         if d.kind() == Some("CustomResourceDefinition")
             && d.api_version()
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
         {
+            crd_kinds.extend(served_kinds(&d.value));
             scopes.declare_crd(&d.value);
             if let Err(e) = schemas.add_crd(&d.value) {
                 diags.push(
@@ -185,7 +191,30 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             Err(ds) => diags.extend(ds),
         }
     }
-    (Definitions { rgds, by_gvk }, diags)
+    (
+        Definitions {
+            rgds,
+            crd_kinds,
+            by_gvk,
+        },
+        diags,
+    )
+}
+
+/// `(group, version, kind)` of each version a CRD serves.
+fn served_kinds(crd: &Value) -> Vec<(String, String, String)> {
+    let spec = &crd["spec"];
+    let (Some(group), Some(kind)) = (spec["group"].as_str(), spec["names"]["kind"].as_str()) else {
+        return Vec::new();
+    };
+    spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"].as_bool() != Some(false))
+        .filter_map(|v| v["name"].as_str())
+        .map(|v| (group.to_string(), v.to_string(), kind.to_string()))
+        .collect()
 }
 
 /// Check the documents and load their definitions, for commands that only need the graphs. Any
@@ -306,6 +335,39 @@ where
             }
         })
         .collect();
+
+    // Nothing passes through on a guess: near misses and undefined kinds are errors.
+    // Kinds every RGD document declares, loaded or not: the instances of an RGD that failed to
+    // load are explained by its own errors, not reported again as unknown.
+    let declared: std::collections::BTreeSet<(String, String, String)> = docs
+        .iter()
+        .filter(|d| kro::is_rgd(d))
+        .filter_map(|d| {
+            let sch = &d.value["spec"]["schema"];
+            Some((
+                sch["group"]
+                    .as_str()
+                    .unwrap_or(kro::rgd::KRO_GROUP)
+                    .to_string(),
+                sch["apiVersion"].as_str()?.to_string(),
+                sch["kind"].as_str()?.to_string(),
+            ))
+        })
+        .chain(defs.by_gvk.keys().cloned())
+        .collect();
+    let known = crate::inventory::Known {
+        rgd_kinds: declared,
+        crd_kinds: defs.crd_kinds.clone(),
+        pass_through: opts.pass_through.clone(),
+    };
+    for item in &items {
+        if let Item::Passthrough(d) = item {
+            let (api, kind) = (d.api_version().unwrap_or(""), d.kind().unwrap_or(""));
+            if let Some(problem) = crate::inventory::check_passthrough(api, kind, &known) {
+                diags.push(d.diag(problem, &FieldPath::root().key("kind")));
+            }
+        }
+    }
 
     let rendered: Vec<Result<T, Vec<Diagnostic>>> = items
         .par_iter()

@@ -81,6 +81,9 @@ pub struct Request {
     pub secrets: Vec<SecretPath>,
     /// Warnings fail the run.
     pub strict: bool,
+    /// Groups whose kinds no definition of the run knows but that are meant to pass through
+    /// unrendered (`*`: every group). Without it such a document is an error (KLN1011).
+    pub pass_through: Vec<String>,
 }
 
 /// A successful run: what `finish` made of each unit, in output order.
@@ -184,6 +187,134 @@ pub fn render(req: &Request) -> Result<Rendered<Vec<Value>>, Failed> {
 /// (a caller serialises there, so the whole output never exists as objects at once). All or
 /// nothing: on any error, including one from `finish`, the result is every diagnostic found.
 pub fn render_units<T, F>(req: &Request, finish: F) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    // Every unit's objects are checked on the worker that rendered them, before `finish` sees
+    // them: kinds of built-in groups must exist, and identities are kept for the duplicate rule.
+    let checked = |objs: Vec<Value>| -> Result<Checked<T>, Diagnostic> {
+        let problems = crate::inventory::check_rendered(&objs);
+        let ids = objs.iter().filter_map(identity).collect();
+        if !problems.is_empty() {
+            return Ok(Checked {
+                out: None,
+                ids,
+                problems,
+            });
+        }
+        Ok(Checked {
+            out: Some(finish(objs)?),
+            ids,
+            problems,
+        })
+    };
+    let r = render_checked(req, checked)?;
+    let mut problems = Vec::new();
+    let mut seen: std::collections::BTreeMap<&Identity, usize> = Default::default();
+    for (i, c) in r.units.iter().enumerate() {
+        // A rendered object's problem is placed on the input it came from.
+        problems.extend(c.problems.iter().map(|d| match d.file {
+            Some(_) => d.clone(),
+            None => d.clone().in_file(r.origins[i].file.clone()),
+        }));
+        for id in &c.ids {
+            match seen.get(id) {
+                None => {
+                    seen.insert(id, i);
+                }
+                Some(&first) => problems.push(duplicate(id, &r.origins[first], &r.origins[i])),
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let mut sorted = Diagnostics(problems);
+        sorted.sort();
+        let mut all = r.warnings;
+        for p in sorted.0 {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+        return Err(Failed::new(all, r.files, &r.extra_documents));
+    }
+    Ok(Rendered {
+        units: r.units.into_iter().filter_map(|c| c.out).collect(),
+        origins: r.origins,
+        warnings: r.warnings,
+        files: r.files,
+        log: r.log,
+        details: r.details,
+        documents: r.documents,
+        packages: r.packages,
+        extra_documents: r.extra_documents,
+    })
+}
+
+/// A unit's output with what the whole-output checks need of it.
+struct Checked<T> {
+    out: Option<T>,
+    ids: Vec<Identity>,
+    problems: Vec<Diagnostic>,
+}
+
+/// What makes an object unique in a cluster: API group, kind, namespace, name.
+type Identity = (String, String, String, String);
+
+fn identity(o: &Value) -> Option<Identity> {
+    let top = |k: &str| o.get(k).and_then(Value::as_str);
+    let meta = |k: &str| o.pointer(&format!("/metadata/{k}")).and_then(Value::as_str);
+    Some((
+        crate::scope::group_of(top("apiVersion")?).to_string(),
+        top("kind")?.to_string(),
+        meta("namespace").unwrap_or("").to_string(),
+        meta("name")?.to_string(),
+    ))
+}
+
+fn describe(o: &Origin) -> String {
+    let what = match o.kind {
+        OriginKind::Passthrough => "a document",
+        OriginKind::Instance => "the instance",
+        OriginKind::Component | OriginKind::ComponentPassthrough => "the component",
+        OriginKind::Kurel => "the kurel package",
+    };
+    let mut s = format!("{what} in {}", o.file);
+    if o.kind != OriginKind::Kurel && o.kind != OriginKind::ComponentPassthrough {
+        s.push_str(&format!(" (document {})", o.index + 1));
+    }
+    if let Some(d) = &o.detail {
+        s.push_str(&format!(" [{d}]"));
+    }
+    s
+}
+
+/// Two objects of one output with one identity: applied together, one overwrites the other.
+fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
+    let (group, kind, ns, name) = id;
+    let gk = if group.is_empty() {
+        kind.clone()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let at = if ns.is_empty() {
+        name.clone()
+    } else {
+        format!("{ns}/{name}")
+    };
+    Diagnostic::error(
+        codes::DUPLICATE_OBJECT,
+        format!(
+            "{gk} {at} is rendered twice: by {} and by {}",
+            describe(first),
+            describe(second)
+        ),
+    )
+    .in_file(second.file.clone())
+    .with_hint("each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs")
+}
+
+fn render_checked<T, F>(req: &Request, finish: F) -> Result<Rendered<T>, Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -374,6 +505,7 @@ fn options(
         namespace: req.namespace.clone(),
         expr: limits.expr,
         render: limits.render(),
+        pass_through: req.pass_through.clone(),
         ..Options::default()
     };
     o.component.env = req.environment.clone();

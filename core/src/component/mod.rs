@@ -121,6 +121,23 @@ fn err(
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
 
+/// The kinds the front-end renders from, with their upstream aliases: what a near miss is
+/// measured against.
+const RENDERING_KINDS: &[&str] = &[
+    "ComponentTypeDefinition",
+    "ComponentType",
+    "ClusterComponentType",
+    "Addon",
+    "Trait",
+    "ClusterTrait",
+    "Component",
+    "Workload",
+    "ComponentDeployment",
+    "ReleaseBinding",
+    "ComponentEnvSnapshot",
+    "ComponentRelease",
+];
+
 /// Read and check every document; compile every expression once.
 fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diagnostic>) {
     let mut l = Loaded::default();
@@ -191,6 +208,18 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 format!("kind {kind} is an output of rendering, not an input"),
                 "render from the definitions (live, a ComponentEnvSnapshot or a ComponentRelease); kiln prints the rendered objects themselves",
             )),
+            // A near miss of a rendering kind would pass through and silently drop what it says
+            // (a misspelt ComponentDeployment renders production without its overrides).
+            _ if crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied()).is_some() => {
+                let near = crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied());
+                diags.push(err(
+                    &loc,
+                    codes::UNKNOWN_KIND,
+                    &root.key("kind"),
+                    format!("unknown component-types kind {kind}"),
+                    &crate::suggest::did_you_mean(near.unwrap_or_default()),
+                ))
+            }
             // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
             // they pass through unchanged, like any document kiln does not render.
             _ => l.others.push(v.clone()),
@@ -651,6 +680,38 @@ fn plan<'u, 'a>(
             .unwrap_or_default()
     };
     let wanted = |e: &str| opts.env.as_deref().is_none_or(|w| w == e);
+    // An environment nothing mentions is a typo, not a request for defaults: `--env prodution`
+    // would render every component without its production overrides.
+    if let Some(want) = opts.env.as_deref() {
+        let known: BTreeSet<&str> = l
+            .deployments
+            .iter()
+            .map(|d| d.environment.as_str())
+            .chain(l.snapshots.iter().map(|s| s.environment.as_str()))
+            .collect();
+        if !known.is_empty() && !known.contains(want) {
+            let list: Vec<&str> = known.iter().copied().collect();
+            let hint = match crate::suggest::nearest(want, list.iter().copied()) {
+                Some(n) => format!(
+                    "{} (environments of the inputs: {})",
+                    crate::suggest::did_you_mean(n),
+                    list.join(", ")
+                ),
+                None => format!("environments of the inputs: {}", list.join(", ")),
+            };
+            let mut d = Diagnostic::error(
+                codes::ENVIRONMENT,
+                format!("no ComponentDeployment or snapshot is for environment {want:?}"),
+            )
+            .with_hint(hint);
+            // Placed on the first component, whose environments these are.
+            if let Some(c) = l.components.first() {
+                d = d.in_file(c.loc.doc.file());
+            }
+            diags.push(d);
+            return Vec::new();
+        }
+    }
     let mut units = Vec::new();
     let mut covered: BTreeSet<(String, String)> = BTreeSet::new();
 

@@ -67,9 +67,25 @@ fn renders_a_component_for_an_environment() {
         d["metadata"]["labels"]["openchoreo.org/environment"],
         json!("prod")
     );
-    let dev = run(BASIC, Some("dev")).unwrap();
+    let dev = run(&format!("{BASIC}{DEV}"), Some("dev")).unwrap();
     assert_eq!(dev.objects[0]["spec"]["replicas"], json!(1));
+    // An environment nothing mentions is a typo, not a request for the defaults.
+    let e = run(BASIC, Some("prdo")).unwrap_err();
+    assert_eq!(e.0[0].code.id, "KLN6015");
+    assert!(e.0[0]
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("did you mean \"prod\"?"));
 }
+
+/// A development environment with no overrides.
+const DEV: &str = r#"---
+apiVersion: openchoreo.dev/v1alpha1
+kind: ComponentDeployment
+metadata: {name: shop-dev}
+spec: {owner: {componentName: shop}, environment: dev}
+"#;
 
 fn codes_of(e: &Diagnostics) -> Vec<(&'static str, String)> {
     e.0.iter()
@@ -127,7 +143,7 @@ fn a_malformed_workload_list_is_reported_at_the_workload() {
         [("KLN6001", "spec.containers.app.env".to_string())]
     );
     // Without overrides the Workload's own shape is the template's business.
-    assert!(run(&text, Some("dev")).is_ok());
+    assert!(run(&format!("{text}{DEV}"), Some("dev")).is_ok());
 }
 
 #[test]

@@ -120,6 +120,18 @@ impl Bundle {
     }
 }
 
+/// Every built-in kind of the bundled Kubernetes version, as `(apiVersion, kind)`, sorted.
+pub fn builtin_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    KIND_INDEX
+        .iter()
+        .filter_map(|&(key, ..)| key.rsplit_once('/'))
+}
+
+/// Whether `group` (`""` for the core group) is one the bundled Kubernetes version serves.
+pub fn is_builtin_group(group: &str) -> bool {
+    builtin_kinds().any(|(api, _)| crate::scope::group_of(api) == group)
+}
+
 /// The schema of one CRD version.
 #[derive(Debug, Clone)]
 struct CrdKind {
