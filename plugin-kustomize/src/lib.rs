@@ -65,9 +65,14 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
     let opts = match config::parse(req.function_config.as_ref()) {
         Ok(o) => o,
         Err(ds) => {
+            // The configuration is the resource at fault: kpt then shows the field path too.
+            let at = Location {
+                file: None,
+                resource: req.function_config.as_ref().and_then(results::resource_ref),
+            };
             let results: Vec<Value> = ds
                 .iter()
-                .map(|d| results::from_diagnostic(d, &Location::default()))
+                .map(|d| results::from_diagnostic(d, &at))
                 .collect();
             let stderr = ds.iter().map(|d| d.to_string()).collect();
             let outs: Vec<Out<'_>> = match &req.raw {
