@@ -145,7 +145,9 @@ fn read_split(name: &str, text: &str, limits: &YamlLimits) -> Option<Request> {
     Some(r)
 }
 
-fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Request, Diagnostic> {
+/// Read the whole text as YAML (the reading [`read`] falls back to; the fuzz target holds the
+/// split reading to it).
+pub fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Request, Diagnostic> {
     let docs = parse_file(name, text, limits)?;
     if let [only] = docs.as_slice() {
         if let Some(envelope) = envelope_of(&only.value) {

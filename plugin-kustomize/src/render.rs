@@ -16,7 +16,7 @@
 //! ResourceGraphDefinition nor an instance of a kind no cluster knows reaches the output.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kiln_core::diag::Diagnostic;
 use kiln_core::limits::Limits;
@@ -100,7 +100,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         } else {
             match kiln_core::output::to_yaml(&item.value) {
                 Ok(t) => t,
-                Err(d) => return failure(vec![d], items, &by_name),
+                Err(d) => return failure(vec![d], items, &by_name, &ctx.root),
             }
         };
         inputs.push(Input::Text {
@@ -121,7 +121,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
     };
     let rendered = match request::render(&req) {
         Ok(r) => r,
-        Err(f) => return failure(f.redacted(&[]), items, &by_name),
+        Err(f) => return failure(f.redacted(&[]), items, &by_name, &ctx.root),
     };
 
     // Which items kiln-core passed through, and the new objects with the source they came from.
@@ -143,7 +143,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
                         None => (String::new(), None),
                     },
                     None => {
-                        let file = origin.file.replace('\\', "/");
+                        let file = relative(&origin.file, &ctx.root);
                         let dir = if origin.kind == OriginKind::Kurel {
                             // The package directory itself: its objects go beside it.
                             annotations::dir_of(file.trim_end_matches('/')).to_string()
@@ -204,7 +204,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
 
     let mut answer = Answer::default();
     for d in rendered.redacted_warnings(&[], &new_values) {
-        let at = locate(&d, items, &by_name);
+        let at = locate(&d, items, &by_name, &ctx.root);
         answer.stderr.push(results::human(&d, &at));
         answer.results.push(results::from_diagnostic(&d, &at));
     }
@@ -217,13 +217,18 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
     answer
 }
 
-fn failure(diags: Vec<Diagnostic>, items: &[Item], by_name: &HashMap<&str, usize>) -> Answer {
+fn failure(
+    diags: Vec<Diagnostic>,
+    items: &[Item],
+    by_name: &HashMap<&str, usize>,
+    root: &Path,
+) -> Answer {
     let mut a = Answer {
         failed: true,
         ..Answer::default()
     };
     for d in &diags {
-        let at = locate(d, items, by_name);
+        let at = locate(d, items, by_name, root);
         a.stderr.push(results::human(d, &at));
         a.results.push(results::from_diagnostic(d, &at));
     }
@@ -232,7 +237,7 @@ fn failure(diags: Vec<Diagnostic>, items: &[Item], by_name: &HashMap<&str, usize
 }
 
 /// The orchestrator's view of where a diagnostic points.
-fn locate(d: &Diagnostic, items: &[Item], by_name: &HashMap<&str, usize>) -> Location {
+fn locate(d: &Diagnostic, items: &[Item], by_name: &HashMap<&str, usize>, root: &Path) -> Location {
     let Some(file) = d.file.as_deref() else {
         return Location::default();
     };
@@ -247,10 +252,22 @@ fn locate(d: &Diagnostic, items: &[Item], by_name: &HashMap<&str, usize>) -> Loc
             }
         }
         None => Location {
-            file: Some((file.to_string(), d.document.unwrap_or(0))),
+            file: Some((relative(file, root), d.document.unwrap_or(0))),
             resource: None,
         },
     }
+}
+
+/// A file kiln-core names (inside the root, displayed under it) as a slash path relative to the
+/// root: what kpt's path annotations and results want (kpt refuses absolute paths).
+fn relative(file: &str, root: &Path) -> String {
+    let p = Path::new(file);
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
 }
 
 /// The name each item is read under: its file (path annotation, or where standalone mode read

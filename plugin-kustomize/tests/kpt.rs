@@ -264,3 +264,73 @@ fn render_runs_a_kptfile_pipeline() {
         }
     }
 }
+
+#[test]
+fn eval_renders_a_component_and_a_kurel_package_from_paths() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    // Definitions kept outside the kpt package (kpt reads only KRM files; a kurel package's
+    // parameters.yaml is not one), named by `paths` relative to kpt's working directory.
+    copy_dir(
+        &testdata().join("component/seed-web-app"),
+        &tmp.path().join("component"),
+    );
+    fs::remove_file(tmp.path().join("component/expected.yaml")).unwrap();
+    copy_dir(&testdata().join("kurel/values"), &tmp.path().join("kurel"));
+    let bin = bin();
+    let before = tree(&pkg);
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--",
+            "paths=component",
+            "environment=development",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let after = tree(&pkg);
+    assert_eq!(before["other/cm.yaml"], after["other/cm.yaml"]);
+    let dep = read(&pkg.join("component/deployment_checkout-service.yaml"));
+    assert!(
+        dep.contains("openchoreo.org/environment: development"),
+        "{dep}"
+    );
+    assert!(
+        dep.contains("kiln.dev/rendered-from: component/03-component.yaml"),
+        "{dep}"
+    );
+
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--",
+            "paths=kurel/app.kurel",
+            "values=kurel/values/prod.yaml,kurel/values/region.yaml",
+            "set.replicas=7",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let files: Vec<String> = tree(&pkg)
+        .into_keys()
+        .filter(|k| k.starts_with("kurel/"))
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "no kurel output in {:?}",
+        tree(&pkg).keys()
+    );
+    let all: String = files.iter().map(|f| read(&pkg.join(f))).collect();
+    assert!(all.contains("replicas: 7"), "{all}");
+}
