@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast)
+ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -166,6 +166,20 @@ for expr in '${v}' '${#v}' '${v^}' '${v^^}' '${v,}' '${v,,}' '${v:1}' '${v:1:2}'
     seed envsubst "$tmp"
 done
 rm -f "$tmp"
+# KRM envelopes (krm_envelope): every input file as a plain stream, and as the ResourceList kpt
+# sends for a package (the layout kpt writes, which the reader splits into item texts), and the
+# ResourceLists of kiln-krm's own tests kept in testdata/krm.
+for f in "${YAML_FILES[@]}"; do
+    case $f in *.json) ;; *) seed krm_envelope "$f" ;; esac
+done
+if command -v kpt >/dev/null; then
+    tmp=$(mktemp)
+    for d in testdata/krm/kro testdata/component/seed-web-app testdata/render; do
+        [ -d "$d" ] && kpt fn source "$d" >"$tmp" 2>/dev/null && seed krm_envelope "$tmp"
+    done
+    rm -f "$tmp"
+fi
+
 for t in "${TARGETS[@]}"; do
     n=$(find "$SEEDS/$t" -type f 2>/dev/null | wc -l)
     echo "== seeds for $t: $n"

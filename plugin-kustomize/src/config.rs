@@ -1,0 +1,362 @@
+//! The function's configuration: a `Render` object (`fn.kiln.dev/v1alpha1`), or the `ConfigMap`
+//! kpt makes of `kpt fn eval … -- key=value`, turned into the options the `kiln` CLI has.
+//!
+//! The configuration is untrusted (it sits in a repository anyone may change), so it is checked
+//! strictly: an unknown field or a value of the wrong type is an error naming the field, not
+//! something ignored. Its paths are resolved later, inside the root (`Request.root`).
+
+use kiln_core::diag::{codes, Diagnostic};
+use serde_json::{json, Map, Value};
+
+/// apiVersion of the `Render` configuration.
+pub const API_VERSION: &str = "fn.kiln.dev/v1alpha1";
+/// Its kind.
+pub const KIND: &str = "Render";
+
+/// What the configuration asks for; every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Files or directories to render besides the items (definitions, instances, packages),
+    /// relative to the root.
+    pub paths: Vec<String>,
+    /// The environment components are rendered for.
+    pub environment: Option<String>,
+    /// kurel values files, relative to the root.
+    pub values: Vec<String>,
+    /// kurel `path=value` overrides, in order.
+    pub sets: Vec<String>,
+    /// Namespace for namespaced objects that set none.
+    pub namespace: Option<String>,
+    /// Warnings fail the run.
+    pub strict: bool,
+}
+
+/// Read a functionConfig. `None` (no configuration) means the defaults: render the items.
+pub fn parse(config: Option<&Value>) -> Result<Options, Vec<Diagnostic>> {
+    let Some(config) = config else {
+        return Ok(Options::default());
+    };
+    let mut errs = Vec::new();
+    let map = config.as_object().expect("the envelope reader checks this");
+    let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    let opts = match (api_version, kind) {
+        (API_VERSION, KIND) => from_render(map, &mut errs),
+        ("v1", "ConfigMap") => from_config_map(map, &mut errs),
+        _ => {
+            errs.push(
+                error(
+                    "",
+                    format!("functionConfig of kind {kind:?} (apiVersion {api_version:?}) is not a kiln configuration"),
+                )
+                .with_hint(format!(
+                    "use apiVersion: {API_VERSION}, kind: {KIND} (see `kiln-krm schema`), or a ConfigMap of the same options"
+                )),
+            );
+            Options::default()
+        }
+    };
+    if errs.is_empty() {
+        Ok(opts)
+    } else {
+        Err(errs)
+    }
+}
+
+fn error(path: &str, message: impl Into<String>) -> Diagnostic {
+    let d = Diagnostic::error(codes::REQUEST_INVALID, message).in_file("functionConfig");
+    if path.is_empty() {
+        d
+    } else {
+        d.at(path)
+    }
+}
+
+fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options {
+    let mut o = Options::default();
+    for key in map.keys() {
+        if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "spec") {
+            errs.push(
+                error(key, format!("unknown field {key:?}"))
+                    .with_hint("a Render has apiVersion, kind, metadata and spec"),
+            );
+        }
+    }
+    if let Some(m) = map.get("metadata") {
+        if !m.is_object() {
+            errs.push(error("metadata", "metadata must be an object"));
+        }
+    }
+    let spec = match map.get("spec") {
+        None | Some(Value::Null) => return o,
+        Some(Value::Object(s)) => s,
+        Some(_) => {
+            errs.push(error("spec", "spec must be an object"));
+            return o;
+        }
+    };
+    for (key, v) in spec {
+        let path = format!("spec.{key}");
+        match key.as_str() {
+            "paths" => o.paths = strings(v, &path, errs),
+            "values" => o.values = strings(v, &path, errs),
+            "environment" => o.environment = string(v, &path, errs),
+            "namespace" => o.namespace = string(v, &path, errs),
+            "strict" => match v {
+                Value::Bool(b) => o.strict = *b,
+                _ => errs.push(error(&path, "strict must be true or false")),
+            },
+            "set" => match v {
+                Value::Object(sets) => {
+                    for (p, value) in sets {
+                        match scalar_text(value) {
+                            Some(text) => o.sets.push(format!("{p}={text}")),
+                            None => errs.push(
+                                error(&format!("{path}[{p:?}]"), "a set value must be a string, number, boolean or null")
+                                    .with_hint("set one leaf per entry: `app.image.tag: \"1.2\"`; put structured values in a values file"),
+                            ),
+                        }
+                    }
+                }
+                _ => errs.push(
+                    error(&path, "set must be a mapping of parameter paths to values")
+                        .with_hint("e.g. set: {app.replicas: 3}"),
+                ),
+            },
+            _ => errs.push(error(&path, format!("unknown field {key:?}")).with_hint(
+                "spec fields are paths, environment, values, set, namespace and strict (see `kiln-krm schema`)",
+            )),
+        }
+    }
+    o
+}
+
+/// kpt passes `-- key=value` as ConfigMap data (all strings). Lists are comma-separated;
+/// `set.PATH=VALUE` or `set=PATH=VALUE` give one override each.
+fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options {
+    let mut o = Options::default();
+    for key in map.keys() {
+        if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "data") {
+            errs.push(
+                error(
+                    key,
+                    format!("unknown field {key:?} in a ConfigMap functionConfig"),
+                )
+                .with_hint("only data is read"),
+            );
+        }
+    }
+    let data = match map.get("data") {
+        None | Some(Value::Null) => return o,
+        Some(Value::Object(d)) => d,
+        Some(_) => {
+            errs.push(error("data", "data must be a mapping of strings"));
+            return o;
+        }
+    };
+    let list = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    for (key, v) in data {
+        let path = format!("data[{key:?}]");
+        let Some(s) = v.as_str() else {
+            errs.push(error(&path, "ConfigMap data values must be strings"));
+            continue;
+        };
+        match key.as_str() {
+            "paths" => o.paths.extend(list(s)),
+            "values" => o.values.extend(list(s)),
+            "environment" => o.environment = Some(s.to_string()),
+            "namespace" => o.namespace = Some(s.to_string()),
+            "strict" => match s {
+                "true" => o.strict = true,
+                "false" => o.strict = false,
+                _ => errs.push(error(&path, "strict must be \"true\" or \"false\"")),
+            },
+            "set" => {
+                if s.contains('=') {
+                    o.sets.push(s.to_string());
+                } else {
+                    errs.push(
+                        error(&path, "set must be PATH=VALUE")
+                            .with_hint("e.g. `-- set=app.replicas=3` or `-- set.app.replicas=3`"),
+                    );
+                }
+            }
+            _ => match key.strip_prefix("set.") {
+                Some(p) if !p.is_empty() => o.sets.push(format!("{p}={s}")),
+                _ => errs.push(error(&path, format!("unknown option {key:?}")).with_hint(
+                    "options are paths, environment, values, set (or set.PATH), namespace and strict",
+                )),
+            },
+        }
+    }
+    o
+}
+
+fn string(v: &Value, path: &str, errs: &mut Vec<Diagnostic>) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        _ => {
+            errs.push(error(path, format!("{path} must be a string")));
+            None
+        }
+    }
+}
+
+fn strings(v: &Value, path: &str, errs: &mut Vec<Diagnostic>) -> Vec<String> {
+    match v {
+        Value::Null => Vec::new(),
+        Value::Array(a) => {
+            let mut out = Vec::new();
+            for (i, x) in a.iter().enumerate() {
+                match x.as_str() {
+                    Some(s) if !s.is_empty() => out.push(s.to_string()),
+                    _ => errs.push(error(
+                        &format!("{path}[{i}]"),
+                        format!("{path}[{i}] must be a non-empty string"),
+                    )),
+                }
+            }
+            out
+        }
+        _ => {
+            errs.push(error(path, format!("{path} must be a list of strings")));
+            Vec::new()
+        }
+    }
+}
+
+/// The text of a `set` value as `kiln --set` takes it (`--set tag=1.10` stays a string for a
+/// string parameter; others read it as YAML).
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("null".into()),
+        _ => None,
+    }
+}
+
+/// The JSON Schema of the `Render` configuration (`kiln-krm schema`).
+pub fn schema() -> Value {
+    let list = |d: &str| json!({"type": "array", "items": {"type": "string", "minLength": 1}, "description": d});
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://kiln.dev/schemas/fn.kiln.dev/v1alpha1/render.json",
+        "title": "Render",
+        "description": "Configuration of the kiln KRM function (kiln-krm): what to render besides the items, and how.",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "additionalProperties": false,
+        "properties": {
+            "apiVersion": {"const": API_VERSION},
+            "kind": {"const": KIND},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "paths": list("Files or directories of definitions, instances, components or kurel packages to render, relative to the working directory (the kustomization root under kustomize); they may not leave it."),
+                    "environment": {"type": "string", "description": "The environment components are rendered for."},
+                    "values": list("kurel values files merged over the package's parameters, in order; relative to the working directory, which they may not leave."),
+                    "set": {
+                        "type": "object",
+                        "description": "kurel parameter overrides, PATH: VALUE, applied after the values files.",
+                        "additionalProperties": {"type": ["string", "number", "boolean", "null"]}
+                    },
+                    "namespace": {"type": "string", "description": "Namespace for namespaced objects whose instance, component or package sets none."},
+                    "strict": {"type": "boolean", "description": "Warnings fail the run."}
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_spec() {
+        let c = json!({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "r"}, "spec": {
+            "paths": ["defs"], "environment": "dev", "values": ["v.yaml"],
+            "set": {"app.replicas": 3, "tag": "1.10", "on": true}, "namespace": "web", "strict": true}});
+        let o = parse(Some(&c)).unwrap();
+        assert_eq!(o.paths, ["defs"]);
+        assert_eq!(o.environment.as_deref(), Some("dev"));
+        assert_eq!(o.values, ["v.yaml"]);
+        assert_eq!(o.sets, ["app.replicas=3", "tag=1.10", "on=true"]);
+        assert_eq!(o.namespace.as_deref(), Some("web"));
+        assert!(o.strict);
+        assert_eq!(parse(None).unwrap(), Options::default());
+    }
+
+    #[test]
+    fn unknown_fields_and_wrong_types_name_the_field() {
+        let c = json!({"apiVersion": API_VERSION, "kind": KIND, "spec": {
+            "pathz": ["x"], "paths": "defs", "strict": "yes", "set": {"a": [1]}}, "extra": 1});
+        let errs = parse(Some(&c)).unwrap_err();
+        let paths: Vec<_> = errs
+            .iter()
+            .map(|d| d.path.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "extra",
+                "spec.pathz",
+                "spec.paths",
+                "spec.strict",
+                "spec.set[\"a\"]"
+            ]
+        );
+        assert!(errs
+            .iter()
+            .all(|d| d.code == codes::REQUEST_INVALID && d.is_error()));
+    }
+
+    #[test]
+    fn config_map_from_kpt() {
+        let c = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"},
+            "data": {"paths": "a, b", "environment": "prod", "set": "x=1", "set.y.z": "2", "strict": "false"}});
+        let o = parse(Some(&c)).unwrap();
+        assert_eq!(o.paths, ["a", "b"]);
+        assert_eq!(o.environment.as_deref(), Some("prod"));
+        assert_eq!(o.sets, ["x=1", "y.z=2"]);
+        let bad = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"colour": "red", "strict": "maybe"}});
+        let errs = parse(Some(&bad)).unwrap_err();
+        assert_eq!(errs.len(), 2);
+    }
+
+    #[test]
+    fn other_kinds_are_refused() {
+        let c = json!({"apiVersion": "example.com/v1", "kind": "Render"});
+        let errs = parse(Some(&c)).unwrap_err();
+        assert!(errs[0].message.contains("not a kiln configuration"));
+    }
+
+    #[test]
+    fn schema_names_every_option() {
+        let s = schema();
+        let props = s["properties"]["spec"]["properties"].as_object().unwrap();
+        let keys: Vec<_> = props.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "paths",
+                "environment",
+                "values",
+                "set",
+                "namespace",
+                "strict"
+            ]
+        );
+    }
+}

@@ -1,0 +1,306 @@
+//! Items in, items out: the one call into kiln-core and what is done with its answer.
+//!
+//! Every item goes to kiln-core as an in-memory file (without the orchestrators' bookkeeping
+//! annotations); kiln-core decides which are definitions, instances, components and which pass
+//! through, and says so in the origin of each unit it returns. Pass-through items are then handed
+//! back exactly as they were received (every annotation, key order and id intact), not as
+//! kiln-core's copies; rendered objects are new items placed in files.
+//!
+//! **Two ways an orchestrator uses the answer.** kpt (and `kpt fn source | … | kpt fn sink`)
+//! writes the items back to the files their path annotation names: if kiln consumed the
+//! definitions and instances there, they would be deleted from the user's package. So when the
+//! items carry path annotations, the sources stay where they are, rendered objects are written
+//! beside them marked with [`RENDERED_FROM`](crate::annotations::RENDERED_FROM), and the next run
+//! replaces what that mark says it rendered. kustomize keeps resources in memory and applies what
+//! comes out: there the sources are consumed, as `kiln render` consumes them, so neither a
+//! ResourceGraphDefinition nor an instance of a kind no cluster knows reaches the output.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use kiln_core::diag::Diagnostic;
+use kiln_core::limits::Limits;
+use kiln_core::request::{self, OriginKind, Request};
+use kiln_core::source::Input;
+use serde_json::Value;
+
+use crate::annotations::{self, RENDERED_FROM};
+use crate::config::Options;
+use crate::results::{self, Location};
+
+/// Where and how to render.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The directory `paths` and `values` are resolved in and may not leave (the working
+    /// directory: the kustomization root under kustomize, kpt's working directory under kpt).
+    pub root: PathBuf,
+    /// Reading and evaluation limits.
+    pub limits: Limits,
+}
+
+/// One item as received, with the name kiln-core reads it under.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The object exactly as received.
+    pub value: Value,
+    /// Where it came from when it has no path annotation (standalone mode: `FILE` or
+    /// `FILE (document N)`), for diagnostics.
+    pub origin: Option<String>,
+    /// Its text as a YAML document, when the input had it (read again by kiln-core instead of
+    /// writing the value out).
+    pub text: Option<String>,
+}
+
+/// An item of the answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// The input item of this index, unchanged.
+    Input(usize),
+    /// An object kiln rendered, placed in a file.
+    New(Value),
+}
+
+/// The answer: the items to write back and the results, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    /// Items to hand back (empty on failure: the caller decides what to send then).
+    pub items: Vec<Output>,
+    /// Results: diagnostics, then info lines.
+    pub results: Vec<Value>,
+    /// Human text for stderr, one line each.
+    pub stderr: Vec<String>,
+    /// Whether any result is an error.
+    pub failed: bool,
+}
+
+/// Render the items with the configuration's options.
+pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
+    let writes_back = items
+        .iter()
+        .any(|i| annotations::source_path(&i.value).is_some());
+    let names = input_names(items);
+    let by_name: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+
+    let mut inputs: Vec<Input> = opts
+        .paths
+        .iter()
+        .map(|p| Input::Path(PathBuf::from(p)))
+        .collect();
+    for (item, name) in items.iter().zip(&names) {
+        // Bookkeeping annotations are left in what kiln-core reads (they do not change what an
+        // item is) and removed from whatever it renders, below.
+        let text = if name.ends_with(".json") {
+            serde_json::to_string(&item.value).expect("JSON values always serialise")
+        } else if let Some(t) = &item.text {
+            t.clone()
+        } else {
+            match kiln_core::output::to_yaml(&item.value) {
+                Ok(t) => t,
+                Err(d) => return failure(vec![d], items, &by_name, &ctx.root),
+            }
+        };
+        inputs.push(Input::Text {
+            name: name.clone(),
+            text,
+        });
+    }
+    let req = Request {
+        inputs,
+        root: Some(ctx.root.clone()),
+        environment: opts.environment.clone(),
+        values: opts.values.iter().map(PathBuf::from).collect(),
+        sets: opts.sets.clone(),
+        namespace: opts.namespace.clone(),
+        limits: ctx.limits.clone(),
+        strict: opts.strict,
+        ..Request::default()
+    };
+    let rendered = match request::render(&req) {
+        Ok(r) => r,
+        Err(f) => return failure(f.redacted(&[]), items, &by_name, &ctx.root),
+    };
+
+    // Which items kiln-core passed through, and the new objects with the source they came from.
+    let mut passed = vec![false; items.len()];
+    let mut new_objects: Vec<(Value, String, Option<String>)> = Vec::new();
+    for (unit, origin) in rendered.units.iter().zip(&rendered.origins) {
+        let item = by_name.get(origin.file.as_str()).copied();
+        let passthrough = matches!(
+            origin.kind,
+            OriginKind::Passthrough | OriginKind::ComponentPassthrough
+        );
+        match (item, passthrough) {
+            (Some(k), true) => passed[k] = true,
+            _ => {
+                // Rendered objects, or documents of a `paths` file passed through (new here).
+                let (dir, from) = match item {
+                    Some(k) => match annotations::source_path(&items[k].value) {
+                        Some(p) => (annotations::dir_of(p).to_string(), Some(p.to_string())),
+                        None => (String::new(), None),
+                    },
+                    None => {
+                        let file = relative(&origin.file, &ctx.root);
+                        let dir = if origin.kind == OriginKind::Kurel {
+                            // The package directory itself: its objects go beside it.
+                            annotations::dir_of(file.trim_end_matches('/')).to_string()
+                        } else {
+                            annotations::dir_of(&file).to_string()
+                        };
+                        (dir, Some(file))
+                    }
+                };
+                for obj in unit {
+                    new_objects.push((obj.clone(), dir.clone(), from.clone()));
+                }
+            }
+        }
+    }
+
+    // Previous output of a source rendered again now is replaced by this run's.
+    let rendered_sources: HashSet<&str> = new_objects
+        .iter()
+        .filter_map(|(_, _, from)| from.as_deref())
+        .collect();
+    let mut out = Vec::with_capacity(items.len() + new_objects.len());
+    for (k, item) in items.iter().enumerate() {
+        let keep = if passed[k] {
+            !(writes_back
+                && annotations::get(&item.value, RENDERED_FROM)
+                    .is_some_and(|s| rendered_sources.contains(s)))
+        } else {
+            // A source kiln-core consumed: kept where kpt writes files back.
+            writes_back
+        };
+        if keep {
+            out.push(Output::Input(k));
+        }
+    }
+    // Place the new objects after whatever already sits in their file.
+    let mut next_index: BTreeMap<String, usize> = BTreeMap::new();
+    for o in &out {
+        let Output::Input(k) = o else { continue };
+        let v = &items[*k].value;
+        if let Some(p) = annotations::source_path(v) {
+            let n = next_index.entry(p.to_string()).or_default();
+            *n = (*n).max(annotations::source_index(v) + 1);
+        }
+    }
+    let mut new_values = Vec::with_capacity(new_objects.len());
+    for (obj, dir, from) in new_objects {
+        // A template may copy an instance's annotations: its file, index and ids are not the
+        // child's.
+        let mut obj = annotations::without_bookkeeping(&obj);
+        let file = annotations::file_for(&obj, &dir);
+        let n = next_index.entry(file.clone()).or_default();
+        let mark = if writes_back { from.as_deref() } else { None };
+        annotations::place(&mut obj, &file, *n, mark);
+        *n += 1;
+        new_values.push(obj);
+    }
+
+    let mut answer = Answer::default();
+    for d in rendered.redacted_warnings(&[], &new_values) {
+        let at = locate(&d, items, &by_name, &ctx.root);
+        answer.stderr.push(results::human(&d, &at));
+        answer.results.push(results::from_diagnostic(&d, &at));
+    }
+    for line in &rendered.log {
+        answer.stderr.push(line.clone());
+        answer.results.push(results::info(line));
+    }
+    out.extend(new_values.into_iter().map(Output::New));
+    answer.items = out;
+    answer
+}
+
+fn failure(
+    diags: Vec<Diagnostic>,
+    items: &[Item],
+    by_name: &HashMap<&str, usize>,
+    root: &Path,
+) -> Answer {
+    let mut a = Answer {
+        failed: true,
+        ..Answer::default()
+    };
+    for d in &diags {
+        let at = locate(d, items, by_name, root);
+        a.stderr.push(results::human(d, &at));
+        a.results.push(results::from_diagnostic(d, &at));
+    }
+    a.failed = diags.iter().any(Diagnostic::is_error);
+    a
+}
+
+/// The orchestrator's view of where a diagnostic points.
+fn locate(d: &Diagnostic, items: &[Item], by_name: &HashMap<&str, usize>, root: &Path) -> Location {
+    let Some(file) = d.file.as_deref() else {
+        return Location::default();
+    };
+    match by_name.get(file) {
+        Some(&k) => {
+            let v = &items[k].value;
+            Location {
+                file: annotations::source_path(v)
+                    .map(|p| (p.to_string(), annotations::source_index(v)))
+                    .or_else(|| items[k].origin.clone().map(|o| (o, 0))),
+                resource: results::resource_ref(v),
+            }
+        }
+        None => Location {
+            file: Some((relative(file, root), d.document.unwrap_or(0))),
+            resource: None,
+        },
+    }
+}
+
+/// A file kiln-core names (inside the root, displayed under it) as a slash path relative to the
+/// root: what kpt's path annotations and results want (kpt refuses absolute paths).
+fn relative(file: &str, root: &Path) -> String {
+    let p = Path::new(file);
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// The name each item is read under: its file (path annotation, or where standalone mode read
+/// it), made unique with the document index when a file holds several items. Names say where
+/// the user's object is, so kiln-core's diagnostics name it.
+fn input_names(items: &[Item]) -> Vec<String> {
+    let base: Vec<String> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            annotations::source_path(&item.value)
+                .map(str::to_string)
+                .or_else(|| item.origin.clone())
+                .unwrap_or_else(|| format!("items[{i}]"))
+        })
+        .collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for b in &base {
+        *count.entry(b.as_str()).or_default() += 1;
+    }
+    let mut seen = HashSet::new();
+    let mut names = Vec::with_capacity(items.len());
+    for (i, b) in base.iter().enumerate() {
+        let mut name = if count[b.as_str()] > 1 {
+            format!("{b}#{}", annotations::source_index(&items[i].value))
+        } else {
+            b.clone()
+        };
+        // Indexes may repeat (hand-made lists); the position settles it.
+        if !seen.insert(name.clone()) {
+            name = format!("{b}#item{i}");
+        }
+        names.push(name);
+    }
+    names
+}

@@ -1,0 +1,336 @@
+//! kiln-krm driven by the real `kpt`: `fn eval --exec` with `--fn-config` and with
+//! `-- key=value`, `fn render` with a Kptfile pipeline, and failures that leave files alone.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// A copy of the kro package in a temporary directory, and the directory.
+fn package() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    copy_dir(&testdata().join("krm/kro"), &pkg);
+    (tmp, pkg)
+}
+
+fn kpt(kpt: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
+    run(Command::new(kpt).args(args).current_dir(cwd), "")
+}
+
+#[test]
+fn eval_with_fn_config_renders_beside_the_instances_and_keeps_other_files() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let cfg = tmp.path().join("render.yaml");
+    fs::write(
+        &cfg,
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: r}\nspec: {namespace: team}\n",
+    )
+    .unwrap();
+    let before = tree(&pkg);
+    let bin = bin();
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--fn-config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let after = tree(&pkg);
+    // Sources and unrelated files: byte for byte.
+    for f in ["rgd.yaml", "apps/shop.yaml", "other/cm.yaml"] {
+        assert_eq!(
+            before[f],
+            after[f],
+            "{f} changed:\n{}",
+            String::from_utf8_lossy(&after[f])
+        );
+    }
+    let new: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert_eq!(
+        new,
+        [
+            "apps/configmap_blog-eu-west-1.yaml",
+            "apps/configmap_shop-eu-west-1.yaml",
+            "apps/deployment_blog.yaml",
+            "apps/deployment_shop.yaml",
+            "apps/service_blog.yaml",
+            "apps/service_shop.yaml",
+        ]
+    );
+    let shop = read(&pkg.join("apps/deployment_shop.yaml"));
+    assert!(
+        shop.contains("namespace: shop") && shop.contains("replicas: 3"),
+        "{shop}"
+    );
+    assert!(
+        shop.contains("kiln.dev/rendered-from: apps/shop.yaml"),
+        "{shop}"
+    );
+    // The blog instance names no namespace: the configuration's applies.
+    let blog = read(&pkg.join("apps/deployment_blog.yaml"));
+    assert!(
+        blog.contains("namespace: team") && blog.contains("replicas: 2"),
+        "{blog}"
+    );
+    // No bookkeeping annotation of kpt's leaks into the files.
+    assert!(!blog.contains("config.kubernetes.io"), "{blog}");
+
+    // A second run replaces what the first rendered: nothing changes.
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--fn-config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(tree(&pkg), after, "a second run changed the package");
+}
+
+#[test]
+fn eval_with_key_value_arguments() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let bin = bin();
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--",
+            "namespace=from-args",
+            "strict=false",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let blog = read(&pkg.join("apps/service_blog.yaml"));
+    assert!(blog.contains("namespace: from-args"), "{blog}");
+}
+
+#[test]
+fn an_invalid_instance_fails_with_a_result_and_changes_nothing() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let shop = pkg.join("apps/shop.yaml");
+    fs::write(&shop, read(&shop).replace("replicas: 3", "replicas: 50")).unwrap();
+    let before = tree(&pkg);
+    let bin = bin();
+    let results = tmp.path().join("results");
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ],
+    );
+    assert!(!o.status.success(), "{}", show(&o));
+    assert_eq!(tree(&pkg), before, "files changed on failure");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        all.contains("[error] example.com/v1alpha1/WebApp/shop/shop spec.replicas: KLN5001"),
+        "{all}"
+    );
+    let r = read(&results.join("results.yaml"));
+    assert!(r.contains("path: apps/shop.yaml"), "{r}");
+    assert!(r.contains("severity: error"), "{r}");
+}
+
+#[test]
+fn bad_configuration_and_escaping_paths_fail_without_changes() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let before = tree(&pkg);
+    let bin = bin();
+    for (args, expect) in [
+        (vec!["--", "colour=red"], "unknown option \\\"colour\\\""),
+        (vec!["--", "paths=../outside"], "KLN1002"),
+    ] {
+        let mut a = vec!["fn", "eval", "pkg", "--exec", bin.to_str().unwrap()];
+        a.extend(args);
+        let o = kpt(&kpt_bin, tmp.path(), &a);
+        assert!(!o.status.success(), "{}", show(&o));
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            all.contains(expect) || all.contains(&expect.replace("\\\"", "\"")),
+            "{expect}: {all}"
+        );
+        assert_eq!(tree(&pkg), before, "files changed on failure");
+    }
+    let cfg = tmp.path().join("bad.yaml");
+    fs::write(&cfg, "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: r}\nspec: {pathz: [a], strict: \"yes\"}\n").unwrap();
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--fn-config",
+            cfg.to_str().unwrap(),
+        ],
+    );
+    assert!(!o.status.success(), "{}", show(&o));
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        all.contains("spec.pathz") && all.contains("spec.strict"),
+        "{all}"
+    );
+    assert_eq!(tree(&pkg), before);
+}
+
+#[test]
+fn render_runs_a_kptfile_pipeline() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let bin = bin();
+    fs::write(
+        pkg.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n      configMap:\n        namespace: piped\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let before = tree(&pkg);
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &["fn", "render", "pkg", "--allow-exec"],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let after = tree(&pkg);
+    for f in ["rgd.yaml", "apps/shop.yaml", "other/cm.yaml"] {
+        assert_eq!(before[f], after[f], "{f} changed");
+    }
+    let blog = read(&pkg.join("apps/deployment_blog.yaml"));
+    assert!(blog.contains("namespace: piped"), "{blog}");
+    // Rendering again is a no-op.
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &["fn", "render", "pkg", "--allow-exec"],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let again = tree(&pkg);
+    assert_eq!(
+        again.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (k, v) in &after {
+        if k != "Kptfile" {
+            assert_eq!(&again[k], v, "{k} changed on the second render");
+        }
+    }
+}
+
+#[test]
+fn eval_renders_a_component_and_a_kurel_package_from_paths() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    // Definitions kept outside the kpt package (kpt reads only KRM files; a kurel package's
+    // parameters.yaml is not one), named by `paths` relative to kpt's working directory.
+    copy_dir(
+        &testdata().join("component/seed-web-app"),
+        &tmp.path().join("component"),
+    );
+    fs::remove_file(tmp.path().join("component/expected.yaml")).unwrap();
+    copy_dir(&testdata().join("kurel/values"), &tmp.path().join("kurel"));
+    let bin = bin();
+    let before = tree(&pkg);
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--",
+            "paths=component",
+            "environment=development",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let after = tree(&pkg);
+    assert_eq!(before["other/cm.yaml"], after["other/cm.yaml"]);
+    let dep = read(&pkg.join("component/deployment_checkout-service.yaml"));
+    assert!(
+        dep.contains("openchoreo.org/environment: development"),
+        "{dep}"
+    );
+    assert!(
+        dep.contains("kiln.dev/rendered-from: component/03-component.yaml"),
+        "{dep}"
+    );
+
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            bin.to_str().unwrap(),
+            "--",
+            "paths=kurel/app.kurel",
+            "values=kurel/values/prod.yaml,kurel/values/region.yaml",
+            "set.replicas=7",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let files: Vec<String> = tree(&pkg)
+        .into_keys()
+        .filter(|k| k.starts_with("kurel/"))
+        .collect();
+    assert!(
+        !files.is_empty(),
+        "no kurel output in {:?}",
+        tree(&pkg).keys()
+    );
+    let all: String = files.iter().map(|f| read(&pkg.join(f))).collect();
+    assert!(all.contains("replicas: 7"), "{all}");
+}

@@ -1,0 +1,252 @@
+//! kiln-krm as kustomize's legacy exec plugin, driven by the real `kubectl kustomize
+//! --enable-alpha-plugins`: as a generator and as a transformer, with kustomize's own features
+//! (namePrefix, labels, patches) applied after kiln's output; for kro, a component and a kurel
+//! package.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// A plugin directory with kiln-krm installed by its own `install-exec-plugin`.
+fn plugin_home(tmp: &Path) -> std::path::PathBuf {
+    let xdg = tmp.join("xdg");
+    let o = run(
+        Command::new(bin())
+            .args(["install-exec-plugin", "--dir"])
+            .arg(xdg.join("kustomize/plugin")),
+        "",
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let installed = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(
+        installed.ends_with("kustomize/plugin/fn.kiln.dev/v1alpha1/render/Render"),
+        "{installed}"
+    );
+    xdg
+}
+
+fn build(kubectl: &Path, xdg: &Path, dir: &Path) -> std::process::Output {
+    run(
+        Command::new(kubectl)
+            .args(["kustomize", "--enable-alpha-plugins"])
+            .arg(dir)
+            .env("XDG_CONFIG_HOME", xdg),
+        "",
+    )
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", show(o));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// Names and kinds in a kustomize output, in order.
+fn objects(out: &str) -> Vec<String> {
+    out.split("\n---\n")
+        .map(|d| {
+            let kind = d
+                .lines()
+                .find_map(|l| l.strip_prefix("kind: "))
+                .unwrap_or("?");
+            let name = d
+                .lines()
+                .find_map(|l| l.strip_prefix("  name: "))
+                .unwrap_or("?");
+            format!("{kind}/{name}")
+        })
+        .collect()
+}
+
+const RENDER: &str = "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata:\n  name: render\n";
+
+#[test]
+fn generator_with_name_prefix_labels_and_patches() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("app");
+    copy_dir(&testdata().join("krm/kro"), &k.join("kro"));
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  paths: [kro/rgd.yaml, kro/apps]\n  namespace: team\n"),
+    )
+    .unwrap();
+    fs::write(
+        k.join("kustomization.yaml"),
+        "namePrefix: pre-\nlabels:\n- pairs: {env: dev}\ngenerators: [render.yaml]\npatches:\n- target: {kind: Deployment, name: shop}\n  patch: |\n    - op: replace\n      path: /spec/replicas\n      value: 9\n",
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &k));
+    let objs = objects(&out);
+    assert_eq!(objs.len(), 6, "{out}");
+    for o in [
+        "Deployment/pre-shop",
+        "Deployment/pre-blog",
+        "Service/pre-shop",
+        "ConfigMap/pre-blog-eu-west-1",
+    ] {
+        assert!(objs.contains(&o.to_string()), "{o} missing: {objs:?}");
+    }
+    // kustomize's patch ran after kiln (the instance said 3); labels on everything.
+    let shop = out
+        .split("\n---\n")
+        .find(|d| d.contains("name: pre-shop\n") && d.contains("kind: Deployment"))
+        .unwrap();
+    assert!(shop.contains("replicas: 9"), "{shop}");
+    // `labels` without includeSelectors: metadata only, once per object.
+    assert_eq!(out.matches("env: dev").count(), objs.len(), "{out}");
+    // kiln's bookkeeping does not reach the output.
+    assert!(
+        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/"),
+        "{out}"
+    );
+    assert!(out.contains("namespace: team"), "{out}");
+}
+
+#[test]
+fn transformer_renders_resources_and_passes_the_rest() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let base = tmp.path().join("base");
+    copy_dir(&testdata().join("krm/kro"), &base);
+    fs::write(base.join("render.yaml"), RENDER).unwrap();
+    fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [rgd.yaml, apps/shop.yaml, other/cm.yaml]\ntransformers: [render.yaml]\n",
+    )
+    .unwrap();
+    let overlay = tmp.path().join("overlay");
+    fs::create_dir_all(&overlay).unwrap();
+    fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../base]\nnamePrefix: o-\nlabels:\n- pairs: {tier: web}\npatches:\n- target: {kind: Service, name: blog}\n  patch: |\n    - op: add\n      path: /metadata/annotations\n      value: {patched: \"yes\"}\n",
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &overlay));
+    let objs = objects(&out);
+    // The definition and the instances are consumed; the unrelated objects pass through.
+    assert!(
+        !out.contains("ResourceGraphDefinition") && !out.contains("kind: WebApp"),
+        "{out}"
+    );
+    for o in [
+        "ConfigMap/o-settings",
+        "Deployment/o-legacy",
+        "Deployment/o-shop",
+        "Service/o-blog",
+    ] {
+        assert!(objs.contains(&o.to_string()), "{o} missing: {objs:?}");
+    }
+    assert_eq!(objs.len(), 8, "{objs:?}");
+    assert!(out.contains("patched: \"yes\""), "{out}");
+    assert!(
+        out.contains("team: platform"),
+        "the pass-through annotation was lost: {out}"
+    );
+    assert!(
+        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/"),
+        "{out}"
+    );
+}
+
+#[test]
+fn component_generator_with_environment() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("k");
+    copy_dir(
+        &testdata().join("component/seed-web-app"),
+        &k.join("component"),
+    );
+    fs::remove_file(k.join("component/expected.yaml")).unwrap();
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  paths: [component]\n  environment: development\n"),
+    )
+    .unwrap();
+    fs::write(
+        k.join("kustomization.yaml"),
+        "namePrefix: dev-\ngenerators: [render.yaml]\n",
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &k));
+    assert!(out.contains("name: dev-checkout-service\n"), "{out}");
+    assert!(
+        out.contains("openchoreo.org/environment: development"),
+        "{out}"
+    );
+    assert!(!out.contains("environment: production"), "{out}");
+    // The environment comes from the configuration.
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  paths: [component]\n  environment: production\n"),
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &k));
+    assert!(
+        out.contains("openchoreo.org/environment: production"),
+        "{out}"
+    );
+    assert!(!out.contains("environment: development"), "{out}");
+}
+
+#[test]
+fn kurel_generator_with_values() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("k");
+    copy_dir(&testdata().join("kurel/values"), &k);
+    fs::remove_file(k.join("expected.yaml")).unwrap();
+    fs::remove_file(k.join("args")).unwrap();
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  paths: [app.kurel]\n  values: [values/prod.yaml, values/region.yaml]\n  set: {{replicas: 7, image: \"nginx:1.28\"}}\n"),
+    )
+    .unwrap();
+    fs::write(
+        k.join("kustomization.yaml"),
+        "labels:\n- pairs: {via: kustomize}\ngenerators: [render.yaml]\n",
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &k));
+    // The same objects `kiln render app.kurel --values … --set …` gives (expected.yaml), plus the label.
+    let expected = read(&testdata().join("kurel/values/expected.yaml"));
+    assert!(
+        out.contains("replicas: 7") && out.contains("image: nginx:1.28"),
+        "{out}"
+    );
+    assert!(out.contains("via: kustomize"), "{out}");
+    assert_eq!(
+        objects(&out).len(),
+        expected.split("\n---\n").count(),
+        "{out}"
+    );
+    // values may not leave the kustomization root.
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  paths: [app.kurel]\n  values: [../../etc/passwd]\n"),
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &k);
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("KLN1002"),
+        "{}",
+        show(&o)
+    );
+}

@@ -1,0 +1,120 @@
+//! The kiln-krm binary's modes and exit codes, without an orchestrator: the envelope answered in
+//! kind, pass-through items byte for byte, bad input as error results with exit 1, the schema,
+//! standalone mode.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+fn krm(args: &[&str], stdin: &str, cwd: &std::path::Path) -> std::process::Output {
+    run(Command::new(bin()).args(args).current_dir(cwd), stdin)
+}
+
+const RL: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+
+#[test]
+fn pass_through_items_come_back_byte_for_byte_with_their_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = format!(
+        "{RL}items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    annotations:\n      config.kubernetes.io/index: '0'\n      internal.config.kubernetes.io/path: 'x.yaml'\n      config.kubernetes.io/path: 'x.yaml'\n      config.k8s.io/id: '1'\n      kustomize.config.k8s.io/id: |\n        kind: ConfigMap\n  data: {{k: 'v', n: \"1\"}}   # flow style\n"
+    );
+    let o = krm(&[], &input, tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out, input, "pass-through changed");
+}
+
+#[test]
+fn envelopes_are_answered_in_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+    let o = krm(
+        &[],
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\n",
+        tmp.path(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\n"
+    );
+    let o = krm(&[], "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n", tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    // A pass-through item keeps its own text (flow style here).
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n");
+    let o = krm(&[], &format!("{cm}---\n{cm}"), tmp.path());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{cm}---\n{cm}"));
+}
+
+#[test]
+fn bad_input_is_an_error_result_and_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (input, expect) in [
+        (format!("{RL}items: {{a: 1}}\n"), "items must be a list"),
+        (format!("{RL}items:\n- 3\n"), "items[0] is a number"),
+        (format!("{RL}items: [\n"), "KLN1004"),
+        (format!("{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {{paths: 3}}}}\n"), "spec.paths must be a list"),
+        (format!("{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {{paths: [../up]}}}}\n"), "KLN1002"),
+        (format!("{RL}items:\n- {{kind: ConfigMap, metadata: {{name: x}}}}\n"), "KLN1006"),
+    ] {
+        let o = krm(&[], &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{input}\n{}", show(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:"), "{out}");
+        assert!(out.contains("severity: error") && out.contains(expect), "{expect}: {out}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("error[KLN"), "{}", show(&o));
+    }
+    // On failure the input items come back, never an empty list.
+    let input = format!("{RL}items:\n- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: keep}}}}\nfunctionConfig: {{apiVersion: v1, kind: ConfigMap, data: {{bogus: x}}}}\n");
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("name: keep"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn schema_and_usage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = krm(&["schema"], "", tmp.path());
+    assert!(o.status.success());
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["properties"]["kind"]["const"], "Render");
+    let o = krm(&["install-exec-plugin", "--bogus"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn standalone_reads_a_config_file_and_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    std::fs::write(tmp.path().join("c.yaml"), "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec: {namespace: ns}\n").unwrap();
+    let o = krm(
+        &["c.yaml", "rgd.yaml", "apps/shop.yaml", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-stdin}\n",
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("name: from-stdin") && out.contains("kind: Deployment"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("kind: WebApp") && !out.contains("ResourceGraphDefinition"),
+        "{out}"
+    );
+    // A failure writes nothing on stdout.
+    std::fs::write(tmp.path().join("bad.yaml"), "apiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {name: x}\nspec: {replicas: 2}\n").unwrap();
+    let o = krm(&["c.yaml", "rgd.yaml", "bad.yaml"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.yaml"),
+        "{}",
+        show(&o)
+    );
+}
