@@ -90,7 +90,27 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         .iter()
         .map(|p| Input::Path(PathBuf::from(p)))
         .collect();
-    for (item, name) in items.iter().zip(&names) {
+    // What kiln-core does not see: configuration that is never applied (local-config items,
+    // the Kptfile), which passes through untouched, and the output of an earlier run of a
+    // source that is among the items now, which this run's output replaces (sent along, it
+    // would be the same object twice, KLN1012).
+    let sources: HashSet<&str> = items
+        .iter()
+        .filter_map(|i| annotations::source_path(&i.value))
+        .collect();
+    let stale: Vec<bool> = items
+        .iter()
+        .map(|i| {
+            writes_back
+                && annotations::get(&i.value, RENDERED_FROM).is_some_and(|s| sources.contains(s))
+        })
+        .collect();
+    let aside: Vec<bool> = items
+        .iter()
+        .zip(&stale)
+        .map(|(i, &st)| st || is_configuration(&i.value))
+        .collect();
+    for ((item, name), _) in items.iter().zip(&names).zip(&aside).filter(|(_, &a)| !a) {
         // Bookkeeping annotations are left in what kiln-core reads (they do not change what an
         // item is) and removed from whatever it renders, below.
         let text = if name.ends_with(".json") {
@@ -167,7 +187,11 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         .collect();
     let mut out = Vec::with_capacity(items.len() + new_objects.len());
     for (k, item) in items.iter().enumerate() {
-        let keep = if passed[k] {
+        let keep = if stale[k] {
+            false
+        } else if aside[k] {
+            true
+        } else if passed[k] {
             !(writes_back
                 && annotations::get(&item.value, RENDERED_FROM)
                     .is_some_and(|s| rendered_sources.contains(s)))
@@ -303,4 +327,14 @@ fn input_names(items: &[Item]) -> Vec<String> {
         names.push(name);
     }
     names
+}
+
+/// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or
+/// keep them themselves, and kiln passes them through without judging their kinds.
+fn is_configuration(v: &Value) -> bool {
+    annotations::get(v, "config.kubernetes.io/local-config") == Some("true")
+        || (v.get("kind").and_then(Value::as_str) == Some("Kptfile")
+            && v.get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|a| a.starts_with("kpt.dev/")))
 }
