@@ -26,6 +26,8 @@
 //! assert!(out.stdout.contains("items:\n- apiVersion: v1\n  kind: ConfigMap\n"));
 //! ```
 #![deny(missing_docs)]
+// Diagnostics are large but travel only on the cold error path, as in kiln-core.
+#![allow(clippy::result_large_err)]
 
 pub mod annotations;
 pub mod config;
