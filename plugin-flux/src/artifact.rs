@@ -227,10 +227,10 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     let members: Vec<Vec<u8>> = data
         .par_chunks(SLICE)
         .map(|chunk| {
-            let mut enc = GzBuilder::new()
-                .mtime(0)
-                .operating_system(255)
-                .write(Vec::with_capacity(chunk.len() / 4 + 64), Compression::default());
+            let mut enc = GzBuilder::new().mtime(0).operating_system(255).write(
+                Vec::with_capacity(chunk.len() / 4 + 64),
+                Compression::default(),
+            );
             enc.write_all(chunk).expect("writing to memory");
             enc.finish().expect("writing to memory")
         })
@@ -319,7 +319,9 @@ mod tests {
     /// A minimal ustar reader for the tests: (name, mode, uid, gid, mtime, kind, contents).
     fn read(tar: &[u8]) -> Vec<(String, u32, u64, u64, u64, u8, Vec<u8>)> {
         let num = |f: &[u8]| {
-            let s = std::str::from_utf8(f).unwrap().trim_end_matches(['\0', ' ']);
+            let s = std::str::from_utf8(f)
+                .unwrap()
+                .trim_end_matches(['\0', ' ']);
             u64::from_str_radix(s, 8).unwrap()
         };
         let str_of = |f: &[u8]| {
@@ -345,6 +347,8 @@ mod tests {
             i += 512 + size.div_ceil(512) * 512;
             if h[156] == b'x' {
                 let rec = String::from_utf8(body).unwrap();
+                let (len, _) = rec.split_once(' ').unwrap();
+                assert_eq!(len.parse::<usize>().unwrap(), rec.len(), "{rec}");
                 long = Some(rec.split_once("path=").unwrap().1.trim_end().to_string());
                 continue;
             }
@@ -408,7 +412,7 @@ mod tests {
     fn long_names_use_the_prefix_or_a_pax_record() {
         let mid = format!("{}/{}.yaml", "d".repeat(120), "f".repeat(60));
         let long = format!("{}.yaml", "x".repeat(300));
-        let deep = format!("{}/{}", "a/".repeat(100), "f.yaml");
+        let deep = format!("{}f.yaml", "a/".repeat(100));
         let t = tar(&[e(&mid, b"1"), e(&long, b"2"), e(&deep, b"3")]).unwrap();
         let names: Vec<String> = read(&t)
             .into_iter()

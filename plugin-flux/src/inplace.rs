@@ -118,15 +118,17 @@ fn is_hidden(rel: &str) -> bool {
 /// Whether a file name is one kustomize reads as its kustomization.
 pub fn is_kustomization_file(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
-    matches!(base, "kustomization.yaml" | "kustomization.yml" | "Kustomization")
+    matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    )
 }
 
 /// Whether the file is a manifest by its extension (what kiln reads in a directory).
 pub fn is_manifest_name(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
-    base.rsplit_once('.').is_some_and(|(_, e)| {
-        kiln_core::source::MANIFEST_EXTENSIONS.contains(&e)
-    })
+    base.rsplit_once('.')
+        .is_some_and(|(_, e)| kiln_core::source::MANIFEST_EXTENSIONS.contains(&e))
 }
 
 /// The directories of kurel packages in the tree (in sorted order), and the extensions beside
@@ -189,13 +191,17 @@ struct Unit {
 /// Render the tree at `dir` in place. All or nothing: on any error, every diagnostic found.
 pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built, Diagnostics> {
     let (pkgs, locals) = packages(dir, &files);
-    let in_dir = |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
+    let in_dir =
+        |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
     let roles: Vec<Role> = files
         .iter()
         .map(|f| {
             if in_dir(&f.rel, &pkgs) || in_dir(&f.rel, &locals) {
                 Role::Consumed
-            } else if is_hidden(&f.rel) || is_kustomization_file(&f.rel) || !is_manifest_name(&f.rel) {
+            } else if is_hidden(&f.rel)
+                || is_kustomization_file(&f.rel)
+                || !is_manifest_name(&f.rel)
+            {
                 Role::Copy
             } else {
                 Role::Input
@@ -291,49 +297,50 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // Protection and the safety check, on kiln's own output (pass-through documents are the
     // user's, copied as written).
     if keep {
-        let checked: Vec<(String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>)> = std::mem::take(&mut groups)
-            .into_par_iter()
-            .map(|(key, units)| {
-                let mut found = Vec::new();
-                let units = units
-                    .into_iter()
-                    .map(|(kind, mut u)| {
-                        if kind != OriginKind::Passthrough {
-                            for o in &mut u.objects {
-                                if opts.lint {
-                                    found.extend(
-                                        lint::diagnostics(o)
-                                            .into_iter()
-                                            .map(|d| d.in_file(key.clone())),
-                                    );
-                                }
-                                match opts.protect {
-                                    Some(Protect::Escape) => *o = lint::escape(o),
-                                    Some(Protect::Annotate) => annotate(o),
-                                    None => {}
+        let checked: Vec<(String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>)> =
+            std::mem::take(&mut groups)
+                .into_par_iter()
+                .map(|(key, units)| {
+                    let mut found = Vec::new();
+                    let units = units
+                        .into_iter()
+                        .map(|(kind, mut u)| {
+                            if kind != OriginKind::Passthrough {
+                                for o in &mut u.objects {
+                                    if opts.lint {
+                                        found.extend(
+                                            lint::diagnostics(o)
+                                                .into_iter()
+                                                .map(|d| d.in_file(key.clone())),
+                                        );
+                                    }
+                                    match opts.protect {
+                                        Some(Protect::Escape) => *o = lint::escape(o),
+                                        Some(Protect::Annotate) => annotate(o),
+                                        None => {}
+                                    }
                                 }
                             }
-                        }
-                        let yaml = output::yaml_stream(&u.objects);
-                        (kind, u, yaml)
-                    })
-                    .map(|(kind, u, yaml)| match yaml {
-                        Ok(y) => Ok((
-                            kind,
-                            Unit {
-                                objects: Vec::new(),
-                                yaml: Some(y),
-                            },
-                        )),
-                        Err(d) => Err(d),
-                    })
-                    .collect::<Result<Vec<_>, Diagnostic>>();
-                match units {
-                    Ok(us) => (key, us, found),
-                    Err(d) => (key, Vec::new(), vec![d]),
-                }
-            })
-            .collect();
+                            let yaml = output::yaml_stream(&u.objects);
+                            (kind, u, yaml)
+                        })
+                        .map(|(kind, _, yaml)| match yaml {
+                            Ok(y) => Ok((
+                                kind,
+                                Unit {
+                                    objects: Vec::new(),
+                                    yaml: Some(y),
+                                },
+                            )),
+                            Err(d) => Err(d),
+                        })
+                        .collect::<Result<Vec<_>, Diagnostic>>();
+                    match units {
+                        Ok(us) => (key, us, found),
+                        Err(d) => (key, Vec::new(), vec![d]),
+                    }
+                })
+                .collect();
         for (key, units, found) in checked {
             for d in found {
                 if d.is_error() {
@@ -365,7 +372,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         .collect();
     let input_names: BTreeSet<String> = out
         .iter()
-        .filter(|f| !is_hidden(&f.rel) && !is_kustomization_file(&f.rel) && is_manifest_name(&f.rel))
+        .filter(|f| {
+            !is_hidden(&f.rel) && !is_kustomization_file(&f.rel) && is_manifest_name(&f.rel)
+        })
         .filter(|f| !in_dir(&f.rel, &pkgs) && !in_dir(&f.rel, &locals))
         .map(|f| f.rel.clone())
         .collect();

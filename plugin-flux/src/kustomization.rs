@@ -74,11 +74,16 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     let mut errs = Diagnostics::new();
     let in_file = |d: Diagnostic| d.in_file(name.to_string());
     let [doc] = docs.as_slice() else {
-        errs.push(in_file(Diagnostic::error(
-            codes::REQUEST_INVALID,
-            format!("the file holds {} documents; a Kustomization file holds exactly one", docs.len()),
-        )
-        .with_hint("put the Flux Kustomization alone in the file")));
+        errs.push(in_file(
+            Diagnostic::error(
+                codes::REQUEST_INVALID,
+                format!(
+                    "the file holds {} documents; a Kustomization file holds exactly one",
+                    docs.len()
+                ),
+            )
+            .with_hint("put the Flux Kustomization alone in the file"),
+        ));
         return Err(errs);
     };
     let v = &doc.value;
@@ -88,7 +93,8 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
             "apiVersion",
             format!(
                 "apiVersion is {}, not {API_VERSION}",
-                v.get("apiVersion").map_or("missing".into(), |a| a.to_string())
+                v.get("apiVersion")
+                    .map_or("missing".into(), |a| a.to_string())
             ),
             hint_kind,
         ));
@@ -99,7 +105,11 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     let mut k = Kustomization::default();
     match v.pointer("/metadata/name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() => k.name = n.to_string(),
-        _ => errs.push(err("metadata.name", "metadata.name is missing", "name the Kustomization")),
+        _ => errs.push(err(
+            "metadata.name",
+            "metadata.name is missing",
+            "name the Kustomization",
+        )),
     }
     k.namespace = v
         .pointer("/metadata/namespace")
@@ -108,7 +118,11 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     let spec = match v.get("spec") {
         Some(Value::Object(m)) => m.clone(),
         _ => {
-            errs.push(err("spec", "spec is missing or not a mapping", "a Kustomization has a spec with at least sourceRef and interval"));
+            errs.push(err(
+                "spec",
+                "spec is missing or not a mapping",
+                "a Kustomization has a spec with at least sourceRef and interval",
+            ));
             Map::new()
         }
     };
@@ -117,7 +131,11 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => {
-                errs.push(err(&format!("spec.{key}"), format!("spec.{key} must be a string"), "write it as a string"));
+                errs.push(err(
+                    &format!("spec.{key}"),
+                    format!("spec.{key} must be a string"),
+                    "write it as a string",
+                ));
                 None
             }
         }
@@ -131,7 +149,11 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a.clone(),
             Some(_) => {
-                errs.push(err(&format!("spec.{key}"), format!("spec.{key} must be a list"), "write it as a list"));
+                errs.push(err(
+                    &format!("spec.{key}"),
+                    format!("spec.{key} must be a list"),
+                    "write it as a list",
+                ));
                 Vec::new()
             }
         }
@@ -139,14 +161,26 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     for (i, p) in list("patches", &mut errs).into_iter().enumerate() {
         let at = format!("spec.patches[{i}]");
         let Some(m) = p.as_object() else {
-            errs.push(err(&at, "a patch must be a mapping with patch and target", "write {patch: \"...\", target: {kind: ...}}"));
+            errs.push(err(
+                &at,
+                "a patch must be a mapping with patch and target",
+                "write {patch: \"...\", target: {kind: ...}}",
+            ));
             continue;
         };
         if !m.get("patch").is_some_and(Value::is_string) {
-            errs.push(err(&format!("{at}.patch"), "a patch needs patch, a string (a strategic merge or JSON6902 patch)", "write the patch as a block string: patch: |"));
+            errs.push(err(
+                &format!("{at}.patch"),
+                "a patch needs patch, a string (a strategic merge or JSON6902 patch)",
+                "write the patch as a block string: patch: |",
+            ));
         }
         if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "patch" | "target")) {
-            errs.push(err(&format!("{at}.{k}"), format!("unknown patch field {k:?}"), "a patch has patch and target"));
+            errs.push(err(
+                &format!("{at}.{k}"),
+                format!("unknown patch field {k:?}"),
+                "a patch has patch and target",
+            ));
         }
         k.patches.push(p);
     }
@@ -154,18 +188,33 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
         let at = format!("spec.images[{i}]");
         match im.as_object() {
             Some(m) if m.get("name").is_some_and(Value::is_string) => {
-                if let Some(f) = m.keys().find(|f| !matches!(f.as_str(), "name" | "newName" | "newTag" | "digest")) {
-                    errs.push(err(&format!("{at}.{f}"), format!("unknown image field {f:?}"), "an image has name, newName, newTag and digest"));
+                if let Some(f) = m
+                    .keys()
+                    .find(|f| !matches!(f.as_str(), "name" | "newName" | "newTag" | "digest"))
+                {
+                    errs.push(err(
+                        &format!("{at}.{f}"),
+                        format!("unknown image field {f:?}"),
+                        "an image has name, newName, newTag and digest",
+                    ));
                 }
                 k.images.push(im);
             }
-            _ => errs.push(err(&at, "an image needs a name", "write {name: app, newTag: v2}")),
+            _ => errs.push(err(
+                &at,
+                "an image needs a name",
+                "write {name: app, newTag: v2}",
+            )),
         }
     }
     for (i, c) in list("components", &mut errs).into_iter().enumerate() {
         match c {
             Value::String(s) => k.components.push(s),
-            _ => errs.push(err(&format!("spec.components[{i}]"), "a component must be a path (a string)", "write the path relative to spec.path")),
+            _ => errs.push(err(
+                &format!("spec.components[{i}]"),
+                "a component must be a path (a string)",
+                "write the path relative to spec.path",
+            )),
         }
     }
     match spec.get("commonMetadata") {
@@ -176,25 +225,43 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
                     "labels" => &mut k.common_labels,
                     "annotations" => &mut k.common_annotations,
                     other => {
-                        errs.push(err(&format!("spec.commonMetadata.{other}"), format!("unknown commonMetadata field {other:?}"), "commonMetadata has labels and annotations"));
+                        errs.push(err(
+                            &format!("spec.commonMetadata.{other}"),
+                            format!("unknown commonMetadata field {other:?}"),
+                            "commonMetadata has labels and annotations",
+                        ));
                         continue;
                     }
                 };
                 match v {
-                    Value::Object(pairs) if pairs.values().all(Value::is_string) => *target = pairs.clone(),
+                    Value::Object(pairs) if pairs.values().all(Value::is_string) => {
+                        *target = pairs.clone()
+                    }
                     Value::Null => {}
-                    _ => errs.push(err(&format!("spec.commonMetadata.{key}"), format!("commonMetadata.{key} must map names to strings"), "quote the values")),
+                    _ => errs.push(err(
+                        &format!("spec.commonMetadata.{key}"),
+                        format!("commonMetadata.{key} must map names to strings"),
+                        "quote the values",
+                    )),
                 }
             }
         }
-        Some(_) => errs.push(err("spec.commonMetadata", "commonMetadata must be a mapping", "write {labels: {...}, annotations: {...}}")),
+        Some(_) => errs.push(err(
+            "spec.commonMetadata",
+            "commonMetadata must be a mapping",
+            "write {labels: {...}, annotations: {...}}",
+        )),
     }
     if let Some(pb) = spec.get("postBuild") {
         match PostBuildSpec::parse(pb) {
             Ok(s) => k.post_build = Some(s),
             Err(ds) => errs.extend(ds.0.into_iter().map(|d| {
                 let p = d.path.clone().map_or("spec.postBuild".to_string(), |p| {
-                    if p.is_empty() { "spec.postBuild".into() } else { format!("spec.postBuild.{p}") }
+                    if p.is_empty() {
+                        "spec.postBuild".into()
+                    } else {
+                        format!("spec.postBuild.{p}")
+                    }
                 });
                 Diagnostic { path: Some(p), ..d }
             })),
@@ -204,7 +271,15 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
         let known = CONTROLLER_FIELDS.contains(&key.as_str())
             || matches!(
                 key.as_str(),
-                "path" | "targetNamespace" | "namePrefix" | "nameSuffix" | "commonMetadata" | "patches" | "images" | "components" | "postBuild"
+                "path"
+                    | "targetNamespace"
+                    | "namePrefix"
+                    | "nameSuffix"
+                    | "commonMetadata"
+                    | "patches"
+                    | "images"
+                    | "components"
+                    | "postBuild"
             );
         if !known {
             let hint = if matches!(key.as_str(), "patchesStrategicMerge" | "patchesJson6902") {
@@ -212,7 +287,11 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
             } else {
                 "check the spelling against the Kustomization API (kustomize.toolkit.fluxcd.io/v1)"
             };
-            errs.push(err(&format!("spec.{key}"), format!("unknown field spec.{key}"), hint));
+            errs.push(err(
+                &format!("spec.{key}"),
+                format!("unknown field spec.{key}"),
+                hint,
+            ));
         }
     }
     if errs.is_empty() {
@@ -276,14 +355,26 @@ spec:
     #[test]
     fn problems_are_reported_with_their_fields() {
         let bad = FULL
-            .replace("kustomize.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io/v1beta1")
+            .replace(
+                "kustomize.toolkit.fluxcd.io/v1",
+                "kustomize.toolkit.fluxcd.io/v1beta1",
+            )
             .replace("prune: true", "prune: true\n  patchesStrategicMerge: []")
             .replace("substitute: {env: prod}", "substitute: {env: 3}");
         let e = read(&bad).unwrap_err();
-        let paths: Vec<_> = e.0.iter().map(|d| d.path.clone().unwrap_or_default()).collect();
+        let paths: Vec<_> =
+            e.0.iter()
+                .map(|d| d.path.clone().unwrap_or_default())
+                .collect();
         assert!(paths.contains(&"apiVersion".to_string()), "{paths:?}");
-        assert!(paths.contains(&"spec.patchesStrategicMerge".to_string()), "{paths:?}");
-        assert!(paths.iter().any(|p| p.starts_with("spec.postBuild")), "{paths:?}");
+        assert!(
+            paths.contains(&"spec.patchesStrategicMerge".to_string()),
+            "{paths:?}"
+        );
+        assert!(
+            paths.iter().any(|p| p.starts_with("spec.postBuild")),
+            "{paths:?}"
+        );
         assert!(e.0.iter().all(|d| d.file.as_deref() == Some("ks.yaml")));
     }
 

@@ -112,8 +112,12 @@ pub fn build(b: &Build) -> Outcome {
     let none = Secrets::default();
     match (&b.path, &b.kustomization, &b.source_root) {
         (Some(_), Some(_), _) => usage("give either PATH or --kustomization, not both"),
-        (None, None, _) => usage("give the tree to build (PATH), or --kustomization FILE with --source-root DIR"),
-        (None, Some(_), None) => usage("--kustomization needs --source-root DIR: the directory its spec.path is inside"),
+        (None, None, _) => {
+            usage("give the tree to build (PATH), or --kustomization FILE with --source-root DIR")
+        }
+        (None, Some(_), None) => {
+            usage("--kustomization needs --source-root DIR: the directory its spec.path is inside")
+        }
         (Some(_), None, Some(_)) => usage("--source-root goes with --kustomization"),
         (Some(path), None, None) => {
             let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
@@ -141,9 +145,11 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         Ok(t) => t,
         Err(e) => {
             return failed(
-                &[Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
-                    .in_file(name)
-                    .with_hint("name the file holding the Flux Kustomization")],
+                &[
+                    Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
+                        .in_file(name)
+                        .with_hint("name the file holding the Flux Kustomization"),
+                ],
                 &none,
             )
         }
@@ -176,10 +182,13 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     };
     if !real.is_dir() {
         return failed(
-            &[Diagnostic::error(codes::IO_READ, format!("spec.path {} is not a directory", spec_path.display()))
-                .in_file(name)
-                .at("spec.path")
-                .with_hint("spec.path names a directory of the source")],
+            &[Diagnostic::error(
+                codes::IO_READ,
+                format!("spec.path {} is not a directory", spec_path.display()),
+            )
+            .in_file(name)
+            .at("spec.path")
+            .with_hint("spec.path names a directory of the source")],
             &none,
         );
     }
@@ -187,12 +196,18 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         Ok(c) => c,
         Err(e) => {
             return failed(
-                &[Diagnostic::error(codes::IO_READ, format!("cannot read: {e}")).in_file(root.display().to_string())],
+                &[
+                    Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
+                        .in_file(root.display().to_string()),
+                ],
                 &none,
             )
         }
     };
-    let spec_rel = real.strip_prefix(&croot).unwrap_or(Path::new("")).to_path_buf();
+    let spec_rel = real
+        .strip_prefix(&croot)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
     let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
         Ok(f) => f,
         Err(ds) => return failed(&ds.0, &none),
@@ -228,8 +243,11 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         Ok(t) => t,
         Err(e) => {
             return failed(
-                &[Diagnostic::error(codes::IO_READ, format!("cannot create a scratch directory: {e}"))
-                    .with_hint("check TMPDIR")],
+                &[Diagnostic::error(
+                    codes::IO_READ,
+                    format!("cannot create a scratch directory: {e}"),
+                )
+                .with_hint("check TMPDIR")],
                 &none,
             )
         }
@@ -288,9 +306,14 @@ pub fn write_out(files: &[OutFile], output: &Output) -> Outcome {
             drop(tar);
             if let Err(e) = artifact::write_atomically(file, &gz) {
                 return failed(
-                    &[Diagnostic::error(codes::IO_READ, format!("cannot write the artifact: {e}"))
+                    &[
+                        Diagnostic::error(
+                            codes::IO_READ,
+                            format!("cannot write the artifact: {e}"),
+                        )
                         .in_file(file.display().to_string())
-                        .with_hint("check that the directory exists and is writable")],
+                        .with_hint("check that the directory exists and is writable"),
+                    ],
                     &Secrets::default(),
                 );
             }
@@ -309,9 +332,12 @@ pub fn write_out(files: &[OutFile], output: &Output) -> Outcome {
 fn write_dir(files: &[OutFile], dir: &Path) -> Result<(), Diagnostic> {
     let shown = dir.display().to_string();
     let io = |e: std::io::Error| {
-        Diagnostic::error(codes::IO_READ, format!("cannot write the output directory: {e}"))
-            .in_file(shown.clone())
-            .with_hint("check that its parent exists and is writable")
+        Diagnostic::error(
+            codes::IO_READ,
+            format!("cannot write the output directory: {e}"),
+        )
+        .in_file(shown.clone())
+        .with_hint("check that its parent exists and is writable")
     };
     if dir.exists() {
         let empty = std::fs::read_dir(dir).map_err(io)?.next().is_none();
@@ -369,7 +395,9 @@ pub fn envsubst(text: &str, vars: &HashMap<String, String>, strict: bool) -> Out
             let code = match e.kind {
                 envsubst::ErrorKind::Unset(_) => codes::FLUX_VARIABLE_UNSET,
                 envsubst::ErrorKind::Syntax(_) => codes::FLUX_SUBSTITUTION_SYNTAX,
-                envsubst::ErrorKind::TooLarge(_) | envsubst::ErrorKind::TooMuchWork => codes::FLUX_SUBSTITUTION_LIMIT,
+                envsubst::ErrorKind::TooLarge(_) | envsubst::ErrorKind::TooMuchWork => {
+                    codes::FLUX_SUBSTITUTION_LIMIT
+                }
                 envsubst::ErrorKind::NotUtf8 => codes::FLUX_SUBSTITUTION_RESULT,
             };
             let before = &text.as_bytes()[..e.offset.min(text.len())];

@@ -45,7 +45,12 @@ struct BuildArgs {
     #[arg(long, value_name = "DIR")]
     source_root: Option<PathBuf>,
     /// Write the rendered tree into DIR (new or empty) instead of a stream on stdout.
-    #[arg(short = 'o', long = "output", value_name = "DIR", conflicts_with = "artifact")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR",
+        conflicts_with = "artifact"
+    )]
     output: Option<PathBuf>,
     /// Write the rendered tree as a reproducible .tar.gz; its digest, size and revision are
     /// printed as JSON.
@@ -118,7 +123,11 @@ fn main() -> ExitCode {
     };
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(&out.stdout).and_then(|()| stdout.flush()).is_err() {
+    if stdout
+        .write_all(&out.stdout)
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         return ExitCode::from(1);
     }
     ExitCode::from(out.code)

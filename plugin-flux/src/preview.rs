@@ -35,7 +35,8 @@ use crate::kustomization::Kustomization;
 use crate::vars::Sources;
 
 /// Kustomize's kustomization file names, in the order it looks for them.
-pub const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub const KUSTOMIZATION_FILES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// The settings of a preview.
 #[derive(Debug, Clone, Default)]
@@ -107,7 +108,12 @@ pub fn find_kubectl(given: Option<&Path>) -> Result<PathBuf, Diagnostic> {
 
 /// Build the preview. `stage` is a scratch copy of the source root whose `spec_rel` directory
 /// holds the rendered tree (see [`stage`]).
-pub fn preview(stage: &Path, spec_rel: &Path, k: &Kustomization, opts: &Options) -> Result<Preview, Failure> {
+pub fn preview(
+    stage: &Path,
+    spec_rel: &Path,
+    k: &Kustomization,
+    opts: &Options,
+) -> Result<Preview, Failure> {
     let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
     let dir = stage.join(spec_rel);
     write_overlay(&dir, k, &opts.yaml).map_err(Failure::from)?;
@@ -120,8 +126,11 @@ pub fn preview(stage: &Path, spec_rel: &Path, k: &Kustomization, opts: &Options)
         .output()
         .map_err(|e| {
             fail(
-                Diagnostic::error(codes::REQUEST_INVALID, format!("cannot run {}: {e}", kubectl.display()))
-                    .with_hint("check that kubectl is installed and executable"),
+                Diagnostic::error(
+                    codes::REQUEST_INVALID,
+                    format!("cannot run {}: {e}", kubectl.display()),
+                )
+                .with_hint("check that kubectl is installed and executable"),
             )
         })?;
     if !out.status.success() {
@@ -135,7 +144,10 @@ pub fn preview(stage: &Path, spec_rel: &Path, k: &Kustomization, opts: &Options)
         ));
     }
     let text = String::from_utf8(out.stdout).map_err(|_| {
-        fail(Diagnostic::error(codes::NOT_UTF8, "kustomize wrote output that is not UTF-8"))
+        fail(Diagnostic::error(
+            codes::NOT_UTF8,
+            "kustomize wrote output that is not UTF-8",
+        ))
     })?;
     let docs = parse_file("kustomize build", text, &opts.yaml).map_err(fail)?;
     let mut secrets = Secrets::default();
@@ -184,9 +196,15 @@ fn set_metadata(o: &mut Value, field: &str, pairs: &Map<String, Value>) {
         return;
     }
     let Some(m) = o.as_object_mut() else { return };
-    let meta = m.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-    let Some(meta) = meta.as_object_mut() else { return };
-    let target = meta.entry(field).or_insert_with(|| Value::Object(Map::new()));
+    let meta = m
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    let target = meta
+        .entry(field)
+        .or_insert_with(|| Value::Object(Map::new()));
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
@@ -199,7 +217,12 @@ fn set_metadata(o: &mut Value, field: &str, pairs: &Map<String, Value>) {
 
 /// Write the scratch copy: `others` (the source root's files outside `spec.path`, byte for
 /// byte) and `built` (the rendered tree) at `spec_rel`.
-pub fn stage(stage: &Path, spec_rel: &Path, others: &[OutFile], built: &[OutFile]) -> Result<(), Diagnostic> {
+pub fn stage(
+    stage: &Path,
+    spec_rel: &Path,
+    others: &[OutFile],
+    built: &[OutFile],
+) -> Result<(), Diagnostic> {
     let put = |path: PathBuf, f: &OutFile| -> Result<(), Diagnostic> {
         if let Some(p) = path.parent() {
             std::fs::create_dir_all(p).map_err(|e| io_err(&path, &e))?;
@@ -217,9 +240,12 @@ pub fn stage(stage: &Path, spec_rel: &Path, others: &[OutFile], built: &[OutFile
 }
 
 fn io_err(p: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(codes::IO_READ, format!("cannot write the scratch copy: {e}"))
-        .in_file(p.display().to_string())
-        .with_hint("check the space and permissions of the temporary directory (TMPDIR)")
+    Diagnostic::error(
+        codes::IO_READ,
+        format!("cannot write the scratch copy: {e}"),
+    )
+    .in_file(p.display().to_string())
+    .with_hint("check the space and permissions of the temporary directory (TMPDIR)")
 }
 
 /// Rewrite (or generate) the kustomization file at `dir` with the Kustomization's fields.
@@ -228,8 +254,8 @@ pub fn write_overlay(dir: &Path, k: &Kustomization, yaml: &YamlLimits) -> Result
     let (file, mut kus) = match existing {
         Some(name) => {
             let path = dir.join(name);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Diagnostics(vec![io_err(&path, &e)]))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| Diagnostics(vec![io_err(&path, &e)]))?;
             let docs = parse_file(name, text, yaml).map_err(|d| Diagnostics(vec![d]))?;
             let v = match docs.into_iter().next().map(|d| d.value) {
                 Some(Value::Object(m)) => m,
@@ -273,7 +299,9 @@ pub fn write_overlay(dir: &Path, k: &Kustomization, yaml: &YamlLimits) -> Result
         k.components.iter().cloned().map(Value::String).collect(),
     );
     for image in &k.images {
-        let list = kus.entry("images").or_insert_with(|| Value::Array(Vec::new()));
+        let list = kus
+            .entry("images")
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(a) = list {
             match a.iter_mut().find(|i| i.get("name") == image.get("name")) {
                 Some(slot) => *slot = image.clone(),
@@ -295,7 +323,10 @@ fn generated(dir: &Path, yaml: &YamlLimits) -> Result<Map<String, Value>, Diagno
         return Err(errs);
     }
     let mut m = Map::new();
-    m.insert("apiVersion".into(), "kustomize.config.k8s.io/v1beta1".into());
+    m.insert(
+        "apiVersion".into(),
+        "kustomize.config.k8s.io/v1beta1".into(),
+    );
     m.insert("kind".into(), "Kustomization".into());
     m.insert(
         "resources".into(),
@@ -314,7 +345,11 @@ fn scan(dir: &Path, rel: &str, yaml: &YamlLimits, out: &mut Vec<String>, errs: &
         .collect();
     names.sort();
     for n in names {
-        let child = if rel.is_empty() { n.clone() } else { format!("{rel}/{n}") };
+        let child = if rel.is_empty() {
+            n.clone()
+        } else {
+            format!("{rel}/{n}")
+        };
         let path = dir.join(&child);
         if path.is_dir() {
             if KUSTOMIZATION_FILES.iter().any(|k| path.join(k).is_file()) {
@@ -337,7 +372,10 @@ fn scan(dir: &Path, rel: &str, yaml: &YamlLimits, out: &mut Vec<String>, errs: &
         match parse_file(&child, text, yaml) {
             Err(d) => errs.push(d),
             Ok(docs) => {
-                if let Some(d) = docs.iter().find(|d| d.kind().is_none() || d.api_version().is_none()) {
+                if let Some(d) = docs
+                    .iter()
+                    .find(|d| d.kind().is_none() || d.api_version().is_none())
+                {
                     errs.push(
                         Diagnostic::error(
                             codes::NOT_AN_OBJECT,
@@ -394,10 +432,17 @@ mod tests {
         std::fs::create_dir_all(p.join("plain")).unwrap();
         std::fs::write(p.join("base/kustomization.yaml"), "resources: []\n").unwrap();
         std::fs::write(p.join("base/x/ignored.yaml"), "a: 1\n").unwrap();
-        std::fs::write(p.join("plain/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n").unwrap();
+        std::fs::write(
+            p.join("plain/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        )
+        .unwrap();
         std::fs::write(p.join("run.sh"), "echo\n").unwrap();
         let m = generated(p, &YamlLimits::default()).unwrap();
-        assert_eq!(m["resources"], serde_json::json!(["./base", "./plain/cm.yaml"]));
+        assert_eq!(
+            m["resources"],
+            serde_json::json!(["./base", "./plain/cm.yaml"])
+        );
         std::fs::write(p.join("values.yaml"), "replicas: 3\n").unwrap();
         let e = generated(p, &YamlLimits::default()).unwrap_err();
         assert_eq!(e.0[0].code, codes::NOT_AN_OBJECT);

@@ -83,7 +83,9 @@ pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>,
                     ),
                 )
                 .in_file(name)
-                .with_hint("raise it with --limit input-bytes=N, or leave the file out of the tree"));
+                .with_hint(
+                    "raise it with --limit input-bytes=N, or leave the file out of the tree",
+                ));
             }
             let bytes = fs::read(&real).map_err(|e| io(&name, &e))?;
             Ok(File {

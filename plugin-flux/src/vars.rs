@@ -48,7 +48,9 @@ impl Sources {
                     Diagnostic::error(codes::FLUX_SUBSTITUTE_FROM, format!("{kind} {name}: {why}"))
                         .in_document(d.file(), d.index)
                         .at(format!("{field}.{k}"))
-                        .with_hint("substituteFrom reads string values (a Secret's data base64-encoded)"),
+                        .with_hint(
+                            "substituteFrom reads string values (a Secret's data base64-encoded)",
+                        ),
                 )
             };
             if let Some(m) = v.get("data").and_then(Value::as_object) {
