@@ -182,6 +182,9 @@ fn release_file(file: &str, env: &str) -> String {
     }
 }
 
+/// A file's units after the safety check, and what the check found.
+type Checked = (String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>);
+
 /// A rendered unit: its objects (when the safety check or protection needs them) or its YAML.
 struct Unit {
     objects: Vec<Value>,
@@ -297,50 +300,49 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // Protection and the safety check, on kiln's own output (pass-through documents are the
     // user's, copied as written).
     if keep {
-        let checked: Vec<(String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>)> =
-            std::mem::take(&mut groups)
-                .into_par_iter()
-                .map(|(key, units)| {
-                    let mut found = Vec::new();
-                    let units = units
-                        .into_iter()
-                        .map(|(kind, mut u)| {
-                            if kind != OriginKind::Passthrough {
-                                for o in &mut u.objects {
-                                    if opts.lint {
-                                        found.extend(
-                                            lint::diagnostics(o)
-                                                .into_iter()
-                                                .map(|d| d.in_file(key.clone())),
-                                        );
-                                    }
-                                    match opts.protect {
-                                        Some(Protect::Escape) => *o = lint::escape(o),
-                                        Some(Protect::Annotate) => annotate(o),
-                                        None => {}
-                                    }
+        let checked: Vec<Checked> = std::mem::take(&mut groups)
+            .into_par_iter()
+            .map(|(key, units)| {
+                let mut found = Vec::new();
+                let units = units
+                    .into_iter()
+                    .map(|(kind, mut u)| {
+                        if kind != OriginKind::Passthrough {
+                            for o in &mut u.objects {
+                                if opts.lint {
+                                    found.extend(
+                                        lint::diagnostics(o)
+                                            .into_iter()
+                                            .map(|d| d.in_file(key.clone())),
+                                    );
+                                }
+                                match opts.protect {
+                                    Some(Protect::Escape) => *o = lint::escape(o),
+                                    Some(Protect::Annotate) => annotate(o),
+                                    None => {}
                                 }
                             }
-                            let yaml = output::yaml_stream(&u.objects);
-                            (kind, u, yaml)
-                        })
-                        .map(|(kind, _, yaml)| match yaml {
-                            Ok(y) => Ok((
-                                kind,
-                                Unit {
-                                    objects: Vec::new(),
-                                    yaml: Some(y),
-                                },
-                            )),
-                            Err(d) => Err(d),
-                        })
-                        .collect::<Result<Vec<_>, Diagnostic>>();
-                    match units {
-                        Ok(us) => (key, us, found),
-                        Err(d) => (key, Vec::new(), vec![d]),
-                    }
-                })
-                .collect();
+                        }
+                        let yaml = output::yaml_stream(&u.objects);
+                        (kind, u, yaml)
+                    })
+                    .map(|(kind, _, yaml)| match yaml {
+                        Ok(y) => Ok((
+                            kind,
+                            Unit {
+                                objects: Vec::new(),
+                                yaml: Some(y),
+                            },
+                        )),
+                        Err(d) => Err(d),
+                    })
+                    .collect::<Result<Vec<_>, Diagnostic>>();
+                match units {
+                    Ok(us) => (key, us, found),
+                    Err(d) => (key, Vec::new(), vec![d]),
+                }
+            })
+            .collect();
         for (key, units, found) in checked {
             for d in found {
                 if d.is_error() {

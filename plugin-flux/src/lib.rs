@@ -21,6 +21,8 @@
 //! All or nothing: a failed build writes nothing (stdout empty, no file, no directory).
 
 #![deny(missing_docs)]
+// Diagnostics are large by design (file, line, path, hint), as in core.
+#![allow(clippy::result_large_err)]
 
 pub mod artifact;
 pub mod inplace;

@@ -1,4 +1,5 @@
 //! `kiln-flux`: see the crate documentation of `kiln_flux`.
+#![allow(clippy::result_large_err)]
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

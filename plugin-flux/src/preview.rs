@@ -174,7 +174,7 @@ pub fn preview(
             settings.strategy = spec.strategy;
             settings.strict = !opts.lenient;
             settings.max_output_bytes = opts.max_output_bytes;
-            settings.yaml = opts.yaml.clone();
+            settings.yaml = opts.yaml;
             postbuild::apply_documents(&docs, &settings).map_err(|ds| Failure {
                 diagnostics: ds.0,
                 secrets: secrets.clone(),
