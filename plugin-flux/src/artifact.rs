@@ -317,9 +317,9 @@ mod tests {
     }
 
     /// A minimal ustar reader for the tests: (name, mode, uid, gid, mtime, kind, contents).
-    type Read = (String, u32, u64, u64, u64, u8, Vec<u8>);
+    type Header = (String, u32, u64, u64, u64, u8, Vec<u8>);
 
-    fn read(tar: &[u8]) -> Vec<Read> {
+    fn read(tar: &[u8]) -> Vec<Header> {
         let num = |f: &[u8]| {
             let s = std::str::from_utf8(f)
                 .unwrap()

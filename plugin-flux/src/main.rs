@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Render a tree in place (PATH), or what a Flux Kustomization would apply (--kustomization).
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Flux's postBuild substitution on stdin, variables from the environment.
     Envsubst {
         /// A variable that is not set (and has no default operator) is an error.
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
         }
     };
     let out = match cli.command {
-        Command::Build(a) => build(a),
+        Command::Build(a) => build(*a),
         Command::Envsubst { strict } => {
             let mut text = String::new();
             match std::io::stdin().read_to_string(&mut text) {
