@@ -26,6 +26,8 @@
 //! assert!(out.stdout.contains("items:\n- apiVersion: v1\n  kind: ConfigMap\n"));
 //! ```
 #![deny(missing_docs)]
+// As in kiln-core: diagnostics are large but travel only on the cold error path.
+#![allow(clippy::result_large_err)]
 
 pub mod annotations;
 pub mod config;

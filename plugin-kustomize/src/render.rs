@@ -115,7 +115,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         values: opts.values.iter().map(PathBuf::from).collect(),
         sets: opts.sets.clone(),
         namespace: opts.namespace.clone(),
-        limits: ctx.limits.clone(),
+        limits: ctx.limits,
         strict: opts.strict,
         ..Request::default()
     };
