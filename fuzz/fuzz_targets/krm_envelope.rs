@@ -45,12 +45,26 @@ fn run(data: &[u8]) {
     let Ok(written) = envelope::write_out(&req.envelope, &outs, &[]) else {
         return;
     };
+    // Aliases expanded within the reading limits (a "billion laughs" input stopped at the
+    // alias-node limit) can write megabytes; reading them back only measures the sanitizer's
+    // speed, and the writer's output for such values is the core emitter's, fuzzed elsewhere.
+    if written.len() > 64 * data.len() + 4096 {
+        return;
+    }
     let back = envelope::read("<stdout>", written.clone(), &limits)
         .unwrap_or_else(|d| panic!("the answer does not read back: {d}\n{written}"));
     // A stream of one ResourceList-shaped item is read back as that envelope, as kyaml would.
     if req.envelope == Envelope::Stream && req.items.len() == 1 && back.envelope != Envelope::Stream {
         return;
     }
-    assert_eq!(back.envelope, req.envelope, "envelope changed:\n{written}");
+    // An envelope without an apiVersion is answered with the default one.
+    let expected = match &req.envelope {
+        Envelope::ResourceList(v) if v.is_empty() => {
+            Envelope::ResourceList("config.kubernetes.io/v1".into())
+        }
+        Envelope::List(v) if v.is_empty() => Envelope::List("v1".into()),
+        e => e.clone(),
+    };
+    assert_eq!(back.envelope, expected, "envelope changed:\n{written}");
     assert_eq!(back.items, req.items, "items changed:\n{written}");
 }
