@@ -29,6 +29,9 @@ pub struct Options {
     pub namespace: Option<String>,
     /// Warnings fail the run.
     pub strict: bool,
+    /// API groups whose kinds kiln does not know may pass through (`*` for every group): the
+    /// custom resources a transformer sees beside kiln's inputs.
+    pub pass_through: Vec<String>,
 }
 
 /// Read a functionConfig. `None` (no configuration) means the defaults: render the items.
@@ -102,6 +105,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
             "values" => o.values = strings(v, &path, errs),
             "environment" => o.environment = string(v, &path, errs),
             "namespace" => o.namespace = string(v, &path, errs),
+            "passThrough" => o.pass_through = strings(v, &path, errs),
             "strict" => match v {
                 Value::Bool(b) => o.strict = *b,
                 _ => errs.push(error(&path, "strict must be true or false")),
@@ -124,7 +128,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                 ),
             },
             _ => errs.push(error(&path, format!("unknown field {key:?}")).with_hint(
-                "spec fields are paths, environment, values, set, namespace and strict (see `kiln-krm schema`)",
+                "spec fields are paths, environment, values, set, namespace, passThrough and strict (see `kiln-krm schema`)",
             )),
         }
     }
@@ -170,6 +174,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
         match key.as_str() {
             "paths" => o.paths.extend(list(s)),
             "values" => o.values.extend(list(s)),
+            "passThrough" => o.pass_through.extend(list(s)),
             "environment" => o.environment = Some(s.to_string()),
             "namespace" => o.namespace = Some(s.to_string()),
             "strict" => match s {
@@ -190,7 +195,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             _ => match key.strip_prefix("set.") {
                 Some(p) if !p.is_empty() => o.sets.push(format!("{p}={s}")),
                 _ => errs.push(error(&path, format!("unknown option {key:?}")).with_hint(
-                    "options are paths, environment, values, set (or set.PATH), namespace and strict",
+                    "options are paths, environment, values, set (or set.PATH), namespace, passThrough and strict",
                 )),
             },
         }
@@ -272,6 +277,7 @@ pub fn schema() -> Value {
                         "additionalProperties": {"type": ["string", "number", "boolean", "null"]}
                     },
                     "namespace": {"type": "string", "description": "Namespace for namespaced objects whose instance, component or package sets none."},
+                    "passThrough": list("API groups whose kinds kiln does not know pass through untouched (`*` for every group). Without it, such a document is an error: it may be a misspelt kind kiln would otherwise hand to the cluster unrendered."),
                     "strict": {"type": "boolean", "description": "Warnings fail the run."}
                 }
             }
@@ -287,7 +293,8 @@ mod tests {
     fn render_spec() {
         let c = json!({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "r"}, "spec": {
             "paths": ["defs"], "environment": "dev", "values": ["v.yaml"],
-            "set": {"app.replicas": 3, "tag": "1.10", "on": true}, "namespace": "web", "strict": true}});
+            "set": {"app.replicas": 3, "tag": "1.10", "on": true}, "namespace": "web", "strict": true,
+            "passThrough": ["example.com", "*"]}});
         let o = parse(Some(&c)).unwrap();
         assert_eq!(o.paths, ["defs"]);
         assert_eq!(o.environment.as_deref(), Some("dev"));
@@ -295,6 +302,7 @@ mod tests {
         assert_eq!(o.sets, ["app.replicas=3", "tag=1.10", "on=true"]);
         assert_eq!(o.namespace.as_deref(), Some("web"));
         assert!(o.strict);
+        assert_eq!(o.pass_through, ["example.com", "*"]);
         assert_eq!(parse(None).unwrap(), Options::default());
     }
 
@@ -325,11 +333,13 @@ mod tests {
     #[test]
     fn config_map_from_kpt() {
         let c = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"},
-            "data": {"paths": "a, b", "environment": "prod", "set": "x=1", "set.y.z": "2", "strict": "false"}});
+            "data": {"paths": "a, b", "environment": "prod", "set": "x=1", "set.y.z": "2", "strict": "false",
+                "passThrough": "cert-manager.io,example.com"}});
         let o = parse(Some(&c)).unwrap();
         assert_eq!(o.paths, ["a", "b"]);
         assert_eq!(o.environment.as_deref(), Some("prod"));
         assert_eq!(o.sets, ["x=1", "y.z=2"]);
+        assert_eq!(o.pass_through, ["cert-manager.io", "example.com"]);
         let bad = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"colour": "red", "strict": "maybe"}});
         let errs = parse(Some(&bad)).unwrap_err();
         assert_eq!(errs.len(), 2);
@@ -355,6 +365,7 @@ mod tests {
                 "values",
                 "set",
                 "namespace",
+                "passThrough",
                 "strict"
             ]
         );

@@ -137,6 +137,7 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         namespace: opts.namespace.clone(),
         limits: ctx.limits,
         strict: opts.strict,
+        pass_through: opts.pass_through.clone(),
         ..Request::default()
     };
     let rendered = match request::render(&req) {

@@ -250,3 +250,45 @@ fn kurel_generator_with_values() {
         show(&o)
     );
 }
+
+#[test]
+fn a_custom_resource_in_a_transformer_passes_only_when_its_group_is_declared() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("k");
+    copy_dir(&testdata().join("krm/kro"), &k);
+    fs::write(
+        k.join("cert.yaml"),
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: shop\nspec:\n  secretName: shop-tls\n  dnsNames: [shop.example.com]\n",
+    )
+    .unwrap();
+    fs::write(
+        k.join("kustomization.yaml"),
+        "resources: [rgd.yaml, apps/shop.yaml, cert.yaml]\ntransformers: [render.yaml]\n",
+    )
+    .unwrap();
+    // Without passThrough kiln cannot tell a custom resource from a misspelt kind: it refuses.
+    fs::write(k.join("render.yaml"), RENDER).unwrap();
+    let refused = build(&kubectl, &xdg, &k);
+    assert!(!refused.status.success());
+    assert!(refused.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("KLN1011") && stderr.contains("cert-manager.io"),
+        "{stderr}"
+    );
+    // Declared, it passes through untouched beside the rendered objects.
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec:\n  passThrough: [cert-manager.io]\n"),
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &k));
+    let objs = objects(&out);
+    assert!(objs.contains(&"Certificate/shop".to_string()), "{objs:?}");
+    assert!(objs.contains(&"Deployment/shop".to_string()), "{objs:?}");
+    assert!(out.contains("secretName: shop-tls"), "{out}");
+}

@@ -127,9 +127,37 @@ pub fn builtin_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
         .filter_map(|&(key, ..)| key.rsplit_once('/'))
 }
 
+/// Whether the bundled Kubernetes version serves `kind` at `api_version`. Called for every
+/// rendered object, so it searches the sorted table without building a key.
+pub fn is_builtin_kind(api_version: &str, kind: &str) -> bool {
+    // A kind never holds `/`: without this, `apps` + `v1/Deployment` would spell a key.
+    !kind.contains('/')
+        && KIND_INDEX
+            .binary_search_by(|(key, ..)| {
+                // `key` is `<apiVersion>/<kind>`; compare it with the pair piecewise, in the
+                // order the table is sorted by (the whole key, byte by byte).
+                let k = key.as_bytes();
+                let (a, rest) = k.split_at(api_version.len().min(k.len()));
+                a.cmp(api_version.as_bytes())
+                    .then_with(|| match rest.split_first() {
+                        None => std::cmp::Ordering::Less,
+                        Some((&c, tail)) => c.cmp(&b'/').then_with(|| tail.cmp(kind.as_bytes())),
+                    })
+            })
+            .is_ok()
+}
+
 /// Whether `group` (`""` for the core group) is one the bundled Kubernetes version serves.
 pub fn is_builtin_group(group: &str) -> bool {
-    builtin_kinds().any(|(api, _)| crate::scope::group_of(api) == group)
+    static GROUPS: std::sync::OnceLock<std::collections::BTreeSet<&'static str>> =
+        std::sync::OnceLock::new();
+    GROUPS
+        .get_or_init(|| {
+            builtin_kinds()
+                .map(|(api, _)| crate::scope::group_of(api))
+                .collect()
+        })
+        .contains(group)
 }
 
 /// The schema of one CRD version.

@@ -321,3 +321,24 @@ fn shared_nodes_are_the_resolved_nodes() {
     let dangling = json!({"$ref": "#/$defs/no.such.Definition"});
     assert_eq!(*walk::resolve_shared(&b, &dangling), json!({}));
 }
+
+#[test]
+fn builtin_kind_lookup_agrees_with_the_table() {
+    let all: Vec<_> = builtin_kinds().collect();
+    assert!(all.len() > 100);
+    for (api, kind) in &all {
+        assert!(is_builtin_kind(api, kind), "{api} {kind}");
+    }
+    for (api, kind) in [
+        ("apps/v1", "Deploymnet"),
+        ("apps", "v1/Deployment"),
+        ("apps/v", "1/Deployment"),
+        ("v1", "service"),
+        ("networking.k8s.io/v1beta1", "Ingress"),
+        ("", ""),
+        ("apps/v1/Deployment", ""),
+    ] {
+        assert!(!is_builtin_kind(api, kind), "{api} {kind}");
+    }
+    assert!(is_builtin_group("") && is_builtin_group("apps") && !is_builtin_group("example.com"));
+}
