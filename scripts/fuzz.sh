@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope)
+ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -179,6 +179,18 @@ if command -v kpt >/dev/null; then
     done
     rm -f "$tmp"
 fi
+
+# Flux Kustomizations (flux_kustomization): every file that holds one, and each with its
+# spec.path changed to paths the door must refuse. Artifact paths (flux_artifact_paths): the file
+# list of every testdata directory, and hand-written hard cases (long names, `..`, `//`).
+while IFS= read -r f; do
+    seed flux_kustomization "$f"
+    seed_text flux_kustomization "$(sed -E 's#^(  path:).*#\1 ../outside#' "$f")"
+done < <(grep -rlE '^apiVersion: kustomize.toolkit.fluxcd.io/' testdata 2>/dev/null | LC_ALL=C sort)
+for d in testdata/flux-door/repo testdata/render testdata/krm; do
+    [ -d "$d" ] && seed_text flux_artifact_paths "$(cd "$d" && find . -type f | sed 's#^\./##' | LC_ALL=C sort)"
+done
+seed_text flux_artifact_paths "$(printf 'a/b.yaml\nrun.sh*\n%s/x.yaml\n%s.yaml\n../x\na//b\n' "$(printf 'd%.0s' $(seq 1 120))" "$(printf 'e%.0s' $(seq 1 300))")"
 
 for t in "${TARGETS[@]}"; do
     n=$(find "$SEEDS/$t" -type f 2>/dev/null | wc -l)

@@ -149,7 +149,7 @@ fn build_kiln(root: &Path) -> Result<PathBuf, String> {
     eprintln!("kiln-bench: cargo build --release -p kiln");
     let status = Command::new(&cargo)
         .current_dir(root)
-        .args(["build", "--release", "-p", "kiln"])
+        .args(["build", "--release", "-p", "kiln", "-p", "kiln-flux"])
         .status()
         .map_err(|e| format!("cannot run cargo ({}): {e}", Path::new(&cargo).display()))?;
     if !status.success() {
@@ -220,9 +220,20 @@ fn run(args: Args) -> Result<ExitCode, String> {
     };
     std::fs::create_dir_all(&scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    // kiln-flux beside the kiln binary (built with it): its artifact build is timed on the
+    // web-app fleet, interleaved with kiln render.
+    let kiln_flux = kiln.with_file_name("kiln-flux");
     let cfg = Config {
         sizes: args.sizes.clone(),
         kiln: kiln.clone(),
+        kiln_flux: if kiln_flux.is_file() {
+            Ok(kiln_flux)
+        } else {
+            Err(format!(
+                "no kiln-flux beside {}: cargo build --release -p kiln-flux",
+                kiln.display()
+            ))
+        },
         kubectl,
         scratch,
         batch_runs: args.runs.unwrap_or(if args.quick { 1 } else { 3 }),

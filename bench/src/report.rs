@@ -273,6 +273,22 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
         "time per unit (all cores)",
         cells(sizes, |s| fine(s.all.wall / s.units.max(1) as u32)),
     );
+    if sizes.iter().any(|s| s.flux_artifact.is_ok()) {
+        t.row(
+            "kiln-flux build --artifact (wall)",
+            cells(sizes, |s| match &s.flux_artifact {
+                Ok(b) => secs(b.wall),
+                Err(_) => "–".into(),
+            }),
+        );
+        t.row(
+            "  ÷ kiln render, all cores",
+            cells(sizes, |s| match &s.flux_artifact {
+                Ok(b) => format!("{:.2}×", ratio(b.wall, s.all.wall)),
+                Err(_) => "–".into(),
+            }),
+        );
+    }
     t.row(
         "growth t(N)/t(prev N) (ideal)",
         sizes
@@ -523,8 +539,9 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
     const G_SMALL: &str = "a small app as a process in under 10 ms";
     const G_LINEAR: &str = "linear growth from 1 000 to 10 000";
     const G_MEM: &str = "peak memory for 10 000 instances under 512 MB";
+    const G_FLUX: &str = "kiln-flux build --artifact within 1.3× of kiln render (issue 16)";
     let all = [
-        G_WALL, G_SPEEDUP, G_SERIAL, G_BATCH, G_APP, G_SMALL, G_LINEAR, G_MEM,
+        G_WALL, G_SPEEDUP, G_SERIAL, G_BATCH, G_APP, G_SMALL, G_LINEAR, G_MEM, G_FLUX,
     ];
     let sizes = match &webapp.sizes {
         Ok(s) if !s.is_empty() => s,
@@ -662,6 +679,13 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
         }
         None => goal(G_MEM, Status::Skip, no_goal_n()),
     });
+    out.push(match at(GOAL_N).map(|s| (s, &s.flux_artifact)) {
+        Some((s, Ok(b))) => at_most(G_FLUX, ratio(b.wall, s.all.wall), 1.3, false, |v| {
+            format!("{v:.2}× ({} vs {})", secs(b.wall), secs(s.all.wall))
+        }),
+        Some((_, Err(why))) => goal(G_FLUX, Status::Skip, why.clone()),
+        None => goal(G_FLUX, Status::Skip, no_goal_n()),
+    });
     out
 }
 
@@ -727,6 +751,10 @@ fn size_json(s: &SizeFigures) -> Value {
         "kiln_per_app": per_process_json(&s.per_app),
         "kustomize_per_overlay": per_process_json(&s.kustomize),
         "ratios": kust_ratios,
+        "flux_artifact": match &s.flux_artifact {
+            Ok(b) => json!({"best_s": dur(b.wall), "runs_s": b.walls.iter().map(|d| dur(*d)).collect::<Vec<_>>(), "max_rss_kib": b.max_rss_kib, "over_kiln_all_cores": ratio(b.wall, s.all.wall)}),
+            Err(why) => json!({"skipped": why}),
+        },
     })
 }
 

@@ -29,6 +29,8 @@ pub struct Config {
     pub kiln: PathBuf,
     /// `kubectl`, or why the kustomize figures are skipped.
     pub kubectl: Result<PathBuf, String>,
+    /// `kiln-flux`, or why its figures are skipped.
+    pub kiln_flux: Result<PathBuf, String>,
     /// Where fleets are generated.
     pub scratch: PathBuf,
     /// Repetitions of each batch render (the best is reported).
@@ -132,6 +134,9 @@ pub struct SizeFigures {
     pub per_app: Result<PerProcess, String>,
     /// `kubectl kustomize` once per overlay.
     pub kustomize: Result<PerProcess, String>,
+    /// `kiln-flux build DIR --artifact FILE` of the same tree (fleets rendered from one
+    /// directory), interleaved with the all-cores render.
+    pub flux_artifact: Result<Batch, String>,
 }
 
 impl SizeFigures {
@@ -291,6 +296,21 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
     };
     let mut all = jobs1.clone();
     let (mut out1, mut out_all) = (Vec::new(), Vec::new());
+    // A fleet rendered as one directory (`kiln render DIR`) is also built in place as a Flux
+    // artifact.
+    let flux_tree = match g.batch.as_slice() {
+        [inv] if inv.args.len() == 2 && inv.args[0] == "render" => Some(inv.args[1].as_str()),
+        _ => None,
+    };
+    let mut flux_artifact = match (&cfg.kiln_flux, flux_tree) {
+        (Err(why), _) => Err(format!("skipped: {why}")),
+        (Ok(_), None) => Err("the fleet is not rendered from one directory".into()),
+        (Ok(_), Some(_)) => Ok(Batch {
+            wall: Duration::MAX,
+            max_rss_kib: 0,
+            walls: Vec::new(),
+        }),
+    };
     for _ in 0..cfg.batch_runs.max(1) {
         for (jobs, b, outs) in [
             (Some(1), &mut jobs1, &mut out1),
@@ -306,6 +326,16 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
             b.max_rss_kib = b.max_rss_kib.max(rss);
             b.walls.push(wall);
             *outs = o;
+        }
+        if let (Ok(fb), Some(tree)) = (&mut flux_artifact, flux_tree) {
+            match flux_once(cfg, dir, tree) {
+                Ok((wall, rss)) => {
+                    fb.wall = fb.wall.min(wall);
+                    fb.max_rss_kib = fb.max_rss_kib.max(rss);
+                    fb.walls.push(wall);
+                }
+                Err(why) => flux_artifact = Err(why),
+            }
         }
     }
     let bytes_all = read_outputs(&out_all)?;
@@ -374,7 +404,28 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
         in_process,
         per_app,
         kustomize,
+        flux_artifact,
     })
+}
+
+/// `kiln-flux build TREE --artifact FILE` once: wall and peak RSS.
+fn flux_once(cfg: &Config, dir: &Path, tree: &str) -> Result<(Duration, u64), String> {
+    let Ok(flux) = &cfg.kiln_flux else {
+        return Err("no kiln-flux".into());
+    };
+    let artifact = dir.join("out-flux.tar.gz");
+    let mut c = Command::new(flux);
+    c.current_dir(dir)
+        .args(["build", tree, "--artifact"])
+        .arg(&artifact);
+    let r = measure::run(&mut c, measure::Sink::File(&dir.join("out-flux.json")))?;
+    if !r.success() {
+        return Err(format!(
+            "kiln-flux build {tree} --artifact failed ({})",
+            r.reason()
+        ));
+    }
+    Ok((r.wall, r.max_rss_kib))
 }
 
 /// The objects of the batch, rendered in-process when every invocation has an in-process form

@@ -1,0 +1,533 @@
+//! Rendering a tree in place: the output tree has the input's file layout, with kiln's inputs
+//! replaced by what they render and every other file byte for byte.
+//!
+//! Per file of the tree:
+//!
+//! | the file | in the output |
+//! | --- | --- |
+//! | not a kiln input: not `.yaml`/`.yml`/`.json`, hidden (a path component starts with `.`), or a `kustomization.yaml`/`.yml` | copied byte for byte |
+//! | only plain manifests (every document passes through) | copied byte for byte |
+//! | kro instances (with or without plain manifests) | the same name, holding the file's documents in order, each instance replaced by its objects (the whole file is rewritten by kiln's YAML writer) |
+//! | only definitions (ResourceGraphDefinitions, component types, workloads, …) | gone: definitions are consumed |
+//! | no documents at all (empty, comments only) | copied byte for byte |
+//! | a file in a kurel package directory `NAME/` (or its `NAME.local.kurel/` extension) | gone; the package's objects are in `NAME.yaml` beside the directory |
+//!
+//! A component release (OpenChoreo style) goes to `STEM.ENV.yaml` beside the file of its
+//! `Component` (`STEM.yaml`), one file per component file and environment. Documents of other
+//! `openchoreo.dev` kinds that the component front-end passes through go to
+//! [`OPENCHOREO_FILE`] at the tree's top. A generated name that is already a file of the tree is
+//! an error: nothing is overwritten.
+//!
+//! File names stay, so a `kustomization.yaml` whose `resources:` names `instances.yaml` still
+//! finds it, now holding the rendered objects.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use kiln_core::diag::{codes, Diagnostic, Diagnostics};
+use kiln_core::document::{parse_source_with_warnings, SourceFile};
+use kiln_core::flux::{lint, DISABLED, SUBSTITUTE_KEY};
+use kiln_core::limits::Limits;
+use kiln_core::output;
+use kiln_core::request::{self, OriginKind, Request};
+use kiln_core::source::Input;
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::tree;
+
+/// Where pass-through `openchoreo.dev` documents of the component front-end go.
+// TODO(core): `Origin` of `OriginKind::ComponentPassthrough` names no file, so these documents
+// cannot be put back where they came from.
+pub const OPENCHOREO_FILE: &str = "openchoreo.yaml";
+
+/// Groups kiln passes through by default in a Flux tree: Flux's own kinds (Kustomization,
+/// HelmRelease, sources, alerts, image automation) are what such trees hold besides manifests.
+pub const FLUX_GROUPS: &[&str] = &[
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "notification.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
+    "source.extensions.fluxcd.io",
+];
+
+/// How rendered objects are kept from Flux's postBuild substitution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protect {
+    /// Escape every `$` so that substitution gives the object back (`$${`).
+    Escape,
+    /// Add the annotation `kustomize.toolkit.fluxcd.io/substitute: disabled`.
+    Annotate,
+}
+
+/// Settings of an in-place build.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The environment components are rendered for.
+    pub environment: Option<String>,
+    /// Default namespace of namespaced objects that set none.
+    pub namespace: Option<String>,
+    /// Further groups whose unknown kinds pass through (besides [`FLUX_GROUPS`]).
+    pub pass_through: Vec<String>,
+    /// Warnings fail the build.
+    pub strict: bool,
+    /// Every limit.
+    pub limits: Limits,
+    /// Protect rendered objects from substitution.
+    pub protect: Option<Protect>,
+    /// Report rendered objects that substitution would change (KLN8008 warnings).
+    pub lint: bool,
+}
+
+/// One file of the output tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFile {
+    /// Its path, relative, `/`-separated.
+    pub rel: String,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+    /// Whether it is executable.
+    pub executable: bool,
+}
+
+/// The output tree.
+#[derive(Debug, Default)]
+pub struct Built {
+    /// Its files, in sorted path order.
+    pub files: Vec<OutFile>,
+    /// Warnings of the render (and of the safety check).
+    pub warnings: Vec<Diagnostic>,
+    /// Lines for people (kurel's log).
+    pub log: Vec<String>,
+}
+
+/// What happens to a file of the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Copy,
+    Input,
+    Consumed,
+}
+
+fn is_hidden(rel: &str) -> bool {
+    rel.split('/').any(|c| c.starts_with('.'))
+}
+
+/// Whether a file name is one kustomize reads as its kustomization.
+pub fn is_kustomization_file(rel: &str) -> bool {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    )
+}
+
+/// Whether the file is a manifest by its extension (what kiln reads in a directory).
+pub fn is_manifest_name(rel: &str) -> bool {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    base.rsplit_once('.')
+        .is_some_and(|(_, e)| kiln_core::source::MANIFEST_EXTENSIONS.contains(&e))
+}
+
+/// The directories of kurel packages in the tree (in sorted order), and the extensions beside
+/// them: what kiln's own walk treats as packages.
+fn packages(dir: &Path, files: &[tree::File]) -> (Vec<String>, Vec<String>) {
+    let mut dirs = BTreeSet::new();
+    for f in files {
+        let mut end = 0;
+        while let Some(i) = f.rel[end..].find('/') {
+            end += i;
+            dirs.insert(f.rel[..end].to_string());
+            end += 1;
+        }
+    }
+    let mut pkgs: Vec<String> = Vec::new();
+    let mut locals: Vec<String> = Vec::new();
+    for d in dirs {
+        let inside = |list: &[String]| list.iter().any(|p| d.starts_with(&format!("{p}/")));
+        if is_hidden(&d) || inside(&pkgs) || inside(&locals) {
+            continue;
+        }
+        if d.ends_with(".local.kurel") {
+            locals.push(d);
+        } else if kiln_core::kurel::is_package(&dir.join(&d)) {
+            pkgs.push(d);
+        }
+    }
+    (pkgs, locals)
+}
+
+/// The display name core gives a path of a request confined to `dir`.
+fn display_in(dir: &Path, rel: &str) -> String {
+    if dir.as_os_str().is_empty() || dir == Path::new(".") {
+        rel.to_string()
+    } else {
+        dir.join(rel).display().to_string()
+    }
+}
+
+/// Where a component release of `file` for `env` goes: `STEM.ENV.yaml` beside it.
+fn release_file(file: &str, env: &str) -> String {
+    let (parent, base) = match file.rsplit_once('/') {
+        Some((p, b)) => (Some(p), b),
+        None => (None, file),
+    };
+    let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
+    let name = format!("{stem}.{env}.yaml");
+    match parent {
+        Some(p) => format!("{p}/{name}"),
+        None => name,
+    }
+}
+
+/// A file's units after the safety check, and what the check found.
+type Checked = (String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>);
+
+/// A rendered unit: its objects (when the safety check or protection needs them) or its YAML.
+struct Unit {
+    objects: Vec<Value>,
+    yaml: Option<String>,
+}
+
+/// Render the tree at `dir` in place. All or nothing: on any error, every diagnostic found.
+pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built, Diagnostics> {
+    let (pkgs, locals) = packages(dir, &files);
+    let in_dir =
+        |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
+    let roles: Vec<Role> = files
+        .iter()
+        .map(|f| {
+            if in_dir(&f.rel, &pkgs) || in_dir(&f.rel, &locals) {
+                Role::Consumed
+            } else if is_hidden(&f.rel)
+                || is_kustomization_file(&f.rel)
+                || !is_manifest_name(&f.rel)
+            {
+                Role::Copy
+            } else {
+                Role::Input
+            }
+        })
+        .collect();
+
+    let mut diags = Diagnostics::new();
+    let mut inputs = Vec::new();
+    for (f, role) in files.iter().zip(&roles) {
+        if *role != Role::Input {
+            continue;
+        }
+        match std::str::from_utf8(&f.bytes) {
+            Ok(t) => inputs.push(Input::Text {
+                name: f.rel.clone(),
+                text: t.to_string(),
+            }),
+            Err(e) => diags.push(
+                Diagnostic::error(codes::NOT_UTF8, format!("not valid UTF-8: {e}"))
+                    .in_file(f.rel.clone())
+                    .with_hint("save the file as UTF-8"),
+            ),
+        }
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    inputs.extend(pkgs.iter().map(|p| Input::Path(p.into())));
+    let mut pass_through: Vec<String> = FLUX_GROUPS.iter().map(|s| s.to_string()).collect();
+    pass_through.extend(opts.pass_through.iter().cloned());
+    let req = Request {
+        inputs,
+        root: Some(dir.to_path_buf()),
+        environment: opts.environment.clone(),
+        namespace: opts.namespace.clone(),
+        limits: opts.limits,
+        strict: opts.strict,
+        pass_through,
+        ..Request::default()
+    };
+    let keep = opts.protect.is_some() || opts.lint;
+    let rendered = if req.inputs.is_empty() {
+        None
+    } else {
+        let r = request::render_units(&req, |objs| {
+            if keep {
+                Ok(Unit {
+                    objects: objs,
+                    yaml: None,
+                })
+            } else {
+                Ok(Unit {
+                    yaml: Some(output::yaml_stream(&objs)?),
+                    objects: Vec::new(),
+                })
+            }
+        })
+        .map_err(|f| Diagnostics(f.redacted(&[])))?;
+        Some(r)
+    };
+
+    // Where each unit goes.
+    let kurel_names: BTreeMap<String, &String> =
+        pkgs.iter().map(|p| (display_in(dir, p), p)).collect();
+    let mut warnings = Vec::new();
+    let mut log = Vec::new();
+    let mut groups: BTreeMap<String, Vec<(OriginKind, Unit)>> = BTreeMap::new();
+    if let Some(r) = rendered {
+        warnings.extend(r.warnings);
+        log.extend(r.log);
+        for (unit, origin) in r.units.into_iter().zip(r.origins) {
+            let key = match origin.kind {
+                OriginKind::Passthrough | OriginKind::Instance => origin.file.clone(),
+                OriginKind::Component => {
+                    release_file(&origin.file, origin.detail.as_deref().unwrap_or("default"))
+                }
+                OriginKind::ComponentPassthrough => OPENCHOREO_FILE.to_string(),
+                OriginKind::Kurel => {
+                    let base = kurel_names
+                        .get(&origin.file)
+                        .map_or(origin.file.clone(), |p| p.to_string());
+                    match &origin.detail {
+                        Some(inst) => format!("{base}.{}.yaml", stem_of(inst)),
+                        None => format!("{base}.yaml"),
+                    }
+                }
+            };
+            groups.entry(key).or_default().push((origin.kind, unit));
+        }
+    }
+
+    // Protection and the safety check, on kiln's own output (pass-through documents are the
+    // user's, copied as written).
+    if keep {
+        let checked: Vec<Checked> = std::mem::take(&mut groups)
+            .into_par_iter()
+            .map(|(key, units)| {
+                let mut found = Vec::new();
+                let units = units
+                    .into_iter()
+                    .map(|(kind, mut u)| {
+                        if kind != OriginKind::Passthrough {
+                            for o in &mut u.objects {
+                                if opts.lint {
+                                    found.extend(
+                                        lint::diagnostics(o)
+                                            .into_iter()
+                                            .map(|d| d.in_file(key.clone())),
+                                    );
+                                }
+                                match opts.protect {
+                                    Some(Protect::Escape) => *o = lint::escape(o),
+                                    Some(Protect::Annotate) => annotate(o),
+                                    None => {}
+                                }
+                            }
+                        }
+                        let yaml = output::yaml_stream(&u.objects);
+                        (kind, u, yaml)
+                    })
+                    .map(|(kind, _, yaml)| match yaml {
+                        Ok(y) => Ok((
+                            kind,
+                            Unit {
+                                objects: Vec::new(),
+                                yaml: Some(y),
+                            },
+                        )),
+                        Err(d) => Err(d),
+                    })
+                    .collect::<Result<Vec<_>, Diagnostic>>();
+                match units {
+                    Ok(us) => (key, us, found),
+                    Err(d) => (key, Vec::new(), vec![d]),
+                }
+            })
+            .collect();
+        for (key, units, found) in checked {
+            for d in found {
+                if d.is_error() {
+                    diags.push(d);
+                } else {
+                    warnings.push(d);
+                }
+            }
+            groups.insert(key, units);
+        }
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        if opts.strict && !warnings.is_empty() {
+            return Err(Diagnostics(warnings));
+        }
+    }
+
+    let limits = opts.limits;
+    let out: Vec<OutFile> = files
+        .into_iter()
+        .zip(roles)
+        .filter(|(_, role)| *role != Role::Consumed)
+        .map(|(f, _)| OutFile {
+            rel: f.rel,
+            bytes: f.bytes,
+            executable: f.executable,
+        })
+        .collect();
+    let input_names: BTreeSet<String> = out
+        .iter()
+        .filter(|f| {
+            !is_hidden(&f.rel) && !is_kustomization_file(&f.rel) && is_manifest_name(&f.rel)
+        })
+        .filter(|f| !in_dir(&f.rel, &pkgs) && !in_dir(&f.rel, &locals))
+        .map(|f| f.rel.clone())
+        .collect();
+    let mut result = Vec::with_capacity(out.len() + groups.len());
+    let decisions: Vec<Result<Option<OutFile>, Diagnostic>> = out
+        .into_par_iter()
+        .map(|f| {
+            if !input_names.contains(&f.rel) {
+                return Ok(Some(f));
+            }
+            match groups.get(&f.rel) {
+                None => {
+                    // No unit: definitions only (consumed), or no documents at all (kept).
+                    if document_count(&f, &limits)? == 0 {
+                        Ok(Some(f))
+                    } else {
+                        Ok(None)
+                    }
+                }
+                Some(units) => {
+                    let all_plain = units.iter().all(|(k, _)| *k == OriginKind::Passthrough);
+                    if all_plain && document_count(&f, &limits)? == units.len() {
+                        return Ok(Some(f));
+                    }
+                    Ok(Some(OutFile {
+                        bytes: joined(units).into_bytes(),
+                        rel: f.rel,
+                        executable: f.executable,
+                    }))
+                }
+            }
+        })
+        .collect();
+    for d in decisions {
+        match d {
+            Ok(Some(f)) => result.push(f),
+            Ok(None) => {}
+            Err(d) => diags.push(d),
+        }
+    }
+    // Files kiln generates: component releases, kurel packages, openchoreo pass-through.
+    let taken: BTreeSet<&String> = input_names.iter().collect();
+    let existing: BTreeSet<String> = result.iter().map(|f| f.rel.clone()).collect();
+    for (key, units) in &groups {
+        if taken.contains(key) {
+            continue;
+        }
+        if existing.contains(key) {
+            diags.push(
+                Diagnostic::error(
+                    codes::REQUEST_INVALID,
+                    format!("kiln would write its output to {key}, which is already a file of the tree"),
+                )
+                .in_file(key.clone())
+                .with_hint("rename the file: component releases go to STEM.ENV.yaml beside their Component, a kurel package NAME/ to NAME.yaml"),
+            );
+            continue;
+        }
+        result.push(OutFile {
+            rel: key.clone(),
+            bytes: joined(units).into_bytes(),
+            executable: false,
+        });
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    result.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let total: usize = result.iter().map(|f| f.bytes.len()).sum();
+    if total > limits.output_bytes {
+        diags.push(
+            Diagnostic::error(
+                codes::OUTPUT_LIMIT,
+                format!(
+                    "the output tree holds {total} bytes, more than the limit of {}",
+                    limits.output_bytes
+                ),
+            )
+            .with_hint(kiln_core::limits::Limit::OutputBytes.hint("build a smaller tree")),
+        );
+        return Err(diags);
+    }
+    Ok(Built {
+        files: result,
+        warnings,
+        log,
+    })
+}
+
+fn stem_of(file: &str) -> &str {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    base.rsplit_once('.').map_or(base, |(s, _)| s)
+}
+
+fn joined(units: &[(OriginKind, Unit)]) -> String {
+    let streams: Vec<String> = units
+        .iter()
+        .map(|(_, u)| u.yaml.clone().unwrap_or_default())
+        .collect();
+    output::join_yaml(&streams)
+}
+
+fn annotate(o: &mut Value) {
+    if let Some(m) = o.as_object_mut() {
+        let meta = m
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(meta) = meta.as_object_mut() {
+            let ann = meta
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(ann) = ann.as_object_mut() {
+                ann.insert(SUBSTITUTE_KEY.to_string(), Value::String(DISABLED.into()));
+            }
+        }
+    }
+}
+
+fn document_count(f: &OutFile, limits: &Limits) -> Result<usize, Diagnostic> {
+    let text = String::from_utf8_lossy(&f.bytes).into_owned();
+    let source = Arc::new(SourceFile {
+        name: f.rel.clone(),
+        text,
+    });
+    parse_source_with_warnings(&source, &limits.yaml).map(|(docs, _)| docs.len())
+}
+
+/// The manifests of an output tree as one YAML stream, in path order: every `.yaml`, `.yml` and
+/// `.json` file that is not hidden and not a kustomization, its text as written.
+pub fn stream(files: &[OutFile]) -> String {
+    let mut out = String::new();
+    for f in files {
+        if is_hidden(&f.rel) || is_kustomization_file(&f.rel) || !is_manifest_name(&f.rel) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&f.bytes);
+        let mut body: &str = &text;
+        // A leading document marker would make an empty document between files.
+        if let Some(rest) = body.strip_prefix("---\n") {
+            body = rest;
+        }
+        if body.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("---\n");
+        }
+        out.push_str(body);
+        if !body.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,425 @@
+//! `kiln-flux`: kiln as a Flux build step.
+//!
+//! Flux has no render plugin: what it applies comes from a source artifact (a Git tree, an OCI
+//! artifact), built by kustomize-controller with kustomize's builtins and changed by
+//! `postBuild` substitution. So kiln runs before Flux, in CI, and this crate is that step:
+//!
+//! - **`build PATH`** renders a tree in place ([`inplace`]): same file layout, kiln's inputs
+//!   replaced by what they render, every other file byte for byte, `kustomization.yaml` kept.
+//!   Out as a YAML stream (for `flux push artifact --path=-`), a directory (`-o DIR`), or a
+//!   reproducible tarball (`--artifact FILE.tar.gz`, [`artifact`]) with its digest and
+//!   revision as JSON shaped like Flux's `status.artifact`.
+//! - **`build --kustomization FILE --source-root DIR`** reads a Flux Kustomization
+//!   ([`kustomization`]), renders its `spec.path` (confined to the root: it is configuration,
+//!   not the user's own path), and shows what Flux would apply ([`preview`]): the real
+//!   `kubectl kustomize` over the rendered tree with the Kustomization's transformations,
+//!   `postBuild` substitution with `--substitute` (core's engine, `kiln_core::flux`), variables
+//!   from `--vars-from DIR` ([`vars`]). Rendered objects that substitution would change are
+//!   reported; `--protect` escapes them or marks them with the opt-out annotation.
+//! - **`envsubst [--strict]`**: Flux's substitution over stdin, variables from the environment.
+//!
+//! All or nothing: a failed build writes nothing (stdout empty, no file, no directory).
+
+#![deny(missing_docs)]
+// Diagnostics are large by design (file, line, path, hint), as in core.
+#![allow(clippy::result_large_err)]
+
+pub mod artifact;
+pub mod inplace;
+pub mod kustomization;
+pub mod preview;
+pub mod tree;
+pub mod vars;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::flux::envsubst;
+use kiln_core::redact::Secrets;
+
+use inplace::{OutFile, Protect};
+
+/// What a run prints and its exit code.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Standard output.
+    pub stdout: Vec<u8>,
+    /// Standard error.
+    pub stderr: String,
+    /// Exit code: 0 success, 1 failure, 2 usage.
+    pub code: u8,
+}
+
+/// Where a build's tree goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// A YAML stream on stdout (with `--kustomization`: what Flux would apply).
+    Stdout,
+    /// A directory, which must not exist or be empty.
+    Dir(PathBuf),
+    /// A reproducible `.tar.gz`; `reference` names the revision (`<reference>@sha256:…`).
+    Artifact {
+        /// The file.
+        file: PathBuf,
+        /// The named pointer of the revision (a tag or branch).
+        reference: String,
+    },
+}
+
+/// A `build` request.
+#[derive(Debug, Clone)]
+pub struct Build {
+    /// The tree to render in place (`build PATH`).
+    pub path: Option<PathBuf>,
+    /// A Flux Kustomization file (`--kustomization`).
+    pub kustomization: Option<PathBuf>,
+    /// The source root its `spec.path` stays in (`--source-root`).
+    pub source_root: Option<PathBuf>,
+    /// Where the result goes.
+    pub output: Output,
+    /// Rendering settings.
+    pub render: inplace::Options,
+    /// Preview settings (with `--kustomization`).
+    pub preview: preview::Options,
+}
+
+fn report(ds: &[Diagnostic], secrets: &Secrets) -> String {
+    let mut s = String::new();
+    for d in ds {
+        s.push_str(&secrets.redact_diagnostic(d).to_string());
+        s.push('\n');
+    }
+    s
+}
+
+fn failed(ds: &[Diagnostic], secrets: &Secrets) -> Outcome {
+    Outcome {
+        stderr: report(ds, secrets),
+        code: 1,
+        ..Outcome::default()
+    }
+}
+
+fn usage(msg: &str) -> Outcome {
+    Outcome {
+        stderr: format!("kiln-flux: {msg}\n(see kiln-flux build --help)\n"),
+        code: 2,
+        ..Outcome::default()
+    }
+}
+
+/// Run a build.
+pub fn build(b: &Build) -> Outcome {
+    let none = Secrets::default();
+    match (&b.path, &b.kustomization, &b.source_root) {
+        (Some(_), Some(_), _) => usage("give either PATH or --kustomization, not both"),
+        (None, None, _) => {
+            usage("give the tree to build (PATH), or --kustomization FILE with --source-root DIR")
+        }
+        (None, Some(_), None) => {
+            usage("--kustomization needs --source-root DIR: the directory its spec.path is inside")
+        }
+        (Some(_), None, Some(_)) => usage("--source-root goes with --kustomization"),
+        (Some(path), None, None) => {
+            let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
+                Ok(f) => f,
+                Err(ds) => return failed(&ds.0, &none),
+            };
+            match inplace::build(path, files, &b.render) {
+                Err(ds) => failed(&ds.0, &none),
+                Ok(built) => {
+                    let mut o = write_out(&built.files, &b.output);
+                    o.stderr = report(&built.warnings, &none) + &o.stderr;
+                    o
+                }
+            }
+        }
+        (None, Some(kfile), Some(root)) => build_kustomization(b, kfile, root),
+    }
+}
+
+fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
+    let none = Secrets::default();
+    let limits = &b.render.limits;
+    let name = kfile.display().to_string();
+    let text = match std::fs::read_to_string(kfile) {
+        Ok(t) => t,
+        Err(e) => {
+            return failed(
+                &[
+                    Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
+                        .in_file(name)
+                        .with_hint("name the file holding the Flux Kustomization"),
+                ],
+                &none,
+            )
+        }
+    };
+    let k = match kustomization::parse(&name, &text, &limits.yaml) {
+        Ok(k) => k,
+        Err(ds) => return failed(&ds.0, &none),
+    };
+    // spec.path is configuration: it is resolved inside the source root and may not leave it.
+    let access = match kiln_core::source::Access::within(root) {
+        Ok(a) => a,
+        Err(d) => return failed(&[d], &none),
+    };
+    let spec_path = PathBuf::from(k.path.as_deref().filter(|p| !p.is_empty()).unwrap_or("."));
+    let real = match access.resolve(&spec_path) {
+        Ok(r) => r,
+        Err(d) => {
+            let d = Diagnostic {
+                file: Some(name.clone()),
+                path: Some("spec.path".into()),
+                line: None,
+                ..d
+            }
+            .with_hint(format!(
+                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out)",
+                root.display()
+            ));
+            return failed(&[d], &none);
+        }
+    };
+    if !real.is_dir() {
+        return failed(
+            &[Diagnostic::error(
+                codes::IO_READ,
+                format!("spec.path {} is not a directory", spec_path.display()),
+            )
+            .in_file(name)
+            .at("spec.path")
+            .with_hint("spec.path names a directory of the source")],
+            &none,
+        );
+    }
+    let croot = match std::fs::canonicalize(root) {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(
+                &[
+                    Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
+                        .in_file(root.display().to_string()),
+                ],
+                &none,
+            )
+        }
+    };
+    let spec_rel = real
+        .strip_prefix(&croot)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
+        Ok(f) => f,
+        Err(ds) => return failed(&ds.0, &none),
+    };
+    let mut render = b.render.clone();
+    render.lint = k.post_build.is_some();
+    let built = match inplace::build(&real, files, &render) {
+        Ok(b) => b,
+        Err(ds) => return failed(&ds.0, &none),
+    };
+    let warnings = report(&built.warnings, &none);
+    if b.output != Output::Stdout {
+        let mut o = write_out(&built.files, &b.output);
+        o.stderr = warnings + &o.stderr;
+        return o;
+    }
+    // The source root outside spec.path, byte for byte, for bases the kustomization names.
+    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
+        Ok(f) => f,
+        Err(ds) => return failed(&ds.0, &none),
+    };
+    let prefix = format!("{}/", spec_rel.display());
+    let others: Vec<OutFile> = all
+        .into_iter()
+        .filter(|f| !spec_rel.as_os_str().is_empty() && !f.rel.starts_with(&prefix))
+        .map(|f| OutFile {
+            rel: f.rel,
+            bytes: f.bytes,
+            executable: f.executable,
+        })
+        .collect();
+    let scratch = match tempfile::Builder::new().prefix("kiln-flux-").tempdir() {
+        Ok(t) => t,
+        Err(e) => {
+            return failed(
+                &[Diagnostic::error(
+                    codes::IO_READ,
+                    format!("cannot create a scratch directory: {e}"),
+                )
+                .with_hint("check TMPDIR")],
+                &none,
+            )
+        }
+    };
+    if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
+        return failed(&[d], &none);
+    }
+    match preview::preview(scratch.path(), &spec_rel, &k, &b.preview) {
+        Err(f) => {
+            let mut o = failed(&f.diagnostics, &f.secrets);
+            o.stderr = warnings + &o.stderr;
+            o
+        }
+        Ok(p) => match kiln_core::output::yaml_stream(&p.objects) {
+            Ok(s) => Outcome {
+                stdout: s.into_bytes(),
+                stderr: warnings,
+                code: 0,
+            },
+            Err(d) => failed(&[d], &none),
+        },
+    }
+}
+
+/// Write the output tree where `output` says.
+pub fn write_out(files: &[OutFile], output: &Output) -> Outcome {
+    match output {
+        Output::Stdout => Outcome {
+            stdout: inplace::stream(files).into_bytes(),
+            ..Outcome::default()
+        },
+        Output::Dir(d) => match write_dir(files, d) {
+            Ok(()) => Outcome::default(),
+            Err(d) => failed(&[d], &Secrets::default()),
+        },
+        Output::Artifact { file, reference } => {
+            let entries: Vec<artifact::Entry<'_>> = files
+                .iter()
+                .map(|f| artifact::Entry {
+                    path: &f.rel,
+                    bytes: &f.bytes,
+                    executable: f.executable,
+                })
+                .collect();
+            let tar = match artifact::tar(&entries) {
+                Ok(t) => t,
+                Err(e) => {
+                    return failed(
+                        &[Diagnostic::error(codes::REQUEST_INVALID, format!("cannot archive {:?}: {}", e.path, e.why))
+                            .with_hint("this is a bug in kiln-flux: a tree's paths are always archivable; please report it")],
+                        &Secrets::default(),
+                    )
+                }
+            };
+            let gz = artifact::gzip(&tar);
+            drop(tar);
+            if let Err(e) = artifact::write_atomically(file, &gz) {
+                return failed(
+                    &[
+                        Diagnostic::error(
+                            codes::IO_READ,
+                            format!("cannot write the artifact: {e}"),
+                        )
+                        .in_file(file.display().to_string())
+                        .with_hint("check that the directory exists and is writable"),
+                    ],
+                    &Secrets::default(),
+                );
+            }
+            let status = artifact::Status::of(&gz, &file.display().to_string(), reference);
+            let mut s = serde_json::to_string_pretty(&status.to_json()).expect("JSON");
+            s.push('\n');
+            Outcome {
+                stdout: s.into_bytes(),
+                ..Outcome::default()
+            }
+        }
+    }
+}
+
+/// Write the tree into `dir` (absent or empty): built beside it, then renamed into place.
+fn write_dir(files: &[OutFile], dir: &Path) -> Result<(), Diagnostic> {
+    let shown = dir.display().to_string();
+    let io = |e: std::io::Error| {
+        Diagnostic::error(
+            codes::IO_READ,
+            format!("cannot write the output directory: {e}"),
+        )
+        .in_file(shown.clone())
+        .with_hint("check that its parent exists and is writable")
+    };
+    if dir.exists() {
+        let empty = std::fs::read_dir(dir).map_err(io)?.next().is_none();
+        if !empty {
+            return Err(Diagnostic::error(codes::REQUEST_INVALID, "the output directory exists and is not empty")
+                .in_file(shown)
+                .with_hint("name a new or empty directory: kiln-flux replaces nothing, so no stale file survives a build"));
+        }
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".kiln-flux-")
+        .tempdir_in(&parent)
+        .map_err(io)?;
+    for f in files {
+        let p = tmp.path().join(&f.rel);
+        if let Some(par) = p.parent() {
+            std::fs::create_dir_all(par).map_err(io)?;
+        }
+        std::fs::write(&p, &f.bytes).map_err(io)?;
+        #[cfg(unix)]
+        if f.executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+    }
+    let kept = tmp.keep();
+    std::fs::rename(&kept, dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&kept);
+        io(e)
+    })
+}
+
+/// `envsubst`: Flux's substitution over `text` with `vars` (the environment). Strict: an unset
+/// variable without a default operator is an error. Output only on success.
+pub fn envsubst(text: &str, vars: &HashMap<String, String>, strict: bool) -> Outcome {
+    let opts = envsubst::Options {
+        strict,
+        ..envsubst::Options::default()
+    };
+    match envsubst::substitute(text, vars, &opts) {
+        Ok(s) => Outcome {
+            stdout: s.into_bytes(),
+            ..Outcome::default()
+        },
+        Err(e) => {
+            let code = match e.kind {
+                envsubst::ErrorKind::Unset(_) => codes::FLUX_VARIABLE_UNSET,
+                envsubst::ErrorKind::Syntax(_) => codes::FLUX_SUBSTITUTION_SYNTAX,
+                envsubst::ErrorKind::TooLarge(_) | envsubst::ErrorKind::TooMuchWork => {
+                    codes::FLUX_SUBSTITUTION_LIMIT
+                }
+                envsubst::ErrorKind::NotUtf8 => codes::FLUX_SUBSTITUTION_RESULT,
+            };
+            let before = &text.as_bytes()[..e.offset.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            let d = Diagnostic::error(code, e.to_string())
+                .in_file("<stdin>")
+                .at_line(line, Some(column))
+                .with_hint("write a literal `${` as `$${`; a default (`${NAME:=value}`) covers a variable that may be unset");
+            // Messages name variables, never their values.
+            failed(&[d], &Secrets::default())
+        }
+    }
+}
+
+/// Protection mode from its command-line name.
+pub fn parse_protect(s: &str) -> Option<Protect> {
+    match s {
+        "escape" => Some(Protect::Escape),
+        "annotate" => Some(Protect::Annotate),
+        _ => None,
+    }
+}

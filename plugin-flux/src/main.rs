@@ -1,0 +1,171 @@
+//! `kiln-flux`: see the crate documentation of `kiln_flux`.
+#![allow(clippy::result_large_err)]
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use kiln_flux::{inplace, preview, Build, Outcome, Output};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// kiln as a Flux build step: render a tree in place for a Flux source, build a reproducible
+/// artifact, preview what a Flux Kustomization would apply. See docs/flux.md.
+#[derive(Parser)]
+#[command(name = "kiln-flux", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a tree in place (PATH), or what a Flux Kustomization would apply (--kustomization).
+    Build(Box<BuildArgs>),
+    /// Flux's postBuild substitution on stdin, variables from the environment.
+    Envsubst {
+        /// A variable that is not set (and has no default operator) is an error.
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct BuildArgs {
+    /// The tree to render in place.
+    path: Option<PathBuf>,
+    /// A Flux kustomize.toolkit.fluxcd.io/v1 Kustomization: render its spec.path and show what
+    /// Flux would apply (kubectl kustomize with its transformations, then postBuild with
+    /// --substitute).
+    #[arg(long, value_name = "FILE")]
+    kustomization: Option<PathBuf>,
+    /// The source's root: the Kustomization's spec.path is resolved inside it and may not
+    /// leave it.
+    #[arg(long, value_name = "DIR")]
+    source_root: Option<PathBuf>,
+    /// Write the rendered tree into DIR (new or empty) instead of a stream on stdout.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR",
+        conflicts_with = "artifact"
+    )]
+    output: Option<PathBuf>,
+    /// Write the rendered tree as a reproducible .tar.gz; its digest, size and revision are
+    /// printed as JSON.
+    #[arg(long, value_name = "FILE.tar.gz")]
+    artifact: Option<PathBuf>,
+    /// The named pointer of the artifact's revision (`REF@sha256:…`): a tag or branch.
+    #[arg(long, value_name = "REF", default_value = "latest")]
+    revision: String,
+    /// Run the Kustomization's postBuild substitution (with --kustomization).
+    #[arg(long)]
+    substitute: bool,
+    /// A directory of ConfigMaps and Secrets that postBuild.substituteFrom names.
+    #[arg(long, value_name = "DIR")]
+    vars_from: Option<PathBuf>,
+    /// Substitute without strict mode (an unset variable is empty), as Flux before 2.9.
+    #[arg(long)]
+    no_strict_substitution: bool,
+    /// Keep rendered objects from substitution: `escape` every `$` (`$${`), or `annotate` with
+    /// kustomize.toolkit.fluxcd.io/substitute: disabled.
+    #[arg(long, value_name = "HOW", num_args = 0..=1, default_missing_value = "escape",
+          value_parser = ["escape", "annotate"])]
+    protect: Option<String>,
+    /// The environment component releases are rendered for.
+    #[arg(long = "env", value_name = "NAME")]
+    environment: Option<String>,
+    /// Namespace for namespaced objects that set none.
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// A group whose unknown kinds pass through unrendered (repeatable; `*` for all). Flux's
+    /// own groups always pass through.
+    #[arg(long = "pass-through", value_name = "GROUP")]
+    pass_through: Vec<String>,
+    /// Warnings fail the build.
+    #[arg(long)]
+    strict: bool,
+    /// kubectl to run for --kustomization (default: kubectl on PATH).
+    #[arg(long, value_name = "PATH")]
+    kubectl: Option<PathBuf>,
+    /// Change a limit, e.g. `--limit input-bytes=256Mi` (repeatable).
+    #[arg(long = "limit", value_name = "NAME=VALUE", value_parser = kiln_core::limits::Setting::parse)]
+    limit: Vec<kiln_core::limits::Setting>,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let out = match cli.command {
+        Command::Build(a) => build(*a),
+        Command::Envsubst { strict } => {
+            let mut text = String::new();
+            match std::io::stdin().read_to_string(&mut text) {
+                Err(e) => Outcome {
+                    stderr: format!("kiln-flux: cannot read stdin: {e}\n"),
+                    code: 1,
+                    ..Outcome::default()
+                },
+                Ok(_) => {
+                    let vars = std::env::vars_os()
+                        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                        .collect();
+                    kiln_flux::envsubst(&text, &vars, strict)
+                }
+            }
+        }
+    };
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(&out.stdout)
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        return ExitCode::from(1);
+    }
+    ExitCode::from(out.code)
+}
+
+fn build(a: BuildArgs) -> Outcome {
+    let limits = kiln_core::limits::Limits::with(&a.limit);
+    let output = match (a.output, a.artifact) {
+        (Some(d), _) => Output::Dir(d),
+        (None, Some(f)) => Output::Artifact {
+            file: f,
+            reference: a.revision,
+        },
+        (None, None) => Output::Stdout,
+    };
+    let b = Build {
+        path: a.path,
+        kustomization: a.kustomization,
+        source_root: a.source_root,
+        output,
+        render: inplace::Options {
+            environment: a.environment,
+            namespace: a.namespace,
+            pass_through: a.pass_through,
+            strict: a.strict,
+            limits,
+            protect: a.protect.as_deref().and_then(kiln_flux::parse_protect),
+            lint: false,
+        },
+        preview: preview::Options {
+            kubectl: a.kubectl,
+            substitute: a.substitute,
+            vars_from: a.vars_from,
+            lenient: a.no_strict_substitution,
+            yaml: limits.yaml,
+            max_output_bytes: limits.output_bytes,
+        },
+    };
+    kiln_flux::build(&b)
+}

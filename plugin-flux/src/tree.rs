@@ -1,0 +1,262 @@
+//! Reading a source tree: every file under a directory, with its bytes, as the output tree
+//! will hold them.
+//!
+//! Unlike kiln's input walk (manifests only, hidden entries skipped), the in-place build needs
+//! every file: scripts, `.sourceignore`, `kustomization.yaml`. Rules:
+//!
+//! - `.git` directories are left out (Flux leaves VCS metadata out of its artifacts);
+//! - a symlink is followed when its target stays inside the confining root (its contents are
+//!   copied as a regular file or directory), and refused when it leaves it: the tree is
+//!   untrusted input, whoever named its directory;
+//! - anything else that is not a regular file or directory (a fifo, a device) is refused;
+//! - names must be UTF-8; each file is at most the input size limit.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kiln_core::diag::{codes, Diagnostic, Diagnostics};
+use rayon::prelude::*;
+
+/// One file of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// Its path below the tree's directory, `/`-separated.
+    pub rel: String,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+    /// Whether any execute bit is set.
+    pub executable: bool,
+}
+
+/// Every file below `dir` (which lies inside `root`), in sorted path order; directories are
+/// implied by their files. Every problem is reported.
+pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let croot = match fs::canonicalize(root) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(io(&root.display().to_string(), &e));
+            return Err(diags);
+        }
+    };
+    let cdir = match fs::canonicalize(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(io(&dir.display().to_string(), &e));
+            return Err(diags);
+        }
+    };
+    if !cdir.is_dir() {
+        diags.push(
+            Diagnostic::error(codes::IO_READ, "not a directory")
+                .in_file(dir.display().to_string())
+                .with_hint("name the directory of the tree to build"),
+        );
+        return Err(diags);
+    }
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    walk(
+        &croot,
+        &cdir,
+        "",
+        &dir.display().to_string(),
+        &mut found,
+        &mut seen,
+        &mut diags,
+    );
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    let read: Vec<Result<File, Diagnostic>> = found
+        .into_par_iter()
+        .map(|(rel, real)| {
+            let name = format!("{}/{rel}", dir.display());
+            let meta = fs::metadata(&real).map_err(|e| io(&name, &e))?;
+            if meta.len() > max_file_bytes as u64 {
+                return Err(Diagnostic::error(
+                    codes::YAML_BUDGET,
+                    format!(
+                        "{} bytes, more than the limit of {max_file_bytes}",
+                        meta.len()
+                    ),
+                )
+                .in_file(name)
+                .with_hint(
+                    "raise it with --limit input-bytes=N, or leave the file out of the tree",
+                ));
+            }
+            let bytes = fs::read(&real).map_err(|e| io(&name, &e))?;
+            Ok(File {
+                rel,
+                bytes,
+                executable: is_executable(&meta),
+            })
+        })
+        .collect();
+    let mut files = Vec::with_capacity(read.len());
+    for r in read {
+        match r {
+            Ok(f) => files.push(f),
+            Err(d) => diags.push(d),
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(files)
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &fs::Metadata) -> bool {
+    false
+}
+
+fn io(name: &str, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
+        .in_file(name.to_string())
+        .with_hint("check that the path exists and is readable")
+}
+
+fn walk(
+    root: &Path,
+    real: &Path,
+    rel: &str,
+    display: &str,
+    out: &mut Vec<(String, PathBuf)>,
+    seen: &mut BTreeSet<PathBuf>,
+    diags: &mut Diagnostics,
+) {
+    if !seen.insert(real.to_path_buf()) {
+        return;
+    }
+    let entries = match fs::read_dir(real) {
+        Ok(e) => e,
+        Err(e) => return diags.push(io(&join(display, rel), &e)),
+    };
+    let mut names: Vec<_> = entries.filter_map(Result::ok).collect();
+    names.sort_by_key(|e| e.file_name());
+    for e in names {
+        let name = e.file_name();
+        let Some(s) = name.to_str() else {
+            diags.push(
+                Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
+                    .in_file(join(display, &join(rel, &name.to_string_lossy())))
+                    .with_hint("rename the file"),
+            );
+            continue;
+        };
+        if s == ".git" {
+            continue;
+        }
+        let child = join(rel, s);
+        let shown = join(display, &child);
+        let Ok(ft) = e.file_type() else {
+            diags.push(
+                Diagnostic::error(codes::IO_READ, "cannot read the file type").in_file(shown),
+            );
+            continue;
+        };
+        let path = real.join(&name);
+        let (target, meta_is_dir, meta_is_file) = if ft.is_symlink() {
+            match fs::canonicalize(&path) {
+                Err(err) => {
+                    diags.push(io(&shown, &err));
+                    continue;
+                }
+                Ok(t) if !t.starts_with(root) => {
+                    diags.push(
+                        Diagnostic::error(
+                            codes::PATH_ESCAPE,
+                            format!(
+                                "a symlink that leaves the tree's root: it resolves to {}",
+                                t.display()
+                            ),
+                        )
+                        .in_file(shown)
+                        .with_hint("a tree's files may not leave its root; copy the file into the tree, or remove the link"),
+                    );
+                    continue;
+                }
+                Ok(t) => {
+                    let is_dir = t.is_dir();
+                    let is_file = t.is_file();
+                    (t, is_dir, is_file)
+                }
+            }
+        } else {
+            (path, ft.is_dir(), ft.is_file())
+        };
+        if meta_is_dir {
+            walk(root, &target, &child, display, out, seen, diags);
+        } else if meta_is_file {
+            out.push((child, target));
+        } else {
+            diags.push(
+                Diagnostic::error(
+                    codes::NOT_A_FILE,
+                    "neither a regular file nor a directory (a fifo, socket or device)",
+                )
+                .in_file(shown)
+                .with_hint("a tree holds regular files and directories only; remove it"),
+            );
+        }
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_everything_but_git_sorted_with_links_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::create_dir_all(p.join("t/sub")).unwrap();
+        fs::create_dir_all(p.join("t/.git")).unwrap();
+        fs::write(p.join("t/.git/HEAD"), "x").unwrap();
+        fs::write(p.join("t/.sourceignore"), "*.md\n").unwrap();
+        fs::write(p.join("t/sub/b.yaml"), "b: 1\n").unwrap();
+        fs::write(p.join("t/a.sh"), "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(p.join("t/a.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::symlink("sub/b.yaml", p.join("t/link.yaml")).unwrap();
+        }
+        let files = read(&p.join("t"), &p.join("t"), 1 << 20).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(names, [".sourceignore", "a.sh", "link.yaml", "sub/b.yaml"]);
+        assert!(files[1].executable);
+        assert_eq!(files[2].bytes, b"b: 1\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_the_root_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::create_dir_all(p.join("t")).unwrap();
+        fs::write(p.join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(p.join("secret"), p.join("t/s.yaml")).unwrap();
+        let e = read(&p.join("t"), &p.join("t"), 1 << 20).unwrap_err();
+        assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
+    }
+}

@@ -1,0 +1,559 @@
+//! The `kiln-flux` executable end to end, over `testdata/flux-door/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use sha2::{Digest, Sha256};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/flux-door/repo")
+}
+
+fn vars() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/flux-door/vars")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A tool a test needs: found on PATH, or `None` (the test then skips with a reason), but a
+/// failure when `CI=true`: a test never passes silently in CI.
+fn tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{name} is needed by this test and is not on PATH (CI=true)"
+        );
+        eprintln!("skipping: {name} is not on PATH");
+    }
+    found
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ks() -> String {
+    repo().join("clusters/prod/apps.yaml").display().to_string()
+}
+
+#[test]
+fn a_kustomization_with_postbuild_and_substitute_from_shows_what_flux_applies() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let out = run(&[
+        "build",
+        "--kustomization",
+        &ks(),
+        "--source-root",
+        s(&repo()),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let docs: Vec<&str> = stdout.split("\n---\n").collect();
+    assert_eq!(
+        docs.len(),
+        5,
+        "two sites of two objects and the settings:\n{stdout}"
+    );
+    // kustomize's order, the Kustomization's transformations, then substitution.
+    let find = |name: &str| {
+        *docs
+            .iter()
+            .find(|d| d.contains(&format!("name: {name}\n")))
+            .unwrap_or_else(|| panic!("{name} in\n{stdout}"))
+    };
+    let settings = find("prod-settings");
+    assert!(settings.contains("region: eu-west-1"), "{settings}");
+    assert!(settings.contains("env: prod"), "{settings}");
+    assert!(settings.contains("namespace: web"), "{settings}");
+    assert!(settings.contains("team: web"), "commonMetadata: {settings}");
+    let shop = find("prod-shop");
+    assert!(
+        shop.contains("image: ghcr.io/example/shop:1.0.1"),
+        "images: {shop}"
+    );
+    assert!(
+        shop.contains("rollout: prod"),
+        "patches, substituted: {shop}"
+    );
+    assert!(
+        shop.contains("name: prod-shop-start"),
+        "a reference renamed: {shop}"
+    );
+    // The script's ${HOME} came from the ConfigMap: Flux substitutes kiln's output too, and
+    // the safety check said so.
+    assert!(find("prod-shop-start").contains("--home /home/app"));
+    assert!(
+        stderr.contains("warning[KLN8008]: sites.yaml: data[\"start.sh\"]: ConfigMap shop-start"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("${"), "{stdout}");
+}
+
+#[test]
+fn protect_keeps_kiln_output_through_substitution() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    for how in ["escape", "annotate"] {
+        let out = run(&[
+            "build",
+            "--kustomization",
+            &ks(),
+            "--source-root",
+            s(&repo()),
+            "--substitute",
+            "--vars-from",
+            s(&vars()),
+            &format!("--protect={how}"),
+        ]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            stdout.contains("exec /app --home ${HOME}"),
+            "{how}: {stdout}"
+        );
+        // The user's own manifests are still substituted.
+        assert!(stdout.contains("region: eu-west-1"), "{how}: {stdout}");
+    }
+}
+
+#[test]
+fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out");
+    let deploy = repo().join("deploy");
+    let out = run(&["build", s(&deploy), "-o", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let mut files = Vec::new();
+    fn list(dir: &Path, base: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                list(&p, base, out);
+            } else {
+                out.push(p.strip_prefix(base).unwrap().display().to_string());
+            }
+        }
+    }
+    list(&out_dir, &out_dir, &mut files);
+    files.sort();
+    // The definition is consumed; the instances' file holds their objects; the rest as written.
+    assert_eq!(
+        files,
+        [
+            ".sourceignore",
+            "hooks/migrate.sh",
+            "kustomization.yaml",
+            "settings.yaml",
+            "sites.yaml"
+        ]
+    );
+    for same in [
+        ".sourceignore",
+        "hooks/migrate.sh",
+        "kustomization.yaml",
+        "settings.yaml",
+    ] {
+        assert_eq!(
+            std::fs::read(out_dir.join(same)).unwrap(),
+            std::fs::read(deploy.join(same)).unwrap(),
+            "{same} is copied byte for byte"
+        );
+    }
+    let sites = std::fs::read_to_string(out_dir.join("sites.yaml")).unwrap();
+    assert_eq!(
+        sites.matches("\nkind: ").count() + usize::from(sites.starts_with("kind: ")),
+        4,
+        "{sites}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(out_dir.join("hooks/migrate.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_ne!(mode & 0o100, 0, "the script stays executable");
+    }
+    // The stream on stdout is the same tree's manifests.
+    let stream = run(&["build", s(&deploy)]);
+    let stdout = text(&stream.stdout);
+    assert!(
+        stdout.starts_with("# Plain manifests"),
+        "settings.yaml first, as written: {stdout}"
+    );
+    assert!(stdout.contains("name: shop-start"));
+    assert!(!stdout.contains("ResourceGraphDefinition"));
+    assert!(
+        !stdout.contains("resources:"),
+        "kustomization.yaml is not a manifest"
+    );
+
+    // A non-empty output directory is refused, and left alone.
+    let again = run(&["build", s(&deploy), "-o", s(&out_dir)]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("not empty"));
+}
+
+#[test]
+fn kubectl_kustomize_accepts_the_in_place_tree() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out");
+    let out = run(&["build", s(&repo().join("deploy")), "-o", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let k = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(k.status.success(), "{}", text(&k.stderr));
+    let built = text(&k.stdout);
+    assert_eq!(built.matches("kind: Deployment").count(), 2, "{built}");
+    assert!(built.contains("name: settings"));
+}
+
+#[test]
+fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
+    let d = tempfile::tempdir().unwrap();
+    let deploy = repo().join("deploy");
+    let mut seen = Vec::new();
+    for name in ["a.tar.gz", "b.tar.gz"] {
+        let file = d.path().join(name);
+        let out = run(&[
+            "build",
+            s(&deploy),
+            "--artifact",
+            s(&file),
+            "--revision",
+            "v1.2.0",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        let hex: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(status["digest"], format!("sha256:{hex}"));
+        assert_eq!(status["revision"], format!("v1.2.0@sha256:{hex}"));
+        assert_eq!(status["size"], bytes.len());
+        assert_eq!(status["path"], s(&file));
+        seen.push(bytes);
+    }
+    assert_eq!(seen[0], seen[1], "same tree, same bytes");
+
+    // A real tar reads it: Flux's header rules, no symlinks.
+    let Some(tar) = tool("tar") else {
+        return;
+    };
+    let list = Command::new(tar)
+        .args(["--numeric-owner", "-tvzf"])
+        .arg(d.path().join("a.tar.gz"))
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    let listing = text(&list.stdout);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 6, "{listing}");
+    for l in &lines {
+        assert!(l.contains(" 0/0 "), "uid/gid 0: {l}");
+        assert!(l.contains("1970-01-01"), "no time: {l}");
+        let mode = l.split_whitespace().next().unwrap();
+        let name = l.split_whitespace().last().unwrap();
+        let want = match name {
+            "hooks/" => "drwxr-x---",
+            "hooks/migrate.sh" => "-rwx------",
+            _ => "-rw-------",
+        };
+        assert_eq!(mode, want, "{l}");
+    }
+}
+
+#[test]
+fn a_failed_build_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("t");
+    std::fs::create_dir_all(&tree).unwrap();
+    copy_tree(&repo().join("deploy"), &tree);
+    // An instance of a kind nobody defines.
+    std::fs::write(
+        tree.join("broken.yaml"),
+        "apiVersion: example.com/v1alpha1\nkind: Sight\nmetadata: {name: x}\nspec: {image: y}\n",
+    )
+    .unwrap();
+    let art = d.path().join("a.tar.gz");
+    let out = run(&["build", s(&tree), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("KLN1011"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!art.exists());
+    let dir = d.path().join("o");
+    let out = run(&["build", s(&tree), "-o", s(&dir)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.exists());
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        1,
+        "no temporary file is left"
+    );
+}
+
+/// A copy of the repository with `apps.yaml` changed by `edit`, and its paths.
+fn variant(edit: impl Fn(String) -> String) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    copy_tree(&repo(), &root);
+    let ks = root.join("clusters/prod/apps.yaml");
+    let text = std::fs::read_to_string(&ks).unwrap();
+    std::fs::write(&ks, edit(text)).unwrap();
+    (d, root, ks)
+}
+
+fn fails_with(out: &Output, code: &str) -> String {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "no partial output: {}",
+        text(&out.stdout)
+    );
+    assert!(stderr.contains(code), "{code} in {stderr}");
+    stderr
+}
+
+#[test]
+fn a_path_that_leaves_the_root_is_refused() {
+    for path in ["../outside", "./deploy/../../outside", "/etc"] {
+        let (d, root, ks) = variant(|t| t.replace("path: ./deploy", &format!("path: {path}")));
+        std::fs::create_dir_all(d.path().join("outside")).unwrap();
+        std::fs::write(
+            d.path().join("outside/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n",
+        )
+        .unwrap();
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+        ]);
+        let err = fails_with(&out, "KLN1002");
+        assert!(err.contains("spec.path"), "{err}");
+    }
+    #[cfg(unix)]
+    {
+        let (d, root, ks) = variant(|t| t.replace("path: ./deploy", "path: ./link"));
+        std::os::unix::fs::symlink(d.path(), root.join("link")).unwrap();
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+        ]);
+        fails_with(&out, "KLN1002");
+    }
+}
+
+#[test]
+fn a_missing_required_configmap_is_an_error() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    // No --vars-from: cluster-vars is required.
+    let out = run(&[
+        "build",
+        "--kustomization",
+        &ks(),
+        "--source-root",
+        s(&repo()),
+        "--substitute",
+    ]);
+    let err = fails_with(&out, "KLN8006");
+    assert!(err.contains("ConfigMap/cluster-vars not found"), "{err}");
+    assert!(err.contains("spec.postBuild.substituteFrom[0]"), "{err}");
+    // The optional Secret alone is fine (tested above); a required one is not.
+    let (_d, root, ks) = variant(|t| t.replace("optional: true", "optional: false"));
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    let err = fails_with(&out, "KLN8006");
+    assert!(err.contains("Secret/cluster-secrets"), "{err}");
+}
+
+#[test]
+fn an_invalid_variable_name_is_an_error() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let (_d, root, ks) = variant(|t| {
+        t.replace(
+            "cluster_env: prod",
+            "cluster_env: prod\n      cluster-env: prod",
+        )
+    });
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    let err = fails_with(&out, "KLN8003");
+    assert!(err.contains("\"cluster-env\""), "{err}");
+}
+
+#[test]
+fn unbalanced_substitution_is_an_error() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let (_d, root, ks) = variant(|t| t);
+    let settings = root.join("deploy/settings.yaml");
+    let t = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(&settings, t.replace("${region}", "${region")).unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    fails_with(&out, "KLN8002");
+    // And in envsubst.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .arg("envsubst")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"a: 1\nb: ${HOME\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = fails_with(&out, "KLN8002");
+    assert!(err.contains("<stdin>:2"), "{err}");
+}
+
+#[test]
+fn an_invalid_kustomization_is_an_error() {
+    let (_d, root, ks) = variant(|t| {
+        t.replace(
+            "targetNamespace: web",
+            "targetNamespace: web\n  patchesStrategicMerge: []",
+        )
+    });
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(err.contains("spec.patchesStrategicMerge"), "{err}");
+}
+
+fn envsubst(input: &str, strict: bool, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln-flux"));
+    cmd.arg("envsubst");
+    if strict {
+        cmd.arg("--strict");
+    }
+    let mut child = cmd
+        .env_clear()
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn envsubst_substitutes_from_the_environment() {
+    let out = envsubst(
+        "env: ${ENV}\nmissing: '${NOPE}'\nkept: $${ENV} $HOME\n",
+        false,
+        &[("ENV", "prod")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "env: prod\nmissing: ''\nkept: ${ENV} $HOME\n"
+    );
+    let out = envsubst("a: ${NOPE}\n", true, &[]);
+    let err = fails_with(&out, "KLN8001");
+    assert!(err.contains("\"NOPE\""), "{err}");
+    let out = envsubst("a: ${NOPE:=d}\n", true, &[]);
+    assert_eq!(text(&out.stdout), "a: d\n");
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Run before a release.
+echo migrating
