@@ -104,6 +104,7 @@ pub fn snapshot_create(args: &SnapshotCreateArgs, common: &Common) -> ExitCode {
         expr: limits.expr,
         eval: limits.eval,
         max_collection_size: limits.component_collection_size,
+        ..Options::default()
     };
     let (snap, warnings) =
         match component::create_snapshot(&loaded.documents, &args.component, &args.env, &opts) {

@@ -48,4 +48,7 @@ code_table! { COMPONENT;
     /// A binding's `releaseName` names no ComponentRelease of its component among the inputs, or a
     /// component has several releases and nothing says which to render.
     RELEASE_REF = "KLN6022", "release-ref";
+    /// A rendered resource does not fit the Kubernetes schema of its kind (built-in, or a CRD of
+    /// the run): an unknown field, a wrong type, a value outside an enum.
+    COMPONENT_SCHEMA = "KLN6023", "component-schema";
 }

@@ -61,6 +61,9 @@ pub struct Definitions {
     pub rgds: Vec<Rgd>,
     /// `(group, version, kind)` served by the CRDs of the inputs and `--crds`.
     pub crd_kinds: std::collections::BTreeSet<(String, String, String)>,
+    /// The bundled Kubernetes schemas plus those of the CRDs of the inputs and `--crds`: what
+    /// every front-end checks its output against.
+    pub schemas: Schemas,
     by_gvk: BTreeMap<(String, String, String), usize>,
 }
 
@@ -195,6 +198,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         Definitions {
             rgds,
             crd_kinds,
+            schemas,
             by_gvk,
         },
         diags,
@@ -415,6 +419,7 @@ where
         if component_opts.namespace.is_none() {
             component_opts.namespace = opts.namespace.clone();
         }
+        component_opts.schemas = defs.schemas.clone();
         match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);

@@ -28,6 +28,7 @@ use crate::document::Document;
 use crate::expr::budget::EvalBudget;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
+use crate::openapi::Schemas;
 
 mod context;
 mod functions;
@@ -64,6 +65,9 @@ pub struct Options {
     pub eval: EvalBudget,
     /// Most items one forEach may produce.
     pub max_collection_size: usize,
+    /// Schemas every rendered resource is checked against: the bundled Kubernetes kinds plus the
+    /// CRDs of the run.
+    pub schemas: Schemas,
 }
 
 impl Default for Options {
@@ -74,6 +78,7 @@ impl Default for Options {
             expr: ExprLimits::default(),
             eval: EvalBudget::default(),
             max_collection_size: crate::limits::DEFAULT_COMPONENT_COLLECTION_SIZE,
+            schemas: Schemas::bundled(),
         }
     }
 }

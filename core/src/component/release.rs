@@ -164,8 +164,13 @@ pub(crate) fn render(
     let mut ctx = root_context().new_inner_scope();
     with_vars(&mut ctx, &base_vars);
     let mut resources: Vec<Value> = Vec::new();
+    // The template each resource was made from, parallel to `resources`: where a problem with
+    // the finished object is reported.
+    let mut made_by: Vec<(&Loc<'_>, &ResourceTpl)> = Vec::new();
     for t in &ty.resources {
-        resources.extend(c.resource(&ctx, &ty.loc, t).map_err(|e| vec![e])?);
+        let made = c.resource(&ctx, &ty.loc, t).map_err(|e| vec![e])?;
+        made_by.extend(std::iter::repeat_n((&ty.loc, t), made.len()));
+        resources.extend(made);
     }
 
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
@@ -177,7 +182,9 @@ pub(crate) fn render(
         let mut actx = ctx.new_inner_scope();
         with_vars(&mut actx, &vars);
         for t in &addon.creates {
-            resources.extend(c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?);
+            let made = c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?;
+            made_by.extend(std::iter::repeat_n((&addon.loc, t), made.len()));
+            resources.extend(made);
         }
         for p in &addon.patches {
             c.patch(&actx, addon, &use_.instance, p, &mut resources)
@@ -192,9 +199,78 @@ pub(crate) fn render(
         }
         let mut keep = marked.iter().map(|m| !m);
         resources.retain(|_| keep.next().unwrap_or(true));
+        let mut keep = marked.iter().map(|m| !m);
+        made_by.retain(|_| keep.next().unwrap_or(true));
     }
 
+    check_schemas(&c, &resources, &made_by, &opts.schemas)?;
     finish(&c, resources)
+}
+
+/// Every finished resource against the Kubernetes schema of its kind, as kro templates and kurel
+/// resources are checked: a misspelt field or a value of the wrong type never reaches the
+/// cluster. A problem is reported at the template the resource was made from, at the deepest
+/// field the template writes literally (an expression that produced a bad value is reported
+/// where it is written).
+fn check_schemas(
+    c: &Ctx<'_, '_, '_>,
+    resources: &[Value],
+    made_by: &[(&Loc<'_>, &ResourceTpl)],
+    schemas: &crate::openapi::Schemas,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    for (res, (loc, t)) in resources.iter().zip(made_by) {
+        let (Some(api), Some(kind)) = (
+            res.get("apiVersion").and_then(Value::as_str),
+            res.get("kind").and_then(Value::as_str),
+        ) else {
+            continue; // reported by `finish`
+        };
+        let Some(ks) = schemas.lookup(api, kind) else {
+            continue;
+        };
+        for (p, msg) in ks.check_rendered(res) {
+            let written = literal_prefix(&t.template, &p);
+            errors.push(loc.error(
+                codes::COMPONENT_SCHEMA,
+                &t.at.key("template").join(&written),
+                format!("{}: {p}: {msg}{}", describe(res), c.suffix()),
+                format!(
+                    "see the {kind} schema (Kubernetes {}); fix the template, the parameter or the addon patch that writes this field",
+                    crate::openapi::Schemas::kubernetes_version()
+                ),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The longest prefix of `path` that exists in the template as written.
+fn literal_prefix(template: &Value, path: &FieldPath) -> FieldPath {
+    use crate::fieldpath::Segment;
+    let mut at = template;
+    let mut out = FieldPath::root();
+    for seg in &path.0 {
+        let next = match seg {
+            Segment::Key(k) => at.get(k.as_str()),
+            Segment::Index(i) => at.get(*i),
+        };
+        match next {
+            Some(v) => {
+                at = v;
+                out = match seg {
+                    Segment::Key(k) => out.key(k),
+                    Segment::Index(i) => out.index(*i),
+                };
+            }
+            None => break,
+        }
+    }
+    out
 }
 
 impl Ctx<'_, '_, '_> {
