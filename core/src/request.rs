@@ -372,12 +372,24 @@ where
         }
     }
 
-    // kurel packages, each on its own (a package's instances render in parallel inside).
+    // kurel packages, each on its own (a package's instances render in parallel inside). The
+    // run's CRDs (`--crds`, and those among the other inputs) type their resources too.
+    let run_crds: Vec<Value> = opts
+        .crds
+        .iter()
+        .chain(&documents)
+        .filter(|d| {
+            d.kind() == Some("CustomResourceDefinition")
+                && d.api_version()
+                    .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+        })
+        .map(|d| d.value.clone())
+        .collect();
     let mut log = Vec::new();
     let mut details = Vec::new();
     let mut summaries = Vec::new();
     for found in &packages {
-        match render_package(req, &access, found, &finish) {
+        match render_package(req, &access, found, &run_crds, &finish) {
             Ok(p) => {
                 files.extend(p.files);
                 warnings.extend(p.warnings);
@@ -545,6 +557,7 @@ fn render_package<T, F>(
     req: &Request,
     access: &Access,
     found: &FoundPackage,
+    run_crds: &[Value],
     finish: &F,
 ) -> Result<PackageOutput<T>, PackageFailure>
 where
@@ -572,6 +585,7 @@ where
     let options = kurel::Options {
         namespace: req.namespace.clone(),
         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
+        crds: run_crds.to_vec(),
     };
     let common = kurel::Instance {
         values,

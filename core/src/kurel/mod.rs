@@ -66,6 +66,10 @@ pub struct Options {
     pub max_depth: usize,
     /// Namespace for namespaced resources that set none (`kiln render -n`).
     pub namespace: Option<String>,
+    /// CustomResourceDefinitions from outside the package (`--crds`, and CRDs among the other
+    /// inputs of the run): resources of their kinds are checked against them, as the package's own
+    /// CRDs are.
+    pub crds: Vec<Value>,
 }
 
 impl Default for Options {
@@ -73,6 +77,7 @@ impl Default for Options {
         Self {
             max_depth: variables::DEFAULT_MAX_DEPTH,
             namespace: None,
+            crds: Vec::new(),
         }
     }
 }
@@ -237,7 +242,8 @@ impl<'p> Prepared<'p> {
             .filter(is_crd)
             .cloned()
             .collect();
-        let schemas = validate::schemas_for(&crds);
+        let known: Vec<Value> = crds.iter().chain(&options.crds).cloned().collect();
+        let schemas = validate::schemas_for(&known);
         let string_fields = pkg
             .resources
             .iter()
@@ -258,7 +264,7 @@ impl<'p> Prepared<'p> {
             base,
             sets: common.sets.clone(),
             structure,
-            scopes: validate::scopes_for(&crds),
+            scopes: validate::scopes_for(&known),
             schemas,
             crds,
             string_fields,
@@ -302,9 +308,15 @@ impl<'p> Prepared<'p> {
         if objects.iter().filter(is_crd).eq(self.crds.iter()) {
             (Cow::Borrowed(&self.schemas), Cow::Borrowed(&self.scopes))
         } else {
+            let known: Vec<Value> = objects
+                .iter()
+                .filter(is_crd)
+                .chain(&self.options.crds)
+                .cloned()
+                .collect();
             (
-                Cow::Owned(validate::schemas_for(objects)),
-                Cow::Owned(validate::scopes_for(objects)),
+                Cow::Owned(validate::schemas_for(&known)),
+                Cow::Owned(validate::scopes_for(&known)),
             )
         }
     }
