@@ -114,6 +114,9 @@ pub struct Document {
     pub source: Arc<SourceFile>,
     /// Index of the document within its file (0-based, empty documents not counted).
     pub index: usize,
+    /// For an object that came from a `kind: List` document (what `kubectl get -o yaml`
+    /// prints), its position in the list's `items`; its field paths are under `items[N]`.
+    pub item: Option<usize>,
     /// Its content.
     pub value: Value,
 }
@@ -144,6 +147,14 @@ impl Document {
 
     /// A diagnostic located in this document at `path`, with its line filled in when it can be found.
     pub fn diag(&self, d: Diagnostic, path: &FieldPath) -> Diagnostic {
+        let within;
+        let path = match self.item {
+            None => path,
+            Some(i) => {
+                within = FieldPath::root().key("items").index(i).join(path);
+                &within
+            }
+        };
         let mut d = d
             .in_document(&self.source.name, self.index)
             .at(path.to_string());
@@ -217,16 +228,55 @@ pub fn parse_source_with_warnings(
             Err(d) => return Err(d),
         }
     };
-    let docs = values
-        .into_iter()
-        .enumerate()
-        .map(|(index, value)| Document {
-            source: Arc::clone(source),
-            index,
-            value,
-        })
-        .collect();
+    let mut docs = Vec::with_capacity(values.len());
+    for (index, value) in values.into_iter().enumerate() {
+        match list_items(value) {
+            Ok(items) => docs.extend(items.into_iter().enumerate().map(|(i, value)| Document {
+                source: Arc::clone(source),
+                index,
+                item: Some(i),
+                value,
+            })),
+            Err(value) => docs.push(Document {
+                source: Arc::clone(source),
+                index,
+                item: None,
+                value,
+            }),
+        }
+    }
     Ok((docs, warnings))
+}
+
+/// The items of a list document, the way `kubectl apply` reads one: `kind: List` (or any
+/// `…List` kind) with an `items` sequence and nothing but `apiVersion`, `kind`, `metadata` and
+/// `items`. Anything else is given back as it is.
+fn list_items(value: Value) -> Result<Vec<Value>, Value> {
+    let is_list = value.as_object().is_some_and(|m| {
+        m.get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.ends_with("List"))
+            && m.get("apiVersion").is_some_and(Value::is_string)
+            && m.get("items").is_some_and(Value::is_array)
+            && m.keys()
+                .all(|k| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "items"))
+    });
+    if !is_list {
+        return Err(value);
+    }
+    match value {
+        Value::Object(mut m) => match m.remove("items") {
+            Some(Value::Array(items)) => Ok(items),
+            other => {
+                // Not reached (checked above); give the document back whole.
+                if let Some(v) = other {
+                    m.insert("items".into(), v);
+                }
+                Err(Value::Object(m))
+            }
+        },
+        other => Err(other),
+    }
 }
 
 /// serde_json's own nesting limit, which it enforces whatever kiln's limit says.

@@ -79,6 +79,7 @@ fn generated_document(name: &str, value: Value) -> Document {
     Document {
         source: source(name, &text),
         index: 0,
+        item: None,
         value,
     }
 }

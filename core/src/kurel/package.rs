@@ -240,6 +240,7 @@ impl Loader {
             0 => Some(Document {
                 source: file,
                 index: 0,
+                item: None,
                 value: Value::Object(Map::new()),
             }),
             1 if docs[0].value.is_object() => docs.into_iter().next(),

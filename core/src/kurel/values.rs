@@ -99,6 +99,7 @@ pub fn parse_values_file(
             0 => Some(Document {
                 source: file.clone(),
                 index: 0,
+                item: None,
                 value: Value::Object(Map::new()),
             }),
             1 if ds[0].value.is_object() => Some(ds.remove(0)),
