@@ -96,11 +96,34 @@ struct OutputArgs {
     output_format: OutFormat,
     /// Write into this directory instead of stdout (created or replaced as a whole, never left
     /// half-written).
-    #[arg(long = "output-dir", short = 'o')]
+    #[arg(long = "output-dir", short = 'o', value_parser = output_dir)]
     output_dir: Option<PathBuf>,
     /// How objects are spread over files with `-o`.
     #[arg(long, value_enum, default_value_t = LayoutArg::Single, requires = "output_dir")]
     layout: LayoutArg,
+}
+
+/// `-o DIR`. kubectl's `-o json` / `-o yaml` choose a format; here `-o` names a directory, and
+/// a directory called `json` is almost never what was meant: a bare format name is refused unless
+/// such a directory already exists (`-o ./json` names it unambiguously).
+fn output_dir(s: &str) -> Result<PathBuf, String> {
+    const FORMATS: &[&str] = &[
+        "json",
+        "yaml",
+        "yml",
+        "wide",
+        "name",
+        "jsonpath",
+        "go-template",
+    ];
+    let p = PathBuf::from(s);
+    if FORMATS.contains(&s) && !p.is_dir() {
+        return Err(format!(
+            "-o names the output directory, not a format: for {s} use --output-format {} (or -o ./{s} for a directory named {s})",
+            if s == "json" { "json" } else { "yaml" }
+        ));
+    }
+    Ok(p)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -146,6 +169,10 @@ enum Command {
         /// kind is an error (KLN1011): it may be an instance whose definition was forgotten.
         #[arg(long = "pass-through", value_name = "GROUP")]
         pass_through: Vec<String>,
+        /// Accept inputs that hold no documents at all (an empty result). Without it they are
+        /// an error: an empty stream applied by a GitOps tool deletes what it manages.
+        #[arg(long)]
+        allow_empty: bool,
         #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
@@ -164,6 +191,10 @@ enum Command {
         /// kind is an error (KLN1011): it may be an instance whose definition was forgotten.
         #[arg(long = "pass-through", value_name = "GROUP")]
         pass_through: Vec<String>,
+        /// Accept inputs that hold no documents at all (an empty result). Without it they are
+        /// an error: an empty stream applied by a GitOps tool deletes what it manages.
+        #[arg(long)]
+        allow_empty: bool,
         #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
@@ -244,6 +275,7 @@ fn request(
     paths: &[String],
     env: Option<&str>,
     pass_through: &[String],
+    allow_empty: bool,
     kurel: &kurel_cmd::KurelArgs,
     common: &Common,
 ) -> Request {
@@ -265,6 +297,7 @@ fn request(
         // here (see `report_warnings`).
         strict: false,
         pass_through: pass_through.to_vec(),
+        allow_empty,
     }
 }
 
@@ -542,7 +575,23 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
     }
 }
 
+/// Whether stdin is a pipe or a file: data someone meant kiln to read.
+fn stdin_is_piped() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata("/dev/stdin")
+        .map(|m| m.file_type().is_fifo() || m.file_type().is_file())
+        .unwrap_or(false)
+}
+
 fn run(cli: Cli) -> ExitCode {
+    // With no path kiln reads the current directory; with data piped in, that is a guess about
+    // which of the two was meant, and guessing wrong renders the wrong tree.
+    if let Command::Render { paths, .. } | Command::Validate { paths, .. } = &cli.command {
+        if paths.is_empty() && stdin_is_piped() {
+            eprintln!("error: stdin is piped but no path was given: pass `-` to read stdin, or `.` to render the current directory");
+            return ExitCode::from(2);
+        }
+    }
     report::set_secret_paths(&cli.command.common().secret);
     let all_limits = cli.command.common().limits();
     let _ = OUTPUT_LIMIT.set((all_limits.output_bytes, cli.command.common().diagnostics));
@@ -552,10 +601,18 @@ fn run(cli: Cli) -> ExitCode {
             out,
             env,
             pass_through,
+            allow_empty,
             kurel,
             common,
         } => render_command(
-            &request(&paths, env.as_deref(), &pass_through, &kurel, &common),
+            &request(
+                &paths,
+                env.as_deref(),
+                &pass_through,
+                allow_empty,
+                &kurel,
+                &common,
+            ),
             &kurel,
             &out,
             &common,
@@ -564,10 +621,18 @@ fn run(cli: Cli) -> ExitCode {
             paths,
             env,
             pass_through,
+            allow_empty,
             kurel,
             common,
         } => validate_command(
-            &request(&paths, env.as_deref(), &pass_through, &kurel, &common),
+            &request(
+                &paths,
+                env.as_deref(),
+                &pass_through,
+                allow_empty,
+                &kurel,
+                &common,
+            ),
             &kurel,
             &common,
         ),

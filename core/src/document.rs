@@ -228,40 +228,59 @@ pub fn parse_source_with_warnings(
             Err(d) => return Err(d),
         }
     };
-    let mut docs = Vec::with_capacity(values.len());
-    for (index, value) in values.into_iter().enumerate() {
-        match list_items(value) {
-            Ok(items) => docs.extend(items.into_iter().enumerate().map(|(i, value)| Document {
-                source: Arc::clone(source),
-                index,
-                item: Some(i),
-                value,
-            })),
-            Err(value) => docs.push(Document {
-                source: Arc::clone(source),
-                index,
-                item: None,
-                value,
-            }),
-        }
-    }
+    let docs = values
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| Document {
+            source: Arc::clone(source),
+            index,
+            item: None,
+            value,
+        })
+        .collect();
     Ok((docs, warnings))
 }
 
-/// The items of a list document, the way `kubectl apply` reads one: `kind: List` (or any
-/// `…List` kind) with an `items` sequence and nothing but `apiVersion`, `kind`, `metadata` and
-/// `items`. Anything else is given back as it is.
-fn list_items(value: Value) -> Result<Vec<Value>, Value> {
-    let is_list = value.as_object().is_some_and(|m| {
-        m.get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"))
-            && m.get("apiVersion").is_some_and(Value::is_string)
+/// Replace each list document by its items, the way `kubectl apply` reads a file: what
+/// `kubectl get -o yaml` prints is a `v1 List` of the objects. Each item keeps its file and
+/// document index, and its place in the list ([`Document::item`]) for diagnostics.
+pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
+    if !docs.iter().any(|d| is_list(&d.value)) {
+        return docs;
+    }
+    let mut out = Vec::with_capacity(docs.len());
+    for d in docs {
+        match list_items(d.value) {
+            Ok(items) => out.extend(items.into_iter().enumerate().map(|(i, value)| Document {
+                source: Arc::clone(&d.source),
+                index: d.index,
+                item: Some(i),
+                value,
+            })),
+            Err(value) => out.push(Document { value, ..d }),
+        }
+    }
+    out
+}
+
+/// A list document: `v1 List`, or a built-in `…List` kind (`apps/v1 DeploymentList`), with an
+/// `items` sequence and nothing but `apiVersion`, `kind`, `metadata` and `items`. Other kinds
+/// ending in `List` (kpt's `ResourceList`, a CRD's) are objects like any other.
+fn is_list(value: &Value) -> bool {
+    value.as_object().is_some_and(|m| {
+        let api = m.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = m.get("kind").and_then(Value::as_str).unwrap_or("");
+        ((api == "v1" && kind == "List")
+            || (kind.ends_with("List") && crate::openapi::is_builtin_kind(api, kind)))
             && m.get("items").is_some_and(Value::is_array)
             && m.keys()
                 .all(|k| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "items"))
-    });
-    if !is_list {
+    })
+}
+
+/// The items of a list document ([`is_list`]); anything else is given back as it is.
+fn list_items(value: Value) -> Result<Vec<Value>, Value> {
+    if !is_list(&value) {
         return Err(value);
     }
     match value {
@@ -985,5 +1004,45 @@ mod tests {
             locate(text, 0, &FieldPath::parse("a").unwrap()),
             Some((1, 1))
         );
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    fn docs(text: &str) -> Vec<Document> {
+        let source = Arc::new(SourceFile {
+            name: "l.yaml".into(),
+            text: text.into(),
+        });
+        expand_lists(parse_source(&source, &YamlLimits::default()).unwrap())
+    }
+
+    #[test]
+    fn lists_become_their_items_and_other_lists_stay() {
+        let d = docs("apiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\"}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n---\napiVersion: apps/v1\nkind: DeploymentList\nitems: [{apiVersion: apps/v1, kind: Deployment, metadata: {name: c}}]\n");
+        let names: Vec<_> = d
+            .iter()
+            .map(|d| (d.name().unwrap(), d.index, d.item))
+            .collect();
+        assert_eq!(
+            names,
+            [("a", 0, Some(0)), ("b", 0, Some(1)), ("c", 1, Some(0))]
+        );
+        let diag = d[1].diag(
+            Diagnostic::error(codes::NOT_AN_OBJECT, "x"),
+            &FieldPath::root().key("metadata"),
+        );
+        assert_eq!(diag.path.as_deref(), Some("items[1].metadata"));
+        assert_eq!(diag.line, Some(6));
+        // kpt's ResourceList, a CRD's …List, a List with other fields: objects like any other.
+        for text in [
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
+            "apiVersion: example.com/v1\nkind: ShoppingList\nitems: []\n",
+            "apiVersion: v1\nkind: List\nitems: []\nspec: {}\n",
+        ] {
+            assert_eq!(docs(text).len(), 1, "{text}");
+        }
     }
 }

@@ -41,6 +41,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::component;
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::{Document, SourceFile};
 use crate::kurel;
@@ -84,6 +85,9 @@ pub struct Request {
     /// Groups whose kinds no definition of the run knows but that are meant to pass through
     /// unrendered (`*`: every group). Without it such a document is an error (KLN1011).
     pub pass_through: Vec<String>,
+    /// Inputs with no documents at all are accepted (an empty result). Without it they are an
+    /// error (KLN1010): an empty stream applied by a GitOps tool deletes what it manages.
+    pub allow_empty: bool,
 }
 
 /// A successful run: what `finish` made of each unit, in output order.
@@ -344,6 +348,8 @@ where
     let mut problems = Diagnostics::new();
     problems.extend(check_kube_version(req.kube_version.as_deref()));
     problems.extend(check_package_overrides(req, &packages));
+    problems.extend(check_environment(req, &documents));
+    problems.extend(check_not_empty(req, &documents, &packages));
     let opts = match options(req, &access, &mut files) {
         Ok(o) => o,
         Err(ds) => {
@@ -504,6 +510,54 @@ fn check_package_overrides(req: &Request, packages: &[FoundPackage]) -> Option<D
         )
         .with_hint("render one package at a time to override its values, or put each package's overrides in its local extension beside it (NAME.local.kurel/parameters.yaml)")
     })
+}
+
+/// `--env` acts on components only: with none among the inputs, it would silently do nothing.
+fn check_environment(req: &Request, documents: &[Document]) -> Option<Diagnostic> {
+    let env = req.environment.as_deref()?;
+    if documents.iter().any(component::is_component_document) {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!("environment {env:?} given, but the inputs hold no component to render for it"),
+        )
+        .with_hint("an environment selects component releases (ComponentDeployment, ReleaseBinding, snapshots); kro instances and kurel packages have none: drop it, or add the component's definitions to the inputs"),
+    )
+}
+
+/// Inputs that hold nothing at all (an empty directory, a mistyped path in a script, stdin that
+/// was never read) would print an empty stream, which a GitOps tool applies as "delete
+/// everything". Refused unless the request says empty is expected.
+fn check_not_empty(
+    req: &Request,
+    documents: &[Document],
+    packages: &[FoundPackage],
+) -> Option<Diagnostic> {
+    if req.allow_empty || !documents.is_empty() || !packages.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = req
+        .inputs
+        .iter()
+        .map(|i| match i {
+            Input::Path(p) => p.display().to_string(),
+            Input::Stdin => "<stdin>".into(),
+            Input::Text { name, .. } => name.clone(),
+        })
+        .collect();
+    Some(
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!(
+                "nothing to render: {} hold{} no Kubernetes documents and no kurel package",
+                if named.is_empty() { "the inputs".to_string() } else { named.join(", ") },
+                if named.len() == 1 { "s" } else { "" }
+            ),
+        )
+        .with_hint("name the files or directories to render (`-` reads stdin); an empty result is accepted only when asked for (--allow-empty)"),
+    )
 }
 
 /// The pipeline options of the request; `--crds` files are read here.

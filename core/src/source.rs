@@ -619,7 +619,7 @@ pub fn load_inputs_in(
         match res {
             Ok((d, warnings)) => {
                 total += d.len();
-                docs.extend(d);
+                docs.extend(crate::document::expand_lists(d));
                 diags.extend(warnings);
             }
             Err(d) => diags.push(d),

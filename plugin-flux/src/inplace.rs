@@ -244,6 +244,8 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         limits: opts.limits,
         strict: opts.strict,
         pass_through,
+        // The tree is the output: files without documents are copied as they are.
+        allow_empty: true,
         ..Request::default()
     };
     let keep = opts.protect.is_some() || opts.lint;
@@ -501,7 +503,8 @@ fn document_count(f: &OutFile, limits: &Limits) -> Result<usize, Diagnostic> {
         name: f.rel.clone(),
         text,
     });
-    parse_source_with_warnings(&source, &limits.yaml).map(|(docs, _)| docs.len())
+    parse_source_with_warnings(&source, &limits.yaml)
+        .map(|(docs, _)| kiln_core::document::expand_lists(docs).len())
 }
 
 /// The manifests of an output tree as one YAML stream, in path order: every `.yaml`, `.yml` and

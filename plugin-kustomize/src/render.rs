@@ -138,6 +138,9 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         limits: ctx.limits,
         strict: opts.strict,
         pass_through: opts.pass_through.clone(),
+        // A function handed nothing kiln reads (only configuration items, or no items) hands the
+        // items back: the orchestrator owns the empty case.
+        allow_empty: true,
         ..Request::default()
     };
     let rendered = match request::render(&req) {
