@@ -5,9 +5,10 @@
 //!   rendered with `kiln render --namespace default`, plus the flags listed in an optional `args` file.
 //! - `expected.yaml`: exit 0, and stdout parses to the same documents, in the same order, with the same
 //!   keys in the same order and the same scalar types.
-//! - `expected-errors.txt`: exit 1, nothing on stdout, and the diagnostics, one per line as
-//!   `CODE FILE[:LINE] PATH: MESSAGE` (file name only), are exactly these lines. Every error must
-//!   also carry a hint.
+//! - `expected-errors.txt`: exit 1, nothing on stdout, and the error diagnostics (for a run that
+//!   failed on warnings alone, under `--strict`, the warnings), one per line as
+//!   `CODE FILE[:LINE] PATH: MESSAGE` (file name only), are exactly these lines. Each must also
+//!   carry a hint.
 //!
 //! `KILN_BLESS=1 cargo test --test golden` rewrites the expected files from the actual output; a
 //! blessed file must then be read and checked by hand before it is committed.
@@ -75,8 +76,11 @@ fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
     let v: Value =
         serde_json::from_str(stderr).map_err(|e| format!("stderr is not JSON ({e}): {stderr}"))?;
     let mut lines = Vec::new();
-    for d in v["diagnostics"].as_array().ok_or("no diagnostics array")? {
-        if d["severity"] != "error" {
+    let all = v["diagnostics"].as_array().ok_or("no diagnostics array")?;
+    // A run that failed on warnings alone (`--strict`) is specified by its warnings.
+    let strict_failure = all.iter().all(|d| d["severity"] != "error");
+    for d in all {
+        if d["severity"] != "error" && !strict_failure {
             continue;
         }
         if d["hint"].as_str().is_none_or(str::is_empty) {

@@ -223,14 +223,17 @@ pub fn merge_checked(
                 match b.get_mut(k) {
                     Some(existing) => merge_checked(existing, v, &p, report),
                     None => {
-                        if at.is_empty() {
+                        if let Some(hint) = undeclared(b, k, at.is_empty()) {
                             report(
                                 &p,
                                 Diagnostic::warning(
                                     codes::KUREL_UNKNOWN_PARAMETER,
-                                    format!("parameter {k:?} is not declared in parameters.yaml"),
+                                    format!(
+                                        "parameter {:?} is not declared in parameters.yaml",
+                                        p.to_string()
+                                    ),
                                 )
-                                .with_hint("check the spelling; only declared parameters can be referenced"),
+                                .with_hint(hint),
                             );
                         }
                         b.insert(k.clone(), v.clone());
@@ -260,6 +263,24 @@ pub fn merge_checked(
                 );
             }
         }
+    }
+}
+
+/// Whether a key an override adds to a map of the parameters is worth a warning, and its hint.
+/// Every new top-level key is (only declared parameters can be referenced); deeper down, maps
+/// are often open (labels, resources), so only a near miss of a key already there is (`replcias`
+/// beside `replicas`).
+fn undeclared(map: &Map<String, Value>, key: &str, top: bool) -> Option<String> {
+    // One edit turns any short key into another (`a` → `b`): short keys are not near misses.
+    let near = (key.chars().count() >= 4)
+        .then(|| crate::suggest::nearest(key, map.keys().map(String::as_str)))
+        .flatten();
+    match near {
+        Some(near) => Some(crate::suggest::did_you_mean(near)),
+        None if top => {
+            Some("check the spelling; only declared parameters can be referenced".to_string())
+        }
+        None => None,
     }
 }
 
@@ -357,13 +378,13 @@ pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) 
                 format!("--set {s:?}: {msg}"),
                 "check the parameter path",
             )),
-            Err(SetError::Unknown(k)) => diags.push(
+            Err(SetError::Unknown(k, hint)) => diags.push(
                 Diagnostic::warning(
                     codes::KUREL_UNKNOWN_PARAMETER,
                     format!("--set {s:?}: parameter {k:?} is not declared in parameters.yaml"),
                 )
                 .in_file(SET_FILE)
-                .with_hint("check the spelling; only declared parameters can be referenced"),
+                .with_hint(hint),
             ),
         }
     }
@@ -379,7 +400,8 @@ fn get<'a>(v: &'a Value, p: &FieldPath) -> Option<&'a Value> {
 enum SetError {
     Type(String, String),
     Path(String),
-    Unknown(String),
+    /// An undeclared parameter (its path) and the hint.
+    Unknown(String, String),
 }
 
 fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetError> {
@@ -400,8 +422,10 @@ fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetE
                     ));
                 };
                 if !m.contains_key(k) {
-                    if i == 0 {
-                        unknown = Some(k.clone());
+                    if unknown.is_none() {
+                        if let Some(hint) = undeclared(m, k, i == 0) {
+                            unknown = Some((walked.key(k).to_string(), hint));
+                        }
                     }
                     m.insert(
                         k.clone(),
@@ -441,7 +465,7 @@ fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetE
         return Err(SetError::Type(walked.to_string(), m));
     }
     match unknown {
-        Some(k) => Err(SetError::Unknown(k)),
+        Some((k, hint)) => Err(SetError::Unknown(k, hint)),
         None => Ok(()),
     }
 }
@@ -450,6 +474,40 @@ fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetE
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn nested_near_misses_warn_and_open_maps_do_not() {
+        let mut base = json!({"app": {"replicas": 2, "labels": {"team": "a"}}});
+        let mut warns = Vec::new();
+        merge_checked(
+            &mut base,
+            &json!({"app": {"replcias": 3, "labels": {"tier": "web"}, "extra": 1}, "apps": 1}),
+            &FieldPath::root(),
+            &mut |p, d| warns.push((p.to_string(), d.hint.unwrap_or_default())),
+        );
+        assert_eq!(
+            warns,
+            [
+                (
+                    "app.replcias".to_string(),
+                    "did you mean \"replicas\"?".to_string()
+                ),
+                ("apps".to_string(), "did you mean \"app\"?".to_string()),
+            ]
+        );
+        let mut diags = Diagnostics::new();
+        apply_sets(&mut base, &["app.replcas=4".into()], &mut diags);
+        assert_eq!(diags.0.len(), 1);
+        assert!(
+            diags.0[0].message.contains("\"app.replcas\""),
+            "{:?}",
+            diags.0
+        );
+        assert_eq!(
+            diags.0[0].hint.as_deref(),
+            Some("did you mean \"replicas\"?")
+        );
+    }
 
     #[test]
     fn deep_merge_and_type_checks() {
