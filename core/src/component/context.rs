@@ -91,10 +91,10 @@ pub(crate) fn resolve_params(
             };
             errors.push(src.loc.error(code, &src.at.join(&rel), msg, hint));
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
     }
+    // Overrides with errors of their own are left out, so the Component's own parameters are
+    // still checked in the same run.
+    let overrides = overrides.filter(|_| errors.is_empty());
     let mut all = base.clone();
     if let Some((ov, _)) = overrides {
         deep_merge(&mut all, ov);

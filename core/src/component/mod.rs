@@ -111,6 +111,19 @@ struct Loaded<'a> {
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     exprs: Exprs,
+    /// `(file, document index)` of every document with an error: what uses one is checked as far
+    /// as it can be (its own parameters) but not rendered.
+    broken: BTreeSet<(String, usize)>,
+    /// Names of those documents: a reference to one is explained by its own errors, not reported
+    /// again as unknown.
+    failed_names: BTreeSet<String>,
+}
+
+impl Loaded<'_> {
+    fn is_broken(&self, loc: &Loc<'_>) -> bool {
+        self.broken
+            .contains(&(loc.doc.file().to_string(), loc.doc.index))
+    }
 }
 
 fn err(
@@ -267,6 +280,16 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         diags.extend(checker.check_addon(a));
     }
     l.exprs = exprs;
+    l.broken = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| Some((d.file.clone()?, d.document?)))
+        .collect();
+    l.failed_names = docs
+        .iter()
+        .filter(|d| l.broken.contains(&(d.file().to_string(), d.index)))
+        .filter_map(|d| d.name().map(str::to_string))
+        .collect();
     (l, diags)
 }
 
@@ -541,6 +564,7 @@ fn resolve<'u, 'a>(
     types: &[&'u TypeDef<'a>],
     addons: &[&'u AddonDef<'a>],
     workload: Option<&'u WorkloadDef<'a>>,
+    failed: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Inputs<'u, 'a>> {
     let before = diags.len();
@@ -572,6 +596,8 @@ fn resolve<'u, 'a>(
             ));
             None
         }
+        // A definition that failed to load is explained by its own errors.
+        None if failed.contains(&c.type_name) => None,
         None => {
             let known: Vec<String> = types
                 .iter()
@@ -599,6 +625,7 @@ fn resolve<'u, 'a>(
         cands.sort_by_key(|a| ns_rank(&a.namespace));
         match cands.first() {
             Some(a) => used.push(**a),
+            None if failed.contains(&u.name) => {}
             None => {
                 let known: Vec<&str> = addons.iter().map(|a| a.name.as_str()).collect();
                 diags.push(c.loc.error(
@@ -626,7 +653,7 @@ fn resolve<'u, 'a>(
             None
         }
     };
-    if diags.len() > before {
+    if diags.len() > before || type_def.is_none() || used.len() < c.addons.len() {
         return None;
     }
     Some(Inputs {
@@ -738,7 +765,7 @@ fn plan<'u, 'a>(
             continue;
         }
         let wl = workload_of.get(c.name.as_str()).copied();
-        let Some(inputs) = resolve(c, &types, &addons, wl, diags) else {
+        let Some(inputs) = resolve(c, &types, &addons, wl, &l.failed_names, diags) else {
             continue;
         };
         for env in envs {
@@ -844,7 +871,14 @@ fn plan<'u, 'a>(
         }
         let st = [&s.type_def];
         let sa: Vec<&AddonDef<'a>> = s.addons.iter().collect();
-        let Some(inputs) = resolve(&s.component, &st, &sa, Some(&s.workload), diags) else {
+        let Some(inputs) = resolve(
+            &s.component,
+            &st,
+            &sa,
+            Some(&s.workload),
+            &l.failed_names,
+            diags,
+        ) else {
             continue;
         };
         if let Some(u) = unit(
@@ -866,7 +900,11 @@ fn plan<'u, 'a>(
         .chain(l.releases.iter().map(|r| r.component_name.as_str()))
         .collect();
     for d in &l.deployments {
-        if wanted(&d.environment) && !known.contains(d.component.as_str()) {
+        // A component that failed to load is explained by its own errors.
+        if wanted(&d.environment)
+            && !known.contains(d.component.as_str())
+            && !l.failed_names.contains(&d.component)
+        {
             diags.push(d.loc.error(
                 codes::UNKNOWN_COMPONENT,
                 &FieldPath::root().key("spec").key("owner").key("componentName"),
@@ -937,7 +975,15 @@ fn release_unit<'u, 'a>(
     }
     let rt = [&r.type_def];
     let ra: Vec<&AddonDef<'a>> = r.addons.iter().collect();
-    let inputs = resolve(&r.component, &rt, &ra, Some(&r.workload), diags)?;
+    // A release is self-contained: nothing outside it explains a missing definition.
+    let inputs = resolve(
+        &r.component,
+        &rt,
+        &ra,
+        Some(&r.workload),
+        &BTreeSet::new(),
+        diags,
+    )?;
     unit(&inputs, dep, env, opts, diags)
 }
 
@@ -1034,21 +1080,29 @@ where
             warnings: Vec::new(),
         });
     }
+    // Every stage runs even when an earlier one found errors, so one run reports every problem:
+    // a release that uses a definition with errors has its own parameters checked, and is not
+    // rendered (that would only repeat the definition's errors).
     let (l, diags) = load(docs, &opts.expr);
     let (mut errors, mut warnings) = split(diags);
-    if !errors.is_empty() {
-        errors.extend(warnings);
-        return Err(Diagnostics(errors));
-    }
     let mut pd = Vec::new();
     let units = plan(&l, opts, &mut pd);
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
-    let results: Vec<Result<T, Vec<Diagnostic>>> = units
+    let results: Vec<Result<Option<T>, Vec<Diagnostic>>> = units
         .par_iter()
         .map(|u| {
-            release::render(u, &l.exprs, opts).and_then(|objs| finish(objs).map_err(|d| vec![d]))
+            let broken = l.is_broken(&u.component.loc)
+                || l.is_broken(&u.type_def.loc)
+                || l.is_broken(&u.workload.loc)
+                || u.deployment.is_some_and(|d| l.is_broken(&d.loc))
+                || u.addons.iter().any(|a| l.is_broken(&a.loc));
+            if broken {
+                return release::check_parameters(u).map(|()| None);
+            }
+            release::render(u, &l.exprs, opts)
+                .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]))
         })
         .collect();
     use crate::pipeline::{Origin, OriginKind};
@@ -1070,7 +1124,8 @@ where
     }
     for (r, u) in results.into_iter().zip(&units) {
         match r {
-            Ok(t) => {
+            Ok(None) => {}
+            Ok(Some(t)) => {
                 out.push(t);
                 let mut o = Origin::of(OriginKind::Component, u.component.loc.doc);
                 o.detail = Some(u.env.clone());
@@ -1199,7 +1254,7 @@ pub fn create_snapshot(
         .deployments
         .iter()
         .find(|d| d.component == c.name && d.environment == env);
-    let Some(inputs) = resolve(c, &types, &addons, wl, &mut errors) else {
+    let Some(inputs) = resolve(c, &types, &addons, wl, &l.failed_names, &mut errors) else {
         return Err(Diagnostics(errors));
     };
     let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {

@@ -78,44 +78,11 @@ pub(crate) fn render(
     };
     let comp = unit.component;
     let ty = unit.type_def;
-    let type_what = format!("ComponentTypeDefinition {:?}", ty.name);
-    let comp_src = Source {
-        loc: &comp.loc,
-        at: FieldPath::root().key("spec").key("parameters"),
-    };
-    let ov_src = unit.deployment.map(|d| Source {
-        loc: &d.loc,
-        at: d.overrides_at.clone(),
-    });
-    let params = context::resolve_params(
-        &ty.schemas,
-        &type_what,
-        &comp.parameters,
-        &comp_src,
-        unit.deployment
-            .zip(ov_src.as_ref())
-            .map(|(d, s)| (&d.overrides, s)),
-    )?;
-    // The environment's env/file overrides go into a copy of the workload (upstream step 2).
-    let wl_spec = match unit
-        .deployment
-        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
-    {
-        None => unit.workload.spec.clone(),
-        Some((d, o)) => overrides::apply(&unit.workload.spec, o).map_err(|(at, m)| {
-            vec![unit.workload.loc.error(
-                codes::COMPONENT_INVALID,
-                &at,
-                format!(
-                    "cannot apply the workload overrides of environment {:?} ({}): {m}{}",
-                    d.environment,
-                    d.loc.doc.file(),
-                    c.suffix()
-                ),
-                "env and files of a container are lists of {key, value} entries",
-            )]
-        })?,
-    };
+    let Resolved {
+        params,
+        workload_spec: wl_spec,
+        addon_params,
+    } = resolve(unit, &c.suffix())?;
     let base_vars = context::component_vars(
         comp,
         &unit.namespace,
@@ -124,42 +91,6 @@ pub(crate) fn render(
         &wl_spec,
         &params,
     );
-
-    // Addon parameters are resolved up front so every parameter problem is reported at once.
-    let mut errors = Vec::new();
-    let mut addon_params: Vec<Option<Params>> = Vec::new();
-    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
-        let src = Source {
-            loc: &comp.loc,
-            at: use_.config_at.clone(),
-        };
-        let ov = unit.deployment.and_then(|d| {
-            d.addon_overrides
-                .get(&use_.instance)
-                .map(|(v, at)| (v, d, at))
-        });
-        let ov_src = ov.map(|(_, d, at)| Source {
-            loc: &d.loc,
-            at: at.clone(),
-        });
-        let what = format!("Addon {:?} (instance {:?})", addon.name, use_.instance);
-        match context::resolve_params(
-            &addon.schemas,
-            &what,
-            &use_.config,
-            &src,
-            ov.zip(ov_src.as_ref()).map(|((v, _, _), s)| (v, s)),
-        ) {
-            Ok(p) => addon_params.push(Some(p)),
-            Err(ds) => {
-                errors.extend(ds);
-                addon_params.push(None);
-            }
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
 
     let mut ctx = root_context().new_inner_scope();
     with_vars(&mut ctx, &base_vars);
@@ -174,7 +105,6 @@ pub(crate) fn render(
     }
 
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
-        let Some(params) = params else { continue };
         // An addon sees the component's variables with its own parameters, envOverrides and
         // environmentConfigs in their place: a scope over the component's, so the component's
         // values are not converted again for every addon.
@@ -205,6 +135,106 @@ pub(crate) fn render(
 
     check_schemas(&c, &resources, &made_by, &opts.schemas)?;
     finish(&c, resources)
+}
+
+/// A release's parameters, resolved: the component's (with the environment's overrides), the
+/// workload with the environment's overrides, each addon instance's.
+struct Resolved {
+    params: Params,
+    workload_spec: Value,
+    addon_params: Vec<Params>,
+}
+
+/// Resolve every parameter of a release, reporting every problem at once.
+fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic>> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let mut errors = Vec::new();
+    let type_what = format!("ComponentTypeDefinition {:?}", ty.name);
+    let comp_src = Source {
+        loc: &comp.loc,
+        at: FieldPath::root().key("spec").key("parameters"),
+    };
+    let ov_src = unit.deployment.map(|d| Source {
+        loc: &d.loc,
+        at: d.overrides_at.clone(),
+    });
+    let params = context::resolve_params(
+        &ty.schemas,
+        &type_what,
+        &comp.parameters,
+        &comp_src,
+        unit.deployment
+            .zip(ov_src.as_ref())
+            .map(|(d, s)| (&d.overrides, s)),
+    )
+    .map_err(|ds| errors.extend(ds))
+    .ok();
+    // The environment's env/file overrides go into a copy of the workload (upstream step 2).
+    let workload_spec = match unit
+        .deployment
+        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
+    {
+        None => Some(unit.workload.spec.clone()),
+        Some((d, o)) => overrides::apply(&unit.workload.spec, o)
+            .map_err(|(at, m)| {
+                errors.push(unit.workload.loc.error(
+                    codes::COMPONENT_INVALID,
+                    &at,
+                    format!(
+                        "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
+                        d.environment,
+                        d.loc.doc.file(),
+                    ),
+                    "env and files of a container are lists of {key, value} entries",
+                ))
+            })
+            .ok(),
+    };
+    let mut addon_params = Vec::new();
+    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
+        let src = Source {
+            loc: &comp.loc,
+            at: use_.config_at.clone(),
+        };
+        let ov = unit.deployment.and_then(|d| {
+            d.addon_overrides
+                .get(&use_.instance)
+                .map(|(v, at)| (v, d, at))
+        });
+        let ov_src = ov.map(|(_, d, at)| Source {
+            loc: &d.loc,
+            at: at.clone(),
+        });
+        let what = format!("Addon {:?} (instance {:?})", addon.name, use_.instance);
+        match context::resolve_params(
+            &addon.schemas,
+            &what,
+            &use_.config,
+            &src,
+            ov.zip(ov_src.as_ref()).map(|((v, _, _), s)| (v, s)),
+        ) {
+            Ok(p) => addon_params.push(p),
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    match (params, workload_spec) {
+        (Some(params), Some(workload_spec)) if errors.is_empty() => Ok(Resolved {
+            params,
+            workload_spec,
+            addon_params,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// What can be checked of a release whose definitions have errors of their own: its parameters.
+pub(crate) fn check_parameters(unit: &Unit<'_, '_>) -> Result<(), Vec<Diagnostic>> {
+    let suffix = format!(
+        " (component {:?}, environment {:?})",
+        unit.component.name, unit.env
+    );
+    resolve(unit, &suffix).map(|_| ())
 }
 
 /// Every finished resource against the Kubernetes schema of its kind, as kro templates and kurel
