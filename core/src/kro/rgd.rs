@@ -350,9 +350,14 @@ impl<'d> Loader<'d> {
         let order = self.order(&nodes, &ids);
 
         // Types are checked only on a graph that is otherwise sound: an unknown id or a cycle
-        // would only add noise here.
+        // would only add noise here. A template field outside its kind's schema (KLN2010) leaves
+        // the graph sound, so the expressions are still checked in the same run.
         let mut status_schema = Value::Null;
-        if self.errors.is_empty() {
+        if self
+            .errors
+            .iter()
+            .all(|d| d.code == codes::TEMPLATE_SCHEMA)
+        {
             let typed = typecheck::check(&typecheck::Input {
                 doc: self.doc,
                 nodes: &nodes,
