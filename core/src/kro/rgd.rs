@@ -353,11 +353,7 @@ impl<'d> Loader<'d> {
         // would only add noise here. A template field outside its kind's schema (KLN2010) leaves
         // the graph sound, so the expressions are still checked in the same run.
         let mut status_schema = Value::Null;
-        if self
-            .errors
-            .iter()
-            .all(|d| d.code == codes::TEMPLATE_SCHEMA)
-        {
+        if self.errors.iter().all(|d| d.code == codes::TEMPLATE_SCHEMA) {
             let typed = typecheck::check(&typecheck::Input {
                 doc: self.doc,
                 nodes: &nodes,

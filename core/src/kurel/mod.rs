@@ -364,9 +364,13 @@ impl<'p> Prepared<'p> {
                 None
             }
         };
-        let Some(plan) = plan.filter(|_| !errors.has_errors()) else {
+        let Some(plan) = plan else {
             return failed(errors, warnings);
         };
+        // Resources with variable errors are still patched, so the patches' own variable errors
+        // come out in the same run; anything else a patch reports then (a target whose name did
+        // not resolve) could be a consequence, and is left out.
+        let resources_failed = errors.has_errors();
 
         // Apply, in order. Errors are collected and application goes on, so one run reports
         // every failing operation.
@@ -392,7 +396,20 @@ impl<'p> Prepared<'p> {
                     &mut op_errors,
                 ));
             }
-            errors.extend(op_errors);
+            if resources_failed {
+                errors.extend(op_errors.into_iter().filter(|d| {
+                    [
+                        codes::KUREL_VARIABLE_SYNTAX,
+                        codes::KUREL_VARIABLE_UNDEFINED,
+                        codes::KUREL_VARIABLE_CYCLE,
+                        codes::KUREL_VARIABLE_DEPTH,
+                        codes::KUREL_VARIABLE_TYPE,
+                    ]
+                    .contains(&d.code)
+                }));
+            } else {
+                errors.extend(op_errors);
+            }
         }
         if errors.has_errors() {
             return failed(errors, warnings);

@@ -162,6 +162,9 @@ pub struct LoadError {
     pub diagnostics: Diagnostics,
     /// Files read.
     pub files: Vec<Arc<SourceFile>>,
+    /// When the only errors are in patch files: the package without those patches, so the rest
+    /// (variables, schemas, the other patches) is still checked in the same run.
+    pub partial: Option<Box<Package>>,
 }
 
 /// Whether `path` is a kurel package: a directory named `*.kurel` (not `*.local.kurel`), or one
@@ -320,6 +323,7 @@ pub fn load_with_limits(dir: &Path, limits: &YamlLimits) -> Result<Package, Load
             return Err(LoadError {
                 diagnostics: d.into(),
                 files: Vec::new(),
+                partial: None,
             })
         }
     };
@@ -498,9 +502,32 @@ pub fn load_with_limits(dir: &Path, limits: &YamlLimits) -> Result<Package, Load
     if diags.has_errors() {
         let mut diags = diags;
         diags.sort();
+        let only_patch_files = diags.iter().filter(|d| d.is_error()).all(|d| {
+            [
+                codes::KUREL_KPATCH_SYNTAX,
+                codes::KUREL_PATCH_YAML,
+                codes::KUREL_PATCH_METADATA,
+            ]
+            .contains(&d.code)
+        });
+        let partial = match (&metadata, only_patch_files) {
+            (Some(md), true) => Some(Box::new(Package {
+                dir: display.clone(),
+                metadata: md.clone(),
+                parameters: Value::Object(parameters),
+                parameters_doc: params_doc,
+                resources,
+                patches,
+                local,
+                files: files.clone(),
+                warnings: Vec::new(),
+            })),
+            _ => None,
+        };
         return Err(LoadError {
             diagnostics: diags,
             files,
+            partial,
         });
     }
     let Some(metadata) = metadata else {
@@ -510,6 +537,7 @@ pub fn load_with_limits(dir: &Path, limits: &YamlLimits) -> Result<Package, Load
                 .with_hint("add kurel: to parameters.yaml")
                 .into(),
             files,
+            partial: None,
         });
     };
     let mut warnings = diags.0;
