@@ -808,10 +808,26 @@ impl<'d> Loader<'d> {
                 }
             }
             if !unknown.is_empty() {
+                let near = unknown.iter().find_map(|u| {
+                    crate::suggest::nearest(
+                        u,
+                        scope
+                            .ids
+                            .iter()
+                            .map(String::as_str)
+                            .chain(std::iter::once("schema")),
+                    )
+                });
                 let hint = if iterators.iter().any(|it| unknown.contains(it)) {
                     "forEach iterators are independent: one dimension cannot read another"
+                        .to_string()
+                } else if let Some(n) = near {
+                    format!(
+                        "{} (expressions may reference schema and the ids of other resources)",
+                        crate::suggest::did_you_mean(n)
+                    )
                 } else {
-                    "expressions may reference schema and the ids of other resources"
+                    "expressions may reference schema and the ids of other resources".to_string()
                 };
                 let code = if iterators.iter().any(|it| unknown.contains(it))
                     && what.starts_with("forEach")
@@ -955,9 +971,19 @@ impl<'d> Loader<'d> {
                     .cloned()
                     .collect();
                 if !unknown.is_empty() {
+                    let near = unknown.iter().find_map(|u| {
+                        crate::suggest::nearest(u, ids.iter().copied().chain(["schema"]))
+                    });
+                    let hint = match near {
+                        Some(n) => format!(
+                            "{} (status expressions may reference schema and resource ids)",
+                            crate::suggest::did_you_mean(n)
+                        ),
+                        None => "status expressions may reference schema and resource ids".into(),
+                    };
                     self.errors.push(self.doc.diag(
                         Diagnostic::error(codes::UNKNOWN_IDENTIFIER, format!("status field {:?} expression {:?}: references unknown identifiers: [{}]", h.path.to_string(), e.source(), unknown.join(", ")))
-                            .with_hint("status expressions may reference schema and resource ids"),
+                            .with_hint(hint),
                         &e.path,
                     ));
                 }
