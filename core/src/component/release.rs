@@ -257,6 +257,15 @@ fn check_schemas(
             continue; // reported by `finish`
         };
         let Some(ks) = schemas.lookup(api, kind) else {
+            // A built-in group's unknown kind, reported at the template's kind.
+            if let Some(d) = crate::inventory::check_builtin(api, kind) {
+                errors.push(loc.error(
+                    d.code,
+                    &t.at.key("template").key("kind"),
+                    format!("{}: {}{}", describe(res), d.message, c.suffix()),
+                    d.hint.unwrap_or_default(),
+                ));
+            }
             continue;
         };
         for (p, msg) in ks.check_rendered(res) {

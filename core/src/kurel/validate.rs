@@ -157,6 +157,9 @@ pub fn validate(
                     &p,
                 ));
             }
+        } else if let Some(d) = crate::inventory::check_builtin(api, kind) {
+            // A built-in group's unknown kind, at the resource's kind.
+            out.push(at(d, &root.key("kind")));
         }
         required(obj, group_of(api), kind, &mut |p, msg| {
             out.push(at(
