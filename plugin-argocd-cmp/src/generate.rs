@@ -1,0 +1,280 @@
+//! `kiln-cmp generate`: the application directory rendered to a stream of Kubernetes objects.
+//!
+//! Argo CD runs the command in `<checkout>/<ARGOCD_APP_SOURCE_PATH>` inside a full copy of the
+//! repository, so the repository root is the working directory with the source path taken off.
+//! That root is the trust boundary: the application's files, and any values file a parameter
+//! names, may not leave it (`Request.root`).
+
+use std::path::{Component, Path, PathBuf};
+
+use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::request::{self, Request};
+use kiln_core::source::Input;
+
+use crate::env::Env;
+use crate::options::Options;
+
+/// Where the run happens: the repository root, and the application's path inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The repository checkout: nothing outside it is read.
+    pub root: PathBuf,
+    /// The application directory, relative to the root (`.` for the root itself).
+    pub app: PathBuf,
+}
+
+/// The repository root and application path for working directory `cwd`.
+pub fn place(cwd: &Path, source_path: Option<&str>) -> Result<Place, Diagnostic> {
+    let rel = match source_path
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && *s != ".")
+    {
+        None => PathBuf::from("."),
+        Some(s) => match normalise(Path::new(".").join(s.trim_start_matches('/'))) {
+            Some(p) => p,
+            None => {
+                return Err(Diagnostic::error(
+                    codes::PATH_ESCAPE,
+                    format!("ARGOCD_APP_SOURCE_PATH {s:?} leaves the repository"),
+                )
+                .in_file("ARGOCD_APP_SOURCE_PATH")
+                .with_hint("the application's source.path is a directory of the repository"))
+            }
+        },
+    };
+    // cwd = root/rel: take as many trailing components off cwd as rel has.
+    let depth = rel
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    let mut root = cwd.to_path_buf();
+    for _ in 0..depth {
+        if !root.pop() {
+            return Err(Diagnostic::error(
+                codes::REQUEST_INVALID,
+                format!(
+                    "the working directory {} is not the application path {} of a checkout",
+                    cwd.display(),
+                    rel.display()
+                ),
+            )
+            .in_file("ARGOCD_APP_SOURCE_PATH")
+            .with_hint("Argo CD runs plugins in <checkout>/<source.path>"));
+        }
+    }
+    if depth > 0 && !cwd.ends_with(&rel) {
+        return Err(Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!(
+                "the working directory {} does not end with the application path {}",
+                cwd.display(),
+                rel.display()
+            ),
+        )
+        .in_file("ARGOCD_APP_SOURCE_PATH")
+        .with_hint("Argo CD runs plugins in <checkout>/<source.path>; run kiln-cmp there"));
+    }
+    Ok(Place { root, app: rel })
+}
+
+/// `a/./b/../c` → `a/c`, relative; `None` when it climbs above its start or is absolute.
+pub fn normalise(p: PathBuf) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    })
+}
+
+/// Groups `KUBE_API_VERSIONS` names that are not built into Kubernetes: the cluster serves them,
+/// so documents of their kinds are meant to pass through.
+pub fn cluster_groups(api_versions: &[String]) -> Vec<String> {
+    let mut groups: Vec<String> = api_versions
+        .iter()
+        .filter_map(|gv| gv.rsplit_once('/').map(|(g, _)| g.to_string()))
+        .filter(|g| !kiln_core::openapi::is_builtin_group(g))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// The core request of a run.
+pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<Diagnostic>> {
+    let mut errs = Vec::new();
+    let mut values = Vec::new();
+    for v in &opts.values {
+        // Relative to the application directory, as Argo CD users write them; confined to the
+        // checkout.
+        match normalise(place.app.join(v)).filter(|_| !Path::new(v).is_absolute()) {
+            Some(p) => values.push(p),
+            None => errs.push(
+                Diagnostic::error(
+                    codes::PATH_ESCAPE,
+                    format!("values file {v:?} is outside the repository"),
+                )
+                .in_file("ARGOCD_APP_PARAMETERS")
+                .with_hint("values files are paths relative to the application directory, inside the repository"),
+            ),
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let mut pass_through = cluster_groups(&env.kube_api_versions);
+    pass_through.extend(opts.pass_through.iter().cloned());
+    Ok(Request {
+        inputs: vec![Input::Path(place.app.clone())],
+        root: Some(place.root.clone()),
+        environment: opts.environment.clone(),
+        values,
+        sets: opts.sets.clone(),
+        namespace: env.app_namespace.clone(),
+        strict: opts.strict,
+        pass_through,
+        allow_empty: opts.allow_empty,
+        ..Request::default()
+    })
+}
+
+/// What a run prints, and its exit code.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Standard output: only Kubernetes objects.
+    pub stdout: String,
+    /// Standard error: concise, one line per problem, no secret values.
+    pub stderr: String,
+    /// 0 success, 1 failure.
+    pub code: u8,
+}
+
+/// Concise lines for Argo CD's UI (which shows and caches stderr).
+pub fn report(ds: &[Diagnostic]) -> String {
+    let mut s = String::new();
+    for d in ds {
+        s.push_str(&d.to_string());
+        s.push('\n');
+    }
+    s
+}
+
+fn failed(ds: &[Diagnostic]) -> Outcome {
+    Outcome {
+        stderr: report(ds),
+        code: 1,
+        ..Outcome::default()
+    }
+}
+
+/// Render the application in `cwd` with the environment `env`.
+pub fn generate(cwd: &Path, env: &Env) -> Outcome {
+    let opts = match crate::options::from_env(env) {
+        Ok(o) => o,
+        Err(ds) => return failed(&ds),
+    };
+    let place = match place(cwd, env.source_path.as_deref()) {
+        Ok(p) => p,
+        Err(d) => return failed(&[d]),
+    };
+    let req = match request(&place, env, &opts) {
+        Ok(r) => r,
+        Err(ds) => return failed(&ds),
+    };
+    let mut rendered = match request::render(&req) {
+        Ok(r) => r,
+        Err(f) => return failed(&f.redacted(&[])),
+    };
+    let objects: Vec<serde_json::Value> = std::mem::take(&mut rendered.units)
+        .into_iter()
+        .flatten()
+        .collect();
+    if objects.is_empty() && !opts.allow_empty {
+        // With auto-prune, an empty stream deletes every resource of the application.
+        return failed(&[Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!(
+                "the application renders no objects{}",
+                env.app_name
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            ),
+        )
+        .in_file(place.app.display().to_string())
+        .with_hint("an empty manifest set makes Argo CD prune everything the application owns; set the parameter allowEmpty (or ALLOW_EMPTY) to true if that is intended")]);
+    }
+    match kiln_core::output::yaml_stream(&objects) {
+        Ok(stdout) => Outcome {
+            stdout,
+            // Warnings go to stderr: Argo CD logs them, and they never fail the run unless strict.
+            stderr: report(&rendered.redacted_warnings(&[], &objects)),
+            code: 0,
+        },
+        Err(d) => failed(&[d]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_is_the_working_directory_without_the_source_path() {
+        let p = place(
+            Path::new("/tmp/x/_cmp_server/u/apps/shop"),
+            Some("apps/shop"),
+        )
+        .unwrap();
+        assert_eq!(p.root, Path::new("/tmp/x/_cmp_server/u"));
+        assert_eq!(p.app, Path::new("apps/shop"));
+        let p = place(Path::new("/tmp/x"), None).unwrap();
+        assert_eq!(
+            (p.root.as_path(), p.app.as_path()),
+            (Path::new("/tmp/x"), Path::new("."))
+        );
+        assert!(place(Path::new("/tmp/x/apps/shop"), Some("apps/blog")).is_err());
+        assert!(place(Path::new("/tmp/x/apps"), Some("../apps")).is_err());
+    }
+
+    #[test]
+    fn values_stay_in_the_checkout() {
+        let place = Place {
+            root: "/r".into(),
+            app: "apps/shop".into(),
+        };
+        let opts = |v: &str| Options {
+            values: vec![v.into()],
+            ..Options::default()
+        };
+        let r = request(&place, &Env::default(), &opts("../shared/prod.yaml")).unwrap();
+        assert_eq!(r.values, [PathBuf::from("apps/shared/prod.yaml")]);
+        for bad in ["../../../etc/passwd", "/etc/passwd"] {
+            let e = request(&place, &Env::default(), &opts(bad)).unwrap_err();
+            assert_eq!(e[0].code, codes::PATH_ESCAPE, "{bad}");
+        }
+    }
+
+    #[test]
+    fn cluster_groups_are_the_non_builtin_ones() {
+        let g = cluster_groups(&[
+            "v1".into(),
+            "apps/v1".into(),
+            "cert-manager.io/v1".into(),
+            "cert-manager.io/v1beta1".into(),
+        ]);
+        assert_eq!(g, ["cert-manager.io"]);
+    }
+}

@@ -1,0 +1,82 @@
+//! `kiln-cmp`: see the crate documentation of `kiln_cmp`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use kiln_cmp::env::Env;
+use kiln_cmp::{discover, generate, parameters};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const USAGE: &str = "kiln-cmp: kiln as an Argo CD config-management plugin (docs/argocd.md)
+
+usage:
+  kiln-cmp generate      render the application in the working directory (Argo CD's generate)
+  kiln-cmp parameters    print the parameter announcement (Argo CD's parameters.dynamic)
+  kiln-cmp discover      print the kiln input found here, if any (Argo CD's discover.find)
+  kiln-cmp plugin-yaml   print the ConfigManagementPlugin this binary is installed with
+  kiln-cmp --version
+";
+
+fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
+    let _ = std::io::stderr().write_all(stderr.as_bytes());
+    let mut o = std::io::stdout().lock();
+    if o.write_all(stdout.as_bytes())
+        .and_then(|()| o.flush())
+        .is_err()
+    {
+        return ExitCode::from(1);
+    }
+    ExitCode::from(code)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = match args.as_slice() {
+        [c] => c.as_str(),
+        [] => return out("", USAGE, 2),
+        _ => return out("", &format!("kiln-cmp: one command expected\n{USAGE}"), 2),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return out("", &format!("kiln-cmp: no working directory: {e}\n"), 1),
+    };
+    // Only the documented variables are read (kiln_cmp::env); the rest of the environment is
+    // never looked at.
+    let vars = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let env = || Env::read(vars);
+    match cmd {
+        "generate" => match env() {
+            Err(e) => out("", &format!("error: {}: {}\n", e.variable, e.message), 1),
+            Ok(env) => {
+                let o = generate::generate(&cwd, &env);
+                out(&o.stdout, &o.stderr, o.code)
+            }
+        },
+        "parameters" => {
+            // The announcement is best effort: without a usable environment it is still printed.
+            let env = env().unwrap_or_default();
+            let found = generate::place(&cwd, env.source_path.as_deref())
+                .map(|p| parameters::find(&p))
+                .unwrap_or_default();
+            let mut s = serde_json::to_string(&parameters::announcement(&found))
+                .unwrap_or_else(|_| "[]".into());
+            s.push('\n');
+            out(&s, "", 0)
+        }
+        "discover" => match discover::discover(&cwd) {
+            Some(found) => out(&format!("{found}\n"), "", 0),
+            None => out("", "", 0),
+        },
+        "plugin-yaml" => out(kiln_cmp::PLUGIN_YAML, "", 0),
+        "--version" | "-V" => out(&format!("kiln-cmp {}\n", env!("CARGO_PKG_VERSION")), "", 0),
+        "--help" | "-h" | "help" => out(USAGE, "", 0),
+        other => out(
+            "",
+            &format!("kiln-cmp: unknown command {other:?}\n{USAGE}"),
+            2,
+        ),
+    }
+}
