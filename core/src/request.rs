@@ -342,7 +342,7 @@ where
     if diags.has_errors() {
         return Err(fail(diags, files, &extra));
     }
-    let documents = loaded.documents;
+    let documents = without_values_files(loaded.documents, &access, &req.values);
     let packages = loaded.packages;
 
     let mut problems = Diagnostics::new();
@@ -510,6 +510,34 @@ fn check_package_overrides(req: &Request, packages: &[FoundPackage]) -> Option<D
         )
         .with_hint("render one package at a time to override its values, or put each package's overrides in its local extension beside it (NAME.local.kurel/parameters.yaml)")
     })
+}
+
+/// A values file that sits in a walked directory (an application's `values/prod.yaml`) is read as
+/// values, not as a manifest.
+fn without_values_files(
+    documents: Vec<Document>,
+    access: &Access,
+    values: &[PathBuf],
+) -> Vec<Document> {
+    if values.is_empty() {
+        return documents;
+    }
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let named: std::collections::HashSet<PathBuf> = values
+        .iter()
+        .filter_map(|v| access.resolve(v).ok())
+        .filter_map(|p| real(&p))
+        .collect();
+    let mut seen: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    documents
+        .into_iter()
+        .filter(|d| {
+            let file = d.file().to_string();
+            !*seen
+                .entry(file)
+                .or_insert_with_key(|f| real(Path::new(f)).is_some_and(|r| named.contains(&r)))
+        })
+        .collect()
 }
 
 /// `--env` acts on components only: with none among the inputs, it would silently do nothing.

@@ -171,6 +171,20 @@ pub fn report(ds: &[Diagnostic]) -> String {
     s
 }
 
+/// File names relative to the repository: the checkout is a fresh temporary directory on every
+/// call, and Argo CD shows (and caches) the message.
+fn in_repository(ds: Vec<Diagnostic>, root: &Path) -> Vec<Diagnostic> {
+    let prefix = format!("{}/", root.display());
+    ds.into_iter()
+        .map(|mut d| {
+            if let Some(f) = d.file.as_deref().and_then(|f| f.strip_prefix(&prefix)) {
+                d.file = Some(f.to_string());
+            }
+            d
+        })
+        .collect()
+}
+
 fn failed(ds: &[Diagnostic]) -> Outcome {
     Outcome {
         stderr: report(ds),
@@ -195,7 +209,7 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
     };
     let mut rendered = match request::render(&req) {
         Ok(r) => r,
-        Err(f) => return failed(&f.redacted(&[])),
+        Err(f) => return failed(&in_repository(f.redacted(&[]), &place.root)),
     };
     let objects: Vec<serde_json::Value> = std::mem::take(&mut rendered.units)
         .into_iter()
@@ -220,7 +234,10 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(stdout) => Outcome {
             stdout,
             // Warnings go to stderr: Argo CD logs them, and they never fail the run unless strict.
-            stderr: report(&rendered.redacted_warnings(&[], &objects)),
+            stderr: report(&in_repository(
+                rendered.redacted_warnings(&[], &objects),
+                &place.root,
+            )),
             code: 0,
         },
         Err(d) => failed(&[d]),
