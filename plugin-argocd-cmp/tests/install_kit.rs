@@ -1,0 +1,238 @@
+//! The install kit in deploy/argocd/: the ConfigManagementPlugin Argo CD reads, the sidecar patch
+//! and the Helm values (their Kubernetes objects pass `kubernetes-validate --strict`, installed by
+//! scripts/kubernetes-validate.sh), and the example Applications.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kiln_core::document::{parse_file, YamlLimits};
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn kit(name: &str) -> PathBuf {
+    root().join("deploy/argocd").join(name)
+}
+
+fn yaml(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    parse_file(&path.display().to_string(), text, &YamlLimits::default())
+        .unwrap()
+        .into_iter()
+        .map(|d| d.value)
+        .collect()
+}
+
+/// A tool a test needs: found on PATH, or the test fails when CI=true (skips with a reason
+/// otherwise): it never passes silently in CI.
+fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{name} is needed by this test and is not on PATH (CI=true)"
+        );
+        eprintln!("skipping: {name} is not on PATH");
+    }
+    found
+}
+
+fn validator() -> PathBuf {
+    let o = Command::new("bash")
+        .arg(root().join("scripts/kubernetes-validate.sh"))
+        .output()
+        .expect("bash runs");
+    assert!(
+        o.status.success(),
+        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+fn validate_strict(files: &[PathBuf]) {
+    let o = Command::new(validator())
+        .arg("--strict")
+        .args(files)
+        .output()
+        .unwrap();
+    let report =
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{report}");
+    assert_eq!(
+        report.matches(" passed for resource ").count(),
+        files.len(),
+        "every file validated, none skipped:\n{report}"
+    );
+}
+
+/// The fields of `spec` Argo CD's cmpserver reads (protocols: config.go).
+const SPEC_FIELDS: &[&str] = &[
+    "init",
+    "generate",
+    "discover",
+    "parameters",
+    "preserveFileMode",
+    "provideGitCreds",
+    "lockRepo",
+    "allowConcurrency",
+    "version",
+];
+
+#[test]
+fn plugin_yaml_is_a_config_management_plugin_argo_cd_accepts() {
+    let docs = yaml(&kit("plugin.yaml"));
+    assert_eq!(docs.len(), 1);
+    let p = &docs[0];
+    assert_eq!(p["apiVersion"], "argoproj.io/v1alpha1");
+    assert_eq!(p["kind"], "ConfigManagementPlugin");
+    assert!(p["metadata"]["name"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty()));
+    let spec = p["spec"].as_object().unwrap();
+    for k in spec.keys() {
+        assert!(SPEC_FIELDS.contains(&k.as_str()), "unknown spec field {k}");
+    }
+    // No spec.version: it would change the plugin and socket names.
+    assert!(spec.get("version").is_none());
+    assert_eq!(
+        p["spec"]["generate"]["command"],
+        json!(["kiln-cmp", "generate"])
+    );
+    assert_eq!(
+        p["spec"]["discover"]["find"]["command"],
+        json!(["kiln-cmp", "discover"])
+    );
+    assert_eq!(
+        p["spec"]["parameters"]["dynamic"]["command"],
+        json!(["kiln-cmp", "parameters"])
+    );
+    let known: Vec<&str> = kiln_cmp::options::PARAMETERS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    for s in p["spec"]["parameters"]["static"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        assert!(known.contains(&name), "{name}");
+        let ct = s["collectionType"].as_str().unwrap_or("string");
+        assert!(["string", "array", "map"].contains(&ct), "{ct}");
+        let shape = kiln_cmp::options::PARAMETERS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap()
+            .1;
+        assert_eq!(ct, shape, "{name}");
+    }
+    // The binary prints the same file.
+    let o = Command::new(env!("CARGO_BIN_EXE_kiln-cmp"))
+        .arg("plugin-yaml")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        std::fs::read_to_string(kit("plugin.yaml")).unwrap()
+    );
+}
+
+#[test]
+fn the_helm_values_configure_the_same_plugin() {
+    let plugin = &yaml(&kit("plugin.yaml"))[0];
+    let values = &yaml(&kit("helm-values.yaml"))[0];
+    let name = plugin["metadata"]["name"].as_str().unwrap();
+    let cmp = &values["configs"]["cmp"]["plugins"][name];
+    for k in ["generate", "discover", "preserveFileMode"] {
+        assert_eq!(cmp[k], plugin["spec"][k], "{k}");
+    }
+    assert_eq!(
+        cmp["parameters"]["dynamic"],
+        plugin["spec"]["parameters"]["dynamic"]
+    );
+}
+
+#[test]
+fn the_sidecar_patch_and_helm_container_pass_kubernetes_validate_strict() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let k = tmp.path().join("k");
+    std::fs::create_dir(&k).unwrap();
+    std::fs::copy(
+        root().join("testdata/argocd/install/repo-server.yaml"),
+        k.join("repo-server.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(kit("repo-server-patch.yaml"), k.join("patch.yaml")).unwrap();
+    std::fs::write(
+        k.join("kustomization.yaml"),
+        "resources: [repo-server.yaml]\npatches:\n- path: patch.yaml\n",
+    )
+    .unwrap();
+    let o = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(&k)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let patched = tmp.path().join("patched.yaml");
+    std::fs::write(&patched, &o.stdout).unwrap();
+    let d = &yaml(&patched)[0];
+    let sidecar = d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "kiln")
+        .expect("the kiln sidecar");
+    assert_eq!(
+        sidecar["command"],
+        json!(["/var/run/argocd/argocd-cmp-server"])
+    );
+    assert_eq!(sidecar["securityContext"]["runAsUser"], 999);
+    let mounts: Vec<&str> = sidecar["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mountPath"].as_str().unwrap())
+        .collect();
+    for m in ["/var/run/argocd", "/home/argocd/cmp-server/plugins", "/tmp"] {
+        assert!(mounts.contains(&m), "{m} in {mounts:?}");
+    }
+    // The Helm chart's extra container, as a Pod with the chart's volumes.
+    let values = &yaml(&kit("helm-values.yaml"))[0];
+    let mut volumes = values["repoServer"]["volumes"].as_array().unwrap().clone();
+    volumes.push(json!({"name": "var-files", "emptyDir": {}}));
+    volumes.push(json!({"name": "plugins", "emptyDir": {}}));
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kiln-sidecar"},
+        "spec": {"containers": values["repoServer"]["extraContainers"], "volumes": volumes}});
+    let pod_file = tmp.path().join("pod.json");
+    std::fs::write(&pod_file, serde_json::to_string(&pod).unwrap()).unwrap();
+    validate_strict(&[patched, pod_file]);
+}
+
+#[test]
+fn the_example_applications_name_the_plugin_and_its_parameters() {
+    let plugin = &yaml(&kit("plugin.yaml"))[0];
+    let known: Vec<&str> = kiln_cmp::options::PARAMETERS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    let mut envs = Vec::new();
+    for e in std::fs::read_dir(kit("applications")).unwrap() {
+        let a = &yaml(&e.unwrap().path())[0];
+        assert_eq!(a["kind"], "Application");
+        let p = &a["spec"]["source"]["plugin"];
+        assert_eq!(p["name"], plugin["metadata"]["name"]);
+        for param in p["parameters"].as_array().unwrap() {
+            assert!(known.contains(&param["name"].as_str().unwrap()));
+            if param["name"] == "environment" {
+                envs.push(param["string"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    envs.sort();
+    assert_eq!(envs, ["development", "production"]);
+}
