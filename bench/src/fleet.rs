@@ -26,6 +26,9 @@ pub struct GenFile {
 
 /// The same render done in-process through `kiln_core`, so the harness can time the stages and get
 /// the output objects without a second process.
+// One value per fleet, built once: the size of pipeline::Options (which carries the schemas)
+// does not matter here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum InProcess {
     /// `kiln render INPUTS…`: `source::load_inputs`, then `pipeline::definitions` (timed alone)

@@ -5,6 +5,7 @@
 //! binary (`src/main.rs`) only parses flags and wires these together; the criterion benches in
 //! `benches/` reuse [`fleet`] for their inputs.
 
+pub mod doors;
 pub mod fleet;
 pub mod kustomize;
 pub mod measure;

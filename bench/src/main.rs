@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use kiln_bench::doors;
 use kiln_bench::fleet;
 use kiln_bench::kustomize::probe_kubectl;
 use kiln_bench::measure;
@@ -31,7 +32,9 @@ options:
   --quick            fewer repetitions and smaller samples (a smoke run, not for publishing)
   --out PATH         also write the figures as JSON (a directory gets kiln-bench.json)
   --fleet-dir DIR    where fleets are generated (default target/bench-fleet)
-  --fleets LIST      which fleets to run: webapp,component,kurel (default all)
+  --fleets LIST      which fleets to run: webapp,component,kurel (default all; `none` for the
+                     doors alone)
+  --no-doors         skip the doors' round trips (Argo CD, kpt, kustomize; see src/doors.rs)
   --kiln PATH        measure this kiln binary instead of building target/release/kiln
   --no-build         do not run `cargo build --release -p kiln` first
   --kubectl PATH     kubectl to time `kubectl kustomize` with (default: kubectl on PATH)
@@ -55,6 +58,7 @@ struct Args {
     kustomize: bool,
     runs: Option<usize>,
     sample: Option<usize>,
+    doors: bool,
 }
 
 fn parse_list(flag: &str, v: &str) -> Result<Vec<usize>, String> {
@@ -87,6 +91,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         kustomize: true,
         runs: None,
         sample: None,
+        doors: true,
     };
     while let Some(flag) = it.next() {
         // Accept both `--flag value` and `--flag=value`.
@@ -118,6 +123,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--no-build" => a.build = false,
             "--kubectl" => a.kubectl = Some(value("--kubectl")?.into()),
             "--no-kustomize" => a.kustomize = false,
+            "--no-doors" => a.doors = false,
             "--runs" => a.runs = Some(parse_list("--runs", &value("--runs")?)?[0]),
             "--sample" => a.sample = Some(parse_list("--sample", &value("--sample")?)?[0]),
             other => return Err(format!("unknown argument {other:?}")),
@@ -149,7 +155,18 @@ fn build_kiln(root: &Path) -> Result<PathBuf, String> {
     eprintln!("kiln-bench: cargo build --release -p kiln");
     let status = Command::new(&cargo)
         .current_dir(root)
-        .args(["build", "--release", "-p", "kiln", "-p", "kiln-flux"])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "kiln",
+            "-p",
+            "kiln-flux",
+            "-p",
+            "kiln-krm",
+            "-p",
+            "kiln-cmp",
+        ])
         .status()
         .map_err(|e| format!("cannot run cargo ({}): {e}", Path::new(&cargo).display()))?;
     if !status.success() {
@@ -261,8 +278,12 @@ fn run(args: Args) -> Result<ExitCode, String> {
                 .is_none_or(|names| names.iter().any(|n| n == f.name()))
         })
         .collect();
-    if fleets.is_empty() {
-        return Err("--fleets: no known fleet named (webapp, component, kurel)".into());
+    let no_fleets = args
+        .fleets
+        .as_ref()
+        .is_some_and(|f| f.iter().all(|n| n == "none"));
+    if fleets.is_empty() && !no_fleets {
+        return Err("--fleets: no known fleet named (webapp, component, kurel, none)".into());
     }
     let results: Vec<_> = fleets
         .iter()
@@ -272,13 +293,44 @@ fn run(args: Args) -> Result<ExitCode, String> {
     let goals = webapp.map(report::goals).unwrap_or_default();
 
     print!("{}", report::text(&env, &results, &goals));
+    let doors = args.doors.then(|| {
+        let beside = |name: &str| {
+            let p = kiln.with_file_name(name);
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "no {name} beside {}: cargo build --release -p {name}",
+                    kiln.display()
+                ))
+            }
+        };
+        let tools = doors::Tools {
+            kiln_cmp: beside("kiln-cmp"),
+            kiln_krm: beside("kiln-krm"),
+            kpt: find_on_path("kpt").ok_or_else(|| "kpt not found on PATH".to_string()),
+            kubectl: cfg.kubectl.clone(),
+        };
+        doors::run(&root, &cfg.scratch, &tools, cfg.small_app_runs.min(20))
+    });
+    if let Some(d) = &doors {
+        print!("{}", report::doors_text(d));
+    }
     if let Some(out) = &args.out {
         let path = if out.is_dir() {
             out.join("kiln-bench.json")
         } else {
             out.clone()
         };
-        let json = report::json(&env, &results, &goals);
+        let mut json = report::json(&env, &results, &goals);
+        if let Some(d) = &doors {
+            json["doors"] = d.json.clone();
+            json["door_goals"] = serde_json::json!(d
+                .goals
+                .iter()
+                .map(|g| serde_json::json!({"goal": g.goal, "status": g.status.label(), "detail": g.detail}))
+                .collect::<Vec<_>>());
+        }
         let text = serde_json::to_string_pretty(&json)
             .map_err(|e| format!("cannot encode the JSON report: {e}"))?;
         std::fs::write(&path, text + "\n")

@@ -40,7 +40,8 @@ pub enum Status {
 }
 
 impl Status {
-    fn label(self) -> &'static str {
+    /// The word the table prints.
+    pub fn label(self) -> &'static str {
         match self {
             Status::Pass => "PASS",
             Status::Miss => "MISS",
@@ -69,7 +70,7 @@ pub const GROWTH_FROM: usize = 1_000;
 /// for a quadratic term.
 pub const LINEAR_TOLERANCE: f64 = 1.15;
 
-fn secs(d: Duration) -> String {
+pub(crate) fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s >= 10.0 {
         format!("{s:.1} s")
@@ -223,6 +224,26 @@ pub fn text(env: &Environment, fleets: &[FleetResult], goals: &[Goal]) -> String
         let _ = writeln!(out, "  (the web-app fleet was not run: --fleets)");
     }
     for g in goals {
+        let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
+    }
+    out
+}
+
+/// The doors' rows and goals (issues 14 and 15).
+pub fn doors_text(d: &crate::doors::Doors) -> String {
+    let mut out =
+        String::from("\ndoors (one small app or package per row; see bench/src/doors.rs)\n");
+    let width = d
+        .rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (label, value) in &d.rows {
+        let _ = writeln!(out, "  {label:<width$}  {value}");
+    }
+    let _ = writeln!(out, "\ngoals (issues 14 and 15; doors)");
+    for g in &d.goals {
         let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
     }
     out
@@ -481,7 +502,7 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
     }
 }
 
-fn goal(goal: &'static str, status: Status, detail: impl Into<String>) -> Goal {
+pub(crate) fn goal(goal: &'static str, status: Status, detail: impl Into<String>) -> Goal {
     Goal {
         goal,
         status,
@@ -507,7 +528,7 @@ fn at_least(name: &'static str, got: f64, want: f64, what: &str) -> Goal {
 
 /// `at most` goal: PASS when under, else by how much over. `show` formats the figure; `excess`
 /// says whether "N over" reads sensibly for it (a duration or size: yes; a ratio: no).
-fn at_most(
+pub(crate) fn at_most(
     name: &'static str,
     got: f64,
     limit: f64,

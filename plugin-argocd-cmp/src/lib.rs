@@ -8,6 +8,8 @@
 //! ([`generate`]), confined to the checkout.
 
 #![deny(missing_docs)]
+// Diagnostics are large by design (file, line, path, hint), as in core.
+#![allow(clippy::result_large_err)]
 
 pub mod discover;
 pub mod env;
