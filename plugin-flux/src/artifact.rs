@@ -36,6 +36,13 @@ pub struct Entry<'a> {
 /// Uncompressed bytes compressed as one gzip member each (the last slice may be shorter).
 pub const SLICE: usize = 4 << 20;
 
+/// The deflate level. Measured on the 10,000-instance fleet (24 MB of manifests, 2 cores, zlib-rs):
+/// level 6 gives 1.28 MB at 0.85 s of CPU for the whole build, level 3 1.82 MB at 0.76 s, level 1
+/// 2.80 MB at 0.73 s. Level 3 keeps `build --artifact` within 1.3x of `kiln render` (issue 16)
+/// for half a megabyte more per artifact. It is part of the reproducibility contract: changing it
+/// changes every digest.
+pub const LEVEL: u32 = 3;
+
 /// Why a path cannot go into an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadPath {
@@ -229,7 +236,7 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
         .map(|chunk| {
             let mut enc = GzBuilder::new().mtime(0).operating_system(255).write(
                 Vec::with_capacity(chunk.len() / 4 + 64),
-                Compression::default(),
+                Compression::new(LEVEL),
             );
             enc.write_all(chunk).expect("writing to memory");
             enc.finish().expect("writing to memory")
@@ -240,7 +247,7 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
         let enc = GzBuilder::new()
             .mtime(0)
             .operating_system(255)
-            .write(Vec::new(), Compression::default());
+            .write(Vec::new(), Compression::new(LEVEL));
         return enc.finish().expect("writing to memory");
     }
     members.concat()
