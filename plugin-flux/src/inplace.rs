@@ -383,50 +383,63 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         .map(|f| f.rel.clone())
         .collect();
     let mut result = Vec::with_capacity(out.len() + groups.len());
-    let decisions: Vec<Result<Option<OutFile>, Diagnostic>> = out
-        .into_par_iter()
+    // What happens to each file is decided in parallel (a pass-through file is parsed again to
+    // count its documents); the rendered text is then moved, not copied, into the output.
+    #[derive(Clone, Copy)]
+    enum Decision {
+        Keep,
+        Drop,
+        Rendered,
+    }
+    let decisions: Vec<Result<Decision, Diagnostic>> = out
+        .par_iter()
         .map(|f| {
             if !input_names.contains(&f.rel) {
-                return Ok(Some(f));
+                return Ok(Decision::Keep);
             }
             match groups.get(&f.rel) {
                 None => {
                     // No unit: definitions only (consumed), or no documents at all (kept).
-                    if document_count(&f, &limits)? == 0 {
-                        Ok(Some(f))
+                    if document_count(f, &limits)? == 0 {
+                        Ok(Decision::Keep)
                     } else {
-                        Ok(None)
+                        Ok(Decision::Drop)
                     }
                 }
                 Some(units) => {
                     let all_plain = units.iter().all(|(k, _)| *k == OriginKind::Passthrough);
-                    if all_plain && document_count(&f, &limits)? == units.len() {
-                        return Ok(Some(f));
+                    if all_plain && document_count(f, &limits)? == units.len() {
+                        Ok(Decision::Keep)
+                    } else {
+                        Ok(Decision::Rendered)
                     }
-                    Ok(Some(OutFile {
-                        bytes: joined(units).into_bytes(),
-                        rel: f.rel,
-                        executable: f.executable,
-                    }))
                 }
             }
         })
         .collect();
-    for d in decisions {
+    for (f, d) in out.into_iter().zip(decisions) {
         match d {
-            Ok(Some(f)) => result.push(f),
-            Ok(None) => {}
+            Ok(Decision::Keep) => result.push(f),
+            Ok(Decision::Drop) => {}
+            Ok(Decision::Rendered) => {
+                let units = groups.remove(&f.rel).unwrap_or_default();
+                result.push(OutFile {
+                    bytes: joined(units).into_bytes(),
+                    rel: f.rel,
+                    executable: f.executable,
+                });
+            }
             Err(d) => diags.push(d),
         }
     }
     // Files kiln generates: component releases, kurel packages, openchoreo pass-through.
     let taken: BTreeSet<&String> = input_names.iter().collect();
     let existing: BTreeSet<String> = result.iter().map(|f| f.rel.clone()).collect();
-    for (key, units) in &groups {
-        if taken.contains(key) {
+    for (key, units) in groups {
+        if taken.contains(&key) {
             continue;
         }
-        if existing.contains(key) {
+        if existing.contains(&key) {
             diags.push(
                 Diagnostic::error(
                     codes::REQUEST_INVALID,
@@ -438,7 +451,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             continue;
         }
         result.push(OutFile {
-            rel: key.clone(),
+            rel: key,
             bytes: joined(units).into_bytes(),
             executable: false,
         });
@@ -473,11 +486,16 @@ fn stem_of(file: &str) -> &str {
     base.rsplit_once('.').map_or(base, |(s, _)| s)
 }
 
-fn joined(units: &[(OriginKind, Unit)]) -> String {
-    let streams: Vec<String> = units
-        .iter()
-        .map(|(_, u)| u.yaml.clone().unwrap_or_default())
+/// The units of one file as one stream; a single unit (one instance in its own file, the
+/// common GitOps layout) is moved, not copied.
+fn joined(units: Vec<(OriginKind, Unit)>) -> String {
+    let mut streams: Vec<String> = units
+        .into_iter()
+        .map(|(_, u)| u.yaml.unwrap_or_default())
         .collect();
+    if streams.len() == 1 {
+        return streams.pop().unwrap_or_default();
+    }
     output::join_yaml(&streams)
 }
 
