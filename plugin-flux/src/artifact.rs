@@ -294,7 +294,7 @@ impl Status {
     }
 }
 
-/// Write `bytes` to `path` atomically: a temporary file beside it, synced, then renamed over
+/// Write `bytes` to `path` atomically: a temporary file beside it, then renamed over
 /// it. A reader sees the old file or the new one, never a part.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
@@ -305,7 +305,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .prefix(".kiln-flux-")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    // No fsync: the rename already means no reader ever sees half an artifact, and a CI step's
+    // artifact is consumed from the page cache by the next step (`flux push artifact`). On ext4 an
+    // fsync also commits every other dirty file of the journal (a just-rendered tree), which cost
+    // more than the whole archive. `kiln render -o` does the same.
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
