@@ -132,6 +132,11 @@ fn rendering(c: &mut Criterion) {
                 variables: vec![("schema".into(), prepared.schema)],
                 namespace: prepared.namespace,
                 origin: instance,
+                observed: None,
+                nested: None,
+                pending_ok: false,
+                provenance: None,
+                depth: 0,
             };
             render_unit(&unit, &RenderLimits::default()).expect("renders")
         })

@@ -4,6 +4,7 @@
 //! follow creation order.
 
 use kiln_core::kro::Rgd;
+use kiln_core::pipeline::{nested_definitions, Definitions};
 use serde_json::json;
 
 /// Formats of `kiln graph`.
@@ -25,9 +26,11 @@ struct Flat {
     nodes: Vec<String>,
     edges: Vec<(String, String)>,
     order: Vec<String>,
+    /// Resources that are nested instances: (resource id, the RGD's name, its instance kind).
+    nests: Vec<(String, String, String)>,
 }
 
-fn flatten(r: &Rgd) -> Flat {
+fn flatten(r: &Rgd, defs: &Definitions) -> Flat {
     let g = &r.graph;
     let nodes: Vec<String> = g.nodes.iter().map(|n| n.id.clone()).collect();
     let mut edges = Vec::new();
@@ -43,6 +46,10 @@ fn flatten(r: &Rgd) -> Flat {
         nodes,
         edges,
         order: g.order.iter().map(|&i| g.nodes[i].id.clone()).collect(),
+        nests: nested_definitions(r, defs)
+            .into_iter()
+            .map(|(id, n)| (id.to_string(), n.graph.name.clone(), n.kind.clone()))
+            .collect(),
     }
 }
 
@@ -50,9 +57,10 @@ fn quote(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
 }
 
-/// Render all graphs.
-pub fn render(rgds: &[Rgd], format: GraphFormat) -> String {
-    let flats: Vec<Flat> = rgds.iter().map(flatten).collect();
+/// Render all graphs. A resource that is an instance of another RGD of the inputs (a nested
+/// composition) is shown with the definition it expands into.
+pub fn render(defs: &Definitions, format: GraphFormat) -> String {
+    let flats: Vec<Flat> = defs.rgds.iter().map(|r| flatten(r, defs)).collect();
     let mut out = String::new();
     match format {
         GraphFormat::Json => {
@@ -65,6 +73,7 @@ pub fn render(rgds: &[Rgd], format: GraphFormat) -> String {
                         "nodes": f.nodes,
                         "edges": f.edges.iter().map(|(a, b)| json!({"from": a, "to": b})).collect::<Vec<_>>(),
                         "topologicalOrder": f.order,
+                        "nested": f.nests.iter().map(|(id, name, kind)| json!({"node": id, "definition": name, "kind": kind})).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
@@ -80,6 +89,12 @@ pub fn render(rgds: &[Rgd], format: GraphFormat) -> String {
                     out.push_str(&format!("    {a} -> {b}\n"));
                 }
                 out.push_str(&format!("  order: {}\n", f.order.join(", ")));
+                if !f.nests.is_empty() {
+                    out.push_str("  nested:\n");
+                    for (id, name, kind) in &f.nests {
+                        out.push_str(&format!("    {id} => {name} ({kind})\n"));
+                    }
+                }
             }
         }
         GraphFormat::Dot => {
@@ -90,6 +105,13 @@ pub fn render(rgds: &[Rgd], format: GraphFormat) -> String {
                 }
                 for (a, b) in &f.edges {
                     out.push_str(&format!("  {} -> {};\n", quote(a), quote(b)));
+                }
+                for (id, name, _) in &f.nests {
+                    out.push_str(&format!(
+                        "  {} -> {} [style=dashed, label=\"nests\"];\n",
+                        quote(id),
+                        quote(&format!("rgd:{name}"))
+                    ));
                 }
                 out.push_str("}\n");
             }
@@ -102,6 +124,12 @@ pub fn render(rgds: &[Rgd], format: GraphFormat) -> String {
                 }
                 for (a, b) in &f.edges {
                     out.push_str(&format!("  {a} --> {b}\n"));
+                }
+                for (id, name, _) in &f.nests {
+                    out.push_str(&format!(
+                        "  {id} -.->|nests| rgd_{}\n",
+                        name.replace(['-', '.'], "_")
+                    ));
                 }
             }
         }

@@ -11,6 +11,7 @@ mod kurel_cmd;
 mod progress;
 mod report;
 mod schema_cmd;
+mod status_cmd;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -126,6 +127,49 @@ fn output_dir(s: &str) -> Result<PathBuf, String> {
     Ok(p)
 }
 
+/// How kro definitions ship, and what the run may read of a cluster.
+#[derive(clap::Args)]
+struct StrategyArgs {
+    /// direct: render every object here. kro: check everything as direct does, then emit the
+    /// ResourceGraphDefinitions and the defaulted instances for the in-cluster controller
+    /// (component types and kurel packages are still rendered here).
+    #[arg(long, value_enum, default_value_t = ModeArg::Direct)]
+    mode: ModeArg,
+    /// With --mode kro: also emit each RGD's generated instance CRD, first.
+    #[arg(long)]
+    emit_crds: bool,
+    /// With --mode kro: annotate CRDs (wave -2) and RGDs (wave -1) with Argo CD sync waves.
+    #[arg(long)]
+    sync_waves: bool,
+    /// Live objects (a YAML file such as `kubectl get -o yaml` output, or a directory; repeatable):
+    /// externalRefs and reads of a resource's status resolve against them.
+    #[arg(long, value_name = "PATH")]
+    observed: Vec<String>,
+    /// Leave out the provenance annotations (kiln.dev/definition, kiln.dev/instance,
+    /// kiln.dev/node) that rendered objects otherwise carry.
+    #[arg(long)]
+    no_provenance: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Direct,
+    Kro,
+}
+
+impl StrategyArgs {
+    fn apply(&self, req: &mut Request) {
+        req.mode = match self.mode {
+            ModeArg::Direct => request::Mode::Direct,
+            ModeArg::Kro => request::Mode::Kro,
+        };
+        req.emit_crds = self.emit_crds;
+        req.sync_waves = self.sync_waves;
+        req.observed = self.observed.iter().map(|p| Input::from_arg(p)).collect();
+        req.no_provenance = self.no_provenance;
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum LayoutArg {
     /// One file, `manifests.yaml`.
@@ -142,6 +186,7 @@ impl Command {
             Command::Render { common, .. }
             | Command::Validate { common, .. }
             | Command::Graph { common, .. }
+            | Command::Status { common, .. }
             | Command::Schema { common, .. }
             | Command::Info { common, .. }
             | Command::Promote { common, .. } => common,
@@ -174,6 +219,8 @@ enum Command {
         #[arg(long)]
         allow_empty: bool,
         #[command(flatten)]
+        strategy: StrategyArgs,
+        #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
         common: Common,
@@ -195,6 +242,8 @@ enum Command {
         /// an error: an empty stream applied by a GitOps tool deletes what it manages.
         #[arg(long)]
         allow_empty: bool,
+        #[command(flatten)]
+        strategy: StrategyArgs,
         #[command(flatten)]
         kurel: kurel_cmd::KurelArgs,
         #[command(flatten)]
@@ -228,6 +277,18 @@ enum Command {
     Promote {
         #[command(flatten)]
         args: component_cmd::PromoteArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the status kro would write on each instance, evaluated against observed state:
+    /// status fields, state, conditions, and which resources are not ready and why.
+    Status {
+        /// Files or directories holding the definitions and instances.
+        paths: Vec<String>,
+        /// Live objects (a YAML file such as `kubectl get -o yaml` output, or a directory;
+        /// repeatable).
+        #[arg(long, value_name = "PATH", required = true)]
+        observed: Vec<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -276,11 +337,12 @@ fn request(
     env: Option<&str>,
     pass_through: &[String],
     allow_empty: bool,
+    strategy: &StrategyArgs,
     kurel: &kurel_cmd::KurelArgs,
     common: &Common,
 ) -> Request {
     let limits = common.limits();
-    Request {
+    let mut req = Request {
         inputs: inputs(paths),
         root: None,
         environment: env.map(str::to_string),
@@ -298,7 +360,10 @@ fn request(
         strict: false,
         pass_through: pass_through.to_vec(),
         allow_empty,
-    }
+        ..Request::default()
+    };
+    strategy.apply(&mut req);
+    req
 }
 
 /// The request of the commands that read definitions only (`graph`, `schema`).
@@ -602,6 +667,7 @@ fn run(cli: Cli) -> ExitCode {
             env,
             pass_through,
             allow_empty,
+            strategy,
             kurel,
             common,
         } => render_command(
@@ -610,6 +676,7 @@ fn run(cli: Cli) -> ExitCode {
                 env.as_deref(),
                 &pass_through,
                 allow_empty,
+                &strategy,
                 &kurel,
                 &common,
             ),
@@ -622,6 +689,7 @@ fn run(cli: Cli) -> ExitCode {
             env,
             pass_through,
             allow_empty,
+            strategy,
             kurel,
             common,
         } => validate_command(
@@ -630,6 +698,7 @@ fn run(cli: Cli) -> ExitCode {
                 env.as_deref(),
                 &pass_through,
                 allow_empty,
+                &strategy,
                 &kurel,
                 &common,
             ),
@@ -651,13 +720,18 @@ fn run(cli: Cli) -> ExitCode {
             action: SnapshotAction::Create { args, common },
         } => component_cmd::snapshot_create(&args, &common),
         Command::Promote { args, common } => component_cmd::promote(&args, &common),
+        Command::Status {
+            paths,
+            observed,
+            common,
+        } => status_cmd::run(&paths, &observed, &common),
         Command::Graph {
             path,
             format,
             common,
         } => match request::definitions(&definitions_request(&path, &common)) {
             Err(failed) => fail(&failed, common.diagnostics),
-            Ok(defs) => emit(&graph_cmd::render(&defs.definitions.rgds, format)),
+            Ok(defs) => emit(&graph_cmd::render(&defs.definitions, format)),
         },
     }
 }

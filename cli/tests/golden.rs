@@ -3,6 +3,7 @@
 //!
 //! - Inputs are the folder's `*.yaml`, `*.yml` and `*.json` files (except `expected*`), in name order,
 //!   rendered with `kiln render --namespace default`, plus the flags listed in an optional `args` file.
+//!   An optional `command` file names another subcommand to run instead of `render` (`status`).
 //! - `expected.yaml`: exit 0, and stdout parses to the same documents, in the same order, with the same
 //!   keys in the same order and the same scalar types.
 //! - `expected-errors.txt`: exit 1, nothing on stdout, and the error diagnostics (for a run that
@@ -115,7 +116,8 @@ fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
 
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
-    cmd.arg("render")
+    let sub = fs::read_to_string(case.join("command")).unwrap_or_else(|_| "render".into());
+    cmd.arg(sub.trim())
         .arg("--diagnostics")
         .arg("json")
         .arg("--namespace")

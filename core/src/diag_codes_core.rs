@@ -26,6 +26,8 @@ code_table! { CORE;
     UNKNOWN_KIND = "KLN1011", "unknown-kind";
     /// Two objects of the output have the same apiVersion group, kind, namespace and name.
     DUPLICATE_OBJECT = "KLN1012", "duplicate-object";
+    /// An observed object (`--observed`) lacks an identity, or appears twice.
+    OBSERVED_INVALID = "KLN1013", "observed-invalid";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";
@@ -80,6 +82,8 @@ code_table! { CORE;
     FOREACH_IDENTITY = "KLN4003", "foreach-identity";
     /// A forEach expression references another iterator.
     FOREACH_ITERATOR_REFERENCE = "KLN4004", "foreach-iterator-reference";
+    /// ResourceGraphDefinitions instantiate each other in a cycle (nested compositions).
+    NESTING_CYCLE = "KLN4005", "nesting-cycle";
 
     /// An instance does not satisfy the schema of its kind.
     INSTANCE_INVALID = "KLN5001", "instance-invalid";
@@ -95,6 +99,9 @@ code_table! { CORE;
     NAMESPACE = "KLN5006", "namespace";
     /// An expression evaluation exceeded the evaluation budget (iterations or value size).
     EVAL_BUDGET = "KLN5007", "eval-budget";
+    /// Observed state was given but lacks what an expression reads (an externalRef's object, a
+    /// resource's status).
+    NOT_OBSERVED = "KLN5008", "not-observed";
 
     /// A bug in kiln: please report it.
     INTERNAL = "KLN9001", "internal";

@@ -95,9 +95,10 @@ pub struct Template {
 pub enum NodeKind {
     /// Rendered from a template.
     Template(Template),
-    /// An object that already exists in the cluster (kro `externalRef`): never rendered, and any
-    /// expression reading it needs a live cluster.
-    External(Value),
+    /// An object that already exists in the cluster (kro `externalRef`): never rendered. Its
+    /// name, namespace and selector may hold expressions; it resolves against observed state
+    /// (`--observed`), and without it any expression reading it needs a live cluster.
+    External(Template),
 }
 
 /// One resource of a definition.
@@ -119,6 +120,20 @@ pub struct Node {
     pub namespaced: bool,
     /// Path of the node's declaration in the definition document (`spec.resources[3]`).
     pub path: FieldPath,
+}
+
+impl Node {
+    /// Whether other expressions see this node as a list: a forEach collection, or an
+    /// externalRef by selector (every object it selects).
+    pub fn is_collection(&self) -> bool {
+        match &self.kind {
+            NodeKind::Template(_) => !self.for_each.is_empty(),
+            NodeKind::External(t) => t
+                .value
+                .pointer("/metadata/selector")
+                .is_some_and(|s| !s.is_null()),
+        }
+    }
 }
 
 /// One definition, lowered.
@@ -194,10 +209,9 @@ fn variable_reads(nodes: &[Node]) -> BTreeMap<String, Reads> {
     };
     for n in nodes {
         n.include_when.iter().for_each(&mut add_unless_direct);
-        if let NodeKind::Template(t) = &n.kind {
-            for h in &t.holes {
-                h.exprs().into_iter().for_each(&mut add_unless_direct);
-            }
+        let (NodeKind::Template(t) | NodeKind::External(t)) = &n.kind;
+        for h in &t.holes {
+            h.exprs().into_iter().for_each(&mut add_unless_direct);
         }
     }
     for n in nodes {

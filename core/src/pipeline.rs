@@ -17,9 +17,11 @@ use crate::document::Document;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
 use crate::kro::{self, Rgd};
+use crate::observed::Observed;
 use crate::openapi::Schemas;
-use crate::render::{render_unit, RenderLimits, Unit};
+use crate::render::{render_unit, Nested, Provenance, RenderLimits, Unit};
 use crate::scope::Scopes;
+use crate::strategy::{self, KroMode};
 
 /// Settings of one run.
 #[derive(Debug, Clone, Default)]
@@ -38,6 +40,12 @@ pub struct Options {
     pub crds: Vec<Document>,
     /// Groups whose kinds nothing defines but that are meant to pass through (`*`: all).
     pub pass_through: Vec<String>,
+    /// Live objects that externalRefs and status reads resolve against (`--observed`).
+    pub observed: Option<Observed>,
+    /// kro mode: RGDs and instances are shipped to the controller (see [`crate::strategy`]).
+    pub kro: Option<KroMode>,
+    /// Annotate rendered objects with the definition, instance and node that produced them.
+    pub provenance: bool,
 }
 
 /// The result of a successful run.
@@ -53,12 +61,18 @@ pub struct Output {
 enum Item<'a> {
     Instance(&'a Rgd, &'a Document),
     Passthrough(&'a Document),
+    /// kro mode: an RGD shipped as it is.
+    Definition(&'a Document),
+    /// kro mode: an RGD's generated instance CRD.
+    GeneratedCrd(&'a Rgd),
 }
 
 /// Definitions found in the inputs, keyed by (group, version, kind) of their instances.
 pub struct Definitions {
     /// Loaded RGDs, in input order.
     pub rgds: Vec<Rgd>,
+    /// Whether the RGDs instantiate each other in a cycle (reported; nothing is nested then).
+    pub nesting_cycle: bool,
     /// `(group, version, kind)` served by the CRDs of the inputs and `--crds`.
     pub crd_kinds: std::collections::BTreeSet<(String, String, String)>,
     /// The bundled Kubernetes schemas plus those of the CRDs of the inputs and `--crds`: what
@@ -194,15 +208,207 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             Err(ds) => diags.extend(ds),
         }
     }
-    (
-        Definitions {
-            rgds,
-            crd_kinds,
-            schemas,
-            by_gvk,
-        },
-        diags,
-    )
+    let mut defs = Definitions {
+        rgds,
+        nesting_cycle: false,
+        crd_kinds,
+        schemas,
+        by_gvk,
+    };
+    if let Some(d) = nesting_cycle(&defs) {
+        defs.nesting_cycle = true;
+        diags.push(d);
+    }
+    (defs, diags)
+}
+
+/// The resources of `rgd` that create instances of other RGDs of the run (nested compositions),
+/// with the RGD each instantiates.
+pub fn nested_definitions<'a>(rgd: &'a Rgd, defs: &'a Definitions) -> Vec<(&'a str, &'a Rgd)> {
+    rgd.graph
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let crate::ir::NodeKind::Template(t) = &n.kind else {
+                return None;
+            };
+            let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
+            defs.find(s("apiVersion"), s("kind"))
+                .map(|r| (n.id.as_str(), r))
+        })
+        .collect()
+}
+
+/// The resource of `rgd` whose template creates an instance of `of`, if any.
+fn creates<'a>(rgd: &'a Rgd, of: &Rgd, defs: &Definitions) -> Option<&'a crate::ir::Node> {
+    rgd.graph.nodes.iter().find(|n| {
+        let crate::ir::NodeKind::Template(t) = &n.kind else {
+            return false;
+        };
+        let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
+        defs.find(s("apiVersion"), s("kind"))
+            .is_some_and(|r| std::ptr::eq(r, of))
+    })
+}
+
+/// ResourceGraphDefinitions that create each other's instances, around a loop, would expand
+/// forever: the shortest such chain is an error.
+fn nesting_cycle(defs: &Definitions) -> Option<Diagnostic> {
+    let names: Vec<String> = defs.rgds.iter().map(|r| r.graph.name.clone()).collect();
+    let mut g = crate::graph::Graph::new(names);
+    for (i, r) in defs.rgds.iter().enumerate() {
+        for (j, other) in defs.rgds.iter().enumerate() {
+            if creates(r, other, defs).is_some() {
+                g.add_dependency(i, j);
+            }
+        }
+    }
+    let cycle = g.topological_order().err()?;
+    let first = &defs.rgds[cycle[0]];
+    let next = &defs.rgds[cycle[1]];
+    let node = creates(first, next, defs)?;
+    let chain: Vec<String> = cycle
+        .iter()
+        .map(|&i| {
+            let r = &defs.rgds[i];
+            format!("{} ({})", r.graph.name, r.kind)
+        })
+        .collect();
+    Some(first.graph.document.diag(
+        Diagnostic::error(
+            codes::NESTING_CYCLE,
+            format!(
+                "ResourceGraphDefinitions instantiate each other in a cycle: {}",
+                chain.join(" -> ")
+            ),
+        )
+        .with_hint("a nested composition must end: remove the resource that creates an instance of an enclosing definition"),
+        &node.path,
+    ))
+}
+
+/// kro mode's order: CRDs of the inputs, generated instance CRDs (on request), RGDs, then the
+/// rest in input order.
+fn kro_mode_order<'a>(
+    items: Vec<Item<'a>>,
+    docs: &'a [Document],
+    defs: &'a Definitions,
+    mode: &KroMode,
+) -> Vec<Item<'a>> {
+    let (crds, rest): (Vec<Item<'a>>, Vec<Item<'a>>) = items
+        .into_iter()
+        .partition(|i| matches!(i, Item::Passthrough(d) if strategy::is_crd(d)));
+    let mut out = crds;
+    if mode.emit_crds {
+        out.extend(defs.rgds.iter().map(Item::GeneratedCrd));
+    }
+    out.extend(docs.iter().filter(|d| kro::is_rgd(d)).map(Item::Definition));
+    out.extend(rest);
+    out
+}
+
+/// Nested compositions: an object whose kind another RGD of the run defines is that RGD's
+/// instance, rendered in place of the object (load-time checks rule out cycles, so this ends).
+pub struct Nesting<'a> {
+    /// The run's definitions.
+    pub defs: &'a Definitions,
+    /// The run's options.
+    pub opts: &'a Options,
+}
+
+impl Nested for Nesting<'_> {
+    fn expand(
+        &self,
+        obj: &Value,
+        origin: &Document,
+        _limits: &RenderLimits,
+        nested_in: Option<String>,
+        depth: usize,
+    ) -> Option<Result<Vec<Value>, Vec<Diagnostic>>> {
+        let rgd = self
+            .defs
+            .find(obj.get("apiVersion")?.as_str()?, obj.get("kind")?.as_str()?)?;
+        // A cycle among the definitions is reported when they load (and nothing is nested);
+        // one through a kind computed by an expression shows only here.
+        if self.defs.nesting_cycle {
+            return None;
+        }
+        if depth > MAX_NESTING {
+            return Some(Err(vec![origin.diag(
+                Diagnostic::error(
+                    codes::NESTING_CYCLE,
+                    format!(
+                        "nested {} {:?}: compositions nest more than {MAX_NESTING} levels deep",
+                        rgd.kind,
+                        obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+                    ),
+                )
+                .with_hint("a nested composition must end: an instance creates, through its definitions, an instance of itself"),
+                &FieldPath::root(),
+            )]));
+        }
+        // Diagnostics point at the outermost instance, the document the user wrote.
+        let doc = Document {
+            value: obj.clone(),
+            ..origin.clone()
+        };
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        Some(
+            render_instance(rgd, &doc, self, nested_in, depth).map_err(|ds| {
+                ds.into_iter()
+                    .map(|mut d| {
+                        d.message = format!("nested {} {name:?}: {}", rgd.kind, d.message);
+                        d
+                    })
+                    .collect()
+            }),
+        )
+    }
+}
+
+/// Deepest nesting of compositions (instances creating instances) a run renders.
+pub const MAX_NESTING: usize = 16;
+
+/// `KIND/NAMESPACE/NAME` (or `KIND/NAME`) of an object.
+pub fn object_ref(v: &Value) -> String {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("");
+    match s("/metadata/namespace") {
+        "" => format!("{}/{}", s("/kind"), s("/metadata/name")),
+        ns => format!("{}/{ns}/{}", s("/kind"), s("/metadata/name")),
+    }
+}
+
+/// Default, validate and render one kro instance (nested instances included).
+pub fn render_instance(
+    rgd: &Rgd,
+    doc: &Document,
+    nesting: &Nesting<'_>,
+    nested_in: Option<String>,
+    depth: usize,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let opts = nesting.opts;
+    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+    let provenance = opts.provenance.then(|| Provenance {
+        definition: format!("{}/{}", kro::rgd::RGD_KIND, rgd.graph.name),
+        instance: object_ref(&prepared.schema),
+        nested_in,
+    });
+    let unit = Unit {
+        graph: &rgd.graph,
+        variables: vec![("schema".into(), prepared.schema)],
+        namespace: prepared.namespace,
+        origin: doc,
+        observed: opts.observed.as_ref(),
+        nested: Some(nesting),
+        pending_ok: opts.kro.is_some(),
+        provenance: provenance.as_ref(),
+        depth,
+    };
+    render_unit(&unit, &opts.render)
 }
 
 /// `(group, version, kind)` of each version a CRD serves.
@@ -274,6 +480,8 @@ pub enum OriginKind {
     ComponentPassthrough,
     /// A kurel package (one instance of it).
     Kurel,
+    /// kro mode: a ResourceGraphDefinition shipped as it is, or its generated instance CRD.
+    Definition,
 }
 
 impl Origin {
@@ -373,20 +581,28 @@ where
         }
     }
 
+    let items = match &opts.kro {
+        Some(mode) => kro_mode_order(items, docs, &defs, mode),
+        None => items,
+    };
     let rendered: Vec<Result<T, Vec<Diagnostic>>> = items
         .par_iter()
         .map(|item| {
-            let objects = match item {
-                Item::Passthrough(d) => vec![d.value.clone()],
-                Item::Instance(rgd, doc) => {
-                    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
-                    let unit = Unit {
-                        graph: &rgd.graph,
-                        variables: vec![("schema".into(), prepared.schema)],
-                        namespace: prepared.namespace,
-                        origin: doc,
-                    };
-                    render_unit(&unit, &opts.render)?
+            let nesting = Nesting { defs: &defs, opts };
+            let objects = match (item, &opts.kro) {
+                (Item::Passthrough(d), Some(mode)) if strategy::is_crd(d) => {
+                    vec![strategy::ship_input_crd(d, mode)]
+                }
+                (Item::Passthrough(d), _) => vec![d.value.clone()],
+                (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
+                (Item::Instance(rgd, doc), Some(mode)) => {
+                    strategy::ship_instance(rgd, doc, &nesting, mode)?
+                }
+                (Item::Definition(d), mode) => {
+                    vec![strategy::ship_definition(d, &mode.unwrap_or_default())]
+                }
+                (Item::GeneratedCrd(rgd), mode) => {
+                    vec![strategy::ship_crd(rgd, &mode.unwrap_or_default())]
                 }
             };
             finish(objects).map_err(|d| vec![d])
@@ -402,6 +618,8 @@ where
                 origins.push(match item {
                     Item::Passthrough(d) => Origin::of(OriginKind::Passthrough, d),
                     Item::Instance(_, d) => Origin::of(OriginKind::Instance, d),
+                    Item::Definition(d) => Origin::of(OriginKind::Definition, d),
+                    Item::GeneratedCrd(r) => Origin::of(OriginKind::Definition, &r.graph.document),
                 });
             }
             Err(ds) => diags.extend(ds),
@@ -420,6 +638,7 @@ where
             component_opts.namespace = opts.namespace.clone();
         }
         component_opts.schemas = defs.schemas.clone();
+        component_opts.provenance = opts.provenance;
         match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);

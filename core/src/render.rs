@@ -18,7 +18,8 @@ use crate::expr::budget::{execute, overrun, EvalBudget};
 use crate::expr::cel::{root_context, ExecutionErrorExt};
 use crate::expr::value::{from_cel, to_val, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
-use crate::ir::{Expr, GraphDef, HoleKind, NodeKind, Part, Template};
+use crate::ir::{Expr, GraphDef, HoleKind, Node, NodeKind, Part, Template};
+use crate::observed::Observed;
 use cel::common::types::CelList;
 
 /// Limits on what one unit may produce.
@@ -49,18 +50,166 @@ pub struct Unit<'a> {
     pub namespace: Option<String>,
     /// The document that asked for this unit (the instance), where diagnostics point.
     pub origin: &'a Document,
+    /// Live objects (`--observed`): externalRefs and reads of a resource's status resolve
+    /// against them. Without them, such reads are errors (they need a cluster).
+    pub observed: Option<&'a Observed>,
+    /// Expands an object of a kind another definition of the run defines (a nested
+    /// composition) into that definition's objects.
+    pub nested: Option<&'a dyn Nested>,
+    /// kro mode: a node whose expressions need a cluster waits (it and what depends on it are
+    /// left to the controller) instead of failing the run.
+    pub pending_ok: bool,
+    /// Annotate each object with the definition, instance and node that produced it.
+    pub provenance: Option<&'a Provenance>,
+    /// How deep this unit is nested in other instances (0 for an instance of the inputs).
+    pub depth: usize,
+}
+
+/// What [`Unit::nested`] does: render a nested instance.
+pub trait Nested: Sync {
+    /// The objects of `obj` when its kind is another definition's instance kind, or `None`.
+    /// `origin` is the outermost instance document (where diagnostics point).
+    /// `nested_in` is the enclosing chain for provenance (`Shop/default/books#web`).
+    fn expand(
+        &self,
+        obj: &Value,
+        origin: &Document,
+        limits: &RenderLimits,
+        nested_in: Option<String>,
+        depth: usize,
+    ) -> Option<Result<Vec<Value>, Vec<Diagnostic>>>;
+}
+
+/// The provenance annotations of one unit (see [`PROVENANCE_DEFINITION`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// `KIND/NAME` of the definition.
+    pub definition: String,
+    /// `KIND/NAMESPACE/NAME` (or `KIND/NAME`) of the instance.
+    pub instance: String,
+    /// For a nested instance, the instances and nodes it is nested in, outermost first
+    /// (`Shop/default/books#web`, joined by ` > `).
+    pub nested_in: Option<String>,
+}
+
+/// Annotation naming the definition that produced an object (`ResourceGraphDefinition/webapp`).
+pub const PROVENANCE_DEFINITION: &str = "kiln.dev/definition";
+/// Annotation naming the instance that produced an object (`WebApp/prod/shop`).
+pub const PROVENANCE_INSTANCE: &str = "kiln.dev/instance";
+/// Annotation naming the resource (node) of the definition that produced an object.
+pub const PROVENANCE_NODE: &str = "kiln.dev/node";
+/// Annotation on the objects of a nested instance: the enclosing instances and their nodes,
+/// outermost first.
+pub const PROVENANCE_NESTED_IN: &str = "kiln.dev/nested-in";
+
+/// Add the provenance annotations to a rendered object (existing values are replaced: the
+/// object's origin is a fact, not an author's choice).
+pub fn annotate(obj: &mut Value, entries: &[(&str, &str)]) {
+    let Some(md) = obj.as_object_mut().and_then(|o| {
+        o.entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()))
+            .as_object_mut()
+    }) else {
+        return;
+    };
+    let ann = md
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !ann.is_object() {
+        *ann = Value::Object(Default::default());
+    }
+    let ann = ann.as_object_mut().expect("made an object above");
+    for (k, v) in entries {
+        ann.insert((*k).to_string(), Value::String((*v).to_string()));
+    }
+}
+
+impl Provenance {
+    fn stamp(&self, obj: &mut Value, node: &str) {
+        annotate(
+            obj,
+            &[
+                (PROVENANCE_DEFINITION, &self.definition),
+                (PROVENANCE_INSTANCE, &self.instance),
+                (PROVENANCE_NODE, node),
+            ],
+        );
+        if let Some(chain) = &self.nested_in {
+            annotate(obj, &[(PROVENANCE_NESTED_IN, chain)]);
+        }
+    }
+
+    /// The chain a nested instance created by `node` of this unit is nested in.
+    fn chain_for(&self, node: &str) -> String {
+        let here = format!("{}#{node}", self.instance);
+        match &self.nested_in {
+            Some(outer) => format!("{outer} > {here}"),
+            None => here,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 enum State {
     Pending,
     Excluded,
+    /// An externalRef with no observed state to resolve it.
     External,
+    /// Observed state was given, but lacks what the node is (why, for messages).
+    Missing(String),
+    /// kro mode: needs the cluster; left to the controller.
+    Waiting,
     Rendered,
+}
+
+/// What one node came to, for callers that look past the objects (`kiln status`).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Not rendered: an includeWhen was false, or a dependency was excluded.
+    Excluded,
+    /// Needs a cluster (kro mode), or observed state lacks it.
+    Waiting(String),
+    /// An externalRef: the observed object (a list for a selector), if any.
+    External(Option<Value>),
+    /// The desired objects, before any nested expansion (one unless a collection).
+    Rendered(Vec<Value>),
+}
+
+/// The result of [`render_unit_detailed`].
+#[derive(Debug, Clone)]
+pub struct UnitOutput {
+    /// The objects, in topological order (nested instances expanded).
+    pub objects: Vec<Value>,
+    /// Each node's outcome, by node index.
+    pub outcomes: Vec<Outcome>,
+}
+
+/// What a node's evaluation produced, before it is recorded.
+enum Step {
+    Excluded,
+    Single(Value),
+    Items(Vec<Value>),
+    External(Result<Value, String>),
 }
 
 /// Render a unit into its objects, in topological order.
 pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    render_nodes(unit, limits, false).map(|o| o.objects)
+}
+
+/// [`render_unit`], also reporting what became of each node.
+pub fn render_unit_detailed(
+    unit: &Unit<'_>,
+    limits: &RenderLimits,
+) -> Result<UnitOutput, Vec<Diagnostic>> {
+    render_nodes(unit, limits, true)
+}
+
+fn render_nodes(
+    unit: &Unit<'_>,
+    limits: &RenderLimits,
+    detailed: bool,
+) -> Result<UnitOutput, Vec<Diagnostic>> {
     let g = unit.graph;
     let mut ctx = root_context().new_inner_scope();
     for (name, v) in &unit.variables {
@@ -75,21 +224,24 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
         }
     }
     let mut out = Vec::new();
-    // Rendered single objects, by node: what plain field paths read directly (see `direct`).
-    let mut singles: Vec<(usize, usize)> = Vec::new();
+    let mut outcomes = if detailed {
+        vec![Outcome::Excluded; g.nodes.len()]
+    } else {
+        Vec::new()
+    };
+    // Nodes other expressions read as one object, and where that object is: in `out`, or (when
+    // it is not output as is: an external object, a nested instance, an object with observed
+    // status) in `views`. This is what plain field paths read directly (see `direct`).
+    let mut singles: Vec<usize> = Vec::new();
+    let mut at: Vec<Option<usize>> = vec![None; g.nodes.len()];
+    let mut views: Vec<Option<Value>> = vec![None; g.nodes.len()];
+    // Nodes whose bound value holds an observed status.
+    let mut has_status = vec![false; g.nodes.len()];
+    // Objects this unit's own nodes put in `out` (index in `out`, node).
+    let mut own: Vec<(usize, usize)> = Vec::new();
 
     for &i in &g.order {
         let node = &g.nodes[i];
-        let direct: Vec<(&str, &Value)> = unit
-            .variables
-            .iter()
-            .map(|(name, v)| (name.as_str(), v))
-            .chain(
-                singles
-                    .iter()
-                    .map(|&(n, o)| (g.nodes[n].id.as_str(), &out[o])),
-            )
-            .collect();
         if node
             .dependencies
             .iter()
@@ -98,82 +250,165 @@ pub fn render_unit(unit: &Unit<'_>, limits: &RenderLimits) -> Result<Vec<Value>,
             state[i] = State::Excluded;
             continue;
         }
+        if node
+            .dependencies
+            .iter()
+            .any(|&d| matches!(state[d], State::Waiting))
+        {
+            state[i] = State::Waiting;
+            if detailed {
+                let d = node
+                    .dependencies
+                    .iter()
+                    .find(|&&d| matches!(state[d], State::Waiting))
+                    .map(|&d| g.nodes[d].id.as_str())
+                    .unwrap_or_default();
+                outcomes[i] = Outcome::Waiting(format!("dependency {d:?} is not ready"));
+            }
+            continue;
+        }
+        let direct: Vec<(&str, &Value)> = unit
+            .variables
+            .iter()
+            .map(|(name, v)| (name.as_str(), v))
+            .chain(singles.iter().map(|&n| {
+                let v = match (&views[n], at[n]) {
+                    (Some(v), _) => v,
+                    (None, Some(o)) => &out[o],
+                    (None, None) => &Value::Null,
+                };
+                (g.nodes[n].id.as_str(), v)
+            }))
+            .collect();
         let ev = Evaluator {
             unit,
             state: &state,
+            has_status: &has_status,
             limits,
         };
-        let template = match &node.kind {
-            NodeKind::External(_) => {
-                state[i] = State::External;
+        let step = match ev.step(&ctx, node, &direct) {
+            Ok(s) => s,
+            Err(ds) if unit.pending_ok && ds.iter().all(needs_cluster) => {
+                drop(direct);
+                state[i] = State::Waiting;
+                if detailed {
+                    outcomes[i] = Outcome::Waiting(ds[0].message.clone());
+                }
                 continue;
             }
-            NodeKind::Template(t) => t,
+            Err(ds) => return Err(ds),
         };
-        let mut included = true;
-        for e in &node.include_when {
-            match ev.direct(e, &direct) {
-                Some(Value::Bool(b)) => {
-                    ev.check_offline(e)?;
-                    included &= *b;
-                    if !included {
-                        break;
+        drop(direct);
+        match step {
+            Step::Excluded => state[i] = State::Excluded,
+            Step::External(Err(_)) if unit.observed.is_none() => {
+                if detailed {
+                    outcomes[i] = Outcome::External(None);
+                }
+                state[i] = State::External;
+            }
+            Step::External(Err(why)) => {
+                if detailed {
+                    outcomes[i] = Outcome::Waiting(why.clone());
+                }
+                state[i] = State::Missing(why);
+            }
+            Step::External(Ok(live)) => {
+                if read[i] {
+                    ctx.add_variable_as_val(node.id.clone(), g.reads_of(&node.id).to_val(&live));
+                }
+                has_status[i] = true;
+                if detailed {
+                    outcomes[i] = Outcome::External(Some(live.clone()));
+                }
+                views[i] = Some(live);
+                singles.push(i);
+                state[i] = State::Rendered;
+            }
+            Step::Single(obj) => {
+                let view = unit.observed.and_then(|o| with_status(o, &obj));
+                has_status[i] = view.is_some();
+                if read[i] {
+                    let bound = view.as_ref().unwrap_or(&obj);
+                    ctx.add_variable_as_val(node.id.clone(), g.reads_of(&node.id).to_val(bound));
+                }
+                if detailed {
+                    outcomes[i] = Outcome::Rendered(vec![obj.clone()]);
+                }
+                singles.push(i);
+                let chain = unit.provenance.map(|p| p.chain_for(&node.id));
+                match unit
+                    .nested
+                    .and_then(|n| n.expand(&obj, unit.origin, limits, chain, unit.depth + 1))
+                {
+                    Some(expanded) => {
+                        out.extend(expanded?);
+                        views[i] = Some(view.unwrap_or(obj));
                     }
-                    continue;
+                    None => {
+                        views[i] = view;
+                        at[i] = Some(out.len());
+                        own.push((out.len(), i));
+                        out.push(obj);
+                    }
                 }
-                Some(Value::Null) => {
-                    ev.check_offline(e)?;
-                    included = false;
-                    break;
-                }
-                _ => {}
+                state[i] = State::Rendered;
             }
-            match ev.eval_fallback(&ctx, e, &direct)? {
-                CelValue::Bool(b) => included &= b,
-                CelValue::Null => included = false,
-                v if is_optional(&v) => included &= optional_bool(&v).unwrap_or(false),
-                other => {
-                    return Err(vec![ev.diag(
-                        codes::RESULT_TYPE,
-                        format!(
-                            "includeWhen expression {:?} must return a bool, got {}",
-                            e.source(),
-                            type_name(&other)
-                        ),
-                        e,
-                        "compare explicitly, e.g. ${schema.spec.replicas > 0}",
-                    )])
+            Step::Items(items) => {
+                let views_of: Option<Vec<Value>> = unit
+                    .observed
+                    .map(|o| items.iter().map(|it| with_status(o, it)).collect())
+                    .and_then(|v: Vec<Option<Value>>| v.into_iter().collect());
+                has_status[i] = views_of.is_some();
+                if read[i] {
+                    let bound = views_of.as_ref().unwrap_or(&items);
+                    let list = CelList::from(bound.iter().map(to_val).collect::<Vec<_>>());
+                    ctx.add_variable_as_val(node.id.clone(), Box::new(list));
                 }
-            }
-            if !included {
-                break;
+                if detailed {
+                    outcomes[i] = Outcome::Rendered(items.clone());
+                }
+                for it in items {
+                    let chain = unit.provenance.map(|p| p.chain_for(&node.id));
+                    match unit
+                        .nested
+                        .and_then(|n| n.expand(&it, unit.origin, limits, chain, unit.depth + 1))
+                    {
+                        Some(expanded) => out.extend(expanded?),
+                        None => {
+                            own.push((out.len(), i));
+                            out.push(it);
+                        }
+                    }
+                }
+                state[i] = State::Rendered;
             }
         }
-        if !included {
-            state[i] = State::Excluded;
-            continue;
-        }
-
-        if node.for_each.is_empty() {
-            let obj = ev.fill(&ctx, template, node.namespaced, &direct)?;
-            drop(direct);
-            singles.push((i, out.len()));
-            if read[i] {
-                ctx.add_variable_as_val(node.id.clone(), g.reads_of(&node.id).to_val(&obj));
-            }
-            out.push(obj);
-        } else {
-            let items = ev.expand(&ctx, node, template, limits, &direct)?;
-            drop(direct);
-            if read[i] {
-                let list = CelList::from(items.iter().map(to_val).collect::<Vec<_>>());
-                ctx.add_variable_as_val(node.id.clone(), Box::new(list));
-            }
-            out.extend(items);
-        }
-        state[i] = State::Rendered;
     }
-    Ok(out)
+    // Stamped last: expressions read the objects as the templates made them. Objects of a
+    // nested instance carry their own definition's provenance already.
+    if let Some(p) = unit.provenance {
+        for (o, n) in own {
+            p.stamp(&mut out[o], &g.nodes[n].id);
+        }
+    }
+    Ok(UnitOutput {
+        objects: out,
+        outcomes,
+    })
+}
+
+/// A diagnostic that only a cluster (or observed state) could have avoided.
+fn needs_cluster(d: &Diagnostic) -> bool {
+    d.code == codes::NEEDS_CLUSTER || d.code == codes::NOT_OBSERVED
+}
+
+/// A rendered object with the `status` of its live counterpart, when that has one.
+fn with_status(observed: &Observed, obj: &Value) -> Option<Value> {
+    let status = observed.get_like(obj)?.get("status")?;
+    let mut v = obj.clone();
+    v.as_object_mut()?.insert("status".into(), status.clone());
+    Some(v)
 }
 
 /// The value at `position` (see [`crate::ir::Hole::position`]) in a copy of a template.
@@ -231,10 +466,130 @@ fn type_name(v: &CelValue) -> String {
 struct Evaluator<'u, 's> {
     unit: &'u Unit<'u>,
     state: &'s [State],
+    has_status: &'s [bool],
     limits: &'s RenderLimits,
 }
 
 impl Evaluator<'_, '_> {
+    /// Evaluate one node whose dependencies are all rendered.
+    fn step(
+        &self,
+        ctx: &Context<'_, '_>,
+        node: &Node,
+        direct: &[(&str, &Value)],
+    ) -> Result<Step, Vec<Diagnostic>> {
+        let template = match &node.kind {
+            NodeKind::External(t) => {
+                return match self.unit.observed {
+                    None => Ok(Step::External(Err(String::new()))),
+                    Some(o) => Ok(Step::External(
+                        self.resolve_external(ctx, o, node, t, direct)?,
+                    )),
+                }
+            }
+            NodeKind::Template(t) => t,
+        };
+        for e in &node.include_when {
+            let included = match self.direct(e, direct) {
+                Some(Value::Bool(b)) => {
+                    self.check_offline(e)?;
+                    *b
+                }
+                Some(Value::Null) => {
+                    self.check_offline(e)?;
+                    false
+                }
+                _ => match self.eval_fallback(ctx, e, direct)? {
+                    CelValue::Bool(b) => b,
+                    CelValue::Null => false,
+                    v if is_optional(&v) => optional_bool(&v).unwrap_or(false),
+                    other => {
+                        return Err(vec![self.diag(
+                            codes::RESULT_TYPE,
+                            format!(
+                                "includeWhen expression {:?} must return a bool, got {}",
+                                e.source(),
+                                type_name(&other)
+                            ),
+                            e,
+                            "compare explicitly, e.g. ${schema.spec.replicas > 0}",
+                        )])
+                    }
+                },
+            };
+            if !included {
+                return Ok(Step::Excluded);
+            }
+        }
+        if node.for_each.is_empty() {
+            Ok(Step::Single(self.fill(
+                ctx,
+                template,
+                node.namespaced,
+                direct,
+            )?))
+        } else {
+            Ok(Step::Items(self.expand(
+                ctx,
+                node,
+                template,
+                self.limits,
+                direct,
+            )?))
+        }
+    }
+
+    /// Find an externalRef's object in the observed state: by name (namespace defaulting to the
+    /// instance's for a namespaced kind), or by selector (a list, from every namespace unless one
+    /// is named). `Err` says what is missing.
+    fn resolve_external(
+        &self,
+        ctx: &Context<'_, '_>,
+        observed: &Observed,
+        node: &Node,
+        t: &Template,
+        direct: &[(&str, &Value)],
+    ) -> Result<Result<Value, String>, Vec<Diagnostic>> {
+        let r = self.fill(ctx, t, false, direct)?;
+        let s = |p: &str| r.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let (api, kind) = (s("/apiVersion"), s("/kind"));
+        let ns = r
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
+        if let Some(selector) = r.pointer("/metadata/selector").filter(|v| !v.is_null()) {
+            let found = observed.select(api, kind, ns, selector).map_err(|why| {
+                vec![self.unit.graph.diag(
+                    Diagnostic::error(
+                        codes::RESOURCE_SHAPE,
+                        format!("resource {:?}: externalRef selector: {why}", node.id),
+                    )
+                    .with_hint("write a LabelSelector: matchLabels and/or matchExpressions"),
+                    &node.path.key("externalRef").key("metadata").key("selector"),
+                )]
+            })?;
+            return Ok(Ok(Value::Array(found.into_iter().cloned().collect())));
+        }
+        let name = s("/metadata/name");
+        let ns = match ns {
+            Some(n) => n,
+            None if node.namespaced => self.unit.namespace.as_deref().unwrap_or(""),
+            None => "",
+        };
+        Ok(match observed.get(api, kind, ns, name) {
+            Some(live) => Ok(live.clone()),
+            None => Err(format!(
+                "externalRef {:?} ({kind} {}{name}) is not in the observed state",
+                node.id,
+                if ns.is_empty() {
+                    String::new()
+                } else {
+                    format!("{ns}/")
+                }
+            )),
+        })
+    }
+
     /// A diagnostic in the instance's document that also says where in the definition the
     /// expression is.
     fn diag(&self, code: crate::diag::Code, msg: String, e: &Expr, hint: &str) -> Diagnostic {
@@ -290,34 +645,56 @@ impl Evaluator<'_, '_> {
     }
 
     /// Expressions that read what only a cluster has (an externalRef, a created resource's
-    /// status) are errors offline.
+    /// status) are errors offline, unless observed state supplies it.
     fn check_offline(&self, e: &Expr) -> Result<(), Vec<Diagnostic>> {
         let g = self.unit.graph;
         for (root, fields) in &e.compiled.refs.fields {
             let Some(i) = g.node_index(root) else {
                 continue;
             };
-            if matches!(self.state[i], State::External) {
-                return Err(vec![self.diag(
-                    codes::NEEDS_CLUSTER,
-                    format!(
-                        "expression {:?} reads externalRef {root:?}, which exists only in a live cluster",
-                        e.source()
-                    ),
-                    e,
-                    "offline rendering cannot read objects it does not create; pass the value through the instance spec instead",
-                )]);
+            match &self.state[i] {
+                State::External => {
+                    return Err(vec![self.diag(
+                        codes::NEEDS_CLUSTER,
+                        format!(
+                            "expression {:?} reads externalRef {root:?}, which exists only in a live cluster",
+                            e.source()
+                        ),
+                        e,
+                        "give the live object with --observed (e.g. kubectl get -o yaml output), or pass the value through the instance spec",
+                    )]);
+                }
+                State::Missing(why) => {
+                    return Err(vec![self.diag(
+                        codes::NOT_OBSERVED,
+                        format!("expression {:?} reads {root:?}: {why}", e.source()),
+                        e,
+                        "add the live object to the observed state, or check its apiVersion, kind, namespace and name",
+                    )]);
+                }
+                _ => {}
             }
-            if fields.contains("status") {
-                return Err(vec![self.diag(
-                    codes::NEEDS_CLUSTER,
-                    format!(
-                        "expression {:?} reads {root}.status, which exists only once the cluster has created {root:?}",
-                        e.source()
+            if fields.contains("status") && !self.has_status[i] {
+                return Err(vec![match self.unit.observed {
+                    None => self.diag(
+                        codes::NEEDS_CLUSTER,
+                        format!(
+                            "expression {:?} reads {root}.status, which exists only once the cluster has created {root:?}",
+                            e.source()
+                        ),
+                        e,
+                        "give the live objects with --observed, or derive the value from schema or spec fields",
                     ),
-                    e,
-                    "offline rendering has no status; derive the value from schema or spec fields",
-                )]);
+                    Some(_) => self.diag(
+                        codes::NOT_OBSERVED,
+                        format!(
+                            "expression {:?} reads {root}.status, but the observed state has no status for what {root:?} renders",
+                            e.source()
+                        ),
+                        e,
+                        "add the live object, with its status, to the observed state",
+                    ),
+                }]);
             }
         }
         Ok(())

@@ -88,6 +88,30 @@ pub struct Request {
     /// Inputs with no documents at all are accepted (an empty result). Without it they are an
     /// error (KLN1010): an empty stream applied by a GitOps tool deletes what it manages.
     pub allow_empty: bool,
+    /// Live objects (files or directories of YAML, e.g. `kubectl get -o yaml` output, or texts
+    /// a door read) that externalRefs and reads of a resource's status resolve against. Paths
+    /// are confined to `root` like every other path of the request.
+    pub observed: Vec<Input>,
+    /// How kro definitions ship: rendered here (direct), or as RGDs and instances for the
+    /// in-cluster controller (kro).
+    pub mode: Mode,
+    /// kro mode: also emit each RGD's generated instance CRD.
+    pub emit_crds: bool,
+    /// kro mode: annotate CRDs and RGDs with Argo CD sync waves so they apply before instances.
+    pub sync_waves: bool,
+    /// Leave out the provenance annotations (`kiln.dev/definition`, `kiln.dev/instance`,
+    /// `kiln.dev/node`) that rendered objects otherwise carry.
+    pub no_provenance: bool,
+}
+
+/// How kro definitions are shipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Render every object client-side (what kiln has always done).
+    #[default]
+    Direct,
+    /// Ship the ResourceGraphDefinitions and defaulted instances; the controller renders.
+    Kro,
 }
 
 /// A successful run: what `finish` made of each unit, in output order.
@@ -143,7 +167,11 @@ pub struct Failed {
 }
 
 impl Failed {
-    fn new(diagnostics: Vec<Diagnostic>, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Self {
+    pub(crate) fn new(
+        diagnostics: Vec<Diagnostic>,
+        files: Vec<Arc<SourceFile>>,
+        extra: &[Value],
+    ) -> Self {
         Self {
             diagnostics,
             files,
@@ -282,6 +310,7 @@ fn describe(o: &Origin) -> String {
         OriginKind::Instance => "the instance",
         OriginKind::Component | OriginKind::ComponentPassthrough => "the component",
         OriginKind::Kurel => "the kurel package",
+        OriginKind::Definition => "the definition",
     };
     let mut s = format!("{what} in {}", o.file);
     if o.kind != OriginKind::Kurel && o.kind != OriginKind::ComponentPassthrough {
@@ -347,6 +376,7 @@ where
 
     let mut problems = Diagnostics::new();
     problems.extend(check_kube_version(req.kube_version.as_deref()));
+    problems.extend(check_mode(req));
     problems.extend(check_package_overrides(req, &packages));
     problems.extend(check_environment(req, &documents));
     problems.extend(check_not_empty(req, &documents, &packages));
@@ -439,6 +469,19 @@ where
     if req.strict && !all_warnings.is_empty() {
         return Err(Failed::new(all_warnings, files, &extra));
     }
+    // kro mode ships kro definitions; what has no controller is still rendered here, and the
+    // person running it should know which is which.
+    if req.mode == Mode::Kro {
+        let client_side = origins
+            .iter()
+            .filter(|o| matches!(o.kind, OriginKind::Component | OriginKind::Kurel))
+            .count();
+        if client_side > 0 {
+            log.push(format!(
+                "kro mode: {client_side} component release(s) and kurel package instance(s) have no in-cluster controller and were rendered here"
+            ));
+        }
+    }
     Ok(Rendered {
         units,
         origins,
@@ -473,6 +516,26 @@ fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
             format!("Kubernetes version {v}: no bundled schemas for this version"),
         )
         .with_hint(format!("bundled: {bundled}")),
+    )
+}
+
+/// `emit_crds` and `sync_waves` shape kro mode's output; in direct mode they would do nothing.
+fn check_mode(req: &Request) -> Option<Diagnostic> {
+    if req.mode == Mode::Kro {
+        return None;
+    }
+    let what = match (req.emit_crds, req.sync_waves) {
+        (false, false) => return None,
+        (true, false) => "emit-crds",
+        (false, true) => "sync-waves",
+        (true, true) => "emit-crds and sync-waves",
+    };
+    Some(
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!("{what} given in direct mode, where there is nothing for it to do"),
+        )
+        .with_hint("they shape the output of kro mode: add mode kro (--mode kro), or drop them"),
     )
 }
 
@@ -600,6 +663,11 @@ fn options(
         expr: limits.expr,
         render: limits.render(),
         pass_through: req.pass_through.clone(),
+        kro: (req.mode == Mode::Kro).then_some(crate::strategy::KroMode {
+            emit_crds: req.emit_crds,
+            sync_waves: req.sync_waves,
+        }),
+        provenance: !req.no_provenance,
         ..Options::default()
     };
     o.component.env = req.environment.clone();
@@ -618,6 +686,16 @@ fn options(
             .into_iter()
             .filter(|d| d.kind() == Some("CustomResourceDefinition"))
             .collect();
+    }
+    if !req.observed.is_empty() {
+        let loaded = crate::source::load_inputs_in(&req.observed, access, &limits.yaml, false);
+        files.extend(loaded.files);
+        if loaded.diagnostics.has_errors() {
+            return Err(loaded.diagnostics);
+        }
+        o.observed = Some(crate::observed::Observed::from_documents(
+            &loaded.documents,
+        )?);
     }
     Ok(o)
 }
@@ -658,6 +736,7 @@ where
                     namespace: req.namespace.clone(),
                     max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
                     crds: run_crds.to_vec(),
+                    provenance: false,
                 };
                 let rest = kurel::Prepared::new(&partial, &kurel::Instance::default(), &options)
                     .and_then(|p| p.render(None).map(|_| ()));
@@ -691,6 +770,7 @@ where
         namespace: req.namespace.clone(),
         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
         crds: run_crds.to_vec(),
+        provenance: !req.no_provenance,
     };
     let common = kurel::Instance {
         values,
@@ -832,6 +912,8 @@ pub struct Definitions {
     pub definitions: pipeline::Definitions,
     /// Every file read.
     pub files: Vec<Arc<SourceFile>>,
+    /// The run's options (observed state included).
+    pub options: Options,
 }
 
 /// Read the request's inputs and load their definitions, with the request's CRDs, Kubernetes
@@ -863,6 +945,7 @@ pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
             documents: loaded.documents,
             definitions,
             files,
+            options: opts,
         }),
         Err(ds) => {
             let mut all = diags;

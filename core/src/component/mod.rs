@@ -68,6 +68,8 @@ pub struct Options {
     /// Schemas every rendered resource is checked against: the bundled Kubernetes kinds plus the
     /// CRDs of the run.
     pub schemas: Schemas,
+    /// Annotate rendered resources with the definition, component and resource that made them.
+    pub provenance: bool,
 }
 
 impl Default for Options {
@@ -79,6 +81,7 @@ impl Default for Options {
             eval: EvalBudget::default(),
             max_collection_size: crate::limits::DEFAULT_COMPONENT_COLLECTION_SIZE,
             schemas: Schemas::bundled(),
+            provenance: false,
         }
     }
 }

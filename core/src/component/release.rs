@@ -134,6 +134,26 @@ pub(crate) fn render(
     }
 
     check_schemas(&c, &resources, &made_by, &opts.schemas)?;
+    if opts.provenance {
+        let instance = format!("Component/{}", comp.name);
+        for (res, (loc, t)) in resources.iter_mut().zip(&made_by) {
+            // Named by the definitions' own names, not the documents they were read from: a
+            // snapshot or release renders exactly as the live definitions do.
+            let definition = match unit.addons.iter().find(|a| std::ptr::eq(&a.loc, *loc)) {
+                Some(a) => format!("Addon/{}", a.name),
+                None => format!("ComponentTypeDefinition/{}", ty.name),
+            };
+            let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
+            crate::render::annotate(
+                res,
+                &[
+                    (crate::render::PROVENANCE_DEFINITION, &definition),
+                    (crate::render::PROVENANCE_INSTANCE, &instance),
+                    (crate::render::PROVENANCE_NODE, &node),
+                ],
+            );
+        }
+    }
     finish(&c, resources)
 }
 

@@ -136,6 +136,8 @@ pub struct Rgd {
     /// OpenAPI schema of the instance `status`, inferred from the status expressions' types plus
     /// kro's `state` and `conditions`.
     pub status_schema: Value,
+    /// The status expressions (`spec.schema.status`), compiled: what `kiln status` evaluates.
+    pub status: Option<Template>,
     /// Warnings found while loading (no errors: those prevent an `Rgd`).
     pub warnings: Vec<Diagnostic>,
 }
@@ -377,6 +379,7 @@ impl<'d> Loader<'d> {
             instance_schema,
             spec_schema,
             status_schema,
+            status,
             warnings: Vec::new(),
         })
     }
@@ -568,7 +571,11 @@ impl<'d> Loader<'d> {
             let e = external.expect("checked above");
             let ep = p.key("externalRef");
             let namespaced = self.check_external(e, id, &ep, scopes);
-            (NodeKind::External(e.clone()), namespaced)
+            // Expressions in an externalRef (name, namespace, selector) are compiled like a
+            // template's.
+            let (tmpl, diags) = self.compiler.template(e, &ep);
+            self.errors.extend(diags);
+            (NodeKind::External(tmpl), namespaced)
         };
 
         let mut node = Node {
@@ -851,10 +858,7 @@ impl<'d> Loader<'d> {
                 }
             }
         }
-        if let NodeKind::External(ext) = &node.kind {
-            // Expressions in an externalRef (name, namespace, selector) are scanned like a template.
-            let (t, diags) = self.compiler.template(ext, &node.path.key("externalRef"));
-            self.errors.extend(diags);
+        if let NodeKind::External(t) = &node.kind {
             for h in &t.holes {
                 for e in h.exprs() {
                     record(self, e, &no_iter, "externalRef", &mut deps);
@@ -869,11 +873,7 @@ impl<'d> Loader<'d> {
         }
         // readyWhen sees only the resource itself (`each` for a collection); it adds no dependency.
         for e in &node.ready_when {
-            let own: &str = if node.for_each.is_empty() {
-                &id
-            } else {
-                "each"
-            };
+            let own: &str = if !node.is_collection() { &id } else { "each" };
             let unknown: Vec<_> = e
                 .compiled
                 .refs

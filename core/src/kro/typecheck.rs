@@ -36,8 +36,7 @@ pub(crate) struct Output {
 /// written as an expression.
 fn kind_node(node: &Node, schemas: &Schemas) -> Option<SchemaNode> {
     let v = match &node.kind {
-        NodeKind::Template(t) => &t.value,
-        NodeKind::External(e) => e,
+        NodeKind::Template(t) | NodeKind::External(t) => &t.value,
     };
     let av = v.get("apiVersion")?.as_str()?;
     let kind = v.get("kind")?.as_str()?;
@@ -244,11 +243,7 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
     base.declare("schema", instance_type(input.spec_schema, input.schemas));
     for (i, n) in input.nodes.iter().enumerate() {
         let t = object(i);
-        let t = if n.for_each.is_empty() {
-            t
-        } else {
-            Type::list(t)
-        };
+        let t = if n.is_collection() { Type::list(t) } else { t };
         base.declare(n.id.clone(), t);
     }
 
@@ -280,7 +275,7 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
             c.condition(e, &mut base, id, "includeWhen");
         }
         let mut own = Scope::new();
-        own.declare(if n.for_each.is_empty() { id } else { "each" }, object(i));
+        own.declare(if n.is_collection() { "each" } else { id }, object(i));
         for e in &n.ready_when {
             c.condition(e, &mut own, id, "readyWhen");
         }

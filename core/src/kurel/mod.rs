@@ -70,6 +70,8 @@ pub struct Options {
     /// inputs of the run): resources of their kinds are checked against them, as the package's own
     /// CRDs are.
     pub crds: Vec<Value>,
+    /// Annotate rendered objects with the package, instance and resource file that made them.
+    pub provenance: bool,
 }
 
 impl Default for Options {
@@ -78,6 +80,7 @@ impl Default for Options {
             max_depth: variables::DEFAULT_MAX_DEPTH,
             namespace: None,
             crds: Vec::new(),
+            provenance: false,
         }
     }
 }
@@ -321,6 +324,46 @@ impl<'p> Prepared<'p> {
         }
     }
 
+    /// The provenance annotations: the package (`Package/NAME@VERSION`), the instance (its
+    /// values file's name with `--instances`, else the package's name) and the resource file
+    /// within the package (`resources/app.yaml`, with `#N` for the Nth document of a file of
+    /// several).
+    fn stamp(&self, objects: &mut [Value], values: Option<&Document>) {
+        let pkg = self.pkg;
+        let definition = format!("Package/{}@{}", pkg.metadata.name, pkg.metadata.version);
+        let instance = match values {
+            Some(d) => std::path::Path::new(d.file())
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            None => pkg.metadata.name.clone(),
+        };
+        let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in &pkg.resources {
+            *per_file.entry(d.file()).or_default() += 1;
+        }
+        for (o, d) in objects.iter_mut().zip(&pkg.resources) {
+            let file = d.file();
+            let rel = file
+                .strip_prefix(pkg.dir.as_str())
+                .map(|r| r.trim_start_matches('/'))
+                .unwrap_or(file);
+            let node = if per_file.get(file).copied().unwrap_or(1) > 1 {
+                format!("{rel}#{}", d.index + 1)
+            } else {
+                rel.to_string()
+            };
+            crate::render::annotate(
+                o,
+                &[
+                    (crate::render::PROVENANCE_DEFINITION, &definition),
+                    (crate::render::PROVENANCE_INSTANCE, &instance),
+                    (crate::render::PROVENANCE_NODE, &node),
+                ],
+            );
+        }
+    }
+
     fn outcome(&self, values: Option<&Document>) -> Outcome {
         let pkg = self.pkg;
         let mut errors = Diagnostics::new();
@@ -447,6 +490,9 @@ impl<'p> Prepared<'p> {
         }
         if errors.has_errors() || self.structure.errors.has_errors() {
             return failed(errors, warnings);
+        }
+        if self.options.provenance {
+            self.stamp(&mut objects, values);
         }
         Outcome {
             rendered: Some((objects, plan.log, details)),
