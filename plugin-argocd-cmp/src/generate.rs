@@ -116,6 +116,21 @@ pub fn cluster_groups(api_versions: &[String]) -> Vec<String> {
 pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<Diagnostic>> {
     let mut errs = Vec::new();
     let mut values = Vec::new();
+    let mut observed = Vec::new();
+    for v in &opts.observed {
+        // Like values files: relative to the application directory, inside the checkout.
+        match normalise(place.app.join(v)).filter(|_| !Path::new(v).is_absolute()) {
+            Some(p) => observed.push(Input::Path(p)),
+            None => errs.push(
+                Diagnostic::error(
+                    codes::PATH_ESCAPE,
+                    format!("observed state {v:?} is outside the repository"),
+                )
+                .in_file("ARGOCD_APP_PARAMETERS")
+                .with_hint("observed paths are relative to the application directory, inside the repository"),
+            ),
+        }
+    }
     for v in &opts.values {
         // Relative to the application directory, as Argo CD users write them; confined to the
         // checkout.
@@ -146,6 +161,15 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
         strict: opts.strict,
         pass_through,
         allow_empty: opts.allow_empty,
+        mode: if opts.kro_mode {
+            kiln_core::request::Mode::Kro
+        } else {
+            kiln_core::request::Mode::Direct
+        },
+        emit_crds: opts.emit_crds,
+        sync_waves: opts.sync_waves,
+        observed,
+        no_provenance: opts.no_provenance,
         ..Request::default()
     })
 }

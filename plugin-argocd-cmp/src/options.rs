@@ -22,6 +22,16 @@ pub struct Options {
     pub allow_empty: bool,
     /// Groups whose unknown kinds pass through (`passThrough` / `PASS_THROUGH`).
     pub pass_through: Vec<String>,
+    /// Ship kro definitions to the controller (`mode` / `MODE`: `kro`); default `direct`.
+    pub kro_mode: bool,
+    /// kro mode: also emit the generated instance CRDs (`emitCRDs` / `EMIT_CRDS`).
+    pub emit_crds: bool,
+    /// kro mode: sync waves on CRDs and RGDs (`syncWaves` / `SYNC_WAVES`).
+    pub sync_waves: bool,
+    /// Live objects, relative to the application directory (`observed` / `OBSERVED`).
+    pub observed: Vec<String>,
+    /// Leave out the provenance annotations (`noProvenance` / `NO_PROVENANCE`).
+    pub no_provenance: bool,
 }
 
 /// The parameters kiln takes, with their shape.
@@ -32,7 +42,26 @@ pub const PARAMETERS: &[(&str, &str)] = &[
     ("strict", "string"),
     ("allowEmpty", "string"),
     ("passThrough", "array"),
+    ("mode", "string"),
+    ("emitCRDs", "string"),
+    ("syncWaves", "string"),
+    ("observed", "array"),
+    ("noProvenance", "string"),
 ];
+
+fn mode(name: &str, s: &str, errs: &mut Vec<Diagnostic>) -> bool {
+    match s.trim() {
+        "kro" => true,
+        "direct" | "" => false,
+        other => {
+            errs.push(error(
+                format!("{name} is {other:?}; it must be \"direct\" or \"kro\""),
+                "direct renders every object here; kro ships the RGDs and instances to the controller",
+            ));
+            false
+        }
+    }
+}
 
 fn error(message: String, hint: &str) -> Diagnostic {
     Diagnostic::error(codes::REQUEST_INVALID, message)
@@ -88,6 +117,21 @@ pub fn from_env(env: &Env) -> Result<Options, Vec<Diagnostic>> {
     if let Some(v) = pe.get("PASS_THROUGH") {
         o.pass_through = list(v);
     }
+    if let Some(v) = pe.get("MODE") {
+        o.kro_mode = mode("MODE", v, &mut errs);
+    }
+    if let Some(v) = pe.get("EMIT_CRDS") {
+        o.emit_crds = boolean("EMIT_CRDS", v, &mut errs);
+    }
+    if let Some(v) = pe.get("SYNC_WAVES") {
+        o.sync_waves = boolean("SYNC_WAVES", v, &mut errs);
+    }
+    if let Some(v) = pe.get("OBSERVED") {
+        o.observed = list(v);
+    }
+    if let Some(v) = pe.get("NO_PROVENANCE") {
+        o.no_provenance = boolean("NO_PROVENANCE", v, &mut errs);
+    }
     for p in &env.parameters {
         let shape = match &p.value {
             ParamValue::String(_) => "string",
@@ -107,6 +151,15 @@ pub fn from_env(env: &Env) -> Result<Options, Vec<Diagnostic>> {
                 o.allow_empty = boolean("allowEmpty", s, &mut errs)
             }
             ("passThrough", ParamValue::Array(a)) => o.pass_through = a.clone(),
+            ("mode", ParamValue::String(s)) => o.kro_mode = mode("mode", s, &mut errs),
+            ("emitCRDs", ParamValue::String(s)) => o.emit_crds = boolean("emitCRDs", s, &mut errs),
+            ("syncWaves", ParamValue::String(s)) => {
+                o.sync_waves = boolean("syncWaves", s, &mut errs)
+            }
+            ("observed", ParamValue::Array(a)) => o.observed = a.clone(),
+            ("noProvenance", ParamValue::String(s)) => {
+                o.no_provenance = boolean("noProvenance", s, &mut errs)
+            }
             (name, _) => match PARAMETERS.iter().find(|(n, _)| *n == name) {
                 Some((_, want)) => errs.push(error(
                     format!(
@@ -169,6 +222,22 @@ mod tests {
         assert_eq!(o.sets, ["a=1", "b=2"]);
         assert!(o.strict && !o.allow_empty);
         assert_eq!(from_env(&env("null", &[])).unwrap(), Options::default());
+    }
+
+    #[test]
+    fn strategy_parameters() {
+        let o = from_env(&env(
+            r#"[{"name":"mode","string":"kro"},{"name":"syncWaves","string":"true"},{"name":"observed","array":["live"]}]"#,
+            &[("EMIT_CRDS", "true"), ("NO_PROVENANCE", "true")],
+        ))
+        .unwrap();
+        assert!(o.kro_mode && o.sync_waves && o.emit_crds && o.no_provenance);
+        assert_eq!(o.observed, ["live"]);
+        let errs = from_env(&env(r#"[{"name":"mode","string":"helm"}]"#, &[])).unwrap_err();
+        assert!(
+            errs[0].message.contains("\"direct\" or \"kro\""),
+            "{errs:?}"
+        );
     }
 
     #[test]

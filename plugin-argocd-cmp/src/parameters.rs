@@ -132,7 +132,22 @@ pub fn announcement(found: &Found) -> Value {
          "itemType": "boolean", "collectionType": "string", "string": "false"},
         {"name": "passThrough", "title": "Pass-through groups",
          "tooltip": "API groups whose custom resources pass through unrendered (* for all); the cluster's own groups (KUBE_API_VERSIONS) always do.",
-         "itemType": "string", "collectionType": "array", "array": []}
+         "itemType": "string", "collectionType": "array", "array": []},
+        {"name": "mode", "title": "kro mode",
+         "tooltip": "direct: render every object here. kro: check everything the same way, then ship the ResourceGraphDefinitions and defaulted instances to the kro controller.",
+         "itemType": "string", "collectionType": "string", "string": "direct"},
+        {"name": "emitCRDs", "title": "Emit instance CRDs",
+         "tooltip": "kro mode, true: also emit each RGD's generated instance CRD, first.",
+         "itemType": "boolean", "collectionType": "string", "string": "false"},
+        {"name": "syncWaves", "title": "Sync waves",
+         "tooltip": "kro mode, true: sync waves on CRDs (-2) and RGDs (-1), and SkipDryRunOnMissingResource on instances whose CRD kro creates.",
+         "itemType": "boolean", "collectionType": "string", "string": "false"},
+        {"name": "observed", "title": "Observed state",
+         "tooltip": "Files or directories of live objects (kubectl get -o yaml output), relative to the application directory: externalRefs and status reads resolve against them.",
+         "itemType": "string", "collectionType": "array", "array": []},
+        {"name": "noProvenance", "title": "No provenance",
+         "tooltip": "true: leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations.",
+         "itemType": "boolean", "collectionType": "string", "string": "false"}
     ])
 }
 

@@ -122,7 +122,7 @@ fn a_kro_app_renders_into_the_destination_namespace() {
         objs.contains(&("Deployment".into(), "shop".into())),
         "{objs:?}"
     );
-    assert!(!out.contains("ResourceGraphDefinition") && !out.contains("kind: WebApp"));
+    assert!(!out.contains("kind: ResourceGraphDefinition") && !out.contains("kind: WebApp"));
     // The instance sets no namespace: the Application's destination applies.
     assert!(out.contains("namespace: team-a"), "{out}");
 }

@@ -22,7 +22,7 @@
 //! finds it, now holding the rendered objects.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
@@ -79,6 +79,15 @@ pub struct Options {
     pub protect: Option<Protect>,
     /// Report rendered objects that substitution would change (KLN8008 warnings).
     pub lint: bool,
+    /// Ship kro definitions to the controller instead of rendering them.
+    pub kro_mode: bool,
+    /// kro mode: also emit the generated instance CRDs.
+    pub emit_crds: bool,
+    /// Live objects named on the command line (the operator's own paths: read as given, not
+    /// confined to the tree).
+    pub observed: Vec<PathBuf>,
+    /// Leave out the provenance annotations.
+    pub no_provenance: bool,
 }
 
 /// One file of the output tree.
@@ -109,6 +118,75 @@ enum Role {
     Copy,
     Input,
     Consumed,
+}
+
+/// The observed state the operator named (`--observed`), read here: the request confines its
+/// paths to the tree, and these are the operator's own (a `kubectl get -o yaml` dump in a CI
+/// workspace). A directory is read recursively, `*.yaml`, `*.yml` and `*.json`, in path order.
+fn observed_inputs(paths: &[PathBuf], limits: &Limits) -> Result<Vec<Input>, Diagnostics> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<_, _>>()?;
+            entries.sort();
+            for e in entries {
+                if e.is_dir() || is_manifest_name(&e.to_string_lossy()) {
+                    walk(&e, out)?;
+                }
+            }
+        } else {
+            out.push(p.to_path_buf());
+        }
+        Ok(())
+    }
+    let mut diags = Diagnostics::new();
+    let mut inputs = Vec::new();
+    for root in paths {
+        let mut files = Vec::new();
+        if let Err(e) = walk(root, &mut files) {
+            diags.push(
+                Diagnostic::error(
+                    codes::IO_READ,
+                    format!("cannot read {}: {e}", root.display()),
+                )
+                .in_file(root.display().to_string())
+                .with_hint("--observed names a YAML file or a directory of them"),
+            );
+            continue;
+        }
+        for f in files {
+            let name = f.display().to_string();
+            match std::fs::read(&f) {
+                Ok(b) if b.len() > limits.yaml.max_input_bytes => diags.push(
+                    Diagnostic::error(
+                        codes::YAML_BUDGET,
+                        format!("{name} is larger than the input limit"),
+                    )
+                    .in_file(name.clone())
+                    .with_hint("raise it with --limit input-bytes=SIZE"),
+                ),
+                Ok(b) => match String::from_utf8(b) {
+                    Ok(text) => inputs.push(Input::Text { name, text }),
+                    Err(_) => diags.push(
+                        Diagnostic::error(codes::NOT_UTF8, "not valid UTF-8")
+                            .in_file(name)
+                            .with_hint("save the file as UTF-8"),
+                    ),
+                },
+                Err(e) => diags.push(
+                    Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}"))
+                        .in_file(name.clone())
+                        .with_hint("check the path"),
+                ),
+            }
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(inputs)
+    }
 }
 
 fn is_hidden(rel: &str) -> bool {
@@ -246,6 +324,14 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         pass_through,
         // The tree is the output: files without documents are copied as they are.
         allow_empty: true,
+        mode: if opts.kro_mode {
+            request::Mode::Kro
+        } else {
+            request::Mode::Direct
+        },
+        emit_crds: opts.emit_crds,
+        observed: observed_inputs(&opts.observed, &opts.limits)?,
+        no_provenance: opts.no_provenance,
         ..Request::default()
     };
     let keep = opts.protect.is_some() || opts.lint;
@@ -280,7 +366,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         log.extend(r.log);
         for (unit, origin) in r.units.into_iter().zip(r.origins) {
             let key = match origin.kind {
-                OriginKind::Passthrough | OriginKind::Instance => origin.file.clone(),
+                OriginKind::Passthrough | OriginKind::Instance | OriginKind::Definition => {
+                    origin.file.clone()
+                }
                 OriginKind::Component => {
                     release_file(&origin.file, origin.detail.as_deref().unwrap_or("default"))
                 }

@@ -87,6 +87,20 @@ struct BuildArgs {
     /// Warnings fail the build.
     #[arg(long)]
     strict: bool,
+    /// kro: check everything as direct does, then ship the ResourceGraphDefinitions and the
+    /// defaulted instances to the in-cluster controller instead of rendering them.
+    #[arg(long, value_parser = ["direct", "kro"], default_value = "direct")]
+    mode: String,
+    /// With --mode kro: also emit each RGD's generated instance CRD, first.
+    #[arg(long)]
+    emit_crds: bool,
+    /// Live objects (a YAML file such as `kubectl get -o yaml` output, or a directory;
+    /// repeatable): externalRefs and reads of a resource's status resolve against them.
+    #[arg(long, value_name = "PATH")]
+    observed: Vec<PathBuf>,
+    /// Leave out the kiln.dev/* provenance annotations of rendered objects.
+    #[arg(long)]
+    no_provenance: bool,
     /// kubectl to run for --kustomization (default: kubectl on PATH).
     #[arg(long, value_name = "PATH")]
     kubectl: Option<PathBuf>,
@@ -154,6 +168,10 @@ fn build(a: BuildArgs) -> Outcome {
             namespace: a.namespace,
             pass_through: a.pass_through,
             strict: a.strict,
+            kro_mode: a.mode == "kro",
+            emit_crds: a.emit_crds,
+            observed: a.observed,
+            no_provenance: a.no_provenance,
             limits,
             protect: a.protect.as_deref().and_then(kiln_flux::parse_protect),
             lint: false,

@@ -217,7 +217,7 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
         "settings.yaml first, as written: {stdout}"
     );
     assert!(stdout.contains("name: shop-start"));
-    assert!(!stdout.contains("ResourceGraphDefinition"));
+    assert!(!stdout.contains("kind: ResourceGraphDefinition"));
     assert!(
         !stdout.contains("resources:"),
         "kustomization.yaml is not a manifest"
@@ -556,4 +556,46 @@ fn envsubst_substitutes_from_the_environment() {
     assert!(err.contains("\"NOPE\""), "{err}");
     let out = envsubst("a: ${NOPE:=d}\n", true, &[]);
     assert_eq!(text(&out.stdout), "a: d\n");
+}
+
+#[test]
+fn kro_mode_ships_the_definitions_and_observed_state_resolves_external_refs() {
+    let deploy = repo().join("deploy");
+    let out = run(&["build", s(&deploy), "--mode", "kro"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let y = text(&out.stdout);
+    assert!(y.contains("kind: ResourceGraphDefinition"), "{y}");
+    assert!(
+        !y.contains("kiln.dev/node"),
+        "kro mode rendered objects:\n{y}"
+    );
+
+    // An externalRef resolved against live objects the operator dumped outside the tree.
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/strategies/external-refs");
+    for f in ["rgd.yaml", "instance.yaml"] {
+        std::fs::copy(case.join(f), tree.join(f)).unwrap();
+    }
+    let out = run(&["build", s(&tree)]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "no observed state: {}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("KLN5003"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["build", s(&tree), "--observed", s(&case.join("observed"))]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let y = text(&out.stdout);
+    assert!(y.contains("domain: acme.example.com"), "{y}");
+    assert!(
+        y.contains("backends: acme/api:8080,acme-edge/web:80"),
+        "{y}"
+    );
 }

@@ -32,6 +32,43 @@ pub struct Options {
     /// API groups whose kinds kiln does not know may pass through (`*` for every group): the
     /// custom resources a transformer sees beside kiln's inputs.
     pub pass_through: Vec<String>,
+    /// Ship kro definitions to the controller (`kro`) instead of rendering them (`direct`).
+    pub kro_mode: bool,
+    /// kro mode: also emit the generated instance CRDs.
+    pub emit_crds: bool,
+    /// kro mode: Argo CD sync waves on CRDs and RGDs.
+    pub sync_waves: bool,
+    /// Live objects (files or directories relative to the root) that externalRefs and status
+    /// reads resolve against.
+    pub observed: Vec<String>,
+    /// Leave out the provenance annotations.
+    pub no_provenance: bool,
+}
+
+/// The options that are booleans, by their name in the configuration.
+fn flag<'a>(o: &'a mut Options, key: &str) -> Option<&'a mut bool> {
+    Some(match key {
+        "strict" => &mut o.strict,
+        "emitCRDs" => &mut o.emit_crds,
+        "syncWaves" => &mut o.sync_waves,
+        "noProvenance" => &mut o.no_provenance,
+        _ => return None,
+    })
+}
+
+/// `mode`: `direct` or `kro`.
+fn mode(s: &str, path: &str, errs: &mut Vec<Diagnostic>) -> bool {
+    match s {
+        "direct" => false,
+        "kro" => true,
+        _ => {
+            errs.push(
+                error(path, format!("mode {s:?} is not direct or kro"))
+                    .with_hint("direct renders every object here; kro ships the RGDs and instances to the controller (docs/strategies.md)"),
+            );
+            false
+        }
+    }
 }
 
 /// Read a functionConfig. `None` (no configuration) means the defaults: render the items.
@@ -106,9 +143,15 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
             "environment" => o.environment = string(v, &path, errs),
             "namespace" => o.namespace = string(v, &path, errs),
             "passThrough" => o.pass_through = strings(v, &path, errs),
-            "strict" => match v {
-                Value::Bool(b) => o.strict = *b,
-                _ => errs.push(error(&path, "strict must be true or false")),
+            "observed" => o.observed = strings(v, &path, errs),
+            "mode" => {
+                if let Some(s) = string(v, &path, errs) {
+                    o.kro_mode = mode(&s, &path, errs);
+                }
+            }
+            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" => match v {
+                Value::Bool(b) => *flag(&mut o, key).expect("listed above") = *b,
+                _ => errs.push(error(&path, format!("{key} must be true or false"))),
             },
             "set" => match v {
                 Value::Object(sets) => {
@@ -128,7 +171,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                 ),
             },
             _ => errs.push(error(&path, format!("unknown field {key:?}")).with_hint(
-                "spec fields are paths, environment, values, set, namespace, passThrough and strict (see `kiln-krm schema`)",
+                "spec fields are paths, environment, values, set, namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed and noProvenance (see `kiln-krm schema`)",
             )),
         }
     }
@@ -175,12 +218,14 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             "paths" => o.paths.extend(list(s)),
             "values" => o.values.extend(list(s)),
             "passThrough" => o.pass_through.extend(list(s)),
+            "observed" => o.observed.extend(list(s)),
             "environment" => o.environment = Some(s.to_string()),
             "namespace" => o.namespace = Some(s.to_string()),
-            "strict" => match s {
-                "true" => o.strict = true,
-                "false" => o.strict = false,
-                _ => errs.push(error(&path, "strict must be \"true\" or \"false\"")),
+            "mode" => o.kro_mode = mode(s, &path, errs),
+            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" => match s {
+                "true" => *flag(&mut o, key).expect("listed above") = true,
+                "false" => *flag(&mut o, key).expect("listed above") = false,
+                _ => errs.push(error(&path, format!("{key} must be \"true\" or \"false\""))),
             },
             "set" => {
                 if s.contains('=') {
@@ -195,7 +240,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             _ => match key.strip_prefix("set.") {
                 Some(p) if !p.is_empty() => o.sets.push(format!("{p}={s}")),
                 _ => errs.push(error(&path, format!("unknown option {key:?}")).with_hint(
-                    "options are paths, environment, values, set (or set.PATH), namespace, passThrough and strict",
+                    "options are paths, environment, values, set (or set.PATH), namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed and noProvenance",
                 )),
             },
         }
@@ -278,7 +323,12 @@ pub fn schema() -> Value {
                     },
                     "namespace": {"type": "string", "description": "Namespace for namespaced objects whose instance, component or package sets none."},
                     "passThrough": list("API groups whose kinds kiln does not know pass through untouched (`*` for every group). Without it, such a document is an error: it may be a misspelt kind kiln would otherwise hand to the cluster unrendered."),
-                    "strict": {"type": "boolean", "description": "Warnings fail the run."}
+                    "strict": {"type": "boolean", "description": "Warnings fail the run."},
+                    "mode": {"enum": ["direct", "kro"], "description": "direct (default) renders every object here; kro checks everything the same way, then emits the ResourceGraphDefinitions and defaulted instances for the in-cluster controller."},
+                    "emitCRDs": {"type": "boolean", "description": "kro mode: also emit each RGD's generated instance CRD, first."},
+                    "syncWaves": {"type": "boolean", "description": "kro mode: Argo CD sync waves on CRDs (-2) and RGDs (-1)."},
+                    "observed": list("Live objects (YAML files or directories, e.g. kubectl get -o yaml output), relative to the working directory, which they may not leave: externalRefs and reads of a resource's status resolve against them."),
+                    "noProvenance": {"type": "boolean", "description": "Leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations rendered objects otherwise carry."}
                 }
             }
         }
@@ -288,6 +338,23 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strategy_options() {
+        let c = json!({"apiVersion": API_VERSION, "kind": KIND, "spec": {
+            "mode": "kro", "emitCRDs": true, "syncWaves": true, "observed": ["live"], "noProvenance": true}});
+        let o = parse(Some(&c)).unwrap();
+        assert!(o.kro_mode && o.emit_crds && o.sync_waves && o.no_provenance);
+        assert_eq!(o.observed, ["live"]);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {
+            "mode": "kro", "syncWaves": "true", "observed": "a, b"}});
+        let o = parse(Some(&cm)).unwrap();
+        assert!(o.kro_mode && o.sync_waves && !o.emit_crds);
+        assert_eq!(o.observed, ["a", "b"]);
+        let bad = json!({"apiVersion": API_VERSION, "kind": KIND, "spec": {"mode": "helm", "emitCRDs": "yes"}});
+        let errs = parse(Some(&bad)).unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+    }
 
     #[test]
     fn render_spec() {
@@ -366,7 +433,12 @@ mod tests {
                 "set",
                 "namespace",
                 "passThrough",
-                "strict"
+                "strict",
+                "mode",
+                "emitCRDs",
+                "syncWaves",
+                "observed",
+                "noProvenance"
             ]
         );
     }

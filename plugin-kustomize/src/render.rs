@@ -138,6 +138,19 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         limits: ctx.limits,
         strict: opts.strict,
         pass_through: opts.pass_through.clone(),
+        mode: if opts.kro_mode {
+            request::Mode::Kro
+        } else {
+            request::Mode::Direct
+        },
+        emit_crds: opts.emit_crds,
+        sync_waves: opts.sync_waves,
+        observed: opts
+            .observed
+            .iter()
+            .map(|p| kiln_core::source::Input::Path(PathBuf::from(p)))
+            .collect(),
+        no_provenance: opts.no_provenance,
         // A function handed nothing kiln reads (only configuration items, or no items) hands the
         // items back: the orchestrator owns the empty case.
         allow_empty: true,

@@ -103,7 +103,7 @@ fn generator_with_name_prefix_labels_and_patches() {
     assert_eq!(out.matches("env: dev").count(), objs.len(), "{out}");
     // kiln's bookkeeping does not reach the output.
     assert!(
-        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/"),
+        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/rendered-from"),
         "{out}"
     );
     assert!(out.contains("namespace: team"), "{out}");
@@ -135,7 +135,7 @@ fn transformer_renders_resources_and_passes_the_rest() {
     let objs = objects(&out);
     // The definition and the instances are consumed; the unrelated objects pass through.
     assert!(
-        !out.contains("ResourceGraphDefinition") && !out.contains("kind: WebApp"),
+        !out.contains("kind: ResourceGraphDefinition") && !out.contains("kind: WebApp"),
         "{out}"
     );
     for o in [
@@ -153,7 +153,7 @@ fn transformer_renders_resources_and_passes_the_rest() {
         "the pass-through annotation was lost: {out}"
     );
     assert!(
-        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/"),
+        !out.contains("config.kubernetes.io") && !out.contains("kiln.dev/rendered-from"),
         "{out}"
     );
 }

@@ -104,7 +104,7 @@ fn standalone_reads_a_config_file_and_inputs() {
         "{out}"
     );
     assert!(
-        !out.contains("kind: WebApp") && !out.contains("ResourceGraphDefinition"),
+        !out.contains("kind: WebApp") && !out.contains("kind: ResourceGraphDefinition"),
         "{out}"
     );
     // A failure writes nothing on stdout.
@@ -114,6 +114,35 @@ fn standalone_reads_a_config_file_and_inputs() {
     assert!(o.stdout.is_empty());
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("bad.yaml"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// `mode: kro` in the functionConfig: the RGD and the defaulted instance come back as items, with
+/// sync waves; nothing is rendered. Observed paths stay inside the root.
+#[test]
+fn kro_mode_ships_definitions_through_the_function() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    let cfg = "functionConfig: {apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {paths: [rgd.yaml, apps], mode: kro, syncWaves: true}}\n";
+    let o = krm(&[], &format!("{RL}items: []\n{cfg}"), tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("kind: ResourceGraphDefinition"), "{out}");
+    assert!(
+        out.contains("argocd.argoproj.io/sync-wave: \"-1\""),
+        "{out}"
+    );
+    assert!(
+        !out.contains("kiln.dev/node"),
+        "kro mode rendered objects:\n{out}"
+    );
+    let escape = "functionConfig: {apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {paths: [rgd.yaml], observed: [../live.yaml]}}\n";
+    let o = krm(&[], &format!("{RL}items: []\n{escape}"), tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("KLN1002"),
         "{}",
         show(&o)
     );
