@@ -215,6 +215,8 @@ fn kro_mode_orders_crds_then_definitions_then_instances() {
             "CustomResourceDefinition",
             "CustomResourceDefinition",
             "CustomResourceDefinition",
+            "CustomResourceDefinition",
+            "ResourceGraphDefinition",
             "ResourceGraphDefinition",
             "ResourceGraphDefinition",
             "ResourceGraphDefinition",
@@ -301,4 +303,42 @@ fn provenance_is_on_by_default_and_off_with_a_flag() {
     let off = kiln_in(&case, &off_args, None);
     assert!(off.status.success());
     assert!(!text(&off.stdout).contains("kiln.dev/"));
+}
+
+#[test]
+fn graph_shows_which_resources_are_nested_instances() {
+    let case = root().join("testdata/strategies/nested-two-level");
+    let o = kiln_in(&case, &["graph", "--format", "json", "rgds.yaml"], None);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nested = |name: &str| -> Vec<(String, String)> {
+        v["graphs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == name)
+            .unwrap()["nested"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["node"].as_str().unwrap().to_string(),
+                    n["definition"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        nested("shop"),
+        [
+            ("database".to_string(), "database".to_string()),
+            ("web".to_string(), "storefront".to_string())
+        ]
+    );
+    assert_eq!(
+        nested("storefront"),
+        [("cache".to_string(), "cache".to_string())]
+    );
+    assert!(nested("cache").is_empty());
 }
