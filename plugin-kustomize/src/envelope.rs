@@ -34,6 +34,9 @@ pub struct Request {
     /// Each item's own text as it stood in the input (a block sequence entry, `- ` and all),
     /// when the input could be split into items; see [`split_items`].
     pub raw: Option<Vec<String>>,
+    /// With `raw`, each item's text as a document of its own ([`item_document`]): what the item
+    /// was parsed from, kept so it is not rebuilt for kiln-core.
+    pub texts: Option<Vec<String>>,
 }
 
 /// An item's text as a document of its own: the entry's `- ` and its indentation removed.
@@ -133,15 +136,21 @@ fn read_split(name: &str, text: &str, limits: &YamlLimits) -> Option<Request> {
         return None;
     }
     let mut items = Vec::with_capacity(pieces.len());
+    let mut texts = Vec::with_capacity(pieces.len());
     for p in &pieces {
         let docs = parse_file(name, item_document(p), limits).ok()?;
         match <[_; 1]>::try_from(docs) {
-            Ok([d]) if d.value.is_object() => items.push(d.value),
+            Ok([d]) if d.value.is_object() => {
+                items.push(d.value);
+                // The document was the text's only holder: take the text back, uncopied.
+                texts.push(std::sync::Arc::try_unwrap(d.source).ok()?.text);
+            }
             _ => return None,
         }
     }
     r.items = items;
     r.raw = Some(pieces);
+    r.texts = Some(texts);
     Some(r)
 }
 
@@ -184,6 +193,7 @@ pub fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Reque
                 items,
                 function_config,
                 raw: None,
+                texts: None,
             });
         }
     }
@@ -208,6 +218,7 @@ pub fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Reque
         items,
         function_config: None,
         raw: None,
+        texts: None,
     })
 }
 

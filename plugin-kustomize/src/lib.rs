@@ -84,24 +84,27 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
             return answer(&req.envelope, &outs, results, stderr, true);
         }
     };
-    let raw = req.raw.as_deref();
-    let items: Vec<Item> = req
+    // The items own what was read (values and texts are moved, not copied: at thousands of
+    // items every copy is fresh memory the kernel must zero, the largest cost of a pass-through).
+    let envelope = req.envelope;
+    let raw = req.raw;
+    let mut texts = req.texts.map(Vec::into_iter);
+    let mut items: Vec<Item> = req
         .items
-        .iter()
-        .enumerate()
-        .map(|(k, v)| Item {
-            value: v.clone(),
+        .into_iter()
+        .map(|value| Item {
+            value,
             origin: None,
-            text: raw.map(|r| envelope::item_document(&r[k])),
+            text: texts.as_mut().and_then(Iterator::next),
         })
         .collect();
-    let a = render::render(&items, &opts, ctx);
-    let input = |k: usize| match raw {
+    let a = render::render(&mut items, &opts, ctx);
+    let input = |k: usize| match &raw {
         Some(r) => Out::Raw(&r[k]),
-        None => Out::Value(&req.items[k]),
+        None => Out::Value(&items[k].value),
     };
     let outs: Vec<Out<'_>> = if a.failed {
-        (0..req.items.len()).map(input).collect()
+        (0..items.len()).map(input).collect()
     } else {
         a.items
             .iter()
@@ -111,7 +114,7 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
             })
             .collect()
     };
-    answer(&req.envelope, &outs, a.results, a.stderr, a.failed)
+    answer(&envelope, &outs, a.results, a.stderr, a.failed)
 }
 
 /// Input that is not a readable envelope: there are no items to echo. The answer is a
@@ -207,7 +210,7 @@ pub fn standalone(config: NamedText, inputs: Vec<NamedText>, ctx: &Context) -> O
             Err(d) => return fail(vec![d.to_string()]),
         }
     }
-    let a = render::render(&items, &opts, ctx);
+    let a = render::render(&mut items, &opts, ctx);
     if a.failed {
         return fail(a.stderr);
     }

@@ -74,7 +74,11 @@ pub struct Answer {
 }
 
 /// Render the items with the configuration's options.
-pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
+pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
+    // Each item's text goes to kiln-core as it is (moved: kiln-core reads it, the answer is
+    // made of the values and the raw entries).
+    let texts: Vec<Option<String>> = items.iter_mut().map(|i| i.text.take()).collect();
+    let items: &[Item] = items;
     let writes_back = items
         .iter()
         .any(|i| annotations::source_path(&i.value).is_some());
@@ -110,13 +114,19 @@ pub fn render(items: &[Item], opts: &Options, ctx: &Context) -> Answer {
         .zip(&stale)
         .map(|(i, &st)| st || is_configuration(&i.value))
         .collect();
-    for ((item, name), _) in items.iter().zip(&names).zip(&aside).filter(|(_, &a)| !a) {
+    for (((item, name), _), text) in items
+        .iter()
+        .zip(&names)
+        .zip(&aside)
+        .zip(texts)
+        .filter(|((_, &a), _)| !a)
+    {
         // Bookkeeping annotations are left in what kiln-core reads (they do not change what an
         // item is) and removed from whatever it renders, below.
         let text = if name.ends_with(".json") {
             serde_json::to_string(&item.value).expect("JSON values always serialise")
-        } else if let Some(t) = &item.text {
-            t.clone()
+        } else if let Some(t) = text {
+            t
         } else {
             match kiln_core::output::to_yaml(&item.value) {
                 Ok(t) => t,
