@@ -60,7 +60,8 @@ pub struct Output {
 /// What each input document that is not a definition or a component document is.
 enum Item<'a> {
     Instance(&'a Rgd, &'a Document),
-    Passthrough(&'a Document),
+    /// A document that passes through, with its index among the run's documents.
+    Passthrough(&'a Document, usize),
     /// kro mode: an RGD shipped as it is.
     Definition(&'a Document),
     /// kro mode: an RGD's generated instance CRD.
@@ -297,7 +298,7 @@ fn kro_mode_order<'a>(
 ) -> Vec<Item<'a>> {
     let (crds, rest): (Vec<Item<'a>>, Vec<Item<'a>>) = items
         .into_iter()
-        .partition(|i| matches!(i, Item::Passthrough(d) if strategy::is_crd(d)));
+        .partition(|i| matches!(i, Item::Passthrough(d, _) if strategy::is_crd(d)));
     let mut out = crds;
     if mode.emit_crds {
         out.extend(defs.rgds.iter().map(Item::GeneratedCrd));
@@ -523,36 +524,73 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    let mut diags = check_documents(docs);
-    if diags.has_errors() {
-        diags.sort();
-        return Err(diags);
-    }
-    let (defs, def_diags) = load_definitions(docs, opts);
-    diags.extend(def_diags);
+    render_units_with(docs, &[], opts, finish)
+}
 
-    let items: Vec<Item<'_>> = docs
-        .iter()
-        .filter_map(|d| {
-            if kro::is_rgd(d) || component::is_component_document(d) {
-                // Definitions are consumed; components are rendered together below.
-                None
-            } else {
-                Some(
-                    match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
-                        Some(r) => Item::Instance(r, d),
-                        None => Item::Passthrough(d),
-                    },
-                )
-            }
+/// [`render_units`] for documents the caller has no further use for: the value of each
+/// document that will pass through is moved into its unit instead of copied, and the document
+/// keeps a stub (apiVersion, kind, metadata name and namespace: what diagnostics and origins
+/// read). CustomResourceDefinitions, definitions, instances and component documents are left as
+/// they are. At thousands of plain manifests the copies were the largest cost of a pass-through
+/// (fresh memory the kernel must zero).
+pub fn render_units_moving<T, F>(
+    docs: &mut [Document],
+    opts: &Options,
+    finish: F,
+) -> Result<Units<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let declared = declared_kinds(docs);
+    let moved: Vec<std::sync::Mutex<Option<Value>>> = docs
+        .iter_mut()
+        .map(|d| {
+            let passes = d.value.is_object()
+                && !kro::is_rgd(d)
+                && !component::is_component_document(d)
+                && !strategy::is_crd(d)
+                && d.kind().is_some()
+                && d.api_version().is_some_and(|api| {
+                    let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+                    !declared.contains(&(
+                        group.to_string(),
+                        version.to_string(),
+                        d.kind().unwrap_or("").to_string(),
+                    ))
+                });
+            std::sync::Mutex::new(passes.then(|| {
+                let stub = stub_of(&d.value);
+                std::mem::replace(&mut d.value, stub)
+            }))
         })
         .collect();
+    render_units_with(docs, &moved, opts, finish)
+}
 
-    // Nothing passes through on a guess: near misses and undefined kinds are errors.
-    // Kinds every RGD document declares, loaded or not: the instances of an RGD that failed to
-    // load are explained by its own errors, not reported again as unknown.
-    let declared: std::collections::BTreeSet<(String, String, String)> = docs
-        .iter()
+/// What a moved document keeps: enough to be classified and named.
+fn stub_of(v: &Value) -> Value {
+    let mut stub = serde_json::Map::new();
+    for k in ["apiVersion", "kind"] {
+        if let Some(x) = v.get(k) {
+            stub.insert(k.into(), x.clone());
+        }
+    }
+    let mut md = serde_json::Map::new();
+    for k in ["name", "namespace"] {
+        if let Some(x) = v.pointer(&format!("/metadata/{k}")) {
+            md.insert(k.into(), x.clone());
+        }
+    }
+    if !md.is_empty() {
+        stub.insert("metadata".into(), Value::Object(md));
+    }
+    Value::Object(stub)
+}
+
+/// `(group, version, kind)` of every instance kind the RGD documents declare, loaded or not.
+fn declared_kinds(docs: &[Document]) -> std::collections::BTreeSet<(String, String, String)> {
+    docs.iter()
         .filter(|d| kro::is_rgd(d))
         .filter_map(|d| {
             let sch = &d.value["spec"]["schema"];
@@ -565,15 +603,57 @@ where
                 sch["kind"].as_str()?.to_string(),
             ))
         })
-        .chain(defs.by_gvk.keys().cloned())
+        .collect()
+}
+
+fn render_units_with<T, F>(
+    docs: &[Document],
+    moved: &[std::sync::Mutex<Option<Value>>],
+    opts: &Options,
+    finish: F,
+) -> Result<Units<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let mut diags = check_documents(docs);
+    if diags.has_errors() {
+        diags.sort();
+        return Err(diags);
+    }
+    let (defs, def_diags) = load_definitions(docs, opts);
+    diags.extend(def_diags);
+
+    let items: Vec<Item<'_>> = docs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            if kro::is_rgd(d) || component::is_component_document(d) {
+                // Definitions are consumed; components are rendered together below.
+                None
+            } else {
+                Some(
+                    match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
+                        Some(r) => Item::Instance(r, d),
+                        None => Item::Passthrough(d, i),
+                    },
+                )
+            }
+        })
         .collect();
+
+    // Nothing passes through on a guess: near misses and undefined kinds are errors.
+    // Kinds every RGD document declares, loaded or not: the instances of an RGD that failed to
+    // load are explained by its own errors, not reported again as unknown.
+    let mut declared = declared_kinds(docs);
+    declared.extend(defs.by_gvk.keys().cloned());
     let known = crate::inventory::Known {
         rgd_kinds: declared,
         crd_kinds: defs.crd_kinds.clone(),
         pass_through: opts.pass_through.clone(),
     };
     for item in &items {
-        if let Item::Passthrough(d) = item {
+        if let Item::Passthrough(d, _) = item {
             let (api, kind) = (d.api_version().unwrap_or(""), d.kind().unwrap_or(""));
             if let Some(problem) = crate::inventory::check_passthrough(api, kind, &known) {
                 diags.push(d.diag(problem, &FieldPath::root().key("kind")));
@@ -590,10 +670,15 @@ where
         .map(|item| {
             let nesting = Nesting { defs: &defs, opts };
             let objects = match (item, &opts.kro) {
-                (Item::Passthrough(d), Some(mode)) if strategy::is_crd(d) => {
+                (Item::Passthrough(d, _), Some(mode)) if strategy::is_crd(d) => {
                     vec![strategy::ship_input_crd(d, mode)]
                 }
-                (Item::Passthrough(d), _) => vec![d.value.clone()],
+                // A value moved out of its document (see `render_units_moving`) is handed on
+                // as it is; otherwise the document's is copied.
+                (Item::Passthrough(d, i), _) => vec![moved
+                    .get(*i)
+                    .and_then(|m| m.lock().ok()?.take())
+                    .unwrap_or_else(|| d.value.clone())],
                 (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
                 (Item::Instance(rgd, doc), Some(mode)) => {
                     strategy::ship_instance(rgd, doc, &nesting, mode)?
@@ -616,7 +701,7 @@ where
             Ok(u) => {
                 units.push(u);
                 origins.push(match item {
-                    Item::Passthrough(d) => Origin::of(OriginKind::Passthrough, d),
+                    Item::Passthrough(d, _) => Origin::of(OriginKind::Passthrough, d),
                     Item::Instance(_, d) => Origin::of(OriginKind::Instance, d),
                     Item::Definition(d) => Origin::of(OriginKind::Definition, d),
                     Item::GeneratedCrd(r) => Origin::of(OriginKind::Definition, &r.graph.document),

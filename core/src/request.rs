@@ -223,6 +223,41 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    render_units_from(req, None, finish)
+}
+
+/// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
+/// documents) are moved into the run, not copied. What a door that holds thousands of items
+/// uses: each copy is fresh memory to fill.
+pub fn render_units_owned<T, F>(mut req: Request, finish: F) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let inputs = std::mem::take(&mut req.inputs);
+    // The request keeps the inputs' names (for messages), not their contents.
+    req.inputs = inputs
+        .iter()
+        .map(|i| match i {
+            Input::Text { name, .. } | Input::Parsed { name, .. } => Input::Text {
+                name: name.clone(),
+                text: String::new(),
+            },
+            other => other.clone(),
+        })
+        .collect();
+    render_units_from(&req, Some(inputs), finish)
+}
+
+fn render_units_from<T, F>(
+    req: &Request,
+    owned: Option<Vec<Input>>,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
     // Every unit's objects are checked on the worker that rendered them, before `finish` sees
     // them: kinds of built-in groups must exist, and identities are kept for the duplicate rule.
     let checked = |objs: Vec<Value>| -> Result<Checked<T>, Diagnostic> {
@@ -241,9 +276,12 @@ where
             problems,
         })
     };
-    let r = render_checked(req, checked)?;
+    let r = render_checked(req, owned, checked)?;
     let mut problems = Vec::new();
-    let mut seen: std::collections::BTreeMap<&Identity, usize> = Default::default();
+    // A hash map: only lookups, never iterated (problems follow unit order). Ordered maps
+    // compared whole identity tuples at every step, a tenth of a large pass-through's time.
+    let mut seen: std::collections::HashMap<&Identity, usize> =
+        std::collections::HashMap::with_capacity(r.units.len());
     for (i, c) in r.units.iter().enumerate() {
         // A rendered object's problem is placed on the input it came from.
         problems.extend(c.problems.iter().map(|d| match d.file {
@@ -347,7 +385,11 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
     .with_hint("each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs")
 }
 
-fn render_checked<T, F>(req: &Request, finish: F) -> Result<Rendered<T>, Failed>
+fn render_checked<T, F>(
+    req: &Request,
+    owned: Option<Vec<Input>>,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -365,13 +407,16 @@ where
         },
     };
     let limits = &req.limits;
-    let loaded = load_inputs_in(&req.inputs, &access, &limits.yaml, true);
+    let loaded = match owned {
+        Some(inputs) => crate::source::load_owned_inputs_in(inputs, &access, &limits.yaml, true),
+        None => load_inputs_in(&req.inputs, &access, &limits.yaml, true),
+    };
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;
     if diags.has_errors() {
         return Err(fail(diags, files, &extra));
     }
-    let documents = without_values_files(loaded.documents, &access, &req.values);
+    let mut documents = without_values_files(loaded.documents, &access, &req.values);
     let packages = loaded.packages;
 
     let mut problems = Diagnostics::new();
@@ -398,7 +443,7 @@ where
     let mut warnings = Vec::new();
     let mut errors = Diagnostics::new();
     if !documents.is_empty() || packages.is_empty() {
-        match pipeline::render_units(&documents, &opts, &finish) {
+        match pipeline::render_units_moving(&mut documents, &opts, &finish) {
             Ok(r) => {
                 units = r.units;
                 origins = r.origins;
@@ -635,7 +680,7 @@ fn check_not_empty(
         .map(|i| match i {
             Input::Path(p) => p.display().to_string(),
             Input::Stdin => "<stdin>".into(),
-            Input::Text { name, .. } => name.clone(),
+            Input::Text { name, .. } | Input::Parsed { name, .. } => name.clone(),
         })
         .collect();
     Some(
@@ -1002,6 +1047,56 @@ mod tests {
 
     fn codes_of(f: &Failed) -> Vec<&'static str> {
         f.diagnostics.iter().map(|d| d.code.id).collect()
+    }
+
+    /// The owned path moves what it is given and renders exactly what the borrowed path does:
+    /// parsed documents are taken as they are, and pass-through values are not copied.
+    #[test]
+    fn owned_parsed_inputs_render_like_texts() {
+        let rgd = "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: t}\nspec:\n  schema: {apiVersion: v1alpha1, kind: T, spec: {n: string}}\n  resources:\n  - id: cm\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${schema.spec.n}'}}\n";
+        let texts = [
+            ("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, labels: {x: y}}\ndata: {k: v}\n"),
+            ("rgd.yaml", rgd),
+            ("i.yaml", "apiVersion: kro.run/v1alpha1\nkind: T\nmetadata: {name: i, namespace: n}\nspec: {n: made}\n"),
+        ];
+        let as_text: Vec<Input> = texts
+            .iter()
+            .map(|(n, t)| Input::Text {
+                name: n.to_string(),
+                text: t.to_string(),
+            })
+            .collect();
+        let as_parsed: Vec<Input> = texts
+            .iter()
+            .map(|(n, t)| {
+                let d = crate::document::parse_file(n, t.to_string(), &Default::default()).unwrap();
+                Input::Parsed {
+                    name: n.to_string(),
+                    text: t.to_string(),
+                    value: d[0].value.clone(),
+                }
+            })
+            .collect();
+        let a = render(&Request {
+            inputs: as_text,
+            ..Request::default()
+        })
+        .unwrap();
+        let b = render_units_owned(
+            Request {
+                inputs: as_parsed,
+                ..Request::default()
+            },
+            Ok,
+        )
+        .unwrap();
+        assert_eq!(a.units, b.units);
+        assert_eq!(
+            a.units[0][0]["data"]["k"], "v",
+            "the pass-through document whole"
+        );
+        assert_eq!(a.units[1][0]["metadata"]["name"], "made");
+        assert_eq!(a.origins, b.origins);
     }
 
     #[test]

@@ -405,6 +405,17 @@ pub enum Input {
         /// The YAML or JSON text.
         text: String,
     },
+    /// One document the caller has already read with kiln's reader
+    /// ([`crate::document::parse_file`]): its value is taken as it is (a door that parsed its
+    /// protocol's items need not have them parsed twice), its text kept for snippets.
+    Parsed {
+        /// The display name.
+        name: String,
+        /// The document's text.
+        text: String,
+        /// What the text parses to: an object.
+        value: serde_json::Value,
+    },
 }
 
 impl Input {
@@ -523,11 +534,35 @@ pub fn load_inputs_in(
     limits: &YamlLimits,
     find_packages: bool,
 ) -> Loaded {
+    load_owned_inputs_in(inputs.to_vec(), access, limits, find_packages)
+}
+
+/// [`load_inputs_in`] of inputs the caller gives up: texts and parsed values are moved into the
+/// documents, not copied.
+pub fn load_owned_inputs_in(
+    inputs: Vec<Input>,
+    access: &Access,
+    limits: &YamlLimits,
+    find_packages: bool,
+) -> Loaded {
     let mut texts: Vec<(String, String)> = Vec::new();
+    // Values already parsed, by their position in `texts`.
+    let mut parsed_values: Vec<Option<serde_json::Value>> = Vec::new();
     let mut diags = Diagnostics::new();
     let mut packages = Vec::new();
     for input in inputs {
+        let input = match input {
+            Input::Parsed { name, text, value } => {
+                parsed_values.resize(texts.len(), None);
+                parsed_values.push(Some(value));
+                texts.push((name, text));
+                continue;
+            }
+            other => other,
+        };
+        let input = &input;
         match input {
+            Input::Parsed { .. } => unreachable!("handled above"),
             Input::Text { name, text } => texts.push((name.clone(), text.clone())),
             Input::Stdin => {
                 let mut bytes = Vec::new();
@@ -607,11 +642,24 @@ pub fn load_inputs_in(
     let mut files = Vec::new();
     let mut total = 0usize;
     // Parse on every core; results are merged in input order.
+    parsed_values.resize(texts.len(), None);
     let parsed: Vec<_> = texts
         .into_par_iter()
-        .map(|(name, text)| {
+        .zip(parsed_values)
+        .map(|((name, text), value)| {
             let file = Arc::new(SourceFile { name, text });
-            let res = parse_source_with_warnings(&file, limits);
+            let res = match value {
+                Some(value) => Ok((
+                    vec![Document {
+                        source: file.clone(),
+                        index: 0,
+                        item: None,
+                        value,
+                    }],
+                    Vec::new(),
+                )),
+                None => parse_source_with_warnings(&file, limits),
+            };
             (file, res)
         })
         .collect();

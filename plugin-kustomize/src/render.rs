@@ -73,21 +73,33 @@ pub struct Answer {
     pub failed: bool,
 }
 
+/// What an item keeps once its value has moved to kiln-core: its identity and annotations.
+fn stub_of(v: &Value) -> Value {
+    let mut stub = serde_json::Map::new();
+    for k in ["apiVersion", "kind"] {
+        if let Some(x) = v.get(k) {
+            stub.insert(k.into(), x.clone());
+        }
+    }
+    let mut md = serde_json::Map::new();
+    for k in ["name", "namespace", "annotations"] {
+        if let Some(x) = v.get("metadata").and_then(|m| m.get(k)) {
+            md.insert(k.into(), x.clone());
+        }
+    }
+    stub.insert("metadata".into(), Value::Object(md));
+    Value::Object(stub)
+}
+
 /// Render the items with the configuration's options.
 pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // Each item's text goes to kiln-core as it is (moved: kiln-core reads it, the answer is
     // made of the values and the raw entries).
     let texts: Vec<Option<String>> = items.iter_mut().map(|i| i.text.take()).collect();
-    let items: &[Item] = items;
     let writes_back = items
         .iter()
         .any(|i| annotations::source_path(&i.value).is_some());
     let names = input_names(items);
-    let by_name: HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
 
     let mut inputs: Vec<Input> = opts
         .paths
@@ -98,24 +110,28 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // the Kptfile), which passes through untouched, and the output of an earlier run of a
     // source that is among the items now, which this run's output replaces (sent along, it
     // would be the same object twice, KLN1012).
-    let sources: HashSet<&str> = items
-        .iter()
-        .filter_map(|i| annotations::source_path(&i.value))
-        .collect();
-    let stale: Vec<bool> = items
-        .iter()
-        .map(|i| {
-            writes_back
-                && annotations::get(&i.value, RENDERED_FROM).is_some_and(|s| sources.contains(s))
-        })
-        .collect();
+    let stale: Vec<bool> = {
+        let sources: HashSet<&str> = items
+            .iter()
+            .filter_map(|i| annotations::source_path(&i.value))
+            .collect();
+        items
+            .iter()
+            .map(|i| {
+                writes_back
+                    && annotations::get(&i.value, RENDERED_FROM)
+                        .is_some_and(|s| sources.contains(s))
+            })
+            .collect()
+    };
     let aside: Vec<bool> = items
         .iter()
         .zip(&stale)
         .map(|(i, &st)| st || is_configuration(&i.value))
         .collect();
+    let mut unwritable = None;
     for (((item, name), _), text) in items
-        .iter()
+        .iter_mut()
         .zip(&names)
         .zip(&aside)
         .zip(texts)
@@ -123,20 +139,44 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     {
         // Bookkeeping annotations are left in what kiln-core reads (they do not change what an
         // item is) and removed from whatever it renders, below.
-        let text = if name.ends_with(".json") {
-            serde_json::to_string(&item.value).expect("JSON values always serialise")
-        } else if let Some(t) = text {
-            t
+        if name.ends_with(".json") {
+            let text = serde_json::to_string(&item.value).expect("JSON values always serialise");
+            inputs.push(Input::Text {
+                name: name.clone(),
+                text,
+            });
+        } else if let Some(text) = text {
+            // Parsed once, by the envelope reader: the value moves to kiln-core, and the item
+            // keeps what the answer and the results read of it (its identity and annotations;
+            // a passed-through item is written back from its raw entry).
+            let stub = stub_of(&item.value);
+            let value = std::mem::replace(&mut item.value, stub);
+            inputs.push(Input::Parsed {
+                name: name.clone(),
+                text,
+                value,
+            });
         } else {
             match kiln_core::output::to_yaml(&item.value) {
-                Ok(t) => t,
-                Err(d) => return failure(vec![d], items, &by_name, &ctx.root),
+                Ok(text) => inputs.push(Input::Text {
+                    name: name.clone(),
+                    text,
+                }),
+                Err(d) => {
+                    unwritable = Some(d);
+                    break;
+                }
             }
-        };
-        inputs.push(Input::Text {
-            name: name.clone(),
-            text,
-        });
+        }
+    }
+    let items: &[Item] = items;
+    let by_name: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    if let Some(d) = unwritable {
+        return failure(vec![d], items, &by_name, &ctx.root);
     }
     let req = Request {
         inputs,
@@ -166,7 +206,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         allow_empty: true,
         ..Request::default()
     };
-    let rendered = match request::render(&req) {
+    let rendered = match request::render_units_owned(req, Ok) {
         Ok(r) => r,
         Err(f) => return failure(f.redacted(&[]), items, &by_name, &ctx.root),
     };
