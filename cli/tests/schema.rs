@@ -2,6 +2,9 @@
 //! independent validator (`kubernetes-validate --strict` from PyPI, installed into target/ by
 //! scripts/kubernetes-validate.sh), and by hand on one example.
 
+mod common;
+
+use common::validator;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -141,19 +144,6 @@ spec:
         selector["properties"]["matchLabels"]["additionalProperties"]["type"],
         "string"
     );
-}
-
-fn validator() -> PathBuf {
-    let o = Command::new("bash")
-        .arg(root().join("scripts/kubernetes-validate.sh"))
-        .output()
-        .expect("bash runs");
-    assert!(
-        o.status.success(),
-        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 /// Every CRD kiln generates for the upstream corpus and the examples passes

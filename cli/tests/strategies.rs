@@ -4,6 +4,9 @@
 //! `kubernetes-validate --strict` for the kinds it knows. Also the usage rules of the mode flags
 //! and of `kiln status`.
 
+mod common;
+
+use common::validator;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -57,6 +60,22 @@ fn inputs(case: &Path) -> Vec<String> {
     files
 }
 
+/// `kiln render --namespace default FLAGS... FILES...` in a corpus case; it must succeed.
+fn render_case(case: &Path, flags: &[&str]) -> Output {
+    let files = inputs(case);
+    let mut args: Vec<&str> = vec!["render", "--namespace", "default"];
+    args.extend(flags);
+    args.extend(files.iter().map(String::as_str));
+    let o = kiln_in(case, &args, None);
+    assert!(
+        o.status.success(),
+        "{} {flags:?}: {}",
+        case.display(),
+        text(&o.stderr)
+    );
+    o
+}
+
 /// Documents of a YAML stream, each as canonical JSON, sorted: the same objects in any order.
 fn objects(yaml: &str) -> Vec<String> {
     let docs = kiln_core::document::parse_file("out.yaml", yaml.to_string(), &Default::default())
@@ -74,26 +93,8 @@ fn kro_mode_round_trips_to_the_same_objects_over_the_corpus() {
     let cases = corpus_cases();
     assert!(cases.len() >= 30, "{} corpus cases", cases.len());
     for case in &cases {
-        let files = inputs(case);
-        let mut args: Vec<&str> = vec!["render", "--namespace", "default"];
-        args.extend(files.iter().map(String::as_str));
-        let direct = kiln_in(case, &args, None);
-        assert!(
-            direct.status.success(),
-            "{}: {}",
-            case.display(),
-            text(&direct.stderr)
-        );
-
-        let mut kro_args = args.clone();
-        kro_args.extend(["--mode", "kro"]);
-        let shipped = kiln_in(case, &kro_args, None);
-        assert!(
-            shipped.status.success(),
-            "{}: {}",
-            case.display(),
-            text(&shipped.stderr)
-        );
+        let direct = render_case(case, &[]);
+        let shipped = render_case(case, &["--mode", "kro"]);
         let shipped_text = text(&shipped.stdout);
         // Nothing is rendered client-side: the RGDs and instances are what ships.
         assert!(
@@ -123,19 +124,6 @@ fn kro_mode_round_trips_to_the_same_objects_over_the_corpus() {
     }
 }
 
-fn validator() -> PathBuf {
-    let o = Command::new("bash")
-        .arg(root().join("scripts/kubernetes-validate.sh"))
-        .output()
-        .expect("bash runs");
-    assert!(
-        o.status.success(),
-        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
-        text(&o.stderr)
-    );
-    PathBuf::from(text(&o.stdout).trim().to_string())
-}
-
 #[test]
 fn kro_mode_output_passes_kubernetes_validate() {
     let exe = validator();
@@ -144,24 +132,7 @@ fn kro_mode_output_passes_kubernetes_validate() {
     let mut cases = corpus_cases();
     cases.push(root().join("testdata/strategies/kro-mode"));
     for (i, case) in cases.iter().enumerate() {
-        let names = inputs(case);
-        let mut args: Vec<&str> = vec![
-            "render",
-            "--namespace",
-            "default",
-            "--mode",
-            "kro",
-            "--emit-crds",
-            "--sync-waves",
-        ];
-        args.extend(names.iter().map(String::as_str));
-        let o = kiln_in(case, &args, None);
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            case.display(),
-            text(&o.stderr)
-        );
+        let o = render_case(case, &["--mode", "kro", "--emit-crds", "--sync-waves"]);
         let f = out.path().join(format!("kro-{i:02}.yaml"));
         std::fs::write(&f, &o.stdout).unwrap();
         files.push(f);

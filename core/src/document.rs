@@ -241,6 +241,33 @@ pub fn parse_source_with_warnings(
     Ok((docs, warnings))
 }
 
+/// What stands in for an object whose value has moved elsewhere: its apiVersion, kind and
+/// metadata name and namespace (what classifies and names it), and with `annotations` its
+/// annotations too.
+pub fn identity_stub(v: &Value, annotations: bool) -> Value {
+    let mut stub = serde_json::Map::new();
+    for k in ["apiVersion", "kind"] {
+        if let Some(x) = v.get(k) {
+            stub.insert(k.into(), x.clone());
+        }
+    }
+    let keys: &[&str] = if annotations {
+        &["name", "namespace", "annotations"]
+    } else {
+        &["name", "namespace"]
+    };
+    let mut md = serde_json::Map::new();
+    for k in keys {
+        if let Some(x) = v.get("metadata").and_then(|m| m.get(*k)) {
+            md.insert((*k).into(), x.clone());
+        }
+    }
+    if !md.is_empty() {
+        stub.insert("metadata".into(), Value::Object(md));
+    }
+    Value::Object(stub)
+}
+
 /// Replace each list document by its items, the way `kubectl apply` reads a file: what
 /// `kubectl get -o yaml` prints is a `v1 List` of the objects. Each item keeps its file and
 /// document index, and its place in the list ([`Document::item`]) for diagnostics.

@@ -560,32 +560,12 @@ where
                     ))
                 });
             std::sync::Mutex::new(passes.then(|| {
-                let stub = stub_of(&d.value);
+                let stub = crate::document::identity_stub(&d.value, false);
                 std::mem::replace(&mut d.value, stub)
             }))
         })
         .collect();
     render_units_with(docs, &moved, opts, finish)
-}
-
-/// What a moved document keeps: enough to be classified and named.
-fn stub_of(v: &Value) -> Value {
-    let mut stub = serde_json::Map::new();
-    for k in ["apiVersion", "kind"] {
-        if let Some(x) = v.get(k) {
-            stub.insert(k.into(), x.clone());
-        }
-    }
-    let mut md = serde_json::Map::new();
-    for k in ["name", "namespace"] {
-        if let Some(x) = v.pointer(&format!("/metadata/{k}")) {
-            md.insert(k.into(), x.clone());
-        }
-    }
-    if !md.is_empty() {
-        stub.insert("metadata".into(), Value::Object(md));
-    }
-    Value::Object(stub)
 }
 
 /// `(group, version, kind)` of every instance kind the RGD documents declare, loaded or not.

@@ -73,24 +73,6 @@ pub struct Answer {
     pub failed: bool,
 }
 
-/// What an item keeps once its value has moved to kiln-core: its identity and annotations.
-fn stub_of(v: &Value) -> Value {
-    let mut stub = serde_json::Map::new();
-    for k in ["apiVersion", "kind"] {
-        if let Some(x) = v.get(k) {
-            stub.insert(k.into(), x.clone());
-        }
-    }
-    let mut md = serde_json::Map::new();
-    for k in ["name", "namespace", "annotations"] {
-        if let Some(x) = v.get("metadata").and_then(|m| m.get(k)) {
-            md.insert(k.into(), x.clone());
-        }
-    }
-    stub.insert("metadata".into(), Value::Object(md));
-    Value::Object(stub)
-}
-
 /// Render the items with the configuration's options.
 pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // Each item's text goes to kiln-core as it is (moved: kiln-core reads it, the answer is
@@ -149,7 +131,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             // Parsed once, by the envelope reader: the value moves to kiln-core, and the item
             // keeps what the answer and the results read of it (its identity and annotations;
             // a passed-through item is written back from its raw entry).
-            let stub = stub_of(&item.value);
+            let stub = kiln_core::document::identity_stub(&item.value, true);
             let value = std::mem::replace(&mut item.value, stub);
             inputs.push(Input::Parsed {
                 name: name.clone(),

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Run `kiln args` in `dir`, without colour.
@@ -27,4 +27,21 @@ pub fn write(dir: &Path, name: &str, content: &str) {
     let p = dir.join(name);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, content).unwrap();
+}
+
+/// The `kubernetes-validate` executable, installed into target/ by
+/// scripts/kubernetes-validate.sh (python3 and PyPI). A failure to install fails the test: the
+/// check never passes silently.
+pub fn validator() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let o = Command::new("bash")
+        .arg(root.join("scripts/kubernetes-validate.sh"))
+        .output()
+        .expect("bash runs");
+    assert!(
+        o.status.success(),
+        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
