@@ -657,6 +657,19 @@ fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    // One stdin cannot be read twice.
+    if let Command::Render {
+        paths, strategy, ..
+    }
+    | Command::Validate {
+        paths, strategy, ..
+    } = &cli.command
+    {
+        if strategy.observed.iter().any(|o| o == "-") && paths.iter().any(|p| p == "-") {
+            eprintln!("error: --observed - and the input - both name stdin: give the observed state or the inputs as a file");
+            return ExitCode::from(2);
+        }
+    }
     report::set_secret_paths(&cli.command.common().secret);
     let all_limits = cli.command.common().limits();
     let _ = OUTPUT_LIMIT.set((all_limits.output_bytes, cli.command.common().diagnostics));

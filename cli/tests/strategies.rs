@@ -214,6 +214,30 @@ fn mode_flags_without_kro_mode_are_a_usage_error() {
 }
 
 #[test]
+fn observed_state_and_inputs_cannot_both_be_stdin() {
+    let case = root().join("testdata/strategies/external-refs");
+    let o = kiln_in(
+        &case,
+        &["render", "--observed", "-", "rgd.yaml", "-"],
+        Some(b""),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("both name stdin"));
+    // Observed state from stdin alone is fine.
+    let live = std::fs::read(case.join("observed/configmaps.yaml")).unwrap();
+    let mut all = live;
+    all.extend_from_slice(b"---\n");
+    all.extend(std::fs::read(case.join("observed/services.yaml")).unwrap());
+    let o = kiln_in(
+        &case,
+        &["render", "--observed", "-", "rgd.yaml", "instance.yaml"],
+        Some(&all),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("domain: acme.example.com"));
+}
+
+#[test]
 fn status_needs_observed_state_and_instances() {
     let case = root().join("testdata/strategies/status");
     // clap refuses a missing --observed.
