@@ -48,7 +48,7 @@ fn flatten(r: &Rgd, defs: &Definitions) -> Flat {
         order: g.order.iter().map(|&i| g.nodes[i].id.clone()).collect(),
         nests: nested_definitions(r, defs)
             .into_iter()
-            .map(|(id, n)| (id.to_string(), n.graph.name.clone(), n.kind.clone()))
+            .map(|(node, n)| (node.id.clone(), n.graph.name.clone(), n.kind.clone()))
             .collect(),
     }
 }

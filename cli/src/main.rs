@@ -367,9 +367,9 @@ fn request(
 }
 
 /// The request of the commands that read definitions only (`graph`, `schema`).
-fn definitions_request(path: &str, common: &Common) -> Request {
+fn definitions_request(paths: &[String], common: &Common) -> Request {
     Request {
-        inputs: inputs(&[path.to_string()]),
+        inputs: inputs(paths),
         namespace: common.namespace.clone(),
         crds: common.crds.iter().map(PathBuf::from).collect(),
         kube_version: common.kube_version.clone(),
@@ -742,7 +742,7 @@ fn run(cli: Cli) -> ExitCode {
             path,
             format,
             common,
-        } => match request::definitions(&definitions_request(&path, &common)) {
+        } => match request::definitions(&definitions_request(&[path], &common)) {
             Err(failed) => fail(&failed, common.diagnostics),
             Ok(defs) => emit(&graph_cmd::render(&defs.definitions, format)),
         },

@@ -12,7 +12,7 @@ use crate::{definitions_request, emit, fail, report, Common, OutFormat};
 
 /// Print the schema of every definition under `path`.
 pub fn run(path: &str, format: OutFormat, common: &Common) -> ExitCode {
-    let loaded = match request::definitions(&definitions_request(path, common)) {
+    let loaded = match request::definitions(&definitions_request(&[path.to_string()], common)) {
         Ok(d) => d,
         Err(failed) => return fail(&failed, common.diagnostics),
     };

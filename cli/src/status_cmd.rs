@@ -3,7 +3,6 @@
 //! stdout is a YAML stream of the instances with their `status` (what kro would write, ready
 //! for a diff or a health check); stderr, for people, says which resources are not ready and why.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kiln_core::request::Request;
@@ -13,18 +12,13 @@ use crate::Common;
 
 /// Run `kiln status`.
 pub fn run(paths: &[String], observed: &[String], common: &Common) -> ExitCode {
+    // The same reading as `graph` and `schema`, plus the observed state.
     let req = Request {
-        inputs: crate::inputs(paths),
-        namespace: common.namespace.clone(),
-        crds: common.crds.iter().map(PathBuf::from).collect(),
-        kube_version: common.kube_version.clone(),
-        secrets: common.secret.clone(),
-        limits: common.limits(),
         observed: observed
             .iter()
             .map(|p| kiln_core::source::Input::from_arg(p))
             .collect(),
-        ..Request::default()
+        ..crate::definitions_request(paths, common)
     };
     let statuses = match kiln_core::status::status(&req) {
         Ok(s) => s,

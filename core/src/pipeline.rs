@@ -225,7 +225,10 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
 
 /// The resources of `rgd` that create instances of other RGDs of the run (nested compositions),
 /// with the RGD each instantiates.
-pub fn nested_definitions<'a>(rgd: &'a Rgd, defs: &'a Definitions) -> Vec<(&'a str, &'a Rgd)> {
+pub fn nested_definitions<'a>(
+    rgd: &'a Rgd,
+    defs: &'a Definitions,
+) -> Vec<(&'a crate::ir::Node, &'a Rgd)> {
     rgd.graph
         .nodes
         .iter()
@@ -234,22 +237,9 @@ pub fn nested_definitions<'a>(rgd: &'a Rgd, defs: &'a Definitions) -> Vec<(&'a s
                 return None;
             };
             let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
-            defs.find(s("apiVersion"), s("kind"))
-                .map(|r| (n.id.as_str(), r))
+            defs.find(s("apiVersion"), s("kind")).map(|r| (n, r))
         })
         .collect()
-}
-
-/// The resource of `rgd` whose template creates an instance of `of`, if any.
-fn creates<'a>(rgd: &'a Rgd, of: &Rgd, defs: &Definitions) -> Option<&'a crate::ir::Node> {
-    rgd.graph.nodes.iter().find(|n| {
-        let crate::ir::NodeKind::Template(t) = &n.kind else {
-            return false;
-        };
-        let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
-        defs.find(s("apiVersion"), s("kind"))
-            .is_some_and(|r| std::ptr::eq(r, of))
-    })
 }
 
 /// ResourceGraphDefinitions that create each other's instances, around a loop, would expand
@@ -257,9 +247,10 @@ fn creates<'a>(rgd: &'a Rgd, of: &Rgd, defs: &Definitions) -> Option<&'a crate::
 fn nesting_cycle(defs: &Definitions) -> Option<Diagnostic> {
     let names: Vec<String> = defs.rgds.iter().map(|r| r.graph.name.clone()).collect();
     let mut g = crate::graph::Graph::new(names);
+    let index = |of: &Rgd| defs.rgds.iter().position(|r| std::ptr::eq(r, of));
     for (i, r) in defs.rgds.iter().enumerate() {
-        for (j, other) in defs.rgds.iter().enumerate() {
-            if creates(r, other, defs).is_some() {
+        for (_, nested) in nested_definitions(r, defs) {
+            if let Some(j) = index(nested) {
                 g.add_dependency(i, j);
             }
         }
@@ -267,7 +258,9 @@ fn nesting_cycle(defs: &Definitions) -> Option<Diagnostic> {
     let cycle = g.topological_order().err()?;
     let first = &defs.rgds[cycle[0]];
     let next = &defs.rgds[cycle[1]];
-    let node = creates(first, next, defs)?;
+    let (node, _) = nested_definitions(first, defs)
+        .into_iter()
+        .find(|(_, n)| std::ptr::eq(*n, next))?;
     let chain: Vec<String> = cycle
         .iter()
         .map(|&i| {
@@ -315,6 +308,29 @@ pub struct Nesting<'a> {
     pub defs: &'a Definitions,
     /// The run's options.
     pub opts: &'a Options,
+}
+
+impl<'a> Nesting<'a> {
+    /// The unit of a prepared instance of `rgd`, as the run renders it: the run's observed
+    /// state, nested instances through `self`, kro mode's leniency, no provenance, at the top.
+    pub fn unit(
+        &'a self,
+        rgd: &'a Rgd,
+        doc: &'a Document,
+        prepared: kro::instance::PreparedInstance,
+    ) -> Unit<'a> {
+        Unit {
+            graph: &rgd.graph,
+            variables: vec![("schema".into(), prepared.schema)],
+            namespace: prepared.namespace,
+            origin: doc,
+            observed: self.opts.observed.as_ref(),
+            nested: Some(self),
+            pending_ok: self.opts.kro.is_some(),
+            provenance: None,
+            depth: 0,
+        }
+    }
 }
 
 impl Nested for Nesting<'_> {
@@ -399,15 +415,9 @@ pub fn render_instance(
         nested_in,
     });
     let unit = Unit {
-        graph: &rgd.graph,
-        variables: vec![("schema".into(), prepared.schema)],
-        namespace: prepared.namespace,
-        origin: doc,
-        observed: opts.observed.as_ref(),
-        nested: Some(nesting),
-        pending_ok: opts.kro.is_some(),
         provenance: provenance.as_ref(),
         depth,
+        ..nesting.unit(rgd, doc, prepared)
     };
     render_unit(&unit, &opts.render)
 }

@@ -57,16 +57,13 @@ pub fn hydrate(
     let opts: &Options = nesting.opts;
     let prepared = crate::kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
     let g = &rgd.graph;
+    let schema = prepared.schema.clone();
+    // Observed state bound, and what needs more than it waits (kro's softResolve) rather
+    // than failing.
     let unit = Unit {
-        graph: g,
-        variables: vec![("schema".into(), prepared.schema.clone())],
-        namespace: prepared.namespace.clone(),
-        origin: doc,
         observed: Some(observed),
-        nested: Some(nesting),
         pending_ok: true,
-        provenance: None,
-        depth: 0,
+        ..nesting.unit(rgd, doc, prepared)
     };
     let out = render_unit_detailed(&unit, &opts.render)?;
     let budget = opts.render.eval;
@@ -74,7 +71,7 @@ pub fn hydrate(
     let mut not_ready = Vec::new();
     let mut resolved_all = true;
     // What status expressions see of each resource: its live object(s).
-    let mut live: Vec<(String, Value)> = vec![("schema".into(), prepared.schema.clone())];
+    let mut live: Vec<(String, Value)> = vec![("schema".into(), schema.clone())];
     for &i in &g.order {
         let node = &g.nodes[i];
         let mut fail = |reason: String| {
@@ -162,7 +159,7 @@ pub fn hydrate(
     };
     status.insert("conditions".into(), conditions);
 
-    let s = &prepared.schema;
+    let s = &schema;
     let mut metadata = Map::new();
     metadata.insert("name".into(), s["metadata"]["name"].clone());
     if let Some(ns) = s["metadata"]["namespace"].as_str() {
@@ -357,7 +354,8 @@ pub fn status(req: &crate::request::Request) -> Result<Statuses, crate::request:
         ));
     }
     let d = crate::request::definitions(req)?;
-    let observed = d.options.observed.clone().unwrap_or_default();
+    let none = Observed::default();
+    let observed = d.options.observed.as_ref().unwrap_or(&none);
     let nesting = Nesting {
         defs: &d.definitions,
         opts: &d.options,
@@ -371,7 +369,7 @@ pub fn status(req: &crate::request::Request) -> Result<Statuses, crate::request:
         let Some(rgd) = d.definitions.find(api, kind) else {
             continue;
         };
-        match hydrate(rgd, doc, &nesting, &observed) {
+        match hydrate(rgd, doc, &nesting, observed) {
             Ok(s) => instances.push(s),
             Err(ds) => diags.extend(ds),
         }

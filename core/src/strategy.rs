@@ -45,19 +45,12 @@ pub fn ship_instance(
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
     let opts = nesting.opts;
     let prepared = crate::kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+    let mut instance = prepared.schema.clone();
     let unit = Unit {
-        graph: &rgd.graph,
-        variables: vec![("schema".into(), prepared.schema.clone())],
-        namespace: prepared.namespace,
-        origin: doc,
-        observed: opts.observed.as_ref(),
-        nested: Some(nesting),
         pending_ok: true,
-        provenance: None,
-        depth: 0,
+        ..nesting.unit(rgd, doc, prepared)
     };
     render_unit(&unit, &opts.render)?;
-    let mut instance = prepared.schema;
     // Without the generated CRD in the same sync, Argo CD's dry run cannot know the kind
     // until kro has created it.
     if mode.sync_waves && !mode.emit_crds {

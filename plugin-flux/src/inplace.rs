@@ -120,73 +120,23 @@ enum Role {
     Consumed,
 }
 
-/// The observed state the operator named (`--observed`), read here: the request confines its
-/// paths to the tree, and these are the operator's own (a `kubectl get -o yaml` dump in a CI
-/// workspace). A directory is read recursively, `*.yaml`, `*.yml` and `*.json`, in path order.
+/// The observed state the operator named (`--observed`), read here as the operator's own paths
+/// (kiln-core's reader, as given): the request confines its paths to the tree, and these are
+/// not part of it (a `kubectl get -o yaml` dump in a CI workspace).
 fn observed_inputs(paths: &[PathBuf], limits: &Limits) -> Result<Vec<Input>, Diagnostics> {
-    fn walk(p: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        if p.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?
-                .map(|e| e.map(|e| e.path()))
-                .collect::<Result<_, _>>()?;
-            entries.sort();
-            for e in entries {
-                if e.is_dir() || is_manifest_name(&e.to_string_lossy()) {
-                    walk(&e, out)?;
-                }
-            }
-        } else {
-            out.push(p.to_path_buf());
-        }
-        Ok(())
+    let named: Vec<Input> = paths.iter().cloned().map(Input::Path).collect();
+    let loaded = kiln_core::source::load_inputs_with_files(&named, &limits.yaml);
+    if loaded.diagnostics.has_errors() {
+        return Err(loaded.diagnostics);
     }
-    let mut diags = Diagnostics::new();
-    let mut inputs = Vec::new();
-    for root in paths {
-        let mut files = Vec::new();
-        if let Err(e) = walk(root, &mut files) {
-            diags.push(
-                Diagnostic::error(
-                    codes::IO_READ,
-                    format!("cannot read {}: {e}", root.display()),
-                )
-                .in_file(root.display().to_string())
-                .with_hint("--observed names a YAML file or a directory of them"),
-            );
-            continue;
-        }
-        for f in files {
-            let name = f.display().to_string();
-            match std::fs::read(&f) {
-                Ok(b) if b.len() > limits.yaml.max_input_bytes => diags.push(
-                    Diagnostic::error(
-                        codes::YAML_BUDGET,
-                        format!("{name} is larger than the input limit"),
-                    )
-                    .in_file(name.clone())
-                    .with_hint("raise it with --limit input-bytes=SIZE"),
-                ),
-                Ok(b) => match String::from_utf8(b) {
-                    Ok(text) => inputs.push(Input::Text { name, text }),
-                    Err(_) => diags.push(
-                        Diagnostic::error(codes::NOT_UTF8, "not valid UTF-8")
-                            .in_file(name)
-                            .with_hint("save the file as UTF-8"),
-                    ),
-                },
-                Err(e) => diags.push(
-                    Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}"))
-                        .in_file(name.clone())
-                        .with_hint("check the path"),
-                ),
-            }
-        }
-    }
-    if diags.has_errors() {
-        Err(diags)
-    } else {
-        Ok(inputs)
-    }
+    Ok(loaded
+        .files
+        .iter()
+        .map(|f| Input::Text {
+            name: f.name.clone(),
+            text: f.text.clone(),
+        })
+        .collect())
 }
 
 fn is_hidden(rel: &str) -> bool {
