@@ -152,6 +152,9 @@ fn every_expression_limit_stops_kro() {
     assert!(text(&out.stderr).contains("over the limit of 40"));
     let out = stops(d, &args, "expression-nesting=3", "KLN3006");
     assert!(text(&out.stderr).contains("limit of 3 levels"));
+    // `string(size([[[[[1]]]]]))` is eight levels deep, the `map(…).join(…)` nine.
+    let out = stops(d, &args, "expression-depth=7", "KLN3006");
+    assert!(text(&out.stderr).contains("more than 7 levels deep"));
     // `map` over three items, then join: a few units of work and a string of 11 bytes.
     let out = stops(d, &args, "eval-cost=2", "KLN5007");
     assert!(text(&out.stderr).contains("(the evaluation budget)"));
@@ -483,4 +486,48 @@ fn bad_settings_are_usage_errors_on_every_command() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// issue 24: a long chain of binary operators has no brackets, yet its tree is as deep as the
+/// chain is long, and every walk over the tree recursed once per link: 5,000 `+` of integers
+/// aborted `kiln render` with a stack overflow, 4,000 `+` of strings aborted `kiln validate`. The
+/// tree's depth is now a limit (`expression-depth`, KLN3006), checked before any walk.
+#[test]
+fn long_operator_chains_are_a_limit_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let rgd = |expr: &str| {
+        RGD.replace(
+            "nested: ${string(size([[[[[1]]]]]))}",
+            &format!("nested: ${{{expr}}}"),
+        )
+    };
+    write(d, "instance.yaml", INSTANCE);
+    let ints = format!("string({})", vec!["1"; 5000].join("+"));
+    write(d, "ints.yaml", &rgd(&ints));
+    let strings = vec!["\"a\""; 4000].join("+");
+    write(d, "strings.yaml", &rgd(&strings));
+    for args in [
+        ["render", "ints.yaml", "instance.yaml"],
+        ["validate", "strings.yaml", "ints.yaml"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--diagnostics", "json"]);
+        let out = kiln(d, &all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: partial output");
+        assert!(
+            !codes(&out).is_empty() && codes(&out).iter().all(|c| c == "KLN3006"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("more than 250 levels deep"), "{err}");
+    }
+    // Raised within its cap, the same 5,000-term chain is still refused; the cap itself is
+    // checked as a usage error.
+    let out = kiln(
+        d,
+        &["validate", "ints.yaml", "--limit", "expression-depth=1001"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }

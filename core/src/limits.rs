@@ -98,6 +98,9 @@ impl Limits {
             Limit::ExpressionNesting => {
                 self.expr.max_nesting = u16::try_from(s.value).unwrap_or(u16::MAX)
             }
+            Limit::ExpressionDepth => {
+                self.expr.max_depth = u16::try_from(s.value).unwrap_or(u16::MAX)
+            }
             Limit::EvalCost => self.eval.max_iterations = s.value,
             Limit::ValueBytes => self.eval.max_value_size = n,
             Limit::CollectionSize => {
@@ -120,6 +123,7 @@ impl Limits {
             Limit::Aliases => self.yaml.max_aliases,
             Limit::ExpressionLength => self.expr.max_length,
             Limit::ExpressionNesting => usize::from(self.expr.max_nesting),
+            Limit::ExpressionDepth => usize::from(self.expr.max_depth),
             Limit::EvalCost => return self.eval.max_iterations,
             Limit::ValueBytes => self.eval.max_value_size,
             Limit::CollectionSize => self.collection_size,
@@ -157,6 +161,8 @@ pub enum Limit {
     ExpressionLength,
     /// Parser nesting of one expression.
     ExpressionNesting,
+    /// Depth of one expression's parsed tree.
+    ExpressionDepth,
     /// Units of work of one expression evaluation.
     EvalCost,
     /// Size of a value one expression builds.
@@ -171,7 +177,7 @@ pub enum Limit {
 
 impl Limit {
     /// Every limit, in the order help texts and documentation list them.
-    pub const ALL: [Limit; 13] = [
+    pub const ALL: [Limit; 14] = [
         Limit::InputBytes,
         Limit::Documents,
         Limit::YamlDepth,
@@ -180,6 +186,7 @@ impl Limit {
         Limit::Aliases,
         Limit::ExpressionLength,
         Limit::ExpressionNesting,
+        Limit::ExpressionDepth,
         Limit::EvalCost,
         Limit::ValueBytes,
         Limit::CollectionSize,
@@ -198,6 +205,7 @@ impl Limit {
             Limit::Aliases => "aliases",
             Limit::ExpressionLength => "expression-length",
             Limit::ExpressionNesting => "expression-nesting",
+            Limit::ExpressionDepth => "expression-depth",
             Limit::EvalCost => "eval-cost",
             Limit::ValueBytes => "value-bytes",
             Limit::CollectionSize => "collection-size",
@@ -222,6 +230,9 @@ impl Limit {
             Limit::Aliases => "alias references (*name) per file",
             Limit::ExpressionLength => "length of one CEL expression",
             Limit::ExpressionNesting => "parser nesting depth of one CEL expression",
+            Limit::ExpressionDepth => {
+                "depth of one CEL expression's tree (each operator, call, selection, index is a level)"
+            }
             Limit::EvalCost => {
                 "units of work of one expression evaluation (comprehension iterations, copies of large values)"
             }
@@ -243,7 +254,9 @@ impl Limit {
             | Limit::YamlNodes
             | Limit::AliasNodes
             | Limit::Aliases => codes::YAML_BUDGET,
-            Limit::ExpressionLength | Limit::ExpressionNesting => codes::EXPRESSION_LIMIT,
+            Limit::ExpressionLength | Limit::ExpressionNesting | Limit::ExpressionDepth => {
+                codes::EXPRESSION_LIMIT
+            }
             Limit::EvalCost | Limit::ValueBytes => codes::EVAL_BUDGET,
             Limit::CollectionSize => codes::FOREACH_RESULT,
             Limit::VariableDepth => codes::KUREL_VARIABLE_DEPTH,
@@ -268,6 +281,7 @@ impl Limit {
         match self {
             Limit::YamlDepth => 512,
             Limit::ExpressionNesting => u64::from(crate::expr::cel::MAX_NESTING),
+            Limit::ExpressionDepth => u64::from(crate::expr::cel::MAX_DEPTH),
             Limit::VariableDepth => 100,
             _ => usize::MAX as u64,
         }

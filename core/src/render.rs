@@ -980,6 +980,88 @@ mod tests {
         assert_eq!(v, json!({"b": [1, {"d": 2}], "e": {}}));
     }
 
+    /// Expressions as deep as `expression-depth` allows at most, of every shape that deepens a
+    /// tree without brackets, go through every walk (references, reads, the checker, the
+    /// evaluator, drop) on a 2 MiB stack: the stack of a rayon worker in the doors, which do not
+    /// enlarge it. One level over the limit is refused before any walk sees the tree.
+    #[test]
+    fn the_deepest_allowed_expressions_fit_a_worker_stack() {
+        let n = usize::from(crate::expr::cel::MAX_DEPTH) - 10;
+        let shapes = [
+            format!("string({})", vec!["1"; n].join("+")),
+            // kiln's value-size budget wraps each string `+` in a call: two levels a link.
+            vec!["'a'"; n / 2].join("+"),
+            format!("string({})", vec!["1 == 1"; n / 2].join(" && ")),
+            format!("string({}true)", "!".repeat(n)),
+            format!("string({}1)", "- ".repeat(n)),
+            // The grammar nests a ternary chain: the parser's nesting limit stops it first.
+            format!("string({} 7)", "false ? 1 : ".repeat(60)),
+            format!("'A'{}", ".lowerAscii()".repeat(n)),
+            format!("schema.spec.name{}", ".upperAscii()".repeat(n)),
+        ];
+        let mut data = String::new();
+        for (i, shape) in shapes.iter().enumerate() {
+            data.push_str(&format!("        k{i}: \"${{{shape}}}\"\n"));
+        }
+        let text = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: deep}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Deep
+    spec:
+      name: string
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: '${schema.spec.name}'}
+      data:
+DATA---
+apiVersion: kro.run/v1alpha1
+kind: Deep
+metadata: {name: a}
+spec: {name: a}
+---
+apiVersion: kro.run/v1alpha1
+kind: Deep
+metadata: {name: b}
+spec: {name: b}
+"#
+        .replace("DATA", &data);
+        let render_with = move |depth: u16, text: String| {
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || {
+                    let docs = parse_file("t.yaml", text, &YamlLimits::default()).unwrap();
+                    let mut opts = Options::default();
+                    opts.expr.max_depth = depth;
+                    opts.expr.max_length = 1 << 20;
+                    render(&docs, &opts).map(|o| o.objects)
+                })
+                .unwrap()
+                .join()
+                .expect("rendering overflowed or panicked")
+        };
+        let objects = render_with(crate::expr::cel::MAX_DEPTH, text.clone()).unwrap();
+        assert_eq!(objects.len(), 2);
+        assert_eq!(objects[0]["data"]["k0"], json!(n.to_string()));
+        assert_eq!(objects[1]["data"]["k7"], json!("B"));
+        // Under the default limit the same template is refused, naming the limit.
+        let errs = render_with(250, text).unwrap_err();
+        assert!(!errs.0.is_empty());
+        for e in &errs.0 {
+            assert_eq!(e.code.id, "KLN3006", "{e:?}");
+            assert!(
+                e.message.contains("more than 250 levels deep"),
+                "{}",
+                e.message
+            );
+        }
+    }
+
     fn render_str(text: &str) -> Result<Vec<Value>, crate::diag::Diagnostics> {
         let docs = parse_file("t.yaml", text.to_string(), &YamlLimits::default()).unwrap();
         render(&docs, &Options::default()).map(|o| o.objects)

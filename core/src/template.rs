@@ -80,7 +80,8 @@ impl<'d> Compiler<'d> {
             .with_hint("see docs/cel.md for the functions kiln's CEL environment provides"),
             CompileError::Limit(m) => Diagnostic::error(codes::EXPRESSION_LIMIT, m).with_hint(
                 "split the expression or simplify it, or raise the limit: --limit \
-                 expression-length=SIZE or expression-nesting=N (see docs/errors.md, KLN3006)",
+                 expression-length=SIZE, expression-nesting=N or expression-depth=N (see \
+                 docs/errors.md, KLN3006)",
             ),
         };
         self.doc.diag(d, path)

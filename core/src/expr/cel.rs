@@ -25,6 +25,11 @@ pub struct ExprLimits {
     pub max_length: usize,
     /// Deepest accepted nesting (parentheses, calls, lists) as counted by the parser.
     pub max_nesting: u16,
+    /// Deepest accepted expression tree, counted on the parsed tree: every operator, call,
+    /// selection and index is a level, so `1+1+…+1` with 5,000 terms is 5,000 levels deep
+    /// although it has no brackets. Every walk over the tree (kiln's checks, the evaluator,
+    /// dropping it) recurses once per level, so this is what keeps them inside their stacks.
+    pub max_depth: u16,
 }
 
 impl Default for ExprLimits {
@@ -32,9 +37,15 @@ impl Default for ExprLimits {
         Self {
             max_length: 100_000,
             max_nesting: 64,
+            max_depth: 250,
         }
     }
 }
+
+/// The deepest expression tree [`ExprLimits::max_depth`] may allow: every recursive walk over a
+/// tree this deep fits in the 2 MiB stack of a rayon worker, in debug builds too (a test in this
+/// module walks trees of this depth, of every shape, on such a stack).
+pub const MAX_DEPTH: u16 = 1000;
 
 /// The deepest nesting the cel crate compiles: `Env::compile`, which expands the environment's
 /// macros, has its own parser limit, whatever [`ExprLimits::max_nesting`] says.
@@ -222,11 +233,14 @@ pub fn compile_with(
         )));
     }
     let parser = env().parser().max_recursion_depth(limits.max_nesting);
-    let program = parse_on_big_stack(parser, source).map_err(|e| match e {
-        CompileError::Limit(_) => CompileError::Limit(format!(
-            "expression nests deeper than the limit of {} levels",
-            limits.max_nesting.min(MAX_NESTING)
-        )),
+    let max_depth = usize::from(limits.max_depth.min(MAX_DEPTH));
+    let program = parse_on_big_stack(parser, source, max_depth).map_err(|e| match e {
+        CompileError::Limit(m) if !m.starts_with("expression tree") => {
+            CompileError::Limit(format!(
+                "expression nests deeper than the limit of {} levels",
+                limits.max_nesting.min(MAX_NESTING)
+            ))
+        }
         e => e,
     })?;
     let refs = references(program.expression());
@@ -252,19 +266,42 @@ pub fn compile_with(
 
 /// The ANTLR parser recurses about 21 frames per nesting level; parse on a thread with a stack
 /// large enough for the nesting limit whatever thread the caller is on (rayon workers have 2 MiB).
-fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Program, CompileError> {
-    if let Some(expression) = select_chain(source) {
-        return Ok(Program { expression });
+///
+/// A tree deeper than `max_depth` is refused here, and dropped on the stack it was built on:
+/// nothing that recurses over it (reference extraction, the checker, the evaluator, `Drop`)
+/// ever sees it.
+fn parse_on_big_stack(
+    parser: cel::parser::Parser,
+    source: &str,
+    max_depth: usize,
+) -> Result<Program, CompileError> {
+    // A field path is as deep as it has segments; a longer one goes to the parser's thread,
+    // which measures and refuses it there.
+    if source.bytes().filter(|b| *b == b'.').count() < max_depth {
+        if let Some(expression) = select_chain(source) {
+            return Ok(Program { expression });
+        }
     }
+    let parse = move |parser: cel::parser::Parser, src: &str| -> Result<Expression, CompileError> {
+        let expression = parser.parse(src).map_err(syntax_error)?;
+        match tree_depth_over(&expression, max_depth) {
+            None => Ok(expression),
+            Some(_) => Err(CompileError::Limit(format!(
+                "expression tree is more than {max_depth} levels deep, over the limit \
+                 (each operator, call, selection and index is a level: a chain of 1,000 `+` is \
+                 1,000 levels)"
+            ))),
+        }
+    };
     // Shallow expressions (nearly all) parse on the caller's stack: a thread per expression costs
     // more than the parse, and on a busy machine its scheduling dominates start-up.
     let res = if max_bracket_depth(source) <= INLINE_PARSE_DEPTH {
-        parser.parse(source)
+        parse(parser, source)
     } else {
         let src = source.to_string();
         let handle = std::thread::Builder::new()
             .stack_size(64 << 20)
-            .spawn(move || parser.parse(&src));
+            .spawn(move || parse(parser, &src));
         match handle {
             Ok(h) => h
                 .join()
@@ -278,7 +315,59 @@ fn parse_on_big_stack(parser: cel::parser::Parser, source: &str) -> Result<Progr
         }
     };
     res.map(|expression| Program { expression })
-        .map_err(syntax_error)
+}
+
+/// `Some(depth)` when the tree is deeper than `max` (the depth reached when the walk stopped,
+/// `max + 1`), `None` when it is within. Iterative: it must not recurse over the very trees it
+/// exists to refuse.
+pub(crate) fn tree_depth_over(root: &Expression, max: usize) -> Option<usize> {
+    use cel::common::ast::{EntryExpr, Expr};
+    let mut stack: Vec<(&Expression, usize)> = vec![(root, 1)];
+    while let Some((e, depth)) = stack.pop() {
+        if depth > max {
+            return Some(depth);
+        }
+        let below = depth + 1;
+        match &e.expr {
+            Expr::Call(c) => {
+                stack.extend(c.target.iter().map(|t| (&**t, below)));
+                stack.extend(c.args.iter().map(|a| (a, below)));
+            }
+            Expr::Comprehension(c) => stack.extend(
+                [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]
+                .map(|x| (x, below)),
+            ),
+            Expr::List(l) => stack.extend(l.elements.iter().map(|x| (x, below))),
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    if let EntryExpr::MapEntry(me) = &entry.expr {
+                        stack.push((&me.key, below));
+                        stack.push((&me.value, below));
+                    }
+                }
+            }
+            Expr::Struct(st) => {
+                for entry in &st.entries {
+                    match &entry.expr {
+                        EntryExpr::StructField(f) => stack.push((&f.value, below)),
+                        EntryExpr::MapEntry(me) => {
+                            stack.push((&me.key, below));
+                            stack.push((&me.value, below));
+                        }
+                    }
+                }
+            }
+            Expr::Select(sel) => stack.push((&sel.operand, below)),
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        }
+    }
+    None
 }
 
 /// The tree of a plain field path such as `schema.spec.name`, built without the parser.
@@ -503,7 +592,7 @@ mod tests {
             &src,
             &ExprLimits {
                 max_length: 5,
-                max_nesting: 64,
+                ..ExprLimits::default()
             },
         )
         .unwrap_err();
