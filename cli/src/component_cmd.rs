@@ -384,13 +384,16 @@ fn run_promote(args: &PromoteArgs, common: &Common) -> Result<ExitCode, Failure>
     }
     let id =
         commit(&repo, &changed, &args.from, &args.to).map_err(|e| git_fail("cannot commit", &e))?;
-    for p in &changed {
-        println!(
-            "promoted {} from {} to {} ({}) in commit {id}",
-            p.component, args.from, args.to, p.digest
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    let report: String = changed
+        .iter()
+        .map(|p| {
+            format!(
+                "promoted {} from {} to {} ({}) in commit {id}\n",
+                p.component, args.from, args.to, p.digest
+            )
+        })
+        .collect();
+    Ok(crate::emit(&report))
 }
 
 /// Stage the promoted files and commit them on HEAD. Message: `promote <components> from <from>
