@@ -28,6 +28,9 @@ code_table! { CORE;
     DUPLICATE_OBJECT = "KLN1012", "duplicate-object";
     /// An observed object (`--observed`) lacks an identity, or appears twice.
     OBSERVED_INVALID = "KLN1013", "observed-invalid";
+    /// A document that passes through does not fit its kind's schema (the bundled Kubernetes
+    /// schema, or the CRD of the run): a wrong type, an unknown field, a value outside an enum.
+    PASSTHROUGH_SCHEMA = "KLN1020", "passthrough-schema";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";

@@ -48,6 +48,42 @@ pub struct Options {
     pub provenance: bool,
 }
 
+/// A document that passes through is applied as it is, so it must fit its kind's schema as a
+/// rendered object must: `data: {mode: 0755}` in a ConfigMap reads as the number 493, which
+/// the API server refuses at sync time. Checked here, in CI, with the value's place in the file.
+/// Kinds without a schema (custom resources whose CRD is not in the run) are not checked.
+fn check_passthrough_schema(doc: &Document, value: &Value, schemas: &Schemas) -> Vec<Diagnostic> {
+    let (Some(api), Some(kind)) = (
+        value.get("apiVersion").and_then(Value::as_str),
+        value.get("kind").and_then(Value::as_str),
+    ) else {
+        return Vec::new();
+    };
+    let Some(ks) = schemas.lookup(api, kind) else {
+        return Vec::new();
+    };
+    ks.check_rendered(value)
+        .into_iter()
+        .map(|(path, msg)| {
+            let hint = if crate::openapi::is_builtin_kind(api, kind) {
+                format!(
+                    "the API server rejects it (Kubernetes {} {kind} schema); quote a value that \
+                     must stay a string (\"0755\", \"yes\", \"5\")",
+                    Schemas::kubernetes_version()
+                )
+            } else {
+                format!(
+                    "the API server rejects it (the {kind} CustomResourceDefinition of this run)"
+                )
+            };
+            doc.diag(
+                Diagnostic::error(codes::PASSTHROUGH_SCHEMA, msg).with_hint(hint),
+                &path,
+            )
+        })
+        .collect()
+}
+
 /// The result of a successful run.
 #[derive(Debug, Clone, Default)]
 pub struct Output {
@@ -665,10 +701,17 @@ where
                 }
                 // A value moved out of its document (see `render_units_moving`) is handed on
                 // as it is; otherwise the document's is copied.
-                (Item::Passthrough(d, i), _) => vec![moved
-                    .get(*i)
-                    .and_then(|m| m.lock().ok()?.take())
-                    .unwrap_or_else(|| d.value.clone())],
+                (Item::Passthrough(d, i), _) => {
+                    let value = moved
+                        .get(*i)
+                        .and_then(|m| m.lock().ok()?.take())
+                        .unwrap_or_else(|| d.value.clone());
+                    let problems = check_passthrough_schema(d, &value, &defs.schemas);
+                    if !problems.is_empty() {
+                        return Err(problems);
+                    }
+                    vec![value]
+                }
                 (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
                 (Item::Instance(rgd, doc), Some(mode)) => {
                     strategy::ship_instance(rgd, doc, &nesting, mode)?

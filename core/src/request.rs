@@ -1055,7 +1055,7 @@ mod tests {
     fn owned_parsed_inputs_render_like_texts() {
         let rgd = "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: t}\nspec:\n  schema: {apiVersion: v1alpha1, kind: T, spec: {n: string}}\n  resources:\n  - id: cm\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${schema.spec.n}'}}\n";
         let texts = [
-            ("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, labels: {x: y}}\ndata: {k: v}\n"),
+            ("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, labels: {x: w}}\ndata: {k: v}\n"),
             ("rgd.yaml", rgd),
             ("i.yaml", "apiVersion: kro.run/v1alpha1\nkind: T\nmetadata: {name: i, namespace: n}\nspec: {n: made}\n"),
         ];
@@ -1164,7 +1164,8 @@ mod tests {
 
     #[test]
     fn strict_turns_warnings_into_a_failure() {
-        let dup = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: 1, k: 2}\n";
+        let dup =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: \"1\", k: \"2\"}\n";
         let mut req = Request {
             inputs: vec![Input::Text {
                 name: "dup.yaml".into(),

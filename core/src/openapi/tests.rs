@@ -145,6 +145,20 @@ fn check_literal_reports_containers_kind_mismatch_and_floats() {
     );
 }
 
+/// issue 24: a whole number beyond int64 is not an integer Kubernetes can decode; it was
+/// accepted because JSON holds it as an unsigned number.
+#[test]
+fn integers_beyond_int64_are_out_of_range() {
+    let d = deployment();
+    let max = json!({"spec": {"replicas": i64::MAX}});
+    assert!(d.check_literal(&max).is_empty());
+    let over = json!({"spec": {"replicas": 9_223_372_036_854_775_808u64}});
+    assert_eq!(
+        messages(&d.check_literal(&over)),
+        ["spec.replicas: 9223372036854775808 is out of range for an integer at spec.replicas: integers are 64-bit signed, at most 9223372036854775807"]
+    );
+}
+
 #[test]
 fn int_or_string_accepts_both() {
     let svc = Schemas::bundled().lookup("v1", "Service").unwrap();

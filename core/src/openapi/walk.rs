@@ -360,9 +360,20 @@ pub(super) fn check(
             }
         }
         Value::Number(n) => {
-            let int = n.is_i64() || n.is_u64();
+            // Kubernetes integers are int64 (int32 fields are bounded by their format too, which
+            // the API server checks): a larger whole number cannot be decoded at all.
+            let int = n.is_i64();
             let ok = allows("number") || (int && (allows("integer") || allows("int")));
-            if !ok {
+            if !ok && n.is_u64() && (allows("integer") || allows("int")) {
+                out.push((
+                    path.clone(),
+                    format!(
+                        "{n} is out of range for an integer at {path}: integers are 64-bit \
+                         signed, at most {}",
+                        i64::MAX
+                    ),
+                ));
+            } else if !ok {
                 out.push((path.clone(), mismatch(&types, path, value)));
             }
         }

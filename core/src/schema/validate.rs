@@ -126,8 +126,25 @@ fn nullable(schema: &Value) -> bool {
     schema.get("nullable").and_then(Value::as_bool) == Some(true)
 }
 
+/// An integer as Kubernetes has them: 64-bit signed. A larger whole number (JSON and YAML
+/// have no bound) is not one: the API server cannot decode it, and CEL cannot hold it.
 fn is_integer(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.is_i64() || n.is_u64())
+    matches!(v, Value::Number(n) if n.is_i64())
+}
+
+/// A whole number that does not fit in 64 bits signed (`9223372036854775808`).
+fn is_out_of_range_integer(v: &Value) -> bool {
+    matches!(v, Value::Number(n) if n.is_u64() && !n.is_i64())
+}
+
+/// The message for a whole number that is too large to be an integer; `expected` names what the
+/// schema asks for (`type integer`).
+fn out_of_range(v: &Value, expected: &str) -> String {
+    format!(
+        "{} is out of range for {expected}: integers are 64-bit signed, at most {}",
+        preview(v),
+        i64::MAX
+    )
 }
 
 fn type_matches(ty: &str, v: &Value) -> bool {
@@ -313,20 +330,22 @@ impl Validator {
         }
         if kw.int_or_string {
             if !(is_integer(value) || value.is_string()) {
-                self.report(
-                    path,
-                    "type",
-                    format!("{} is not an integer or a string", preview(value)),
-                );
+                let msg = if is_out_of_range_integer(value) {
+                    out_of_range(value, "an integer or a string")
+                } else {
+                    format!("{} is not an integer or a string", preview(value))
+                };
+                self.report(path, "type", msg);
                 return;
             }
         } else if let Some(ty) = kw.ty {
             if !type_matches(ty, value) {
-                self.report(
-                    path,
-                    "type",
-                    format!("{} is not of type {ty}", preview(value)),
-                );
+                let msg = if ty == "integer" && is_out_of_range_integer(value) {
+                    out_of_range(value, "type integer")
+                } else {
+                    format!("{} is not of type {ty}", preview(value))
+                };
+                self.report(path, "type", msg);
                 return;
             }
         }
@@ -705,6 +724,24 @@ mod tests {
             )
             .len(),
             1
+        );
+    }
+
+    #[test]
+    fn integers_beyond_int64_are_out_of_range() {
+        assert!(run(json!({"n": "integer"}), json!({"n": i64::MAX})).is_empty());
+        assert!(run(json!({"n": "integer"}), json!({"n": i64::MIN})).is_empty());
+        assert_eq!(
+            run(
+                json!({"n": "integer"}),
+                json!({"n": 9_223_372_036_854_775_808u64})
+            ),
+            one(
+                "spec.n",
+                "type",
+                "spec.n: 9223372036854775808 is out of range for type integer: integers are \
+                 64-bit signed, at most 9223372036854775807"
+            )
         );
     }
 
