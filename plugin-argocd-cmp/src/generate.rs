@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::request::{self, Request};
 use kiln_core::source::Input;
+use kiln_core::vocabulary::Vocabulary;
 
 use crate::env::Env;
 use crate::options::Options;
@@ -185,25 +186,92 @@ pub struct Outcome {
     pub code: u8,
 }
 
-/// Concise lines for Argo CD's UI (which shows and caches stderr).
+/// The most bytes of a diagnostic's message, hint or file shown: Argo CD shows and caches
+/// stderr, and a message may quote a user's value.
+pub const MAX_SHOWN_BYTES: usize = 1024;
+
+/// Concise lines for Argo CD's UI (which shows and caches stderr): each diagnostic in kiln-cmp's
+/// words ([`vocabulary`]) and bounded ([`MAX_SHOWN_BYTES`]).
 pub fn report(ds: &[Diagnostic]) -> String {
+    let words = vocabulary();
     let mut s = String::new();
     for d in ds {
+        let mut d = words.speak(d.clone());
+        d.message = bounded(d.message);
+        d.hint = d.hint.map(bounded);
+        d.file = d.file.map(bounded);
         s.push_str(&d.to_string());
         s.push('\n');
     }
     s
 }
 
-/// File names relative to the repository: the checkout is a fresh temporary directory on every
-/// call, and Argo CD shows (and caches) the message.
+fn bounded(mut s: String) -> String {
+    if s.len() > MAX_SHOWN_BYTES {
+        let mut cut = MAX_SHOWN_BYTES;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = s.len() - cut;
+        s.truncate(cut);
+        s.push_str(&format!("… ({more} more bytes)"));
+    }
+    s
+}
+
+/// What a kiln-cmp user writes for each `kiln` flag a core hint names: the parameter and plugin
+/// env of [`crate::options::OPTIONS`], and what stands for the flags kiln-cmp has no option for.
+pub fn vocabulary() -> Vocabulary {
+    let options = crate::options::OPTIONS.iter().map(|o| {
+        let word = match o.env {
+            Some(env) => format!("the parameter {} (or plugin env {env})", o.param),
+            None => format!("the parameter {}", o.param),
+        };
+        (o.flag, word)
+    });
+    Vocabulary::new(options.chain([
+        ("--namespace", "the Application's destination namespace".to_string()),
+        ("--crds", "the application directory".to_string()),
+        (
+            "--limit",
+            "a higher limit (kiln-cmp's limits are fixed: render less per application)"
+                .to_string(),
+        ),
+    ]))
+}
+
+/// Paths named relative to the repository: the checkout is a fresh temporary directory on every
+/// call, and Argo CD shows (and caches) the message. The checkout's own path becomes `.`, a
+/// path inside it relative, and one beside it (a symlink's target that leaves it) `../…`: no
+/// temporary path is ever shown.
 fn in_repository(ds: Vec<Diagnostic>, root: &Path) -> Vec<Diagnostic> {
-    let prefix = format!("{}/", root.display());
+    let mut roots = vec![root.to_path_buf()];
+    if let Ok(c) = std::fs::canonicalize(root) {
+        if c != root {
+            roots.push(c);
+        }
+    }
+    let scrub = |t: String| -> String {
+        let mut t = t;
+        for r in &roots {
+            let r = r.display().to_string();
+            t = t.replace(&format!("{r}/"), "").replace(&r, ".");
+        }
+        for r in &roots {
+            if let Some(parent) = Path::new(r).parent().filter(|p| p.parent().is_some()) {
+                let parent = parent.display().to_string();
+                t = t
+                    .replace(&format!("{parent}/"), "../")
+                    .replace(&parent, "..");
+            }
+        }
+        t
+    };
     ds.into_iter()
         .map(|mut d| {
-            if let Some(f) = d.file.as_deref().and_then(|f| f.strip_prefix(&prefix)) {
-                d.file = Some(f.to_string());
-            }
+            d.message = scrub(std::mem::take(&mut d.message));
+            d.hint = d.hint.map(scrub);
+            d.file = d.file.map(scrub);
             d
         })
         .collect()

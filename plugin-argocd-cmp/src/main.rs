@@ -14,21 +14,25 @@ const USAGE: &str = "kiln-cmp: kiln as an Argo CD config-management plugin (docs
 usage:
   kiln-cmp generate      render the application in the working directory (Argo CD's generate)
   kiln-cmp parameters    print the parameter announcement (Argo CD's parameters.dynamic)
-  kiln-cmp discover      print the kiln input found here, if any (Argo CD's discover.find)
+  kiln-cmp discover      print the opt-in marker .kiln-cmp if this directory has one (discover.find)
   kiln-cmp plugin-yaml   print the ConfigManagementPlugin this binary is installed with
   kiln-cmp --version
 ";
 
+/// Print, and exit with `code`; a failed write of stdout is exit 1: quietly for a closed pipe
+/// (whoever read it stopped reading), with a message otherwise (a full disk, a bad descriptor):
+/// Argo CD must never take a cut stream for the application's manifests.
 fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
     let _ = std::io::stderr().write_all(stderr.as_bytes());
     let mut o = std::io::stdout().lock();
-    if o.write_all(stdout.as_bytes())
-        .and_then(|()| o.flush())
-        .is_err()
-    {
-        return ExitCode::from(1);
+    match o.write_all(stdout.as_bytes()).and_then(|()| o.flush()) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: cannot write output: {e}");
+            ExitCode::from(1)
+        }
     }
-    ExitCode::from(code)
 }
 
 fn main() -> ExitCode {
@@ -49,7 +53,7 @@ fn main() -> ExitCode {
     let env = || Env::read(vars);
     match cmd {
         "generate" => match env() {
-            Err(e) => out("", &format!("error: {}: {}\n", e.variable, e.message), 1),
+            Err(ds) => out("", &generate::report(&ds), 1),
             Ok(env) => {
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)
