@@ -175,6 +175,37 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
     })
 }
 
+/// The file names Argo CD takes for a kustomization (util/kustomize/kustomize.go,
+/// `KustomizationNames`).
+pub const KUSTOMIZATION_NAMES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// A kustomization in the application directory, one error each: kiln-cmp renders the kiln
+/// inputs of a directory and does not run kustomize, so a kustomization would otherwise be read
+/// as a manifest ("document has no apiVersion") or, without an extension, silently left out.
+pub fn kustomizations(place: &Place) -> Vec<Diagnostic> {
+    let Ok(root) = kiln_core::source::Root::named(&place.root, PathBuf::new()) else {
+        return Vec::new();
+    };
+    // Problems listing the tree are the render's to report.
+    let mut ignored = kiln_core::diag::Diagnostics::new();
+    root.walk_all(&place.app, &mut ignored)
+        .into_iter()
+        .filter(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| KUSTOMIZATION_NAMES.contains(&n))
+        })
+        .map(|f| {
+            Diagnostic::error(
+                codes::REQUEST_INVALID,
+                "kiln-cmp does not build kustomizations: this directory would be rendered without it",
+            )
+            .in_file(f.display().to_string())
+            .with_hint("render the kiln inputs with kiln-krm from Argo CD's own kustomize instead (docs/argocd.md, Without a sidecar), or keep the kustomization in an Application of its own")
+        })
+        .collect()
+}
+
 /// What a run prints, and its exit code.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -295,6 +326,10 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(p) => p,
         Err(d) => return failed(&[d]),
     };
+    let kustomizations = kustomizations(&place);
+    if !kustomizations.is_empty() {
+        return failed(&kustomizations);
+    }
     let req = match request(&place, env, &opts) {
         Ok(r) => r,
         Err(ds) => return failed(&ds),

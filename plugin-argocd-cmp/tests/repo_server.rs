@@ -681,3 +681,28 @@ fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
     assert_eq!(status.code(), Some(1));
     assert_eq!(err, "");
 }
+
+/// Item 23.7: kiln-cmp does not run kustomize; a kustomization in the application directory
+/// (any name Argo CD takes for one: util/kustomize/kustomize.go, `KustomizationNames`) is refused
+/// with what to do, instead of "document has no apiVersion" or a render that leaves it out.
+#[test]
+fn a_kustomization_in_the_app_directory_is_refused_with_what_to_do() {
+    for name in kiln_cmp::generate::KUSTOMIZATION_NAMES {
+        let path = format!("apps/web-kro/overlay/{name}");
+        let files = [(path.as_str(), "resources:\n- ../rgd.yaml\n")];
+        let o = Call {
+            files: &files,
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(o.stdout.is_empty());
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("error[KLN1010]: {path}: kiln-cmp does not build kustomizations")),
+            "{err}"
+        );
+        assert!(err.contains("kiln-krm"), "{err}");
+    }
+}
