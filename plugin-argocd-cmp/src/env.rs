@@ -76,6 +76,20 @@ impl Env {
     where
         I: IntoIterator<Item = (String, String)>,
     {
+        let (env, errs) = Self::read_all(vars);
+        if errs.is_empty() {
+            Ok(env)
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// [`Env::read`] that also returns what could be read when there are errors (a variable
+    /// that cannot be read is left out).
+    pub fn read_all<I>(vars: I) -> (Self, Vec<Diagnostic>)
+    where
+        I: IntoIterator<Item = (String, String)>,
+    {
         let vars: BTreeMap<String, String> = vars.into_iter().collect();
         // Argo CD v2 drops variables with empty values; v3 passes them: read both alike.
         let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
@@ -91,7 +105,7 @@ impl Env {
             .filter(|n| !plugin_env_names().any(|k| k == *n))
             .map(unknown_plugin_env)
             .collect();
-        Ok(Env {
+        let env = Env {
             app_name: get("ARGOCD_APP_NAME"),
             app_namespace: get("ARGOCD_APP_NAMESPACE"),
             revision: get("ARGOCD_APP_REVISION"),
@@ -123,8 +137,8 @@ impl Env {
                 },
             },
             plugin_env,
-        })
-        .and_then(|e| if errs.is_empty() { Ok(e) } else { Err(errs) })
+        };
+        (env, errs)
     }
 }
 
@@ -282,7 +296,11 @@ mod tests {
         let hints: Vec<&str> = errs.iter().map(|d| d.hint.as_deref().unwrap()).collect();
         assert_eq!(errs.len(), 3, "{errs:?}");
         assert_eq!(hints[0], "did you mean \"ENVIRONMENT\"?");
-        assert!(hints[1].starts_with("kiln-cmp reads the plugin env ENVIRONMENT, VALUES"), "{}", hints[1]);
+        assert!(
+            hints[1].starts_with("kiln-cmp reads the plugin env ENVIRONMENT, VALUES"),
+            "{}",
+            hints[1]
+        );
         assert_eq!(
             hints[2],
             "did you mean \"ENVIRONMENT\"? (plugin env names are case-sensitive)"

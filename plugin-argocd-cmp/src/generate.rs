@@ -177,7 +177,8 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
 
 /// The file names Argo CD takes for a kustomization (util/kustomize/kustomize.go,
 /// `KustomizationNames`).
-pub const KUSTOMIZATION_NAMES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub const KUSTOMIZATION_NAMES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// A kustomization in the application directory, one error each: kiln-cmp renders the kiln
 /// inputs of a directory and does not run kustomize, so a kustomization would otherwise be read
@@ -261,12 +262,14 @@ pub fn vocabulary() -> Vocabulary {
         (o.flag, word)
     });
     Vocabulary::new(options.chain([
-        ("--namespace", "the Application's destination namespace".to_string()),
+        (
+            "--namespace",
+            "the Application's destination namespace".to_string(),
+        ),
         ("--crds", "the application directory".to_string()),
         (
             "--limit",
-            "a higher limit (kiln-cmp's limits are fixed: render less per application)"
-                .to_string(),
+            "a higher limit (kiln-cmp's limits are fixed: render less per application)".to_string(),
         ),
     ]))
 }

@@ -54,10 +54,7 @@ pub fn regenerate(text: &str) -> Result<String, String> {
 /// A YAML scalar: plain when that reads back as the same string, else double-quoted (JSON's
 /// quoting is valid YAML).
 fn scalar(s: &str) -> String {
-    let plain = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic())
+    let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-')
         && !s.ends_with(' ')
@@ -111,9 +108,8 @@ pub fn static_parameters_yaml(indent: &str) -> String {
 
 /// The options table of docs/argocd.md.
 pub fn options_table() -> String {
-    let mut s = String::from(
-        "| parameter | plugin env | default | meaning |\n| --- | --- | --- | --- |\n",
-    );
+    let mut s =
+        String::from("| parameter | plugin env | default | meaning |\n| --- | --- | --- | --- |\n");
     for o in OPTIONS {
         let param = match o.kind {
             Kind::Text => format!("`{}` (string)", o.param),
@@ -161,7 +157,9 @@ mod tests {
     fn regenerates_between_markers_and_refuses_unknown_ones() {
         let t = format!("a\n  # {BEGIN}static parameters\nold\n  # {END}\nb\n");
         let r = regenerate(&t).unwrap();
-        assert!(r.starts_with(&format!("a\n  # {BEGIN}static parameters\n  - name: environment\n")));
+        assert!(r.starts_with(&format!(
+            "a\n  # {BEGIN}static parameters\n  - name: environment\n"
+        )));
         assert!(r.ends_with(&format!("  # {END}\nb\n")) && !r.contains("old"));
         assert_eq!(regenerate(&r).unwrap(), r);
         assert!(regenerate(&format!("# {BEGIN}nonsense\n# {END}\n")).is_err());

@@ -50,18 +50,23 @@ fn main() -> ExitCode {
     // never looked at.
     let vars = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let env = || Env::read(vars);
+    let env = || Env::read_all(vars);
     match cmd {
         "generate" => match env() {
-            Err(ds) => out("", &generate::report(&ds), 1),
-            Ok(env) => {
+            (env, mut ds) if !ds.is_empty() => {
+                // Every problem at once: the options' too.
+                ds.extend(kiln_cmp::options::from_env(&env).err().unwrap_or_default());
+                out("", &generate::report(&ds), 1)
+            }
+            (env, _) => {
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)
             }
         },
         "parameters" => {
-            // The announcement is best effort: without a usable environment it is still printed.
-            let env = env().unwrap_or_default();
+            // The announcement is best effort: with variables it cannot read, it is still
+            // printed (their errors are generate's to report).
+            let (env, _) = env();
             let found = generate::place(&cwd, env.source_path.as_deref())
                 .map(|p| parameters::find(&p))
                 .unwrap_or_default();

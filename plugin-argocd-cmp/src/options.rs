@@ -250,7 +250,10 @@ fn read_text(o: &Opt, name: &str, s: &str, file: &str, errs: &mut Vec<Diagnostic
             other => {
                 errs.push(
                     error(
-                        format!("{name} is {}; it must be \"true\" or \"false\"", quote(other)),
+                        format!(
+                            "{name} is {}; it must be \"true\" or \"false\"",
+                            quote(other)
+                        ),
                         "write true or false",
                     )
                     .in_file(file),
@@ -349,7 +352,11 @@ pub fn from_env(env: &Env) -> Result<Options, Vec<Diagnostic>> {
                     Some(n) => suggest::did_you_mean(n),
                     None => format!(
                         "kiln takes {}",
-                        OPTIONS.iter().map(|o| o.param).collect::<Vec<_>>().join(", ")
+                        OPTIONS
+                            .iter()
+                            .map(|o| o.param)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 },
             ));
@@ -441,7 +448,10 @@ mod tests {
             }
             // The default is what nothing given means.
             if let Some(d) = o.kind.default_text() {
-                let got = from_env(&env(&json_param(o.param, &format!(r#""string":"{d}""#)), &[]));
+                let got = from_env(&env(
+                    &json_param(o.param, &format!(r#""string":"{d}""#)),
+                    &[],
+                ));
                 assert_eq!(got.unwrap(), Options::default(), "{}", o.param);
             }
         }
@@ -457,7 +467,10 @@ mod tests {
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert_eq!(errs[0].file.as_deref(), Some("ARGOCD_ENV_STRICT"));
         assert_eq!(errs[1].file.as_deref(), Some("ARGOCD_ENV_MODE"));
-        assert!(errs[1].message.contains("\"direct\" or \"kro\""), "{errs:?}");
+        assert!(
+            errs[1].message.contains("\"direct\" or \"kro\""),
+            "{errs:?}"
+        );
     }
 
     #[test]

@@ -389,8 +389,14 @@ fn discovery_never_takes_over_an_application_it_should_not() {
     };
     assert!(!argo_cd_uses_plugin(&spec, false, &unnamed_rgds));
     for app in ["apps/web-kro", "apps/checkout", "apps/cache"] {
-        assert!(!argo_cd_uses_plugin(&spec, false, &Call::generate(app)), "{app}");
-        assert!(argo_cd_uses_plugin(&spec, true, &Call::generate(app)), "{app}");
+        assert!(
+            !argo_cd_uses_plugin(&spec, false, &Call::generate(app)),
+            "{app}"
+        );
+        assert!(
+            argo_cd_uses_plugin(&spec, true, &Call::generate(app)),
+            "{app}"
+        );
     }
     let named = Call {
         files: QUOTED_AND_JSON_APP,
@@ -490,7 +496,11 @@ fn every_documented_plugin_env_name_takes_effect() {
         }
     }
     let o = Call {
-        plugin_env: &[("MODE", "kro"), ("EMIT_CRDS", "true"), ("SYNC_WAVES", "true")],
+        plugin_env: &[
+            ("MODE", "kro"),
+            ("EMIT_CRDS", "true"),
+            ("SYNC_WAVES", "true"),
+        ],
         ..Call::generate("apps/web-kro")
     };
     let out = ok(&o.run());
@@ -522,9 +532,21 @@ fn a_misspelt_or_miscased_plugin_env_name_is_an_error_naming_the_one_meant() {
         assert_eq!(o.status.code(), Some(1), "{typo}");
         assert!(o.stdout.is_empty());
         let err = text(&o.stderr);
-        assert!(err.contains(&format!("unknown plugin env \"{typo}\"")), "{err}");
+        assert!(
+            err.contains(&format!("unknown plugin env \"{typo}\"")),
+            "{err}"
+        );
         assert!(err.contains(hint), "{err}");
     }
+    // Every problem at once: the typo, and an invalid value of a known name.
+    let o = Call {
+        plugin_env: &[("ENVIRONMNT", "production"), ("MODE", "bogus")],
+        ..Call::generate("apps/checkout")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(err.contains("ARGOCD_ENV_MODE: MODE is \"bogus\""), "{err}");
 }
 
 /// Item 23.8: the trust boundary is the checkout. A symlink to another directory of it (kept by
@@ -532,7 +554,10 @@ fn a_misspelt_or_miscased_plugin_env_name_is_an_error_naming_the_one_meant() {
 #[test]
 fn a_symlink_inside_the_checkout_is_followed_and_one_leaving_it_is_refused() {
     let files: &[(&str, &str)] = &[
-        ("lib/webapp/rgd.yaml", include_str!("../../testdata/argocd/repo/apps/web-kro/rgd.yaml")),
+        (
+            "lib/webapp/rgd.yaml",
+            include_str!("../../testdata/argocd/repo/apps/web-kro/rgd.yaml"),
+        ),
         (
             "apps/linked/instances.yaml",
             include_str!("../../testdata/argocd/repo/apps/web-kro/instances.yaml"),
@@ -544,7 +569,10 @@ fn a_symlink_inside_the_checkout_is_followed_and_one_leaving_it_is_refused() {
         ..Call::generate("apps/linked")
     };
     let out = ok(&linked.run());
-    assert!(objects(&out).contains(&("Deployment".into(), "shop".into())), "{out}");
+    assert!(
+        objects(&out).contains(&("Deployment".into(), "shop".into())),
+        "{out}"
+    );
     for target in ["../../..", "/etc"] {
         let o = Call {
             links: &[("apps/web-kro/escape", target)],
@@ -554,7 +582,10 @@ fn a_symlink_inside_the_checkout_is_followed_and_one_leaving_it_is_refused() {
         assert_eq!(o.status.code(), Some(1), "{target}");
         assert!(o.stdout.is_empty());
         let err = text(&o.stderr);
-        assert!(err.starts_with("error[KLN1002]: apps/web-kro/escape:"), "{err}");
+        assert!(
+            err.starts_with("error[KLN1002]: apps/web-kro/escape:"),
+            "{err}"
+        );
         no_temporary_path(&err);
     }
 }
@@ -578,7 +609,10 @@ fn errors_and_tooltips_name_files_in_the_repository_not_the_checkout() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     no_temporary_path(&v.to_string());
     assert!(
-        v[2]["tooltip"].as_str().unwrap().contains("apps/cache/cache.kurel"),
+        v[2]["tooltip"]
+            .as_str()
+            .unwrap()
+            .contains("apps/cache/cache.kurel"),
         "{v}"
     );
     let o = Call {
@@ -621,7 +655,10 @@ fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
 #[test]
 fn hints_name_parameters_and_plugin_env_not_cli_flags() {
     for (call, want) in [
-        (Call::generate("apps/foreign"), "the parameter passThrough (or plugin env PASS_THROUGH) acme.io"),
+        (
+            Call::generate("apps/foreign"),
+            "the parameter passThrough (or plugin env PASS_THROUGH) acme.io",
+        ),
         (
             Call {
                 parameters: Some(r#"[{"name":"emitCRDs","string":"true"}]"#),
@@ -631,7 +668,9 @@ fn hints_name_parameters_and_plugin_env_not_cli_flags() {
         ),
         (
             Call {
-                parameters: Some(r#"[{"name":"values","array":["values/prod.yaml"]},{"name":"set","map":{"kurel.name":"other"}}]"#),
+                parameters: Some(
+                    r#"[{"name":"values","array":["values/prod.yaml"]},{"name":"set","map":{"kurel.name":"other"}}]"#,
+                ),
                 ..Call::generate("apps/cache")
             },
             "the parameter set",
@@ -641,7 +680,11 @@ fn hints_name_parameters_and_plugin_env_not_cli_flags() {
         assert_eq!(o.status.code(), Some(1));
         let err = text(&o.stderr);
         assert!(err.contains(want), "{want} in {err}");
-        assert_eq!(kiln_core::vocabulary::cli_flags(&err), Vec::<&str>::new(), "{err}");
+        assert_eq!(
+            kiln_core::vocabulary::cli_flags(&err),
+            Vec::<&str>::new(),
+            "{err}"
+        );
     }
 }
 
@@ -652,7 +695,11 @@ fn an_app_whose_instances_all_render_nothing_is_refused() {
     let o = Call::generate("apps/excluded").run();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     assert!(o.stdout.is_empty());
-    assert!(text(&o.stderr).contains("renders no objects"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("renders no objects"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = Call {
         parameters: Some(r#"[{"name":"allowEmpty","string":"true"}]"#),
         ..Call::generate("apps/excluded")
@@ -667,13 +714,20 @@ fn an_app_whose_instances_all_render_nothing_is_refused() {
 /// complete stream.
 #[test]
 fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let o = Call::generate("apps/web-kro").run_with(|c| c.stdout(full).output().unwrap());
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(err.contains("error: cannot write output:"), "{err}");
     let (status, err) = Call::generate("apps/web-kro").run_with(|c| {
-        let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         drop(child.stdout.take());
         let o = child.wait_with_output().unwrap();
         (o.status, text(&o.stderr))
@@ -700,7 +754,9 @@ fn a_kustomization_in_the_app_directory_is_refused_with_what_to_do() {
         let err = text(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
-            err.starts_with(&format!("error[KLN1010]: {path}: kiln-cmp does not build kustomizations")),
+            err.starts_with(&format!(
+                "error[KLN1010]: {path}: kiln-cmp does not build kustomizations"
+            )),
             "{err}"
         );
         assert!(err.contains("kiln-krm"), "{err}");
