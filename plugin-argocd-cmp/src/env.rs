@@ -178,19 +178,32 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
         };
         let strings = |v: &Value, what: &str| -> Result<Vec<String>, String> {
             v.as_array()
-                .ok_or_else(|| format!("parameter {name:?}: {what} must be an array of strings"))?
+                .ok_or_else(|| {
+                    format!(
+                        "parameter {}: {what} must be an array of strings",
+                        crate::options::quote(name)
+                    )
+                })?
                 .iter()
                 .map(|x| {
-                    x.as_str()
-                        .map(String::from)
-                        .ok_or_else(|| format!("parameter {name:?}: {what} must hold strings only"))
+                    x.as_str().map(String::from).ok_or_else(|| {
+                        format!(
+                            "parameter {}: {what} must hold strings only",
+                            crate::options::quote(name)
+                        )
+                    })
                 })
                 .collect()
         };
         let value = if let Some(s) = m.get("string") {
             ParamValue::String(
                 s.as_str()
-                    .ok_or_else(|| format!("parameter {name:?}: string must be a string"))?
+                    .ok_or_else(|| {
+                        format!(
+                            "parameter {}: string must be a string",
+                            crate::options::quote(name)
+                        )
+                    })?
                     .to_string(),
             )
         } else if let Some(a) = m.get("array") {
@@ -198,14 +211,18 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
         } else if let Some(mp) = m.get("map") {
             let Some(obj) = mp.as_object() else {
                 return Err(format!(
-                    "parameter {name:?}: map must be an object of strings"
+                    "parameter {}: map must be an object of strings",
+                    crate::options::quote(name)
                 ));
             };
             let mut map = BTreeMap::new();
             for (k, v) in obj {
-                let s = v
-                    .as_str()
-                    .ok_or_else(|| format!("parameter {name:?}: map values must be strings"))?;
+                let s = v.as_str().ok_or_else(|| {
+                    format!(
+                        "parameter {}: map values must be strings",
+                        crate::options::quote(name)
+                    )
+                })?;
                 map.insert(k.clone(), s.to_string());
             }
             ParamValue::Map(map)

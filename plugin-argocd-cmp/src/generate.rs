@@ -13,7 +13,7 @@ use kiln_core::source::Input;
 use kiln_core::vocabulary::Vocabulary;
 
 use crate::env::Env;
-use crate::options::Options;
+use crate::options::{quote, Options};
 
 /// Where the run happens: the repository root, and the application's path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub fn place(cwd: &Path, source_path: Option<&str>) -> Result<Place, Diagnostic>
             None => {
                 return Err(Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("ARGOCD_APP_SOURCE_PATH {s:?} leaves the repository"),
+                    format!("ARGOCD_APP_SOURCE_PATH {} leaves the repository", quote(s)),
                 )
                 .in_file("ARGOCD_APP_SOURCE_PATH")
                 .with_hint("the application's source.path is a directory of the repository"))
@@ -125,7 +125,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
             None => errs.push(
                 Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("observed state {v:?} is outside the repository"),
+                    format!("observed state {} is outside the repository", quote(v)),
                 )
                 .in_file("ARGOCD_APP_PARAMETERS")
                 .with_hint("observed paths are relative to the application directory, inside the repository"),
@@ -140,7 +140,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
             None => errs.push(
                 Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("values file {v:?} is outside the repository"),
+                    format!("values file {} is outside the repository", quote(v)),
                 )
                 .in_file("ARGOCD_APP_PARAMETERS")
                 .with_hint("values files are paths relative to the application directory, inside the repository"),

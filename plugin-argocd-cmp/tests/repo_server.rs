@@ -633,6 +633,8 @@ fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
         format!(r#"[{{"name":"mode","string":"{big}"}}]"#),
         format!(r#"[{{"name":"{big}","string":"x"}}]"#),
         format!(r#"[{{"name":"environment","string":"{big}"}}]"#),
+        format!(r#"[{{"name":"values","array":["/{big}"]}}]"#),
+        format!(r#"[{{"name":"values","array":["{big}.yaml"]}}]"#),
     ] {
         let o = Call {
             parameters: Some(&params),
