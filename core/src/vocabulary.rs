@@ -5,6 +5,8 @@
 //! `Render` spec, a Flux Kustomization), so a hint naming a command-line flag points its user
 //! at an option they cannot set. A door gives a [`Vocabulary`]: for each flag, what its user
 //! writes instead; [`Vocabulary::speak`] rewrites a diagnostic's message, hint and file with it.
+//! A replacement holding `{}` takes the flag's argument there (`--env NAME` with
+//! `spec.environment: {}` is `spec.environment: NAME`).
 //! [`cli_flags`] finds the flags a text still names, so a door's test can hold that none is left.
 //!
 //! ```
@@ -29,7 +31,9 @@ pub struct Vocabulary {
 
 impl Vocabulary {
     /// A vocabulary of `(flag, replacement)` pairs; a flag is written with its dashes
-    /// (`--pass-through`).
+    /// (`--pass-through`). A `{}` in a replacement stands for the flag's argument: the word
+    /// after it (up to white space, without closing punctuation); with no argument, the `{}`
+    /// and a space beside it are left out.
     pub fn new<I, F, R>(words: I) -> Self
     where
         I: IntoIterator<Item = (F, R)>,
@@ -58,10 +62,24 @@ impl Vocabulary {
         let mut out = String::with_capacity(text.len());
         let mut rest = 0;
         for (at, flag) in flag_spans(text) {
+            if at < rest {
+                // Taken as the argument of the flag before.
+                continue;
+            }
             if let Some(r) = self.word(flag) {
                 out.push_str(&text[rest..at]);
-                out.push_str(r);
                 rest = at + flag.len();
+                if r.contains("{}") {
+                    let arg = argument(&text[rest..]);
+                    if arg.is_empty() {
+                        out.push_str(&r.replacen(" {}", "", 1).replacen("{}", "", 1));
+                    } else {
+                        out.push_str(&r.replacen("{}", arg, 1));
+                        rest += 1 + arg.len();
+                    }
+                } else {
+                    out.push_str(r);
+                }
             }
         }
         out.push_str(&text[rest..]);
@@ -75,6 +93,19 @@ impl Vocabulary {
         d.file = d.file.map(|f| self.text(&f));
         d
     }
+}
+
+/// The argument at the start of `rest` (what follows a flag): after one space, a word that does
+/// not start with `-` or `(`, up to white space, without closing punctuation.
+fn argument(rest: &str) -> &str {
+    let Some(after) = rest.strip_prefix(' ') else {
+        return "";
+    };
+    if after.starts_with(['-', '(', ' ']) {
+        return "";
+    }
+    let word = after.split(char::is_whitespace).next().unwrap_or("");
+    word.trim_end_matches([')', ',', ';', ':', '.'])
 }
 
 /// The command-line flags `text` names (`--word`, at the start of a word), in order.
@@ -139,6 +170,18 @@ mod tests {
         assert_eq!(
             d.hint.as_deref(),
             Some("write the parameter set a=1, or pass ENVIRONMENT NAME; --settings and --limit stay")
+        );
+    }
+
+    #[test]
+    fn a_replacement_takes_the_flags_argument() {
+        let v = Vocabulary::new([
+            ("--env", "spec.environment: {}"),
+            ("--limit", "a higher {} (not settable here)"),
+        ]);
+        assert_eq!(
+            v.text("pass --env NAME or add one; (--env) or --env, then --limit output-bytes=2Gi)."),
+            "pass spec.environment: NAME or add one; (spec.environment:) or spec.environment:, then a higher output-bytes=2Gi (not settable here))."
         );
     }
 }

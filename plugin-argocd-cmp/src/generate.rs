@@ -269,7 +269,7 @@ pub fn vocabulary() -> Vocabulary {
         ("--crds", "the application directory".to_string()),
         (
             "--limit",
-            "a higher limit (kiln-cmp's limits are fixed: render less per application)".to_string(),
+            "a higher {} (kiln-cmp's limits are fixed: render less per application)".to_string(),
         ),
     ]))
 }
@@ -412,6 +412,34 @@ mod tests {
             let e = request(&place, &Env::default(), &opts(bad)).unwrap_err();
             assert_eq!(e[0].code, codes::PATH_ESCAPE, "{bad}");
         }
+    }
+
+    /// Every flag a core hint or message names in a run kiln-cmp can make has a word here.
+    #[test]
+    fn the_vocabulary_has_a_word_for_every_flag_core_names() {
+        let v = vocabulary();
+        for flag in [
+            "--env",
+            "--values",
+            "--set",
+            "--strict",
+            "--allow-empty",
+            "--pass-through",
+            "--mode",
+            "--emit-crds",
+            "--sync-waves",
+            "--observed",
+            "--no-provenance",
+            "--namespace",
+            "--crds",
+            "--limit",
+        ] {
+            assert!(v.word(flag).is_some(), "{flag}");
+        }
+        assert_eq!(
+            v.text("reduce the list, or raise the limit with --limit collection-size=N"),
+            "reduce the list, or raise the limit with a higher collection-size=N (kiln-cmp's limits are fixed: render less per application)"
+        );
     }
 
     #[test]
