@@ -274,6 +274,36 @@ pub fn vocabulary() -> Vocabulary {
     ]))
 }
 
+/// `text` with the path `path` (a whole path, or the start of one: followed by `/` or by a
+/// character that cannot continue a file name) replaced by `with`, or, for `with` empty, left
+/// out with its slash (`.` when it stands alone).
+fn replace_path(text: &str, path: &str, with: &str) -> String {
+    if path.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let next = after.chars().next();
+        let whole = next.is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+        out.push_str(&rest[..at]);
+        if !whole {
+            out.push_str(path);
+        } else if next == Some('/') && with.is_empty() {
+            rest = &after[1..];
+            continue;
+        } else if with.is_empty() && next != Some('/') {
+            out.push('.');
+        } else {
+            out.push_str(with);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Paths named relative to the repository: the checkout is a fresh temporary directory on every
 /// call, and Argo CD shows (and caches) the message. The checkout's own path becomes `.`, a
 /// path inside it relative, and one beside it (a symlink's target that leaves it) `../…`: no
@@ -288,15 +318,11 @@ fn in_repository(ds: Vec<Diagnostic>, root: &Path) -> Vec<Diagnostic> {
     let scrub = |t: String| -> String {
         let mut t = t;
         for r in &roots {
-            let r = r.display().to_string();
-            t = t.replace(&format!("{r}/"), "").replace(&r, ".");
+            t = replace_path(&t, &r.display().to_string(), "");
         }
         for r in &roots {
-            if let Some(parent) = Path::new(r).parent().filter(|p| p.parent().is_some()) {
-                let parent = parent.display().to_string();
-                t = t
-                    .replace(&format!("{parent}/"), "../")
-                    .replace(&parent, "..");
+            if let Some(parent) = r.parent().filter(|p| p.parent().is_some()) {
+                t = replace_path(&t, &parent.display().to_string(), "..");
             }
         }
         t
@@ -412,6 +438,29 @@ mod tests {
             let e = request(&place, &Env::default(), &opts(bad)).unwrap_err();
             assert_eq!(e[0].code, codes::PATH_ESCAPE, "{bad}");
         }
+    }
+
+    #[test]
+    fn checkout_paths_become_repository_paths() {
+        let r = "/tmp/cmp/abc";
+        assert_eq!(
+            replace_path("read /tmp/cmp/abc/apps/x.yaml", r, ""),
+            "read apps/x.yaml"
+        );
+        assert_eq!(replace_path("in /tmp/cmp/abc: no", r, ""), "in .: no");
+        assert_eq!(
+            replace_path("/tmp/cmp/abcdef/x", r, ""),
+            "/tmp/cmp/abcdef/x"
+        );
+        assert_eq!(
+            replace_path("to /tmp/cmp/other, out", "/tmp/cmp", ".."),
+            "to ../other, out"
+        );
+        assert_eq!(
+            replace_path("to /tmp/cmp, out", "/tmp/cmp", ".."),
+            "to .., out"
+        );
+        assert_eq!(replace_path("/tmp/cmpx", "/tmp/cmp", ".."), "/tmp/cmpx");
     }
 
     /// Every flag a core hint or message names in a run kiln-cmp can make has a word here.
