@@ -74,3 +74,4 @@ pub mod status;
 pub mod strategy;
 pub mod suggest;
 pub mod template;
+pub mod vocabulary;

@@ -571,9 +571,9 @@ fn check_mode(req: &Request) -> Option<Diagnostic> {
     }
     let what = match (req.emit_crds, req.sync_waves) {
         (false, false) => return None,
-        (true, false) => "emit-crds",
-        (false, true) => "sync-waves",
-        (true, true) => "emit-crds and sync-waves",
+        (true, false) => "--emit-crds",
+        (false, true) => "--sync-waves",
+        (true, true) => "--emit-crds and --sync-waves",
     };
     Some(
         Diagnostic::error(

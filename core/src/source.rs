@@ -595,17 +595,23 @@ pub fn load_owned_inputs_in(
                         });
                         continue;
                     }
-                    let root = match Root::named(&real, display) {
-                        Ok(r) => r,
-                        Err(d) => {
-                            diags.push(d);
-                            continue;
-                        }
+                    // The boundary of a walk: the root of a confined run (a symlink to another
+                    // directory of the same checkout is followed; one that leaves it is not), or
+                    // the directory the user named.
+                    let (root, start) = match access {
+                        Access::Within(root) => (root.clone(), p.as_path()),
+                        Access::AsGiven => match Root::named(&real, display) {
+                            Ok(r) => (r, Path::new("")),
+                            Err(d) => {
+                                diags.push(d);
+                                continue;
+                            }
+                        },
                     };
                     let walked = if find_packages {
-                        root.walk_files_and_packages(Path::new(""), &mut packages)
+                        root.walk_files_and_packages(start, &mut packages)
                     } else {
-                        root.walk_files(Path::new(""))
+                        root.walk_files(start)
                     };
                     match walked {
                         Err(ds) => diags.extend(ds),

@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::suggest;
 use serde_json::Value;
 
 /// A parameter as Argo CD sends it in `ARGOCD_APP_PARAMETERS`.
@@ -55,27 +57,36 @@ pub struct Env {
     pub plugin_env: BTreeMap<String, String>,
 }
 
-/// The plugin env names kiln reads (as `ARGOCD_ENV_NAME`, or `NAME` set on the sidecar).
-pub const PLUGIN_ENV: &[&str] = &[
-    "ENVIRONMENT",
-    "VALUES",
-    "STRICT",
-    "ALLOW_EMPTY",
-    "PASS_THROUGH",
-];
-
-/// A variable that could not be read, with why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvError {
-    /// The variable.
-    pub variable: String,
-    /// What is wrong.
-    pub message: String,
+/// The plugin env names kiln reads (as `ARGOCD_ENV_NAME`, or `NAME` set on the sidecar): the
+/// ones of [`crate::options::OPTIONS`].
+pub fn plugin_env_names() -> impl Iterator<Item = &'static str> {
+    crate::options::OPTIONS.iter().filter_map(|o| o.env)
 }
 
+/// Argo CD's prefix for the Application's plugin env (reposerver/repository/repository.go,
+/// `getPluginParamEnvs`: `ARGOCD_ENV_<name>` for each `spec.source.plugin.env` entry, the name
+/// exactly as written).
+pub const PLUGIN_ENV_PREFIX: &str = "ARGOCD_ENV_";
+
 impl Env {
-    /// Read the documented variables from `vars` (the process environment, or a test's).
-    pub fn read<I>(vars: I) -> Result<Self, EnvError>
+    /// Read the documented variables from `vars` (the process environment, or a test's). Argo
+    /// CD passes exactly the plugin env names the Application writes, so an `ARGOCD_ENV_*` name
+    /// kiln does not read is the user's typo: an error, with the name meant.
+    pub fn read<I>(vars: I) -> Result<Self, Vec<Diagnostic>>
+    where
+        I: IntoIterator<Item = (String, String)>,
+    {
+        let (env, errs) = Self::read_all(vars);
+        if errs.is_empty() {
+            Ok(env)
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// [`Env::read`] that also returns what could be read when there are errors (a variable
+    /// that cannot be read is left out).
+    pub fn read_all<I>(vars: I) -> (Self, Vec<Diagnostic>)
     where
         I: IntoIterator<Item = (String, String)>,
     {
@@ -83,12 +94,18 @@ impl Env {
         // Argo CD v2 drops variables with empty values; v3 passes them: read both alike.
         let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
         let mut plugin_env = BTreeMap::new();
-        for name in PLUGIN_ENV {
-            if let Some(v) = get(&format!("ARGOCD_ENV_{name}")).or_else(|| get(name)) {
-                plugin_env.insert((*name).to_string(), v);
+        for name in plugin_env_names() {
+            if let Some(v) = get(&format!("{PLUGIN_ENV_PREFIX}{name}")).or_else(|| get(name)) {
+                plugin_env.insert(name.to_string(), v);
             }
         }
-        Ok(Env {
+        let mut errs: Vec<Diagnostic> = vars
+            .keys()
+            .filter_map(|k| k.strip_prefix(PLUGIN_ENV_PREFIX))
+            .filter(|n| !plugin_env_names().any(|k| k == *n))
+            .map(unknown_plugin_env)
+            .collect();
+        let env = Env {
             app_name: get("ARGOCD_APP_NAME"),
             app_namespace: get("ARGOCD_APP_NAMESPACE"),
             revision: get("ARGOCD_APP_REVISION"),
@@ -107,14 +124,40 @@ impl Env {
                 .unwrap_or_default(),
             parameters: match get("ARGOCD_APP_PARAMETERS") {
                 None => Vec::new(),
-                Some(text) => parse_parameters(&text).map_err(|message| EnvError {
-                    variable: "ARGOCD_APP_PARAMETERS".into(),
-                    message,
-                })?,
+                Some(text) => match parse_parameters(&text) {
+                    Ok(p) => p,
+                    Err(message) => {
+                        errs.push(
+                            Diagnostic::error(codes::REQUEST_INVALID, message)
+                                .in_file("ARGOCD_APP_PARAMETERS")
+                                .with_hint("Argo CD writes spec.source.plugin.parameters here as a JSON array"),
+                        );
+                        Vec::new()
+                    }
+                },
             },
             plugin_env,
-        })
+        };
+        (env, errs)
     }
+}
+
+fn unknown_plugin_env(name: &str) -> Diagnostic {
+    let known: Vec<&str> = plugin_env_names().collect();
+    let hint = match suggest::nearest(name, known.iter().copied()) {
+        Some(k) if k.eq_ignore_ascii_case(name) => format!(
+            "{} (plugin env names are case-sensitive)",
+            suggest::did_you_mean(k)
+        ),
+        Some(k) => suggest::did_you_mean(k),
+        None => format!("kiln-cmp reads the plugin env {}", known.join(", ")),
+    };
+    Diagnostic::error(
+        codes::REQUEST_INVALID,
+        format!("unknown plugin env {}", crate::options::quote(name)),
+    )
+    .in_file("spec.source.plugin.env")
+    .with_hint(hint)
 }
 
 /// Parse `ARGOCD_APP_PARAMETERS`: a JSON array of `{name, string | array | map}`, or `null`.
@@ -135,19 +178,32 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
         };
         let strings = |v: &Value, what: &str| -> Result<Vec<String>, String> {
             v.as_array()
-                .ok_or_else(|| format!("parameter {name:?}: {what} must be an array of strings"))?
+                .ok_or_else(|| {
+                    format!(
+                        "parameter {}: {what} must be an array of strings",
+                        crate::options::quote(name)
+                    )
+                })?
                 .iter()
                 .map(|x| {
-                    x.as_str()
-                        .map(String::from)
-                        .ok_or_else(|| format!("parameter {name:?}: {what} must hold strings only"))
+                    x.as_str().map(String::from).ok_or_else(|| {
+                        format!(
+                            "parameter {}: {what} must hold strings only",
+                            crate::options::quote(name)
+                        )
+                    })
                 })
                 .collect()
         };
         let value = if let Some(s) = m.get("string") {
             ParamValue::String(
                 s.as_str()
-                    .ok_or_else(|| format!("parameter {name:?}: string must be a string"))?
+                    .ok_or_else(|| {
+                        format!(
+                            "parameter {}: string must be a string",
+                            crate::options::quote(name)
+                        )
+                    })?
                     .to_string(),
             )
         } else if let Some(a) = m.get("array") {
@@ -155,14 +211,18 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
         } else if let Some(mp) = m.get("map") {
             let Some(obj) = mp.as_object() else {
                 return Err(format!(
-                    "parameter {name:?}: map must be an object of strings"
+                    "parameter {}: map must be an object of strings",
+                    crate::options::quote(name)
                 ));
             };
             let mut map = BTreeMap::new();
             for (k, v) in obj {
-                let s = v
-                    .as_str()
-                    .ok_or_else(|| format!("parameter {name:?}: map values must be strings"))?;
+                let s = v.as_str().ok_or_else(|| {
+                    format!(
+                        "parameter {}: map values must be strings",
+                        crate::options::quote(name)
+                    )
+                })?;
                 map.insert(k.clone(), s.to_string());
             }
             ParamValue::Map(map)
@@ -226,7 +286,7 @@ mod tests {
             ("ARGOCD_ENV_ENVIRONMENT", "prod"),
             ("ENVIRONMENT", "dev"),
             ("STRICT", "true"),
-            ("ARGOCD_ENV_SECRET_TOKEN", "hunter2"),
+            ("SECRET_TOKEN", "hunter2"),
             ("KUBE_API_VERSIONS", "v1,apps/v1, cert-manager.io/v1"),
         ]))
         .unwrap();
@@ -235,8 +295,33 @@ mod tests {
         assert_eq!(e.plugin_env["ENVIRONMENT"], "prod", "the prefixed one wins");
         assert_eq!(e.plugin_env["STRICT"], "true", "unprefixed fallback");
         assert!(!e.plugin_env.contains_key("SECRET_TOKEN"));
+        assert_eq!(e.plugin_env.len(), 2);
         assert_eq!(e.kube_api_versions, ["v1", "apps/v1", "cert-manager.io/v1"]);
         let bad = Env::read(vars(&[("ARGOCD_APP_PARAMETERS", "{oops")])).unwrap_err();
-        assert_eq!(bad.variable, "ARGOCD_APP_PARAMETERS");
+        assert_eq!(bad[0].file.as_deref(), Some("ARGOCD_APP_PARAMETERS"));
+    }
+
+    #[test]
+    fn an_unknown_plugin_env_name_is_a_typo_with_the_name_meant() {
+        let errs = Env::read(vars(&[
+            ("ARGOCD_ENV_ENVIRONMNT", "prod"),
+            ("ARGOCD_ENV_environment", "prod"),
+            ("ARGOCD_ENV_SECRET_TOKEN", ""),
+            ("ARGOCD_ENV_STRICT", "true"),
+        ]))
+        .unwrap_err();
+        let hints: Vec<&str> = errs.iter().map(|d| d.hint.as_deref().unwrap()).collect();
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert_eq!(hints[0], "did you mean \"ENVIRONMENT\"?");
+        assert!(
+            hints[1].starts_with("kiln-cmp reads the plugin env ENVIRONMENT, VALUES"),
+            "{}",
+            hints[1]
+        );
+        assert_eq!(
+            hints[2],
+            "did you mean \"ENVIRONMENT\"? (plugin env names are case-sensitive)"
+        );
+        assert!(errs[2].message.contains("\"environment\""));
     }
 }

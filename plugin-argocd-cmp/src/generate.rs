@@ -10,9 +10,10 @@ use std::path::{Component, Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::request::{self, Request};
 use kiln_core::source::Input;
+use kiln_core::vocabulary::Vocabulary;
 
 use crate::env::Env;
-use crate::options::Options;
+use crate::options::{quote, Options};
 
 /// Where the run happens: the repository root, and the application's path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +36,7 @@ pub fn place(cwd: &Path, source_path: Option<&str>) -> Result<Place, Diagnostic>
             None => {
                 return Err(Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("ARGOCD_APP_SOURCE_PATH {s:?} leaves the repository"),
+                    format!("ARGOCD_APP_SOURCE_PATH {} leaves the repository", quote(s)),
                 )
                 .in_file("ARGOCD_APP_SOURCE_PATH")
                 .with_hint("the application's source.path is a directory of the repository"))
@@ -124,7 +125,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
             None => errs.push(
                 Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("observed state {v:?} is outside the repository"),
+                    format!("observed state {} is outside the repository", quote(v)),
                 )
                 .in_file("ARGOCD_APP_PARAMETERS")
                 .with_hint("observed paths are relative to the application directory, inside the repository"),
@@ -139,7 +140,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
             None => errs.push(
                 Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("values file {v:?} is outside the repository"),
+                    format!("values file {} is outside the repository", quote(v)),
                 )
                 .in_file("ARGOCD_APP_PARAMETERS")
                 .with_hint("values files are paths relative to the application directory, inside the repository"),
@@ -174,6 +175,38 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
     })
 }
 
+/// The file names Argo CD takes for a kustomization (util/kustomize/kustomize.go,
+/// `KustomizationNames`).
+pub const KUSTOMIZATION_NAMES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// A kustomization in the application directory, one error each: kiln-cmp renders the kiln
+/// inputs of a directory and does not run kustomize, so a kustomization would otherwise be read
+/// as a manifest ("document has no apiVersion") or, without an extension, silently left out.
+pub fn kustomizations(place: &Place) -> Vec<Diagnostic> {
+    let Ok(root) = kiln_core::source::Root::named(&place.root, PathBuf::new()) else {
+        return Vec::new();
+    };
+    // Problems listing the tree are the render's to report.
+    let mut ignored = kiln_core::diag::Diagnostics::new();
+    root.walk_all(&place.app, &mut ignored)
+        .into_iter()
+        .filter(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| KUSTOMIZATION_NAMES.contains(&n))
+        })
+        .map(|f| {
+            Diagnostic::error(
+                codes::REQUEST_INVALID,
+                "kiln-cmp does not build kustomizations: this directory would be rendered without it",
+            )
+            .in_file(f.display().to_string())
+            .with_hint("render the kiln inputs with kiln-krm from Argo CD's own kustomize instead (docs/argocd.md, Without a sidecar), or keep the kustomization in an Application of its own")
+        })
+        .collect()
+}
+
 /// What a run prints, and its exit code.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -185,25 +218,120 @@ pub struct Outcome {
     pub code: u8,
 }
 
-/// Concise lines for Argo CD's UI (which shows and caches stderr).
+/// The most bytes of a diagnostic's message, hint or file shown: Argo CD shows and caches
+/// stderr, and a message may quote a user's value.
+pub const MAX_SHOWN_BYTES: usize = 1024;
+
+/// Concise lines for Argo CD's UI (which shows and caches stderr): each diagnostic in kiln-cmp's
+/// words ([`vocabulary`]) and bounded ([`MAX_SHOWN_BYTES`]).
 pub fn report(ds: &[Diagnostic]) -> String {
+    let words = vocabulary();
     let mut s = String::new();
     for d in ds {
+        let mut d = words.speak(d.clone());
+        d.message = bounded(d.message);
+        d.hint = d.hint.map(bounded);
+        d.file = d.file.map(bounded);
         s.push_str(&d.to_string());
         s.push('\n');
     }
     s
 }
 
-/// File names relative to the repository: the checkout is a fresh temporary directory on every
-/// call, and Argo CD shows (and caches) the message.
+fn bounded(mut s: String) -> String {
+    if s.len() > MAX_SHOWN_BYTES {
+        let mut cut = MAX_SHOWN_BYTES;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = s.len() - cut;
+        s.truncate(cut);
+        s.push_str(&format!("… ({more} more bytes)"));
+    }
+    s
+}
+
+/// What a kiln-cmp user writes for each `kiln` flag a core hint names: the parameter and plugin
+/// env of [`crate::options::OPTIONS`], and what stands for the flags kiln-cmp has no option for.
+pub fn vocabulary() -> Vocabulary {
+    let options = crate::options::OPTIONS.iter().map(|o| {
+        let word = match o.env {
+            Some(env) => format!("the parameter {} (or plugin env {env})", o.param),
+            None => format!("the parameter {}", o.param),
+        };
+        (o.flag, word)
+    });
+    Vocabulary::new(options.chain([
+        (
+            "--namespace",
+            "the Application's destination namespace".to_string(),
+        ),
+        ("--crds", "the application directory".to_string()),
+        (
+            "--limit",
+            "a higher {} (kiln-cmp's limits are fixed: render less per application)".to_string(),
+        ),
+    ]))
+}
+
+/// `text` with the path `path` (a whole path, or the start of one: followed by `/` or by a
+/// character that cannot continue a file name) replaced by `with`, or, for `with` empty, left
+/// out with its slash (`.` when it stands alone).
+fn replace_path(text: &str, path: &str, with: &str) -> String {
+    if path.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let next = after.chars().next();
+        let whole = next.is_none_or(|c| !(c.is_alphanumeric() || "-_.~".contains(c)));
+        out.push_str(&rest[..at]);
+        if !whole {
+            out.push_str(path);
+        } else if next == Some('/') && with.is_empty() {
+            rest = &after[1..];
+            continue;
+        } else if with.is_empty() && next != Some('/') {
+            out.push('.');
+        } else {
+            out.push_str(with);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Paths named relative to the repository: the checkout is a fresh temporary directory on every
+/// call, and Argo CD shows (and caches) the message. The checkout's own path becomes `.`, a
+/// path inside it relative, and one beside it (a symlink's target that leaves it) `../…`: no
+/// temporary path is ever shown.
 fn in_repository(ds: Vec<Diagnostic>, root: &Path) -> Vec<Diagnostic> {
-    let prefix = format!("{}/", root.display());
+    let mut roots = vec![root.to_path_buf()];
+    if let Ok(c) = std::fs::canonicalize(root) {
+        if c != root {
+            roots.push(c);
+        }
+    }
+    let scrub = |t: String| -> String {
+        let mut t = t;
+        for r in &roots {
+            t = replace_path(&t, &r.display().to_string(), "");
+        }
+        for r in &roots {
+            if let Some(parent) = r.parent().filter(|p| p.parent().is_some()) {
+                t = replace_path(&t, &parent.display().to_string(), "..");
+            }
+        }
+        t
+    };
     ds.into_iter()
         .map(|mut d| {
-            if let Some(f) = d.file.as_deref().and_then(|f| f.strip_prefix(&prefix)) {
-                d.file = Some(f.to_string());
-            }
+            d.message = scrub(std::mem::take(&mut d.message));
+            d.hint = d.hint.map(scrub);
+            d.file = d.file.map(scrub);
             d
         })
         .collect()
@@ -227,6 +355,10 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(p) => p,
         Err(d) => return failed(&[d]),
     };
+    let kustomizations = kustomizations(&place);
+    if !kustomizations.is_empty() {
+        return failed(&kustomizations);
+    }
     let req = match request(&place, env, &opts) {
         Ok(r) => r,
         Err(ds) => return failed(&ds),
@@ -306,6 +438,57 @@ mod tests {
             let e = request(&place, &Env::default(), &opts(bad)).unwrap_err();
             assert_eq!(e[0].code, codes::PATH_ESCAPE, "{bad}");
         }
+    }
+
+    #[test]
+    fn checkout_paths_become_repository_paths() {
+        let r = "/tmp/cmp/abc";
+        assert_eq!(
+            replace_path("read /tmp/cmp/abc/apps/x.yaml", r, ""),
+            "read apps/x.yaml"
+        );
+        assert_eq!(replace_path("in /tmp/cmp/abc: no", r, ""), "in .: no");
+        assert_eq!(
+            replace_path("/tmp/cmp/abcdef/x", r, ""),
+            "/tmp/cmp/abcdef/x"
+        );
+        assert_eq!(
+            replace_path("to /tmp/cmp/other, out", "/tmp/cmp", ".."),
+            "to ../other, out"
+        );
+        assert_eq!(
+            replace_path("to /tmp/cmp, out", "/tmp/cmp", ".."),
+            "to .., out"
+        );
+        assert_eq!(replace_path("/tmp/cmpx", "/tmp/cmp", ".."), "/tmp/cmpx");
+    }
+
+    /// Every flag a core hint or message names in a run kiln-cmp can make has a word here.
+    #[test]
+    fn the_vocabulary_has_a_word_for_every_flag_core_names() {
+        let v = vocabulary();
+        for flag in [
+            "--env",
+            "--values",
+            "--set",
+            "--strict",
+            "--allow-empty",
+            "--pass-through",
+            "--mode",
+            "--emit-crds",
+            "--sync-waves",
+            "--observed",
+            "--no-provenance",
+            "--namespace",
+            "--crds",
+            "--limit",
+        ] {
+            assert!(v.word(flag).is_some(), "{flag}");
+        }
+        assert_eq!(
+            v.text("reduce the list, or raise the limit with --limit collection-size=N"),
+            "reduce the list, or raise the limit with a higher collection-size=N (kiln-cmp's limits are fixed: render less per application)"
+        );
     }
 
     #[test]

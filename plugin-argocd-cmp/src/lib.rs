@@ -14,6 +14,7 @@
 pub mod discover;
 pub mod env;
 pub mod generate;
+pub mod kit;
 pub mod options;
 pub mod parameters;
 

@@ -14,21 +14,25 @@ const USAGE: &str = "kiln-cmp: kiln as an Argo CD config-management plugin (docs
 usage:
   kiln-cmp generate      render the application in the working directory (Argo CD's generate)
   kiln-cmp parameters    print the parameter announcement (Argo CD's parameters.dynamic)
-  kiln-cmp discover      print the kiln input found here, if any (Argo CD's discover.find)
+  kiln-cmp discover      print the opt-in marker .kiln-cmp if this directory has one (discover.find)
   kiln-cmp plugin-yaml   print the ConfigManagementPlugin this binary is installed with
   kiln-cmp --version
 ";
 
+/// Print, and exit with `code`; a failed write of stdout is exit 1: quietly for a closed pipe
+/// (whoever read it stopped reading), with a message otherwise (a full disk, a bad descriptor):
+/// Argo CD must never take a cut stream for the application's manifests.
 fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
     let _ = std::io::stderr().write_all(stderr.as_bytes());
     let mut o = std::io::stdout().lock();
-    if o.write_all(stdout.as_bytes())
-        .and_then(|()| o.flush())
-        .is_err()
-    {
-        return ExitCode::from(1);
+    match o.write_all(stdout.as_bytes()).and_then(|()| o.flush()) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: cannot write output: {e}");
+            ExitCode::from(1)
+        }
     }
-    ExitCode::from(code)
 }
 
 fn main() -> ExitCode {
@@ -46,18 +50,23 @@ fn main() -> ExitCode {
     // never looked at.
     let vars = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-    let env = || Env::read(vars);
+    let env = || Env::read_all(vars);
     match cmd {
         "generate" => match env() {
-            Err(e) => out("", &format!("error: {}: {}\n", e.variable, e.message), 1),
-            Ok(env) => {
+            (env, mut ds) if !ds.is_empty() => {
+                // Every problem at once: the options' too.
+                ds.extend(kiln_cmp::options::from_env(&env).err().unwrap_or_default());
+                out("", &generate::report(&ds), 1)
+            }
+            (env, _) => {
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)
             }
         },
         "parameters" => {
-            // The announcement is best effort: without a usable environment it is still printed.
-            let env = env().unwrap_or_default();
+            // The announcement is best effort: with variables it cannot read, it is still
+            // printed (their errors are generate's to report).
+            let (env, _) = env();
             let found = generate::place(&cwd, env.source_path.as_deref())
                 .map(|p| parameters::find(&p))
                 .unwrap_or_default();

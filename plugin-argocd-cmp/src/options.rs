@@ -1,6 +1,11 @@
 //! What a run is asked to do: the Application's parameters over its plugin env, over the
 //! defaults, which are the ones [`crate::parameters`] announces (Argo CD does not send announced
 //! defaults: "it is up to the plugin to apply the same defaults").
+//!
+//! [`OPTIONS`] is the one list of kiln-cmp's options: the plugin env names read ([`crate::env`]),
+//! the parameters taken and announced ([`crate::parameters`]), the static list of
+//! `deploy/argocd/plugin.yaml` and `helm-values.yaml` and the options table of docs/argocd.md all
+//! come from it ([`crate::kit`]; a test checks the committed files against it).
 
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::suggest;
@@ -34,33 +39,196 @@ pub struct Options {
     pub no_provenance: bool,
 }
 
-/// The parameters kiln takes, with their shape.
-pub const PARAMETERS: &[(&str, &str)] = &[
-    ("environment", "string"),
-    ("values", "array"),
-    ("set", "map"),
-    ("strict", "string"),
-    ("allowEmpty", "string"),
-    ("passThrough", "array"),
-    ("mode", "string"),
-    ("emitCRDs", "string"),
-    ("syncWaves", "string"),
-    ("observed", "array"),
-    ("noProvenance", "string"),
-];
+/// How an option's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Free text (a parameter's `string`; the plugin env value).
+    Text,
+    /// A list (a parameter's `array`; the plugin env value split at commas).
+    List,
+    /// `path: value` pairs (a parameter's `map`; no plugin env).
+    Map,
+    /// `"true"` or `"false"`; default false.
+    Bool,
+    /// One of these words; the first is the default.
+    Choice(&'static [&'static str]),
+}
 
-fn mode(name: &str, s: &str, errs: &mut Vec<Diagnostic>) -> bool {
-    match s.trim() {
-        "kro" => true,
-        "direct" | "" => false,
-        other => {
-            errs.push(error(
-                format!("{name} is {other:?}; it must be \"direct\" or \"kro\""),
-                "direct renders every object here; kro ships the RGDs and instances to the controller",
-            ));
-            false
+impl Kind {
+    /// Argo CD's `collectionType`: the parameter's shape.
+    pub fn collection(self) -> &'static str {
+        match self {
+            Kind::Text | Kind::Bool | Kind::Choice(_) => "string",
+            Kind::List => "array",
+            Kind::Map => "map",
         }
     }
+
+    /// Argo CD's `itemType`: how the UI presents the value.
+    pub fn item_type(self) -> &'static str {
+        match self {
+            Kind::Bool => "boolean",
+            _ => "string",
+        }
+    }
+
+    /// The default applied (and announced) for a `string` option, if any.
+    pub fn default_text(self) -> Option<&'static str> {
+        match self {
+            Kind::Bool => Some("false"),
+            Kind::Choice(words) => words.first().copied(),
+            _ => None,
+        }
+    }
+}
+
+/// One option of kiln-cmp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opt {
+    /// The parameter name (`spec.source.plugin.parameters[].name`).
+    pub param: &'static str,
+    /// The plugin env name (`spec.source.plugin.env[].name`, read as `ARGOCD_ENV_NAME`), if any.
+    pub env: Option<&'static str>,
+    /// The `kiln` command-line flag it stands for (hints written for the CLI are reworded).
+    pub flag: &'static str,
+    /// How its value is written.
+    pub kind: Kind,
+    /// The title the UI shows.
+    pub title: &'static str,
+    /// The tooltip the UI shows (the announcement may make it specific to the directory).
+    pub tooltip: &'static str,
+    /// What it does, for docs/argocd.md (Markdown).
+    pub doc: &'static str,
+}
+
+/// Every option kiln-cmp takes, in the order announced and documented.
+pub const OPTIONS: &[Opt] = &[
+    Opt {
+        param: "environment",
+        env: Some("ENVIRONMENT"),
+        flag: "--env",
+        kind: Kind::Text,
+        title: "Environment",
+        tooltip: "Environment component releases are rendered for.",
+        doc: "environment component releases are rendered for; an environment nothing mentions, or one given for a directory without components, is an error",
+    },
+    Opt {
+        param: "values",
+        env: Some("VALUES"),
+        flag: "--values",
+        kind: Kind::List,
+        title: "Values files",
+        tooltip: "kurel values files, relative to the application directory, in order.",
+        doc: "kurel values files, relative to the application directory; they may not leave the repository checkout (`../shared/prod.yaml` is fine, `../../../etc/passwd` is KLN1002)",
+    },
+    Opt {
+        param: "set",
+        env: None,
+        flag: "--set",
+        kind: Kind::Map,
+        title: "Set",
+        tooltip: "kurel parameter overrides, path: value, after the values files.",
+        doc: "kurel `path: value` overrides",
+    },
+    Opt {
+        param: "strict",
+        env: Some("STRICT"),
+        flag: "--strict",
+        kind: Kind::Bool,
+        title: "Strict",
+        tooltip: "true: warnings fail the render.",
+        doc: "warnings fail the render",
+    },
+    Opt {
+        param: "allowEmpty",
+        env: Some("ALLOW_EMPTY"),
+        flag: "--allow-empty",
+        kind: Kind::Bool,
+        title: "Allow empty",
+        tooltip: "true: an application that renders no objects is accepted (with auto-prune, that deletes its resources).",
+        doc: "accept an application that renders no objects",
+    },
+    Opt {
+        param: "passThrough",
+        env: Some("PASS_THROUGH"),
+        flag: "--pass-through",
+        kind: Kind::List,
+        title: "Pass-through groups",
+        tooltip: "API groups whose custom resources pass through unrendered (* for all); the cluster's own groups (KUBE_API_VERSIONS) always do.",
+        doc: "API groups whose custom resources pass through unrendered (`*`: all)",
+    },
+    Opt {
+        param: "mode",
+        env: Some("MODE"),
+        flag: "--mode",
+        kind: Kind::Choice(&["direct", "kro"]),
+        title: "kro mode",
+        tooltip: "direct: render every object here. kro: check everything the same way, then ship the ResourceGraphDefinitions and defaulted instances to the kro controller.",
+        doc: "kro: check everything, then ship the RGDs and defaulted instances to the kro controller (docs/strategies.md)",
+    },
+    Opt {
+        param: "emitCRDs",
+        env: Some("EMIT_CRDS"),
+        flag: "--emit-crds",
+        kind: Kind::Bool,
+        title: "Emit instance CRDs",
+        tooltip: "kro mode, true: also emit each RGD's generated instance CRD, first.",
+        doc: "kro mode: also emit each RGD's generated instance CRD, first",
+    },
+    Opt {
+        param: "syncWaves",
+        env: Some("SYNC_WAVES"),
+        flag: "--sync-waves",
+        kind: Kind::Bool,
+        title: "Sync waves",
+        tooltip: "kro mode, true: sync waves on CRDs (-2) and RGDs (-1), and SkipDryRunOnMissingResource on instances whose CRD kro creates.",
+        doc: "kro mode: sync waves -2 on CRDs, -1 on RGDs; `SkipDryRunOnMissingResource=true` on instances whose CRD kro creates",
+    },
+    Opt {
+        param: "observed",
+        env: Some("OBSERVED"),
+        flag: "--observed",
+        kind: Kind::List,
+        title: "Observed state",
+        tooltip: "Files or directories of live objects (kubectl get -o yaml output), relative to the application directory: externalRefs and status reads resolve against them.",
+        doc: "live objects (files or directories, relative to the application directory, inside the checkout) that externalRefs and status reads resolve against",
+    },
+    Opt {
+        param: "noProvenance",
+        env: Some("NO_PROVENANCE"),
+        flag: "--no-provenance",
+        kind: Kind::Bool,
+        title: "No provenance",
+        tooltip: "true: leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations.",
+        doc: "leave out the `kiln.dev/*` provenance annotations",
+    },
+];
+
+/// The option named `param`.
+pub fn option(param: &str) -> Option<&'static Opt> {
+    OPTIONS.iter().find(|o| o.param == param)
+}
+
+/// The most characters of a user's value an error message quotes: Argo CD shows and caches the
+/// message, and a value may be large.
+pub const QUOTE_CHARS: usize = 48;
+
+/// `s` quoted for a message: whole when short, else its first [`QUOTE_CHARS`] characters and
+/// its length.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("{s:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// A value read for an option.
+enum Read {
+    Text(Option<String>),
+    List(Vec<String>),
+    Map(Vec<String>),
+    Bool(bool),
+    Choice(&'static str),
 }
 
 fn error(message: String, hint: &str) -> Diagnostic {
@@ -69,17 +237,75 @@ fn error(message: String, hint: &str) -> Diagnostic {
         .with_hint(hint)
 }
 
-fn boolean(name: &str, s: &str, errs: &mut Vec<Diagnostic>) -> bool {
-    match s.trim() {
-        "true" => true,
-        "false" | "" => false,
-        other => {
-            errs.push(error(
-                format!("{name} is {other:?}; it must be \"true\" or \"false\""),
-                "write true or false",
-            ));
-            false
+/// Read the text `s` of option `o` (a parameter's `string`, or a plugin env value); `name` is
+/// how the user wrote the option. `None` when it is invalid (the error is added to `errs`).
+fn read_text(o: &Opt, name: &str, s: &str, file: &str, errs: &mut Vec<Diagnostic>) -> Option<Read> {
+    match o.kind {
+        Kind::Text => Some(Read::Text(Some(s.to_string()).filter(|s| !s.is_empty()))),
+        Kind::List => Some(Read::List(list(s))),
+        Kind::Map => None,
+        Kind::Bool => match s.trim() {
+            "true" => Some(Read::Bool(true)),
+            "false" | "" => Some(Read::Bool(false)),
+            other => {
+                errs.push(
+                    error(
+                        format!(
+                            "{name} is {}; it must be \"true\" or \"false\"",
+                            quote(other)
+                        ),
+                        "write true or false",
+                    )
+                    .in_file(file),
+                );
+                None
+            }
+        },
+        Kind::Choice(words) => {
+            let t = s.trim();
+            if t.is_empty() {
+                return words.first().map(|w| Read::Choice(w));
+            }
+            match words.iter().find(|w| **w == t) {
+                Some(w) => Some(Read::Choice(w)),
+                None => {
+                    let one_of = words
+                        .iter()
+                        .map(|w| format!("{w:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ");
+                    errs.push(
+                        error(
+                            format!("{name} is {}; it must be {one_of}", quote(t)),
+                            &match suggest::nearest(t, words.iter().copied()) {
+                                Some(w) => suggest::did_you_mean(w),
+                                None => format!("write {one_of}"),
+                            },
+                        )
+                        .in_file(file),
+                    );
+                    None
+                }
+            }
         }
+    }
+}
+
+fn apply(o: &mut Options, param: &str, read: Read) {
+    match (param, read) {
+        ("environment", Read::Text(s)) => o.environment = s,
+        ("values", Read::List(l)) => o.values = l,
+        ("set", Read::Map(m)) => o.sets = m,
+        ("strict", Read::Bool(b)) => o.strict = b,
+        ("allowEmpty", Read::Bool(b)) => o.allow_empty = b,
+        ("passThrough", Read::List(l)) => o.pass_through = l,
+        ("mode", Read::Choice(c)) => o.kro_mode = c == "kro",
+        ("emitCRDs", Read::Bool(b)) => o.emit_crds = b,
+        ("syncWaves", Read::Bool(b)) => o.sync_waves = b,
+        ("observed", Read::List(l)) => o.observed = l,
+        ("noProvenance", Read::Bool(b)) => o.no_provenance = b,
+        // Every option of OPTIONS has its arm (tests::every_option_takes_effect).
+        _ => {}
     }
 }
 
@@ -103,34 +329,14 @@ pub fn from_env(env: &Env) -> Result<Options, Vec<Diagnostic>> {
     let mut o = Options::default();
     let mut errs = Vec::new();
     // The plugin env first; parameters override it.
-    let pe = &env.plugin_env;
-    o.environment = pe.get("ENVIRONMENT").cloned();
-    if let Some(v) = pe.get("VALUES") {
-        o.values = list(v);
-    }
-    if let Some(v) = pe.get("STRICT") {
-        o.strict = boolean("STRICT", v, &mut errs);
-    }
-    if let Some(v) = pe.get("ALLOW_EMPTY") {
-        o.allow_empty = boolean("ALLOW_EMPTY", v, &mut errs);
-    }
-    if let Some(v) = pe.get("PASS_THROUGH") {
-        o.pass_through = list(v);
-    }
-    if let Some(v) = pe.get("MODE") {
-        o.kro_mode = mode("MODE", v, &mut errs);
-    }
-    if let Some(v) = pe.get("EMIT_CRDS") {
-        o.emit_crds = boolean("EMIT_CRDS", v, &mut errs);
-    }
-    if let Some(v) = pe.get("SYNC_WAVES") {
-        o.sync_waves = boolean("SYNC_WAVES", v, &mut errs);
-    }
-    if let Some(v) = pe.get("OBSERVED") {
-        o.observed = list(v);
-    }
-    if let Some(v) = pe.get("NO_PROVENANCE") {
-        o.no_provenance = boolean("NO_PROVENANCE", v, &mut errs);
+    for opt in OPTIONS {
+        let Some(name) = opt.env else { continue };
+        if let Some(v) = env.plugin_env.get(name) {
+            let file = format!("ARGOCD_ENV_{name}");
+            if let Some(read) = read_text(opt, name, v, &file, &mut errs) {
+                apply(&mut o, opt.param, read);
+            }
+        }
     }
     for p in &env.parameters {
         let shape = match &p.value {
@@ -138,53 +344,47 @@ pub fn from_env(env: &Env) -> Result<Options, Vec<Diagnostic>> {
             ParamValue::Array(_) => "array",
             ParamValue::Map(_) => "map",
         };
-        match (p.name.as_str(), &p.value) {
-            ("environment", ParamValue::String(s)) => {
-                o.environment = Some(s.clone()).filter(|s| !s.is_empty())
+        let Some(opt) = option(&p.name) else {
+            // A misspelt parameter would silently do nothing.
+            errs.push(error(
+                format!("unknown parameter {}", quote(&p.name)),
+                &match suggest::nearest(&p.name, OPTIONS.iter().map(|o| o.param)) {
+                    Some(n) => suggest::did_you_mean(n),
+                    None => format!(
+                        "kiln takes {}",
+                        OPTIONS
+                            .iter()
+                            .map(|o| o.param)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
+            ));
+            continue;
+        };
+        let read = match (&p.value, opt.kind) {
+            (ParamValue::String(s), Kind::Text | Kind::Bool | Kind::Choice(_)) => {
+                read_text(opt, &p.name, s, "ARGOCD_APP_PARAMETERS", &mut errs)
             }
-            ("values", ParamValue::Array(a)) => o.values = a.clone(),
-            ("set", ParamValue::Map(m)) => {
-                o.sets = m.iter().map(|(k, v)| format!("{k}={v}")).collect()
-            }
-            ("strict", ParamValue::String(s)) => o.strict = boolean("strict", s, &mut errs),
-            ("allowEmpty", ParamValue::String(s)) => {
-                o.allow_empty = boolean("allowEmpty", s, &mut errs)
-            }
-            ("passThrough", ParamValue::Array(a)) => o.pass_through = a.clone(),
-            ("mode", ParamValue::String(s)) => o.kro_mode = mode("mode", s, &mut errs),
-            ("emitCRDs", ParamValue::String(s)) => o.emit_crds = boolean("emitCRDs", s, &mut errs),
-            ("syncWaves", ParamValue::String(s)) => {
-                o.sync_waves = boolean("syncWaves", s, &mut errs)
-            }
-            ("observed", ParamValue::Array(a)) => o.observed = a.clone(),
-            ("noProvenance", ParamValue::String(s)) => {
-                o.no_provenance = boolean("noProvenance", s, &mut errs)
-            }
-            (name, _) => match PARAMETERS.iter().find(|(n, _)| *n == name) {
-                Some((_, want)) => errs.push(error(
+            (ParamValue::Array(a), Kind::List) => Some(Read::List(a.clone())),
+            (ParamValue::Map(m), Kind::Map) => Some(Read::Map(
+                m.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            )),
+            _ => {
+                errs.push(error(
                     format!(
-                        "parameter {name:?} is given as {}; kiln takes it as {}",
+                        "parameter {:?} is given as {}; kiln takes it as {}",
+                        opt.param,
                         article(shape),
-                        article(want)
+                        article(opt.kind.collection())
                     ),
                     "see the parameters kiln-cmp announces (kiln-cmp parameters)",
-                )),
-                // A misspelt parameter would silently do nothing.
-                None => errs.push(error(
-                    format!("unknown parameter {name:?}"),
-                    &match suggest::nearest(name, PARAMETERS.iter().map(|(n, _)| *n)) {
-                        Some(n) => suggest::did_you_mean(n),
-                        None => format!(
-                            "kiln takes {}",
-                            PARAMETERS
-                                .iter()
-                                .map(|(n, _)| *n)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    },
-                )),
-            },
+                ));
+                None
+            }
+        };
+        if let Some(read) = read {
+            apply(&mut o, opt.param, read);
         }
     }
     if errs.is_empty() {
@@ -224,18 +424,51 @@ mod tests {
         assert_eq!(from_env(&env("null", &[])).unwrap(), Options::default());
     }
 
+    /// Every option, as a parameter and as plugin env, changes the options: none is listed but
+    /// ignored (the fault of the door before the table: MODE and four others were documented
+    /// plugin env names that did nothing).
     #[test]
-    fn strategy_parameters() {
-        let o = from_env(&env(
-            r#"[{"name":"mode","string":"kro"},{"name":"syncWaves","string":"true"},{"name":"observed","array":["live"]}]"#,
-            &[("EMIT_CRDS", "true"), ("NO_PROVENANCE", "true")],
-        ))
-        .unwrap();
-        assert!(o.kro_mode && o.sync_waves && o.emit_crds && o.no_provenance);
-        assert_eq!(o.observed, ["live"]);
-        let errs = from_env(&env(r#"[{"name":"mode","string":"helm"}]"#, &[])).unwrap_err();
+    fn every_option_takes_effect_as_parameter_and_as_plugin_env() {
+        for o in OPTIONS {
+            let (param, text) = match o.kind {
+                Kind::Text => (json_param(o.param, r#""string":"x""#), "x"),
+                Kind::List => (json_param(o.param, r#""array":["x"]"#), "x"),
+                Kind::Map => (json_param(o.param, r#""map":{"x":"1"}"#), ""),
+                Kind::Bool => (json_param(o.param, r#""string":"true""#), "true"),
+                Kind::Choice(w) => (
+                    json_param(o.param, &format!(r#""string":"{}""#, w[w.len() - 1])),
+                    w[w.len() - 1],
+                ),
+            };
+            let got = from_env(&env(&param, &[])).unwrap();
+            assert_ne!(got, Options::default(), "parameter {}", o.param);
+            if let Some(name) = o.env {
+                let got = from_env(&env("null", &[(name, text)])).unwrap();
+                assert_ne!(got, Options::default(), "plugin env {name}");
+            }
+            // The default is what nothing given means.
+            if let Some(d) = o.kind.default_text() {
+                let got = from_env(&env(
+                    &json_param(o.param, &format!(r#""string":"{d}""#)),
+                    &[],
+                ));
+                assert_eq!(got.unwrap(), Options::default(), "{}", o.param);
+            }
+        }
+    }
+
+    fn json_param(name: &str, value: &str) -> String {
+        format!(r#"[{{"name":"{name}",{value}}}]"#)
+    }
+
+    #[test]
+    fn an_invalid_plugin_env_value_is_an_error_naming_the_variable() {
+        let errs = from_env(&env("null", &[("MODE", "bogus"), ("STRICT", "yes")])).unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert_eq!(errs[0].file.as_deref(), Some("ARGOCD_ENV_STRICT"));
+        assert_eq!(errs[1].file.as_deref(), Some("ARGOCD_ENV_MODE"));
         assert!(
-            errs[0].message.contains("\"direct\" or \"kro\""),
+            errs[1].message.contains("\"direct\" or \"kro\""),
             "{errs:?}"
         );
     }
@@ -256,5 +489,15 @@ mod tests {
             .message
             .contains("given as a string; kiln takes it as an array"));
         assert!(errs[2].message.contains("\"yes\""));
+    }
+
+    #[test]
+    fn quotes_are_bounded() {
+        assert_eq!(quote("yes"), "\"yes\"");
+        let big = "y".repeat(100_000);
+        let q = quote(&big);
+        assert!(q.len() < 80 && q.ends_with("… (100000 bytes)"), "{q}");
+        // Never cut inside a character.
+        assert!(quote(&"é".repeat(100)).contains("(200 bytes)"));
     }
 }

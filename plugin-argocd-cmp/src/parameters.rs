@@ -9,13 +9,14 @@
 //! revision).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kiln_core::document::YamlLimits;
-use kiln_core::source::{load_inputs_in, Access, Input};
+use kiln_core::source::{load_inputs_in, Access, Input, Root};
 use serde_json::{json, Value};
 
 use crate::generate::Place;
+use crate::options::{Kind, Opt, OPTIONS};
 
 /// What the application directory shows about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,9 +32,12 @@ pub struct Found {
 /// Look at the application directory.
 pub fn find(place: &Place) -> Found {
     let mut f = Found::default();
-    let Ok(access) = Access::within(&place.root) else {
+    // Named relative to the repository (the display name of its root is empty): the checkout
+    // is a temporary directory, and Argo CD caches and shows the tooltips.
+    let Ok(root) = Root::named(&place.root, PathBuf::new()) else {
         return f;
     };
+    let access = Access::Within(root);
     let loaded = load_inputs_in(
         &[Input::Path(place.app.clone())],
         &access,
@@ -92,63 +96,58 @@ fn collect_values(dir: &Path, rel: &Path, in_values: bool, depth: usize, out: &m
     }
 }
 
-/// The announcement.
-pub fn announcement(found: &Found) -> Value {
-    let envs = if found.environments.is_empty() {
-        "Environment component releases are rendered for (no ComponentDeployment found in this directory).".to_string()
-    } else {
-        format!(
+/// One announced parameter of `opt`, with `tooltip`: `{name, title, tooltip, itemType,
+/// collectionType}` and the default kiln applies (Argo CD never sends it back), if it has one.
+pub fn entry(opt: &Opt, tooltip: &str) -> Value {
+    let mut e = json!({"name": opt.param, "title": opt.title, "tooltip": tooltip,
+        "itemType": opt.kind.item_type(), "collectionType": opt.kind.collection()});
+    match (opt.kind, opt.kind.default_text()) {
+        (Kind::List, _) => e["array"] = json!([]),
+        (Kind::Map, _) => e["map"] = json!({}),
+        (_, Some(d)) => e["string"] = json!(d),
+        (_, None) => {}
+    }
+    e
+}
+
+/// The tooltip of `opt` for a directory showing `found`.
+fn tooltip(opt: &Opt, found: &Found) -> String {
+    match opt.param {
+        "environment" if found.environments.is_empty() => "Environment component releases are rendered for (no ComponentDeployment found in this directory).".to_string(),
+        "environment" => format!(
             "Environment component releases are rendered for: {}.",
             found.environments.join(", ")
-        )
-    };
-    let values = if found.values_files.is_empty() {
-        "kurel values files, relative to the application directory, in order.".to_string()
-    } else {
-        format!(
-            "kurel values files, relative to the application directory, in order. Found: {}.",
+        ),
+        "values" if !found.values_files.is_empty() => format!(
+            "{} Found: {}.",
+            opt.tooltip,
             found.values_files.join(", ")
-        )
-    };
-    let set = if found.packages.is_empty() {
-        "kurel parameter overrides, path: value (the directory holds no kurel package).".to_string()
-    } else {
-        format!(
+        ),
+        "set" if found.packages.is_empty() => {
+            "kurel parameter overrides, path: value (the directory holds no kurel package).".to_string()
+        }
+        "set" => format!(
             "kurel parameter overrides for {}, path: value, after the values files.",
             found.packages.join(", ")
-        )
-    };
-    json!([
-        {"name": "environment", "title": "Environment", "tooltip": envs,
-         "itemType": "string", "collectionType": "string"},
-        {"name": "values", "title": "Values files", "tooltip": values,
-         "itemType": "string", "collectionType": "array", "array": []},
-        {"name": "set", "title": "Set", "tooltip": set,
-         "itemType": "string", "collectionType": "map", "map": {}},
-        {"name": "strict", "title": "Strict", "tooltip": "true: warnings fail the render.",
-         "itemType": "boolean", "collectionType": "string", "string": "false"},
-        {"name": "allowEmpty", "title": "Allow empty",
-         "tooltip": "true: an application that renders no objects is accepted (with auto-prune, that deletes its resources).",
-         "itemType": "boolean", "collectionType": "string", "string": "false"},
-        {"name": "passThrough", "title": "Pass-through groups",
-         "tooltip": "API groups whose custom resources pass through unrendered (* for all); the cluster's own groups (KUBE_API_VERSIONS) always do.",
-         "itemType": "string", "collectionType": "array", "array": []},
-        {"name": "mode", "title": "kro mode",
-         "tooltip": "direct: render every object here. kro: check everything the same way, then ship the ResourceGraphDefinitions and defaulted instances to the kro controller.",
-         "itemType": "string", "collectionType": "string", "string": "direct"},
-        {"name": "emitCRDs", "title": "Emit instance CRDs",
-         "tooltip": "kro mode, true: also emit each RGD's generated instance CRD, first.",
-         "itemType": "boolean", "collectionType": "string", "string": "false"},
-        {"name": "syncWaves", "title": "Sync waves",
-         "tooltip": "kro mode, true: sync waves on CRDs (-2) and RGDs (-1), and SkipDryRunOnMissingResource on instances whose CRD kro creates.",
-         "itemType": "boolean", "collectionType": "string", "string": "false"},
-        {"name": "observed", "title": "Observed state",
-         "tooltip": "Files or directories of live objects (kubectl get -o yaml output), relative to the application directory: externalRefs and status reads resolve against them.",
-         "itemType": "string", "collectionType": "array", "array": []},
-        {"name": "noProvenance", "title": "No provenance",
-         "tooltip": "true: leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations.",
-         "itemType": "boolean", "collectionType": "string", "string": "false"}
-    ])
+        ),
+        _ => opt.tooltip.to_string(),
+    }
+}
+
+/// The announcement: every option of [`OPTIONS`], in order, its tooltip made specific to the
+/// directory.
+pub fn announcement(found: &Found) -> Value {
+    Value::Array(
+        OPTIONS
+            .iter()
+            .map(|o| entry(o, &tooltip(o, found)))
+            .collect(),
+    )
+}
+
+/// The static announcement of `plugin.yaml`: every option with its general tooltip.
+pub fn static_announcement() -> Value {
+    Value::Array(OPTIONS.iter().map(|o| entry(o, o.tooltip)).collect())
 }
 
 #[cfg(test)]
@@ -164,19 +163,13 @@ mod tests {
             .iter()
             .map(|p| p["name"].as_str().unwrap())
             .collect();
-        let known: Vec<&str> = crate::options::PARAMETERS.iter().map(|(n, _)| *n).collect();
+        let known: Vec<&str> = OPTIONS.iter().map(|o| o.param).collect();
         assert_eq!(names, known);
         // The defaults announced are the defaults applied.
         let d = crate::options::Options::default();
         assert_eq!(a[3]["string"], json!(d.strict.to_string()));
         assert_eq!(a[4]["string"], json!(d.allow_empty.to_string()));
-        for p in a.as_array().unwrap() {
-            let shape = crate::options::PARAMETERS
-                .iter()
-                .find(|(n, _)| *n == p["name"])
-                .unwrap()
-                .1;
-            assert_eq!(p["collectionType"], shape);
-        }
+        assert_eq!(a[6]["string"], json!("direct"));
+        assert!(!d.kro_mode);
     }
 }

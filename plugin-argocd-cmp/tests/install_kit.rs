@@ -103,30 +103,18 @@ fn plugin_yaml_is_a_config_management_plugin_argo_cd_accepts() {
         p["spec"]["generate"]["command"],
         json!(["kiln-cmp", "generate"])
     );
-    assert_eq!(
-        p["spec"]["discover"]["find"]["command"],
-        json!(["kiln-cmp", "discover"])
-    );
+    // No discovery: only Applications that name the plugin use it (see
+    // repo_server::discovery_never_takes_over_an_application_it_should_not).
+    assert!(spec.get("discover").is_none());
     assert_eq!(
         p["spec"]["parameters"]["dynamic"]["command"],
         json!(["kiln-cmp", "parameters"])
     );
-    let known: Vec<&str> = kiln_cmp::options::PARAMETERS
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for s in p["spec"]["parameters"]["static"].as_array().unwrap() {
-        let name = s["name"].as_str().unwrap();
-        assert!(known.contains(&name), "{name}");
-        let ct = s["collectionType"].as_str().unwrap_or("string");
-        assert!(["string", "array", "map"].contains(&ct), "{ct}");
-        let shape = kiln_cmp::options::PARAMETERS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .unwrap()
-            .1;
-        assert_eq!(ct, shape, "{name}");
-    }
+    // The static list is the table's, in its order, with the defaults the binary applies.
+    assert_eq!(
+        p["spec"]["parameters"]["static"],
+        kiln_cmp::parameters::static_announcement()
+    );
     // The binary prints the same file.
     let o = Command::new(env!("CARGO_BIN_EXE_kiln-cmp"))
         .arg("plugin-yaml")
@@ -144,13 +132,46 @@ fn the_helm_values_configure_the_same_plugin() {
     let values = &yaml(&kit("helm-values.yaml"))[0];
     let name = plugin["metadata"]["name"].as_str().unwrap();
     let cmp = &values["configs"]["cmp"]["plugins"][name];
-    for k in ["generate", "discover", "preserveFileMode"] {
-        assert_eq!(cmp[k], plugin["spec"][k], "{k}");
+    // The whole spec: commands, no discovery, the static parameters.
+    assert_eq!(cmp, &plugin["spec"]);
+}
+
+/// The options table (kiln_cmp::options::OPTIONS) is the one source of the static parameters of
+/// plugin.yaml and helm-values.yaml and of the options table of docs/argocd.md; the committed
+/// files equal what kiln_cmp::kit writes from it (`KILN_BLESS=1` rewrites them).
+#[test]
+fn the_kit_and_docs_are_written_from_the_options_table() {
+    let bless = std::env::var_os("KILN_BLESS").is_some();
+    for file in [
+        kit("plugin.yaml"),
+        kit("helm-values.yaml"),
+        root().join("docs/argocd.md"),
+    ] {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(kiln_cmp::kit::BEGIN),
+            "{} has no generated part",
+            file.display()
+        );
+        let want = kiln_cmp::kit::regenerate(&text).unwrap();
+        if bless {
+            std::fs::write(&file, &want).unwrap();
+        } else {
+            assert!(
+                text == want,
+                "{} differs from what kiln_cmp::kit writes from the options table: run KILN_BLESS=1 cargo test -p kiln-cmp --test install_kit",
+                file.display()
+            );
+        }
     }
-    assert_eq!(
-        cmp["parameters"]["dynamic"],
-        plugin["spec"]["parameters"]["dynamic"]
-    );
+    // The docs table lists every parameter and plugin env name the binary reads.
+    let docs = std::fs::read_to_string(root().join("docs/argocd.md")).unwrap();
+    for o in kiln_cmp::options::OPTIONS {
+        assert!(docs.contains(&format!("| `{}` (", o.param)), "{}", o.param);
+        if let Some(e) = o.env {
+            assert!(docs.contains(&format!("| `{e}`")), "{e}");
+        }
+    }
 }
 
 #[test]
@@ -216,10 +237,7 @@ fn the_sidecar_patch_and_helm_container_pass_kubernetes_validate_strict() {
 #[test]
 fn the_example_applications_name_the_plugin_and_its_parameters() {
     let plugin = &yaml(&kit("plugin.yaml"))[0];
-    let known: Vec<&str> = kiln_cmp::options::PARAMETERS
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
+    let known: Vec<&str> = kiln_cmp::options::OPTIONS.iter().map(|o| o.param).collect();
     let mut envs = Vec::new();
     for e in std::fs::read_dir(kit("applications")).unwrap() {
         let a = &yaml(&e.unwrap().path())[0];

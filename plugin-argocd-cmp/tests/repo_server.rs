@@ -3,6 +3,13 @@
 //! closed, and only the environment Argo CD builds (`newEnv()`): the app's name, destination
 //! namespace, revision, source, the cluster's version and API groups, `ARGOCD_ENV_*` from the
 //! Application's plugin env, and `ARGOCD_APP_PARAMETERS` (JSON, or `null`).
+//!
+//! The upstream files each part follows (argoproj/argo-cd): the environment,
+//! reposerver/repository/repository.go (`newEnv`, `getPluginEnvs`, `getPluginParamEnvs`); the
+//! checkout, util/io/files/tar.go (`Untgz`: symlinks kept, made relative, never leaving it); the
+//! commands and their output, cmpserver/plugin/plugin.go (`runCommand`, `matchRepository`,
+//! `getParametersAnnouncement`); the choice of plugin, util/app/discovery/discovery.go
+//! (`DetectConfigManagementPlugin`, `cmpSupports`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -24,6 +31,15 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Write `files` (path relative to the checkout, text) into a checkout.
+fn write_files(checkout: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = checkout.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
 /// One call of a plugin command on a fresh checkout, as the CMP server makes it.
 struct Call<'a> {
     app: &'a str,
@@ -31,6 +47,10 @@ struct Call<'a> {
     parameters: Option<&'a str>,
     plugin_env: &'a [(&'a str, &'a str)],
     extra_env: &'a [(&'a str, &'a str)],
+    /// Files added to the checkout before the call.
+    files: &'a [(&'a str, &'a str)],
+    /// Relative symlinks (path, target) added to the checkout, as Argo CD's `Untgz` makes them.
+    links: &'a [(&'a str, &'a str)],
 }
 
 impl<'a> Call<'a> {
@@ -41,12 +61,23 @@ impl<'a> Call<'a> {
             parameters: None,
             plugin_env: &[],
             extra_env: &[],
+            files: &[],
+            links: &[],
         }
     }
 
     fn run(&self) -> Output {
+        self.run_with(|c| c.output().unwrap())
+    }
+
+    /// Run the command as `run` does, but let `go` start it (and see its output).
+    fn run_with<T>(&self, go: impl FnOnce(&mut Command) -> T) -> T {
         let checkout = tempfile::tempdir().unwrap();
         copy_tree(&repo(), checkout.path());
+        write_files(checkout.path(), self.files);
+        for (path, target) in self.links {
+            std::os::unix::fs::symlink(target, checkout.path().join(path)).unwrap();
+        }
         let dir = checkout.path().join(self.app);
         let mut c = Command::new(env!("CARGO_BIN_EXE_kiln-cmp"));
         c.arg(self.command)
@@ -79,7 +110,7 @@ impl<'a> Call<'a> {
         for (k, v) in self.extra_env {
             c.env(k, v);
         }
-        c.output().unwrap()
+        go(&mut c)
     }
 }
 
@@ -226,10 +257,9 @@ fn an_app_that_renders_nothing_is_refused_unless_empty_is_allowed() {
 #[test]
 fn output_is_deterministic_and_no_undocumented_variable_reaches_it() {
     let a = ok(&Call {
-        extra_env: &[
-            ("SECRET_TOKEN", "s3cr3t-value"),
-            ("ARGOCD_ENV_SECRET_TOKEN", "s3cr3t-value"),
-        ],
+        // The sidecar's own environment (an unknown ARGOCD_ENV_ name is an error: see
+        // a_misspelt_or_miscased_plugin_env_name_is_an_error_naming_the_one_meant).
+        extra_env: &[("SECRET_TOKEN", "s3cr3t-value")],
         ..Call::generate("apps/web-kro")
     }
     .run());
@@ -284,22 +314,453 @@ fn parameters_announce_what_the_app_directory_holds() {
     assert!(v[2]["tooltip"].as_str().unwrap().contains("cache"));
 }
 
-#[test]
-fn discover_matches_kiln_apps_only() {
-    for app in ["apps/web-kro", "apps/checkout", "apps/cache"] {
-        let o = Call {
-            command: "discover",
-            ..Call::generate(app)
-        }
-        .run();
-        assert_eq!(o.status.code(), Some(0));
-        assert!(!o.stdout.is_empty(), "{app}");
+/// The plugin configuration Argo CD's cmp-server reads: the `spec` of deploy/argocd/plugin.yaml.
+fn shipped_spec() -> serde_json::Value {
+    let text = kiln_cmp::PLUGIN_YAML;
+    let docs = kiln_core::document::parse_file(
+        "plugin.yaml",
+        text.to_string(),
+        &kiln_core::document::YamlLimits::default(),
+    )
+    .unwrap();
+    docs[0].value["spec"].clone()
+}
+
+/// Whether Argo CD hands the application to the plugin configured with `spec`, as
+/// util/app/discovery/discovery.go (`cmpSupports`) and cmpserver/plugin/plugin.go
+/// (`isDiscoveryConfigured`, `matchRepository`) decide: a plugin without discovery serves
+/// exactly the Applications that name it; one with discovery serves those whose directory
+/// matches, named or not (a named Application that does not match fails with "could not find
+/// cmp-server plugin with name … supporting the given repository").
+fn argo_cd_uses_plugin(spec: &serde_json::Value, named: bool, call: &Call) -> bool {
+    let d = &spec["discover"];
+    let file_name = d["fileName"].as_str().unwrap_or("");
+    let glob = d["find"]["glob"].as_str().unwrap_or("");
+    let command = d["find"]["command"].as_array().cloned().unwrap_or_default();
+    if file_name.is_empty() && glob.is_empty() && command.is_empty() {
+        return named;
     }
+    assert!(glob.is_empty(), "this model has no ** glob matcher");
+    if !file_name.is_empty() {
+        // filepath.Glob(filepath.Join(appPath, fileName)): a name without glob characters
+        // matches the entry of that name (found with lstat).
+        assert!(!file_name.contains(['*', '?', '[']), "{file_name}");
+        return call.run_with(|c| {
+            let dir = c.get_current_dir().unwrap().to_path_buf();
+            std::fs::symlink_metadata(dir.join(file_name)).is_ok()
+        });
+    }
+    // find.command: supported when it exits 0 with non-empty output.
+    assert_eq!(command[0], "kiln-cmp");
     let o = Call {
-        command: "discover",
-        ..Call::generate("shared")
+        command: command[1].as_str().unwrap(),
+        ..Call { ..*call }
     }
     .run();
-    assert_eq!(o.status.code(), Some(0));
+    o.status.success() && !text(&o.stdout).trim_end_matches('\n').is_empty()
+}
+
+/// A directory of ResourceGraphDefinitions meant for the in-cluster kro controller (no
+/// Application names kiln), and kiln inputs a text match misses: a quoted kind, JSON.
+const KRO_CONTROLLER_APP: &[(&str, &str)] = &[(
+    "apps/platform-rgds/rgd.yaml",
+    "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: later}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Later\n    spec: {name: string}\n  resources:\n  - id: c\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n",
+)];
+const QUOTED_AND_JSON_APP: &[(&str, &str)] = &[
+    (
+        "apps/quoted/rgd.yaml",
+        "apiVersion: \"kro.run/v1alpha1\"\nkind: \"ResourceGraphDefinition\"\nmetadata: {name: notes}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Note\n    spec: {text: string}\n  resources:\n  - id: c\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${schema.metadata.name}'}, data: {text: '${schema.spec.text}'}}\n",
+    ),
+    (
+        "apps/quoted/note.json",
+        r#"{"apiVersion":"kro.run/v1alpha1","kind":"Note","metadata":{"name":"hello"},"spec":{"text":"hi"}}"#,
+    ),
+];
+
+/// Item 23.3: the shipped configuration has no discovery, so an Application that names no
+/// plugin is never taken over (its RGDs stay in its manifests for the kro controller), and one
+/// that names kiln-v1alpha1 always gets it, whatever a text match would have made of its files.
+#[test]
+fn discovery_never_takes_over_an_application_it_should_not() {
+    let spec = shipped_spec();
+    let unnamed_rgds = Call {
+        files: KRO_CONTROLLER_APP,
+        ..Call::generate("apps/platform-rgds")
+    };
+    assert!(!argo_cd_uses_plugin(&spec, false, &unnamed_rgds));
+    for app in ["apps/web-kro", "apps/checkout", "apps/cache"] {
+        assert!(
+            !argo_cd_uses_plugin(&spec, false, &Call::generate(app)),
+            "{app}"
+        );
+        assert!(
+            argo_cd_uses_plugin(&spec, true, &Call::generate(app)),
+            "{app}"
+        );
+    }
+    let named = Call {
+        files: QUOTED_AND_JSON_APP,
+        ..Call::generate("apps/quoted")
+    };
+    assert!(argo_cd_uses_plugin(&spec, true, &named));
+    let out = ok(&named.run());
+    assert!(out.contains("text: hi"), "{out}");
+}
+
+/// Item 23.3, the opt-in: `discover.fileName: .kiln-cmp` (docs/argocd.md) serves the directories
+/// holding the marker, named or not, and no other; `kiln-cmp discover` (for a
+/// `discover.find.command` configuration) answers the same.
+#[test]
+fn discovery_opt_in_is_the_marker_file_only() {
+    let mut by_name = shipped_spec();
+    by_name["discover"] = serde_json::json!({"fileName": kiln_cmp::discover::MARKER});
+    let mut by_command = shipped_spec();
+    by_command["discover"] = serde_json::json!({"find": {"command": ["kiln-cmp", "discover"]}});
+    let marked: &[(&str, &str)] = &[("apps/web-kro/.kiln-cmp", "")];
+    for spec in [&by_name, &by_command] {
+        let with = Call {
+            files: marked,
+            ..Call::generate("apps/web-kro")
+        };
+        assert!(argo_cd_uses_plugin(spec, false, &with), "{spec}");
+        assert!(argo_cd_uses_plugin(spec, true, &with), "{spec}");
+        // The marker is not an input: the render is the same as without it.
+        assert_eq!(ok(&with.run()), ok(&Call::generate("apps/web-kro").run()));
+        let without = Call {
+            files: KRO_CONTROLLER_APP,
+            ..Call::generate("apps/platform-rgds")
+        };
+        assert!(!argo_cd_uses_plugin(spec, false, &without), "{spec}");
+        // With discovery configured, Argo CD checks it for a named plugin too.
+        assert!(!argo_cd_uses_plugin(spec, true, &without), "{spec}");
+    }
+}
+
+/// Item 23.1: every plugin env name of the options table is read by the binary (before the
+/// table, `MODE`, `EMIT_CRDS`, `SYNC_WAVES`, `OBSERVED` and `NO_PROVENANCE` were documented and
+/// ignored: `ARGOCD_ENV_MODE=kro` rendered directly, `MODE=bogus` exited 0).
+#[test]
+fn every_documented_plugin_env_name_takes_effect() {
+    let base = ok(&Call::generate("apps/web-kro").run());
+    for o in kiln_cmp::options::OPTIONS {
+        let Some(name) = o.env else { continue };
+        let with = |app: &'static str, value: &'static str| -> Output {
+            Call {
+                plugin_env: &[(name, value)][..],
+                ..Call::generate(app)
+            }
+            .run_with(|c| c.output().unwrap())
+        };
+        // Each name changes what a run does: an invalid value fails naming the variable, a
+        // valid one changes the output.
+        match name {
+            "ENVIRONMENT" => {
+                let o = with("apps/checkout", "production");
+                assert!(ok(&o).contains("environment: production"));
+            }
+            "VALUES" => {
+                let o = with("apps/cache", "values/prod.yaml");
+                assert!(ok(&o).contains("replicas: 3"), "{name}");
+            }
+            "PASS_THROUGH" => {
+                assert_eq!(Call::generate("apps/foreign").run().status.code(), Some(1));
+                assert!(ok(&with("apps/foreign", "acme.io")).contains("kind: Widget"));
+            }
+            "OBSERVED" => {
+                let o = with("apps/web-kro", "no-such-file.yaml");
+                assert_eq!(o.status.code(), Some(1), "{name}");
+            }
+            "MODE" => {
+                let o = with("apps/web-kro", "kro");
+                assert!(ok(&o).contains("kind: ResourceGraphDefinition"), "{name}");
+            }
+            "NO_PROVENANCE" => {
+                assert!(base.contains("kiln.dev/"));
+                assert!(!ok(&with("apps/web-kro", "true")).contains("kiln.dev/"));
+            }
+            "STRICT" | "ALLOW_EMPTY" | "EMIT_CRDS" | "SYNC_WAVES" => {}
+            other => panic!("add a case for the plugin env {other}"),
+        }
+        if matches!(
+            o.kind,
+            kiln_cmp::options::Kind::Bool | kiln_cmp::options::Kind::Choice(_)
+        ) {
+            let o = with("apps/web-kro", "bogus");
+            assert_eq!(o.status.code(), Some(1), "{name}=bogus");
+            assert!(o.stdout.is_empty());
+            assert!(
+                text(&o.stderr).contains(&format!("ARGOCD_ENV_{name}")),
+                "{}",
+                text(&o.stderr)
+            );
+        }
+    }
+    let o = Call {
+        plugin_env: &[
+            ("MODE", "kro"),
+            ("EMIT_CRDS", "true"),
+            ("SYNC_WAVES", "true"),
+        ],
+        ..Call::generate("apps/web-kro")
+    };
+    let out = ok(&o.run());
+    assert!(out.contains("kind: CustomResourceDefinition"), "{out}");
+    assert!(out.contains("argocd.argoproj.io/sync-wave"), "{out}");
+    let o = Call {
+        plugin_env: &[("ALLOW_EMPTY", "true")],
+        ..Call::generate("apps/empty")
+    };
+    assert_eq!(o.run().status.code(), Some(0));
+}
+
+/// Item 23.2: Argo CD passes exactly the names the Application writes (repository.go,
+/// `getPluginParamEnvs`: `ARGOCD_ENV_<name>`), so an unknown one is a typo.
+#[test]
+fn a_misspelt_or_miscased_plugin_env_name_is_an_error_naming_the_one_meant() {
+    for (typo, hint) in [
+        ("ENVIRONMNT", "did you mean \"ENVIRONMENT\"?"),
+        (
+            "environment",
+            "did you mean \"ENVIRONMENT\"? (plugin env names are case-sensitive)",
+        ),
+    ] {
+        let o = Call {
+            plugin_env: &[(typo, "production")],
+            ..Call::generate("apps/checkout")
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(1), "{typo}");
+        assert!(o.stdout.is_empty());
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!("unknown plugin env \"{typo}\"")),
+            "{err}"
+        );
+        assert!(err.contains(hint), "{err}");
+    }
+    // Every problem at once: the typo, and an invalid value of a known name.
+    let o = Call {
+        plugin_env: &[("ENVIRONMNT", "production"), ("MODE", "bogus")],
+        ..Call::generate("apps/checkout")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(err.contains("ARGOCD_ENV_MODE: MODE is \"bogus\""), "{err}");
+}
+
+/// Item 23.8: the trust boundary is the checkout. A symlink to another directory of it (kept by
+/// Argo CD's `Untgz`, made relative) is followed; one that leaves it is refused.
+#[test]
+fn a_symlink_inside_the_checkout_is_followed_and_one_leaving_it_is_refused() {
+    let files: &[(&str, &str)] = &[
+        (
+            "lib/webapp/rgd.yaml",
+            include_str!("../../testdata/argocd/repo/apps/web-kro/rgd.yaml"),
+        ),
+        (
+            "apps/linked/instances.yaml",
+            include_str!("../../testdata/argocd/repo/apps/web-kro/instances.yaml"),
+        ),
+    ];
+    let linked = Call {
+        files,
+        links: &[("apps/linked/definitions", "../../lib/webapp")],
+        ..Call::generate("apps/linked")
+    };
+    let out = ok(&linked.run());
+    assert!(
+        objects(&out).contains(&("Deployment".into(), "shop".into())),
+        "{out}"
+    );
+    for target in ["../../..", "/etc"] {
+        let o = Call {
+            links: &[("apps/web-kro/escape", target)],
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(1), "{target}");
+        assert!(o.stdout.is_empty());
+        let err = text(&o.stderr);
+        assert!(
+            err.starts_with("error[KLN1002]: apps/web-kro/escape:"),
+            "{err}"
+        );
+        no_temporary_path(&err);
+    }
+}
+
+/// The temporary directories a checkout lives in never appear in what Argo CD shows.
+fn no_temporary_path(s: &str) {
+    let tmp = std::env::temp_dir().display().to_string();
+    assert!(!s.contains(&tmp) && !s.contains("/tmp/"), "{s}");
+}
+
+/// Item 23.4: errors and tooltips name files relative to the repository.
+#[test]
+fn errors_and_tooltips_name_files_in_the_repository_not_the_checkout() {
+    let o = Call::generate("apps/broken").run();
+    no_temporary_path(&text(&o.stderr));
+    let o = Call {
+        command: "parameters",
+        ..Call::generate("apps/cache")
+    }
+    .run();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    no_temporary_path(&v.to_string());
+    assert!(
+        v[2]["tooltip"]
+            .as_str()
+            .unwrap()
+            .contains("apps/cache/cache.kurel"),
+        "{v}"
+    );
+    let o = Call {
+        parameters: Some(r#"[{"name":"values","array":["missing.yaml"]}]"#),
+        ..Call::generate("apps/cache")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(1));
+    no_temporary_path(&text(&o.stderr));
+}
+
+/// Item 23.5: a large invalid value is quoted by a short prefix, never whole.
+#[test]
+fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
+    let big = "y".repeat(100 * 1024);
+    for params in [
+        format!(r#"[{{"name":"strict","string":"{big}"}}]"#),
+        format!(r#"[{{"name":"mode","string":"{big}"}}]"#),
+        format!(r#"[{{"name":"{big}","string":"x"}}]"#),
+        format!(r#"[{{"name":"environment","string":"{big}"}}]"#),
+        format!(r#"[{{"name":"values","array":["/{big}"]}}]"#),
+        format!(r#"[{{"name":"values","array":["{big}.yaml"]}}]"#),
+    ] {
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/checkout")
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(1));
+        let err = text(&o.stderr);
+        assert!(err.len() < 4096, "{} bytes: {}", err.len(), &err[..200]);
+    }
+    let o = Call {
+        plugin_env: &[("STRICT", &big[..])],
+        ..Call::generate("apps/checkout")
+    }
+    .run();
+    assert!(text(&o.stderr).len() < 1024);
+}
+
+/// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
+#[test]
+fn hints_name_parameters_and_plugin_env_not_cli_flags() {
+    for (call, want) in [
+        (
+            Call::generate("apps/foreign"),
+            "the parameter passThrough (or plugin env PASS_THROUGH) acme.io",
+        ),
+        (
+            Call {
+                parameters: Some(r#"[{"name":"emitCRDs","string":"true"}]"#),
+                ..Call::generate("apps/web-kro")
+            },
+            "the parameter emitCRDs (or plugin env EMIT_CRDS) given in direct mode",
+        ),
+        (
+            Call {
+                parameters: Some(
+                    r#"[{"name":"values","array":["values/prod.yaml"]},{"name":"set","map":{"kurel.name":"other"}}]"#,
+                ),
+                ..Call::generate("apps/cache")
+            },
+            "the parameter set",
+        ),
+    ] {
+        let o = call.run();
+        assert_eq!(o.status.code(), Some(1));
+        let err = text(&o.stderr);
+        assert!(err.contains(want), "{want} in {err}");
+        assert_eq!(
+            kiln_core::vocabulary::cli_flags(&err),
+            Vec::<&str>::new(),
+            "{err}"
+        );
+    }
+}
+
+/// Item 30.3: the empty-output guard counts rendered objects, not instances: an application
+/// whose instances all render nothing (every resource excluded by includeWhen) is refused.
+#[test]
+fn an_app_whose_instances_all_render_nothing_is_refused() {
+    let o = Call::generate("apps/excluded").run();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     assert!(o.stdout.is_empty());
+    assert!(
+        text(&o.stderr).contains("renders no objects"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = Call {
+        parameters: Some(r#"[{"name":"allowEmpty","string":"true"}]"#),
+        ..Call::generate("apps/excluded")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+}
+
+/// Item 24.6: a failed write of the manifests is exit 1 with a message (a full device); a
+/// closed pipe is exit 1 without one. Argo CD (plugin.go, `runCommand`) takes exit 0 as a
+/// complete stream.
+#[test]
+fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = Call::generate("apps/web-kro").run_with(|c| c.stdout(full).output().unwrap());
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("error: cannot write output:"), "{err}");
+    let (status, err) = Call::generate("apps/web-kro").run_with(|c| {
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        (o.status, text(&o.stderr))
+    });
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(err, "");
+}
+
+/// Item 23.7: kiln-cmp does not run kustomize; a kustomization in the application directory
+/// (any name Argo CD takes for one: util/kustomize/kustomize.go, `KustomizationNames`) is refused
+/// with what to do, instead of "document has no apiVersion" or a render that leaves it out.
+#[test]
+fn a_kustomization_in_the_app_directory_is_refused_with_what_to_do() {
+    for name in kiln_cmp::generate::KUSTOMIZATION_NAMES {
+        let path = format!("apps/web-kro/overlay/{name}");
+        let files = [(path.as_str(), "resources:\n- ../rgd.yaml\n")];
+        let o = Call {
+            files: &files,
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(o.stdout.is_empty());
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error[KLN1010]: {path}: kiln-cmp does not build kustomizations"
+            )),
+            "{err}"
+        );
+        assert!(err.contains("kiln-krm"), "{err}");
+    }
 }
