@@ -95,12 +95,15 @@ fn kro_inputs() -> tempfile::TempDir {
         tmp.path(),
         "plain.yaml",
         "apiVersion: v1
-kind: ConfigMap
+kind: Pod
 metadata: {name: plain, namespace: web}
-data:
-  a: &x {b: {c: {d: e}}}
-  f: *x
-  g: *x
+spec:
+  containers:
+  - name: a
+    image: busybox
+    env: &x [{name: A, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+  - {name: b, image: busybox, env: *x}
+  - {name: c, image: busybox, env: *x}
 ",
     );
     tmp
