@@ -147,3 +147,136 @@ fn kro_mode_ships_definitions_through_the_function() {
         show(&o)
     );
 }
+
+/// A ResourceList of `n` ConfigMaps in flow style (about 60 bytes each).
+fn big_list(n: usize) -> String {
+    let mut s = format!("{RL}items:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n"
+        ));
+    }
+    s
+}
+
+/// stdin is read within `input-bytes` (`--limit`, as the CLI's): a larger input is refused
+/// with KLN1005 naming the limit, as a KRM result in function mode and on stderr in standalone
+/// mode, before the whole input is held in memory.
+#[test]
+fn input_over_the_limit_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = big_list(20_000);
+    assert!(input.len() > 1 << 20);
+    let o = krm(&["--limit", "input-bytes=64Ki"], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(&format!("{RL}items: []\nresults:\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("KLN1005") && out.contains("65536 bytes") && out.contains("input-bytes"),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("error[KLN1005]"),
+        "{}",
+        show(&o)
+    );
+    // The limit stops the reading: of an endless input, kiln-krm reads little more than the
+    // limit (the pipe holds at most a few of the 1 MiB chunks) and answers.
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .args(["--limit", "input-bytes=64Ki"])
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = format!("{RL}items:\n{}", "# padding\n".repeat(100_000));
+        let mut written = 0usize;
+        // At most 512 MiB: an unbounded reader would take them all.
+        while written < 512 << 20 && stdin.write_all(chunk.as_bytes()).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let o = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("KLN1005"));
+    assert!(
+        written < 16 << 20,
+        "kiln-krm read {written} bytes of an input over a 64 KiB limit"
+    );
+
+    // Within the limit the same input is answered.
+    let o = krm(&["--limit=input-bytes=4Mi"], &input, tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), input);
+
+    // Standalone: stdin and files alike.
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("big.yaml"), &input).unwrap();
+    for args in [
+        ["--limit", "input-bytes=64Ki", "c.yaml", "-"],
+        ["--limit", "input-bytes=64Ki", "c.yaml", "big.yaml"],
+    ] {
+        let o = krm(&args, &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{args:?}\n{}", show(&o));
+        assert!(o.stdout.is_empty(), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("KLN1005") && err.contains("65536"), "{err}");
+    }
+    // A malformed limit is a usage error.
+    let o = krm(&["--limit", "input-bytes=lots"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+}
+
+/// A failed write of the answer is reported, not swallowed: stdout on a full device exits 1
+/// with the error on stderr; a reader that went away (a broken pipe) exits 1 quietly.
+#[test]
+fn write_errors_fail_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = big_list(10);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = run_to(
+        Command::new(bin()).current_dir(tmp.path()).stdout(full),
+        &input,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("No space left on device"),
+        "{err}"
+    );
+
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before kiln-krm answers (it answers only once stdin is closed).
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(big_list(2000).as_bytes()).unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stderr.is_empty(), "{}", show(&o));
+}

@@ -70,22 +70,29 @@ pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// Run a command, with `stdin` as its input, in `dir`.
+/// Run a command with `stdin` as its input. The input is written from another thread, and a
+/// command that stops reading early (an input over its limit) is not an error of the test.
 pub fn run(cmd: &mut Command, stdin: &str) -> Output {
+    cmd.stdout(Stdio::piped());
+    run_to(cmd, stdin)
+}
+
+/// [`run`] with stdout as the caller set it up.
+pub fn run_to(cmd: &mut Command, stdin: &str) -> Output {
     use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut input = child.stdin.take().unwrap();
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
 
 /// stdout and stderr of an output, for assertion messages.
