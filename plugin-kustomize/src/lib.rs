@@ -33,6 +33,7 @@ pub mod annotations;
 pub mod config;
 pub mod envelope;
 pub mod install;
+pub mod kustomize;
 pub mod render;
 pub mod results;
 

@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::annotations::{self, RENDERED_FROM};
 use crate::config::Options;
+use crate::kustomize;
 use crate::results::{self, Location};
 
 /// Where and how to render.
@@ -226,6 +227,34 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                     new_objects.push((obj.clone(), dir.clone(), from.clone()));
                 }
             }
+        }
+    }
+
+    // Under kustomize, the inputs kiln consumed must be as the user wrote them: rendering what
+    // kustomize already transformed would lose its transformations (see `kustomize`).
+    if !writes_back {
+        let consumed: Vec<usize> = (0..items.len())
+            .filter(|&k| !aside[k] && !passed[k])
+            .collect();
+        let mut diags: Vec<Diagnostic> = consumed
+            .iter()
+            .filter_map(|&k| kustomize::renamed(&items[k].value, &names[k]))
+            .collect();
+        let transformer = consumed
+            .iter()
+            .any(|&k| annotations::get(&items[k].value, kustomize::ID).is_some());
+        if transformer {
+            if let Some((file, fields)) =
+                kustomize::builtin_transformers(&ctx.root, &ctx.limits.yaml)
+            {
+                if !fields.is_empty() {
+                    // The cause of any rename records too: one diagnostic says it.
+                    diags = vec![kustomize::transformed_before(&file, &fields)];
+                }
+            }
+        }
+        if !diags.is_empty() {
+            return failure(diags, items, &by_name, &ctx.root);
         }
     }
 
