@@ -1,5 +1,8 @@
 //! `kiln-krm`: see the crate documentation of `kiln_krm` for the modes.
 
+// Diagnostics are large but travel only on the cold error path, as in the library.
+#![allow(clippy::result_large_err)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

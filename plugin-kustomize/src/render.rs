@@ -90,12 +90,15 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         .map(|p| Input::Path(PathBuf::from(p)))
         .collect();
     // What kiln-core does not see: configuration that is never applied (local-config items,
-    // the Kptfile), which passes through untouched, and the output of an earlier run of a
-    // source that is among the items now, which this run's output replaces (sent along, it
-    // would be the same object twice, KLN1012).
+    // the Kptfile), which passes through untouched, and the output of an earlier run that this
+    // run replaces (sent along, it would be the same object twice, KLN1012): every object kiln
+    // marked as rendered from a file of the package or under this run's `paths`. This run
+    // renders again what those sources still render; what they no longer render (an instance
+    // removed, its file emptied, renamed or deleted) is gone with them.
     let stale: Vec<bool> = {
         let sources: HashSet<&str> = items
             .iter()
+            .filter(|i| annotations::get(&i.value, RENDERED_FROM).is_none())
             .filter_map(|i| annotations::source_path(&i.value))
             .collect();
         items
@@ -103,7 +106,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             .map(|i| {
                 writes_back
                     && annotations::get(&i.value, RENDERED_FROM)
-                        .is_some_and(|s| sources.contains(s))
+                        .is_some_and(|s| !foreign_source(s, &sources, &opts.paths, &ctx.root))
             })
             .collect()
     };
@@ -258,24 +261,14 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         }
     }
 
-    // Previous output of a source rendered again now is replaced by this run's.
-    let rendered_sources: HashSet<&str> = new_objects
-        .iter()
-        .filter_map(|(_, _, from)| from.as_deref())
-        .collect();
     let mut out = Vec::with_capacity(items.len() + new_objects.len());
-    for (k, item) in items.iter().enumerate() {
+    for k in 0..items.len() {
         let keep = if stale[k] {
             false
-        } else if aside[k] {
-            true
-        } else if passed[k] {
-            !(writes_back
-                && annotations::get(&item.value, RENDERED_FROM)
-                    .is_some_and(|s| rendered_sources.contains(s)))
         } else {
-            // A source kiln-core consumed: kept where kpt writes files back.
-            writes_back
+            // Configuration and pass-through items stay; a source kiln-core consumed stays
+            // where kpt writes files back.
+            aside[k] || passed[k] || writes_back
         };
         if keep {
             out.push(Output::Input(k));
@@ -405,6 +398,46 @@ fn input_names(items: &[Item]) -> Vec<String> {
         names.push(name);
     }
     names
+}
+
+/// Whether objects marked as rendered from `source` belong to another configuration, and stay:
+/// the source is not a file of the package (no item comes from it), not under this run's
+/// `paths`, and still a file with documents under the root (another function's `paths`). A
+/// package file emptied, or deleted, or a source this run names, is not foreign.
+fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root: &Path) -> bool {
+    if package.contains(source) {
+        return false;
+    }
+    let under = |p: &String| {
+        let p = p.trim_start_matches("./").trim_end_matches('/');
+        p.is_empty() || p == "." || source == p || source.starts_with(&format!("{p}/"))
+    };
+    if paths.iter().any(under) {
+        return false;
+    }
+    // The mark is the package's text: only a plain relative path is looked up.
+    let rel = Path::new(source.trim_end_matches('/'));
+    if !rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return false;
+    }
+    let file = root.join(rel);
+    match std::fs::metadata(&file) {
+        // A kurel package (a directory) named by another configuration.
+        Ok(m) if m.is_dir() => true,
+        Ok(m) if m.is_file() => std::fs::File::open(&file)
+            .ok()
+            .and_then(|f| crate::read_input(f, source, 1 << 20).ok())
+            .is_none_or(|t| {
+                t.lines().any(|l| {
+                    let l = l.trim();
+                    !l.is_empty() && !l.starts_with('#') && l != "---" && l != "..."
+                })
+            }),
+        _ => false,
+    }
 }
 
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or

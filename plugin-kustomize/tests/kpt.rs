@@ -333,4 +333,107 @@ fn eval_renders_a_component_and_a_kurel_package_from_paths() {
     );
     let all: String = files.iter().map(|f| read(&pkg.join(f))).collect();
     assert!(all.contains("replicas: 7"), "{all}");
+    // The component's objects came from another configuration's `paths`: they stay.
+    assert!(
+        pkg.join("component/deployment_checkout-service.yaml")
+            .is_file(),
+        "{:?}",
+        tree(&pkg).keys()
+    );
+}
+
+/// Names of the kinds and objects below `dir` whose files hold `kind: K` and `name: N` lines,
+/// as `K/N` (rendered objects sit one per file).
+fn rendered_objects(pkg: &Path) -> Vec<String> {
+    let mut out: Vec<String> = tree(pkg)
+        .into_iter()
+        .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains("kiln.dev/rendered-from"))
+        .map(|(f, bytes)| {
+            let t = String::from_utf8_lossy(&bytes).into_owned();
+            let from = t
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("kiln.dev/rendered-from: "))
+                .unwrap_or("?")
+                .to_string();
+            format!("{f} <- {from}")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A source that stops rendering an object takes the object with it: an instance file emptied,
+/// renamed or deleted under `kpt fn render`, with no stale copy left (a renamed file used to
+/// fail with KLN1012 against them).
+#[test]
+fn render_removes_what_a_source_no_longer_renders() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let bin = bin();
+    fs::write(
+        pkg.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let render = || {
+        let o = kpt(
+            &kpt_bin,
+            tmp.path(),
+            &["fn", "render", "pkg", "--allow-exec"],
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    };
+    render();
+    let all = [
+        "apps/configmap_blog-eu-west-1.yaml <- apps/shop.yaml",
+        "apps/configmap_shop-eu-west-1.yaml <- apps/shop.yaml",
+        "apps/deployment_blog.yaml <- apps/shop.yaml",
+        "apps/deployment_shop.yaml <- apps/shop.yaml",
+        "apps/service_blog.yaml <- apps/shop.yaml",
+        "apps/service_shop.yaml <- apps/shop.yaml",
+    ];
+    assert_eq!(rendered_objects(&pkg), all);
+    let instances = read(&pkg.join("apps/shop.yaml"));
+
+    // Renamed: the objects follow the file, none is left behind.
+    fs::rename(pkg.join("apps/shop.yaml"), pkg.join("apps/store.yaml")).unwrap();
+    render();
+    assert_eq!(
+        rendered_objects(&pkg),
+        all.map(|s| s.replace("<- apps/shop.yaml", "<- apps/store.yaml"))
+    );
+
+    // One instance removed from the file: only its objects go.
+    let (shop, _blog) = instances.split_once("---\n").unwrap();
+    fs::write(pkg.join("apps/store.yaml"), shop).unwrap();
+    render();
+    assert_eq!(
+        rendered_objects(&pkg),
+        [
+            "apps/configmap_shop-eu-west-1.yaml <- apps/store.yaml",
+            "apps/deployment_shop.yaml <- apps/store.yaml",
+            "apps/service_shop.yaml <- apps/store.yaml",
+        ]
+    );
+
+    // Emptied: every object it rendered is gone.
+    fs::write(pkg.join("apps/store.yaml"), "").unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg), Vec::<String>::new());
+
+    // Written again, then deleted: the same.
+    fs::write(pkg.join("apps/store.yaml"), &instances).unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg).len(), 6);
+    fs::remove_file(pkg.join("apps/store.yaml")).unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg), Vec::<String>::new());
+    // The package's own files are untouched throughout.
+    assert_eq!(
+        read(&pkg.join("other/cm.yaml")),
+        read(&testdata().join("krm/kro/other/cm.yaml"))
+    );
 }
