@@ -198,8 +198,10 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     };
 
     // Which items kiln-core passed through, and the new objects with the source they came from.
+    // In kiln-core's order too: where nothing is written back, the answer is `kiln render`'s.
     let mut passed = vec![false; items.len()];
     let mut new_objects: Vec<(Value, String, Option<String>)> = Vec::new();
+    let mut order: Vec<(Option<usize>, Output)> = Vec::new();
     for (unit, origin) in rendered.units.iter().zip(&rendered.origins) {
         let item = by_name.get(origin.file.as_str()).copied();
         let passthrough = matches!(
@@ -207,7 +209,10 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             OriginKind::Passthrough | OriginKind::ComponentPassthrough
         );
         match (item, passthrough) {
-            (Some(k), true) => passed[k] = true,
+            (Some(k), true) => {
+                passed[k] = true;
+                order.push((Some(k), Output::Input(k)));
+            }
             _ => {
                 // Rendered objects, or documents of a `paths` file passed through (new here).
                 let (dir, from) = match item {
@@ -227,6 +232,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                     }
                 };
                 for obj in unit {
+                    order.push((item, Output::New(Value::Null)));
                     new_objects.push((obj.clone(), dir.clone(), from.clone()));
                 }
             }
@@ -289,14 +295,16 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         // A template may copy an instance's annotations: its file, index and ids are not the
         // child's.
         let mut obj = annotations::without_bookkeeping(&obj);
-        let file = annotations::file_for(&obj, &dir);
-        let n = next_index.entry(file.clone()).or_default();
-        let mark = if writes_back { from.as_deref() } else { None };
-        annotations::place(&mut obj, &file, *n, mark);
-        *n += 1;
+        // Files only where kpt writes them: elsewhere the output is `kiln render`'s, byte for
+        // byte (kustomize would remove them anyway).
+        if writes_back {
+            let file = annotations::file_for(&obj, &dir);
+            let n = next_index.entry(file.clone()).or_default();
+            annotations::place(&mut obj, &file, *n, from.as_deref());
+            *n += 1;
+        }
         new_values.push(obj);
     }
-
     let mut answer = Answer::default();
     for d in rendered.redacted_warnings(&[], &new_values) {
         let at = locate(&d, items, &by_name, &ctx.root);
@@ -307,7 +315,26 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         answer.stderr.push(line.clone());
         answer.results.push(results::info(line));
     }
-    out.extend(new_values.into_iter().map(Output::New));
+    if writes_back {
+        out.extend(new_values.into_iter().map(Output::New));
+    } else {
+        // kiln-core's order, with the items it did not see (configuration) where they were.
+        let mut new_values = new_values.into_iter();
+        let mut aside_items = (0..items.len()).filter(|&k| aside[k]).peekable();
+        out = Vec::with_capacity(order.len() + items.len());
+        for (item, o) in order {
+            if let Some(k) = item {
+                while let Some(a) = aside_items.next_if(|&a| a < k) {
+                    out.push(Output::Input(a));
+                }
+            }
+            out.push(match o {
+                Output::New(_) => Output::New(new_values.next().expect("one value per slot")),
+                input => input,
+            });
+        }
+        out.extend(aside_items.map(Output::Input));
+    }
     answer.items = out;
     answer
 }

@@ -280,3 +280,63 @@ fn write_errors_fail_the_run() {
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert!(o.stderr.is_empty(), "{}", show(&o));
 }
+
+/// Standalone and legacy exec-plugin output is `kiln render`'s output of the same inputs, byte
+/// for byte: no kpt bookkeeping (`config.kubernetes.io/path`, `…/index`, `internal.…`), the
+/// same order.
+#[test]
+fn standalone_and_legacy_output_equal_kiln_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec: {namespace: team}\n",
+    )
+    .unwrap();
+    let kiln = kiln_cli();
+    let files = ["rgd.yaml", "apps/shop.yaml", "other/cm.yaml"];
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "--namespace", "team"])
+            .args(files)
+            .current_dir(tmp.path()),
+        "",
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    assert!(expected.contains("kind: Deployment"), "{expected}");
+
+    let mut args = vec!["c.yaml"];
+    args.extend(files);
+    let o = krm(&args, "", tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), expected, "standalone");
+
+    // The legacy exec plugin: the same objects as a stream on stdin.
+    let stream: Vec<String> = files.iter().map(|f| read(&tmp.path().join(f))).collect();
+    let stream = stream.join("---\n");
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "--namespace", "team", "-"])
+            .current_dir(tmp.path()),
+        &stream,
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    let plugin = tmp.path().join("plugin");
+    let o = krm(
+        &["install-exec-plugin", "--dir", plugin.to_str().unwrap()],
+        "",
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let render = plugin.join("fn.kiln.dev/v1alpha1/render/Render");
+    let o = run(
+        Command::new(&render).arg("c.yaml").current_dir(tmp.path()),
+        &stream,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(!out.contains("config.kubernetes.io"), "{out}");
+    assert_eq!(out, expected, "legacy exec plugin");
+}

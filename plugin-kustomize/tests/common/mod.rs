@@ -109,3 +109,27 @@ pub fn show(o: &Output) -> String {
 pub fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// The `kiln` CLI of this workspace, beside the kiln-krm binary under test: built first (a no-op
+/// when it is current), so the two are compared at the same kiln-core.
+pub fn kiln_cli() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let o = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "kiln",
+            "--bin",
+            "kiln",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "building kiln: {}", show(&o));
+    let kiln = bin().with_file_name("kiln");
+    assert!(kiln.is_file(), "{} is missing", kiln.display());
+    kiln
+}
