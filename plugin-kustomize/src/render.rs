@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_core::diag::Diagnostic;
+use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::limits::Limits;
 use kiln_core::request::{self, OriginKind, Request};
 use kiln_core::source::Input;
@@ -289,6 +289,28 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             let n = next_index.entry(p.to_string()).or_default();
             *n = (*n).max(annotations::source_index(v) + 1);
         }
+    }
+    // A generator with nothing to render fails, as the other doors do: an empty output applied
+    // by a GitOps tool deletes what it manages.
+    let generator = !opts.paths.is_empty() || aside.iter().all(|&a| a);
+    if new_objects.is_empty() && generator && !opts.allow_empty {
+        let what = if opts.paths.is_empty() {
+            "neither items nor `paths`".to_string()
+        } else {
+            format!("`paths` ({})", opts.paths.join(", "))
+        };
+        return failure(
+            vec![Diagnostic::error(
+                codes::REQUEST_INVALID,
+                format!("nothing to render: {what} hold no definition, instance, component or kurel package that renders an object"),
+            )
+            .in_file("functionConfig")
+            .at(if opts.paths.is_empty() { "spec" } else { "spec.paths" })
+            .with_hint("name what to render in spec.paths (or send it as items); an empty result is accepted only when asked for (spec.allowEmpty: true)")],
+            items,
+            &by_name,
+            &ctx.root,
+        );
     }
     let mut new_values = Vec::with_capacity(new_objects.len());
     for (obj, dir, from) in new_objects {

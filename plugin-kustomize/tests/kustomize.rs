@@ -397,3 +397,31 @@ fn transformer_after_kustomizes_own_transformers_is_refused() {
     .unwrap();
     ok(&build(&kubectl, &xdg, &base));
 }
+
+/// A generator that renders nothing fails the build unless `allowEmpty` says so.
+#[test]
+fn an_empty_generator_fails_the_build_unless_allowed() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("k");
+    fs::create_dir_all(&k).unwrap();
+    fs::write(k.join("kustomization.yaml"), "generators: [render.yaml]\n").unwrap();
+    fs::write(k.join("render.yaml"), RENDER).unwrap();
+    let o = build(&kubectl, &xdg, &k);
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("nothing to render"),
+        "{}",
+        show(&o)
+    );
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec: {{allowEmpty: true}}\n"),
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &k);
+    assert!(o.status.success(), "{}", show(&o));
+}

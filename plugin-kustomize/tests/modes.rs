@@ -32,7 +32,7 @@ fn envelopes_are_answered_in_kind() {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
     let o = krm(
         &[],
-        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\n",
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, data: {allowEmpty: 'true'}}\n",
         tmp.path(),
     );
     assert_eq!(
@@ -339,4 +339,50 @@ fn standalone_and_legacy_output_equal_kiln_render() {
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(!out.contains("config.kubernetes.io"), "{out}");
     assert_eq!(out, expected, "legacy exec plugin");
+}
+
+/// A generator with nothing to render fails, as the other doors do, unless `allowEmpty` says
+/// an empty output is meant: `paths` that render nothing, or neither items nor `paths`.
+#[test]
+fn a_generator_with_nothing_to_render_fails_unless_empty_is_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    std::fs::write(tmp.path().join("empty/cm.yaml"), "# nothing here yet\n").unwrap();
+    let cfg = |spec: &str| {
+        format!("{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {spec}}}\n")
+    };
+    for spec in ["{paths: [empty]}", "{}"] {
+        let o = krm(&[], &cfg(spec), tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{spec}\n{}", show(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("KLN1010: nothing to render") && out.contains("allowEmpty"),
+            "{out}"
+        );
+        let allowed = spec.replacen('{', "{allowEmpty: true, ", 1);
+        let o = krm(&[], &cfg(&allowed), tmp.path());
+        assert!(o.status.success(), "{allowed}\n{}", show(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("{RL}items: []\n")
+        );
+    }
+    // Standalone (the legacy exec plugin's form): nothing on stdout, exit 1.
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec: {paths: [empty]}\n",
+    )
+    .unwrap();
+    let o = krm(&["c.yaml"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to render"));
+    // A transformer handed items but no source of kiln's hands them back: the orchestrator's
+    // items, not a generator.
+    let o = krm(
+        &[],
+        &format!("{RL}items:\n- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}}}\n"),
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
 }
