@@ -437,3 +437,35 @@ fn render_removes_what_a_source_no_longer_renders() {
         read(&testdata().join("krm/kro/other/cm.yaml"))
     );
 }
+
+/// A failed run echoes the input items: `kpt fn source | kiln-krm | kpt fn sink` without
+/// `pipefail` writes the package back as it was, never an empty one.
+#[test]
+fn a_failed_run_in_a_source_sink_pipe_keeps_the_package() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let shop = pkg.join("apps/shop.yaml");
+    fs::write(&shop, read(&shop).replace("replicas: 3", "replicas: 50")).unwrap();
+    let source = kpt(&kpt_bin, tmp.path(), &["fn", "source", "pkg"]);
+    assert!(source.status.success(), "{}", show(&source));
+    let o = run(
+        Command::new(bin()).current_dir(tmp.path()),
+        &String::from_utf8(source.stdout).unwrap(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("KLN5001"));
+    let sink = run(
+        Command::new(&kpt_bin)
+            .args(["fn", "sink", "out"])
+            .current_dir(tmp.path()),
+        &String::from_utf8(o.stdout).unwrap(),
+    );
+    assert!(sink.status.success(), "{}", show(&sink));
+    let out = tree(&tmp.path().join("out"));
+    let before = tree(&pkg);
+    assert_eq!(
+        out.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    assert!(out == before, "the package came back changed");
+}

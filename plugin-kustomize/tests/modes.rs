@@ -386,3 +386,55 @@ fn a_generator_with_nothing_to_render_fails_unless_empty_is_allowed() {
     );
     assert!(o.status.success(), "{}", show(&o));
 }
+
+/// The KRM rule for failures: the answer holds the input items exactly as received (never an
+/// empty list a `kpt fn sink` would turn into an empty package), beside the error results, and
+/// the exit code is 1. Each kind of failure after the input was read: a configuration error, a
+/// rendering error, nothing to render.
+#[test]
+fn a_failed_run_echoes_the_input_items() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    let rgd = read(&tmp.path().join("rgd.yaml"));
+    let indent = |doc: &str| -> String {
+        let mut s = String::new();
+        for (i, l) in doc.lines().enumerate() {
+            s.push_str(if i == 0 {
+                "- "
+            } else if l.is_empty() {
+                ""
+            } else {
+                "  "
+            });
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    };
+    let items = format!(
+        "items:\n{}- {{apiVersion: example.com/v1alpha1, kind: WebApp, metadata: {{name: big}}, spec: {{image: x, replicas: 50}}}}\n- apiVersion: v1   # a comment\n  kind: ConfigMap\n  metadata: {{name: 'quoted', annotations: {{config.kubernetes.io/path: cm.yaml}}}}\n",
+        indent(rgd.trim_start_matches("---\n"))
+    );
+    let config = |spec: &str| {
+        format!("functionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {spec}}}\n")
+    };
+    for (config, expect) in [
+        (config("{}"), "KLN5001"),
+        (config("{colour: red}"), "spec.colour"),
+        (config("{paths: [missing.yaml]}"), "KLN1001"),
+    ] {
+        let input = format!("{RL}{items}{config}");
+        let o = krm(&[], &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{input}\n{}", show(&o));
+        let out = String::from_utf8(o.stdout.clone()).unwrap();
+        let (answered, results) = out
+            .strip_prefix(RL)
+            .and_then(|r| r.split_once("results:\n"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert_eq!(answered, items, "the items were not echoed");
+        assert!(
+            results.contains(expect) && results.contains("severity: error"),
+            "{expect}: {results}"
+        );
+    }
+}
