@@ -469,3 +469,66 @@ fn a_failed_run_in_a_source_sink_pipe_keeps_the_package() {
     );
     assert!(out == before, "the package came back changed");
 }
+
+/// A kpt package holding a kurel package, with the documented steps (`examples/kpt/kurel`): a
+/// `.krmignore` hiding the kurel files from kpt, the package in the Kptfile's `paths`, kpt run
+/// from inside the package. Without the `.krmignore` kpt itself refuses the package.
+#[test]
+fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kurel");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"),
+        &pkg,
+    );
+    // kiln-krm on PATH, as the example's Kptfile (`exec: kiln-krm`) expects.
+    let path = std::env::join_paths(
+        std::iter::once(bin().parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let render = || {
+        run(
+            Command::new(&kpt_bin)
+                .args(["fn", "render", "--allow-exec"])
+                .current_dir(&pkg)
+                .env("PATH", &path),
+            "",
+        )
+    };
+    let o = render();
+    assert!(o.status.success(), "{}", show(&o));
+    let dep = read(&pkg.join("deployment_web.yaml"));
+    assert!(
+        dep.contains("value: prod-eu") && dep.contains("memory: 1Gi"),
+        "{dep}"
+    );
+    assert!(dep.contains("kiln.dev/rendered-from: app.kurel"), "{dep}");
+    // The kurel files are untouched, and rendering again changes nothing.
+    let after = tree(&pkg);
+    let example = tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"));
+    for (f, bytes) in &example {
+        if f != "Kptfile" {
+            assert_eq!(&after[f], bytes, "{f} changed");
+        }
+    }
+    let o = render();
+    assert!(o.status.success(), "{}", show(&o));
+    let again = tree(&pkg);
+    for (f, bytes) in &after {
+        if f != "Kptfile" {
+            assert_eq!(&again[f], bytes, "{f} changed on the second render");
+        }
+    }
+    // Without the ignore file, kpt aborts on parameters.yaml before any function runs.
+    fs::remove_file(pkg.join(".krmignore")).unwrap();
+    let o = render();
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("parameters.yaml"),
+        "{}",
+        show(&o)
+    );
+}
