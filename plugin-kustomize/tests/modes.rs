@@ -438,3 +438,27 @@ fn a_failed_run_echoes_the_input_items() {
         );
     }
 }
+
+/// kiln-core's hints name the `kiln` CLI's flags; kiln-krm's results and stderr say the Render
+/// spec fields instead (`passThrough`, not `--pass-through`).
+#[test]
+fn hints_name_render_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = format!(
+        "{RL}items:\n- {{apiVersion: cert-manager.io/v1, kind: Certificate, metadata: {{name: shop}}}}\n"
+    );
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    for text in [&out, &err] {
+        assert!(
+            text.contains("KLN1011") && text.contains("passThrough: [cert-manager.io]"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("--pass-through") && !text.contains("--crds"),
+            "{text}"
+        );
+    }
+}
