@@ -110,10 +110,12 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             })
             .collect()
     };
+    // A source marked local-config (so that `kpt live apply` leaves it out) is still rendered.
+    let defined = defined_kinds(items);
     let aside: Vec<bool> = items
         .iter()
         .zip(&stale)
-        .map(|(i, &st)| st || is_configuration(&i.value))
+        .map(|(i, &st)| st || (is_configuration(&i.value) && !is_source(&i.value, &defined)))
         .collect();
     let mut unwritable = None;
     for (((item, name), _), text) in items
@@ -487,6 +489,42 @@ fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root:
             }),
         _ => false,
     }
+}
+
+/// The kinds the ResourceGraphDefinitions among the items define, as (group, kind).
+fn defined_kinds(items: &[Item]) -> HashSet<(String, String)> {
+    items
+        .iter()
+        .filter(|i| is_rgd(&i.value))
+        .filter_map(|i| {
+            let schema = i.value.get("spec")?.get("schema")?;
+            let kind = schema.get("kind")?.as_str()?;
+            // kro's default group.
+            let group = schema
+                .get("group")
+                .and_then(Value::as_str)
+                .unwrap_or("kro.run");
+            Some((group.to_string(), kind.to_string()))
+        })
+        .collect()
+}
+
+fn is_rgd(v: &Value) -> bool {
+    v.get("kind").and_then(Value::as_str) == Some("ResourceGraphDefinition")
+        && v.get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("kro.run/"))
+}
+
+/// Whether an item is something kiln renders: a ResourceGraphDefinition, an instance of a kind
+/// one of them defines, a component-type document.
+fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
+    let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    is_rgd(v)
+        || api_version.starts_with("openchoreo.dev/")
+        || defined.contains(&(group.to_string(), kind.to_string()))
 }
 
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or

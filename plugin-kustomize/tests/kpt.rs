@@ -532,3 +532,31 @@ fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
         show(&o)
     );
 }
+
+/// Sources marked `config.kubernetes.io/local-config` (as docs/krm.md advises, so that `kpt live
+/// apply` leaves them out) are still rendered: local-config means "not for the cluster", not
+/// "not for kiln".
+#[test]
+fn local_config_sources_are_rendered() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let local = "  annotations: {config.kubernetes.io/local-config: \"true\"}\n";
+    for (f, name) in [
+        ("rgd.yaml", "  name: webapps.example.com\n"),
+        ("apps/shop.yaml", "  name: shop\n"),
+    ] {
+        let p = pkg.join(f);
+        fs::write(&p, read(&p).replacen(name, &format!("{name}{local}"), 1)).unwrap();
+    }
+    let bin = bin();
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &["fn", "eval", "pkg", "--exec", bin.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let shop = read(&pkg.join("apps/deployment_shop.yaml"));
+    assert!(shop.contains("replicas: 3"), "{shop}");
+    assert!(!shop.contains("local-config"), "{shop}");
+    assert!(pkg.join("apps/deployment_blog.yaml").is_file());
+}
