@@ -203,7 +203,9 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // In kiln-core's order too: where nothing is written back, the answer is `kiln render`'s.
     let mut passed = vec![false; items.len()];
     let mut new_objects: Vec<(Value, String, Option<String>)> = Vec::new();
-    let mut order: Vec<(Option<usize>, Output)> = Vec::new();
+    // Each unit's objects in order: the item it came from, and whether it is a new object (else
+    // that item, passed through).
+    let mut order: Vec<(Option<usize>, bool)> = Vec::new();
     for (unit, origin) in rendered.units.iter().zip(&rendered.origins) {
         let item = by_name.get(origin.file.as_str()).copied();
         let passthrough = matches!(
@@ -213,7 +215,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         match (item, passthrough) {
             (Some(k), true) => {
                 passed[k] = true;
-                order.push((Some(k), Output::Input(k)));
+                order.push((Some(k), false));
             }
             _ => {
                 // Rendered objects, or documents of a `paths` file passed through (new here).
@@ -234,7 +236,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                     }
                 };
                 for obj in unit {
-                    order.push((item, Output::New(Value::Null)));
+                    order.push((item, true));
                     new_objects.push((obj.clone(), dir.clone(), from.clone()));
                 }
             }
@@ -346,15 +348,15 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         let mut new_values = new_values.into_iter();
         let mut aside_items = (0..items.len()).filter(|&k| aside[k]).peekable();
         out = Vec::with_capacity(order.len() + items.len());
-        for (item, o) in order {
+        for (item, new) in order {
             if let Some(k) = item {
                 while let Some(a) = aside_items.next_if(|&a| a < k) {
                     out.push(Output::Input(a));
                 }
             }
-            out.push(match o {
-                Output::New(_) => Output::New(new_values.next().expect("one value per slot")),
-                input => input,
+            out.push(match (new, item) {
+                (false, Some(k)) => Output::Input(k),
+                _ => Output::New(new_values.next().expect("one value per new object")),
             });
         }
         out.extend(aside_items.map(Output::Input));
