@@ -12,9 +12,13 @@
 //! - **Standalone** (`kiln-krm CONFIG.yaml [FILES…|-]`): the same, with inputs from files, to
 //!   debug a configuration by hand.
 //!
+//! Every input is read within the `input-bytes` limit ([`read_input`]; `--limit NAME=VALUE` in
+//! function and standalone mode, as `kiln --limit`).
+//!
 //! The crate holds no rendering logic: [`envelope`] reads and writes the wire format, [`config`]
 //! reads the `Render` configuration, [`render`] makes the one call into kiln-core and places its
-//! objects in files ([`annotations`]), [`results`] turns diagnostics into KRM results.
+//! objects in files ([`annotations`]), [`kustomize`] checks kustomize's transformer order,
+//! [`results`] turns diagnostics into KRM results.
 //!
 //! ```
 //! use kiln_krm::{function, render::Context};

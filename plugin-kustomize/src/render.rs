@@ -10,7 +10,7 @@
 //! writes the items back to the files their path annotation names: if kiln consumed the
 //! definitions and instances there, they would be deleted from the user's package. So when the
 //! items carry path annotations, the sources stay where they are, rendered objects are written
-//! beside them marked with [`RENDERED_FROM`](crate::annotations::RENDERED_FROM), and the next run
+//! beside them marked with [`RENDERED_FROM`], and the next run
 //! replaces what that mark says it rendered. kustomize keeps resources in memory and applies what
 //! comes out: there the sources are consumed, as `kiln render` consumes them, so neither a
 //! ResourceGraphDefinition nor an instance of a kind no cluster knows reaches the output.
