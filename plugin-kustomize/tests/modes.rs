@@ -339,6 +339,27 @@ fn standalone_and_legacy_output_equal_kiln_render() {
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(!out.contains("config.kubernetes.io"), "{out}");
     assert_eq!(out, expected, "legacy exec plugin");
+
+    // A kurel package under `paths`, with values and overrides.
+    let k = tmp.path().join("kurel");
+    copy_dir(&testdata().join("kurel/values"), &k);
+    std::fs::write(
+        k.join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec:\n  paths: [app.kurel]\n  values: [values/prod.yaml, values/region.yaml]\n  set: {replicas: 7, image: \"nginx:1.28\"}\n",
+    )
+    .unwrap();
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "app.kurel", "--values", "values/prod.yaml"])
+            .args(["--values", "values/region.yaml", "--set", "replicas=7"])
+            .args(["--set", "image=nginx:1.28"])
+            .current_dir(&k),
+        "",
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let o = krm(&["c.yaml"], "", &k);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(o.stdout, expected.stdout, "kurel");
 }
 
 /// A generator with nothing to render fails, as the other doors do, unless `allowEmpty` says
