@@ -253,10 +253,13 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             .iter()
             .filter_map(|&k| kustomize::renamed(&items[k].value, &names[k]))
             .collect();
-        let transformer = consumed
+        // kustomize hands a transformer its resources with their ids; whatever kiln renders
+        // then (from the items or from `paths`) comes after the kustomization's own
+        // transformers.
+        let transformer = items
             .iter()
-            .any(|&k| annotations::get(&items[k].value, kustomize::ID).is_some());
-        if transformer {
+            .any(|i| annotations::get(&i.value, kustomize::ID).is_some());
+        if transformer && !new_objects.is_empty() {
             if let Some((file, fields)) =
                 kustomize::builtin_transformers(&ctx.root, &ctx.limits.yaml)
             {

@@ -374,6 +374,18 @@ fn transformer_after_kustomizes_own_transformers_is_refused() {
         .unwrap();
         refused(&base, &["kustomization.yaml", name]);
     }
+    // The same with what kiln renders from `paths` while transforming other resources.
+    fs::write(
+        base.join("paths.yaml"),
+        format!("{RENDER}spec:\n  paths: [rgd.yaml, apps/shop.yaml]\n"),
+    )
+    .unwrap();
+    fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [other/cm.yaml]\ntransformers: [paths.yaml]\nnamePrefix: pre-\n",
+    )
+    .unwrap();
+    refused(&base, &["kustomization.yaml", "namePrefix"]);
     // A base renamed the inputs; kiln transforms in the overlay: the items say so.
     fs::write(
         base.join("kustomization.yaml"),
