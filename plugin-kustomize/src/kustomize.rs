@@ -16,9 +16,10 @@
 //!   touch (`internal.config.kubernetes.io/prefixes`, `…/suffixes`, `…/previousNames`,
 //!   `…/previousKinds`, `…/previousNamespaces`): set by a `namePrefix`, `nameSuffix` or
 //!   `namespace` of this kustomization or of a base below it;
-//! - the kustomization that runs kiln as a transformer (the working directory: kustomize runs
-//!   exec plugins and functions in the kustomization's root) sets any built-in transformer
-//!   field; labels, annotations, patches, replicas and images leave no record on the items.
+//! - kiln renders anything as a transformer (the items carry kustomize's [`ID`]) and the
+//!   kustomization that runs it (the working directory: kustomize runs exec plugins and
+//!   functions in the kustomization's root) sets any built-in transformer field; labels,
+//!   annotations, patches, replicas and images leave no record on the items.
 
 use std::path::Path;
 
