@@ -104,10 +104,11 @@ pub fn renamed(item: &Value, name: &str) -> Option<Diagnostic> {
 pub fn builtin_transformers(root: &Path, limits: &YamlLimits) -> Option<(String, Vec<String>)> {
     let (file, text) = KUSTOMIZATION_FILES.iter().find_map(|f| {
         let p = root.join(f);
-        let opened = std::fs::File::open(&p).ok()?;
-        if !opened.metadata().ok()?.is_file() {
+        // A regular file only: opening a fifo would wait for a writer.
+        if !std::fs::metadata(&p).ok()?.is_file() {
             return None;
         }
+        let opened = std::fs::File::open(&p).ok()?;
         let text = crate::read_input(opened, f, limits.max_input_bytes).ok()?;
         Some((f.to_string(), text))
     })?;
