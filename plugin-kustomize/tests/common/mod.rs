@@ -115,19 +115,22 @@ pub fn read(p: &Path) -> String {
 pub fn kiln_cli() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let o = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "kiln",
-            "--bin",
-            "kiln",
-            "--manifest-path",
-        ])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "-p", "kiln", "--bin", "kiln"])
+        .arg("--manifest-path")
+        .arg(&manifest);
+    // The profile the binary under test was built with (its directory's name).
+    match bin().parent().and_then(|d| d.file_name()) {
+        Some(p) if p == "release" => {
+            build.arg("--release");
+        }
+        Some(p) if p != "debug" => {
+            build.arg("--profile").arg(p);
+        }
+        _ => {}
+    }
+    let o = build.output().unwrap();
     assert!(o.status.success(), "building kiln: {}", show(&o));
     let kiln = bin().with_file_name("kiln");
     assert!(kiln.is_file(), "{} is missing", kiln.display());
