@@ -483,3 +483,48 @@ fn hints_name_render_fields() {
         );
     }
 }
+
+/// The legacy exec plugin reads stdin within the default `input-bytes` limit (64 MiB; it takes
+/// no `--limit`): an endless stdin is refused once past it, with nothing on stdout.
+#[test]
+fn the_legacy_exec_plugin_reads_stdin_within_the_default_limit() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let plugin = tmp.path().join("plugin");
+    let o = krm(
+        &["install-exec-plugin", "--dir", plugin.to_str().unwrap()],
+        "",
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(plugin.join("fn.kiln.dev/v1alpha1/render/Render"))
+        .arg("c.yaml")
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = "# padding\n".repeat(100_000);
+        let mut written = 0usize;
+        while written < 512 << 20 && stdin.write_all(chunk.as_bytes()).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let o = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("KLN1005") && err.contains("67108864"), "{err}");
+    assert!(written < 80 << 20, "read {written} bytes");
+}
