@@ -43,6 +43,9 @@ pub struct Options {
     pub observed: Vec<String>,
     /// Leave out the provenance annotations.
     pub no_provenance: bool,
+    /// A run that renders nothing (a generator whose `paths` hold nothing to render, or no items
+    /// and no `paths`) succeeds instead of failing.
+    pub allow_empty: bool,
 }
 
 /// The options that are booleans, by their name in the configuration.
@@ -52,6 +55,7 @@ fn flag<'a>(o: &'a mut Options, key: &str) -> Option<&'a mut bool> {
         "emitCRDs" => &mut o.emit_crds,
         "syncWaves" => &mut o.sync_waves,
         "noProvenance" => &mut o.no_provenance,
+        "allowEmpty" => &mut o.allow_empty,
         _ => return None,
     })
 }
@@ -149,7 +153,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                     o.kro_mode = mode(&s, &path, errs);
                 }
             }
-            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" => match v {
+            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" | "allowEmpty" => match v {
                 Value::Bool(b) => *flag(&mut o, key).expect("listed above") = *b,
                 _ => errs.push(error(&path, format!("{key} must be true or false"))),
             },
@@ -171,7 +175,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                 ),
             },
             _ => errs.push(error(&path, format!("unknown field {key:?}")).with_hint(
-                "spec fields are paths, environment, values, set, namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed and noProvenance (see `kiln-krm schema`)",
+                "spec fields are paths, environment, values, set, namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed, noProvenance and allowEmpty (see `kiln-krm schema`)",
             )),
         }
     }
@@ -222,7 +226,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             "environment" => o.environment = Some(s.to_string()),
             "namespace" => o.namespace = Some(s.to_string()),
             "mode" => o.kro_mode = mode(s, &path, errs),
-            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" => match s {
+            "strict" | "emitCRDs" | "syncWaves" | "noProvenance" | "allowEmpty" => match s {
                 "true" => *flag(&mut o, key).expect("listed above") = true,
                 "false" => *flag(&mut o, key).expect("listed above") = false,
                 _ => errs.push(error(&path, format!("{key} must be \"true\" or \"false\""))),
@@ -240,7 +244,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             _ => match key.strip_prefix("set.") {
                 Some(p) if !p.is_empty() => o.sets.push(format!("{p}={s}")),
                 _ => errs.push(error(&path, format!("unknown option {key:?}")).with_hint(
-                    "options are paths, environment, values, set (or set.PATH), namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed and noProvenance",
+                    "options are paths, environment, values, set (or set.PATH), namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed, noProvenance and allowEmpty",
                 )),
             },
         }
@@ -328,7 +332,8 @@ pub fn schema() -> Value {
                     "emitCRDs": {"type": "boolean", "description": "kro mode: also emit each RGD's generated instance CRD, first."},
                     "syncWaves": {"type": "boolean", "description": "kro mode: Argo CD sync waves on CRDs (-2) and RGDs (-1)."},
                     "observed": list("Live objects (YAML files or directories, e.g. kubectl get -o yaml output), relative to the working directory, which they may not leave: externalRefs and reads of a resource's status resolve against them."),
-                    "noProvenance": {"type": "boolean", "description": "Leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations rendered objects otherwise carry."}
+                    "noProvenance": {"type": "boolean", "description": "Leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations rendered objects otherwise carry."},
+                    "allowEmpty": {"type": "boolean", "description": "Accept a run that renders nothing: `paths` that hold nothing to render, or neither items nor `paths`. Without it such a run fails (an empty generator output applied by a GitOps tool deletes what it manages)."}
                 }
             }
         }
@@ -342,14 +347,15 @@ mod tests {
     #[test]
     fn strategy_options() {
         let c = json!({"apiVersion": API_VERSION, "kind": KIND, "spec": {
-            "mode": "kro", "emitCRDs": true, "syncWaves": true, "observed": ["live"], "noProvenance": true}});
+            "mode": "kro", "emitCRDs": true, "syncWaves": true, "observed": ["live"], "noProvenance": true,
+            "allowEmpty": true}});
         let o = parse(Some(&c)).unwrap();
-        assert!(o.kro_mode && o.emit_crds && o.sync_waves && o.no_provenance);
+        assert!(o.kro_mode && o.emit_crds && o.sync_waves && o.no_provenance && o.allow_empty);
         assert_eq!(o.observed, ["live"]);
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {
-            "mode": "kro", "syncWaves": "true", "observed": "a, b"}});
+            "mode": "kro", "syncWaves": "true", "observed": "a, b", "allowEmpty": "true"}});
         let o = parse(Some(&cm)).unwrap();
-        assert!(o.kro_mode && o.sync_waves && !o.emit_crds);
+        assert!(o.kro_mode && o.sync_waves && !o.emit_crds && o.allow_empty);
         assert_eq!(o.observed, ["a", "b"]);
         let bad = json!({"apiVersion": API_VERSION, "kind": KIND, "spec": {"mode": "helm", "emitCRDs": "yes"}});
         let errs = parse(Some(&bad)).unwrap_err();
@@ -438,7 +444,8 @@ mod tests {
                 "emitCRDs",
                 "syncWaves",
                 "observed",
-                "noProvenance"
+                "noProvenance",
+                "allowEmpty"
             ]
         );
     }

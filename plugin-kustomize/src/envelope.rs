@@ -278,7 +278,7 @@ pub fn write(
     write_out(envelope, &outs, results)
 }
 
-/// [`write`] for items some of which are raw text.
+/// [`write()`] for items some of which are raw text.
 pub fn write_out(
     envelope: &Envelope,
     items: &[Out<'_>],

@@ -12,9 +12,13 @@
 //! - **Standalone** (`kiln-krm CONFIG.yaml [FILES…|-]`): the same, with inputs from files, to
 //!   debug a configuration by hand.
 //!
+//! Every input is read within the `input-bytes` limit ([`read_input`]; `--limit NAME=VALUE` in
+//! function and standalone mode, as `kiln --limit`).
+//!
 //! The crate holds no rendering logic: [`envelope`] reads and writes the wire format, [`config`]
 //! reads the `Render` configuration, [`render`] makes the one call into kiln-core and places its
-//! objects in files ([`annotations`]), [`results`] turns diagnostics into KRM results.
+//! objects in files ([`annotations`]), [`kustomize`] checks kustomize's transformer order,
+//! [`results`] turns diagnostics into KRM results.
 //!
 //! ```
 //! use kiln_krm::{function, render::Context};
@@ -33,10 +37,12 @@ pub mod annotations;
 pub mod config;
 pub mod envelope;
 pub mod install;
+pub mod kustomize;
 pub mod render;
 pub mod results;
 
-use kiln_core::diag::Diagnostic;
+use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::limits::Limit;
 use serde_json::Value;
 
 use envelope::{Envelope, Out};
@@ -117,10 +123,44 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
     answer(&envelope, &outs, a.results, a.stderr, a.failed)
 }
 
+/// Read an input (stdin, or a file of standalone mode) within `max_bytes`: a larger input is
+/// refused as soon as the limit is passed (KLN1005), before it fills the memory, and one that is
+/// not UTF-8 is refused too (KLN1003).
+pub fn read_input(
+    reader: impl std::io::Read,
+    name: &str,
+    max_bytes: usize,
+) -> Result<String, Diagnostic> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader
+        .take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}")).in_file(name)
+        })?;
+    if bytes.len() > max_bytes {
+        return Err(Diagnostic::error(
+            codes::YAML_BUDGET,
+            format!("the input is larger than the input-bytes limit of {max_bytes} bytes"),
+        )
+        .in_file(name)
+        .with_hint(Limit::InputBytes.hint("split the input")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+        Diagnostic::error(codes::NOT_UTF8, "the input is not valid UTF-8")
+            .in_file(name)
+            .at_line(line, None)
+            .with_hint("send UTF-8 text")
+    })
+}
+
 /// Input that is not a readable envelope: there are no items to echo. The answer is a
 /// ResourceList with the error result and `items: []`, and exit code 1, which both
 /// orchestrators treat as a failure whatever the list holds (they write nothing).
-fn unreadable(d: &Diagnostic) -> Outcome {
+pub fn unreadable(d: &Diagnostic) -> Outcome {
     let r = results::from_diagnostic(d, &Location::default());
     let env = Envelope::ResourceList("config.kubernetes.io/v1".into());
     let stdout = envelope::write(&env, &[], &[r]).unwrap_or_default();

@@ -1,11 +1,17 @@
 //! `kiln-krm`: see the crate documentation of `kiln_krm` for the modes.
 
-use std::io::{Read, Write};
+// Diagnostics are large but travel only on the cold error path, as in the library.
+#![allow(clippy::result_large_err)]
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use kiln_core::diag::Diagnostic;
+use kiln_core::limits::{Limits, Setting};
+use kiln_krm::envelope::STDIN;
 use kiln_krm::render::Context;
-use kiln_krm::{config, function, install, standalone, NamedText, Outcome};
+use kiln_krm::{config, function, install, read_input, standalone, unreadable, NamedText, Outcome};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -14,8 +20,9 @@ const USAGE: &str = "\
 kiln-krm: kiln as a KRM function for kustomize and kpt
 
 usage:
-  kiln-krm                              KRM function: ResourceList on stdin, ResourceList on stdout
-  kiln-krm CONFIG.yaml [FILES...|-]     standalone: Render config from a file, objects from files
+  kiln-krm [--limit NAME=VALUE]...      KRM function: ResourceList on stdin, ResourceList on stdout
+  kiln-krm [--limit NAME=VALUE]... CONFIG.yaml [FILES...|-]
+                                        standalone: Render config from a file, objects from files
                                         (or stdin), a plain YAML stream on stdout
   kiln-krm schema                       print the JSON Schema of the Render configuration
   kiln-krm install-exec-plugin [--dir DIR]
@@ -23,7 +30,9 @@ usage:
                                         fn.kiln.dev/v1alpha1 Render (DIR defaults to
                                         $XDG_CONFIG_HOME/kustomize/plugin)
 
-Invoked as .../fn.kiln.dev/v1alpha1/render/Render CONFIG it is that legacy exec plugin.
+`--limit` changes a limit as `kiln --limit` does (e.g. --limit input-bytes=64Mi; names and
+defaults in `kiln render --help`). Invoked as .../fn.kiln.dev/v1alpha1/render/Render CONFIG it
+is that legacy exec plugin, with the default limits.
 `paths` and `values` in the configuration are relative to the working directory and may not
 leave it. See docs/krm.md.
 ";
@@ -33,14 +42,22 @@ fn main() -> ExitCode {
     let out = run(&args);
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     let mut stdout = std::io::stdout().lock();
-    if stdout
+    match stdout
         .write_all(out.stdout.as_bytes())
         .and_then(|()| stdout.flush())
-        .is_err()
     {
-        return ExitCode::from(1);
+        Ok(()) => ExitCode::from(out.code),
+        // The reader went away (`kiln-krm … | head`): nothing to tell it, but the answer was not
+        // delivered, so the run did not succeed.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "kiln-krm: cannot write the output to stdout: {e}"
+            );
+            ExitCode::from(1)
+        }
     }
-    ExitCode::from(out.code)
 }
 
 fn usage(msg: &str) -> Outcome {
@@ -51,12 +68,9 @@ fn usage(msg: &str) -> Outcome {
     }
 }
 
-fn context() -> Result<Context, Outcome> {
+fn context(limits: Limits) -> Result<Context, Outcome> {
     match std::env::current_dir() {
-        Ok(root) => Ok(Context {
-            root,
-            ..Context::default()
-        }),
+        Ok(root) => Ok(Context { root, limits }),
         Err(e) => Err(Outcome {
             stderr: format!("kiln-krm: cannot read the working directory: {e}\n"),
             code: 1,
@@ -65,29 +79,62 @@ fn context() -> Result<Context, Outcome> {
     }
 }
 
-fn read_stdin() -> Result<String, Outcome> {
-    let mut s = String::new();
-    std::io::stdin()
-        .read_to_string(&mut s)
-        .map_err(|e| Outcome {
-            stderr: format!("kiln-krm: cannot read stdin: {e}\n"),
-            code: 1,
-            ..Outcome::default()
-        })?;
-    Ok(s)
+/// A failure to read an input of standalone or legacy mode: the diagnostic on stderr.
+fn read_failure(d: &Diagnostic) -> Outcome {
+    Outcome {
+        stderr: format!("{d}\n"),
+        code: 1,
+        ..Outcome::default()
+    }
 }
 
-fn read_file(p: &str) -> Result<NamedText, Outcome> {
+fn read_stdin(ctx: &Context) -> Result<String, Diagnostic> {
+    read_input(
+        std::io::stdin().lock(),
+        STDIN,
+        ctx.limits.yaml.max_input_bytes,
+    )
+}
+
+fn read_file(p: &str, ctx: &Context) -> Result<NamedText, Outcome> {
     if p == "-" {
-        return Ok(("<stdin>".into(), read_stdin()?));
+        return read_stdin(ctx)
+            .map(|t| (STDIN.into(), t))
+            .map_err(|d| read_failure(&d));
     }
-    std::fs::read_to_string(p)
+    let file = std::fs::File::open(p).map_err(|e| Outcome {
+        stderr: format!("kiln-krm: cannot read {p}: {e}\n"),
+        code: 1,
+        ..Outcome::default()
+    })?;
+    read_input(file, p, ctx.limits.yaml.max_input_bytes)
         .map(|t| (p.to_string(), t))
-        .map_err(|e| Outcome {
-            stderr: format!("kiln-krm: cannot read {p}: {e}\n"),
-            code: 1,
-            ..Outcome::default()
-        })
+        .map_err(|d| read_failure(&d))
+}
+
+/// The leading `--limit NAME=VALUE` options (as `kiln --limit`), and the arguments after them.
+fn limits(args: &[String]) -> Result<(Limits, &[String]), Outcome> {
+    let mut settings = Vec::new();
+    let mut rest = args;
+    loop {
+        let value = match rest {
+            [flag, v, ..] if flag == "--limit" => {
+                rest = &rest[2..];
+                v.as_str()
+            }
+            [flag, ..] if flag.starts_with("--limit=") => {
+                rest = &rest[1..];
+                &flag["--limit=".len()..]
+            }
+            [flag] if flag == "--limit" => return Err(usage("--limit needs NAME=VALUE")),
+            _ => break,
+        };
+        match Setting::parse(value) {
+            Ok(s) => settings.push(s),
+            Err(e) => return Err(usage(&format!("--limit {value}: {e}"))),
+        }
+    }
+    Ok((Limits::with(&settings), rest))
 }
 
 fn run(args: &[String]) -> Outcome {
@@ -101,25 +148,41 @@ fn run(args: &[String]) -> Outcome {
                 .into_owned()
         })
         .unwrap_or_default();
-    let rest = args.get(1..).unwrap_or_default();
-    let ctx = match context() {
+    let args = args.get(1..).unwrap_or_default();
+    // kustomize's legacy exec plugin: argv[1] is the config file, the objects are on stdin.
+    // Further arguments come from the configuration's `argsOneLiner`: the repository's, which
+    // may not raise limits, so they are not read.
+    if invoked_as == "Render" {
+        let ctx = match context(Limits::default()) {
+            Ok(c) => c,
+            Err(o) => return o,
+        };
+        let [cfg, ..] = args else {
+            return usage("the Render exec plugin needs its configuration file as argument");
+        };
+        let config = match read_file(cfg, &ctx) {
+            Ok(c) => c,
+            Err(o) => return o,
+        };
+        return match read_stdin(&ctx) {
+            Ok(s) => standalone(config, vec![(STDIN.into(), s)], &ctx),
+            Err(d) => read_failure(&d),
+        };
+    }
+    let (limits, rest) = match limits(args) {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
+    let ctx = match context(limits) {
         Ok(c) => c,
         Err(o) => return o,
     };
-    // kustomize's legacy exec plugin: argv[1] is the config file, the objects are on stdin.
-    if invoked_as == "Render" {
-        let [cfg, ..] = rest else {
-            return usage("the Render exec plugin needs its configuration file as argument");
-        };
-        return match (read_file(cfg), read_stdin()) {
-            (Ok(c), Ok(s)) => standalone(c, vec![("<stdin>".into(), s)], &ctx),
-            (Err(o), _) | (_, Err(o)) => o,
-        };
-    }
     match rest.first().map(String::as_str) {
-        None => match read_stdin() {
+        // Over the limit or not UTF-8, the input is answered as any unreadable input: an error
+        // result in a ResourceList, exit 1.
+        None => match read_stdin(&ctx) {
             Ok(s) => function(s, &ctx),
-            Err(o) => o,
+            Err(d) => unreadable(&d),
         },
         Some("-h" | "--help" | "help") => Outcome {
             stdout: USAGE.into(),
@@ -138,20 +201,20 @@ fn run(args: &[String]) -> Outcome {
         },
         Some("install-exec-plugin") => install_cmd(&rest[1..]),
         Some(cfg) => {
-            let config = match read_file(cfg) {
+            let config = match read_file(cfg, &ctx) {
                 Ok(c) => c,
                 Err(o) => return o,
             };
             let mut inputs = Vec::new();
             let files = &rest[1..];
             if files.is_empty() {
-                match read_file("-") {
+                match read_file("-", &ctx) {
                     Ok(t) => inputs.push(t),
                     Err(o) => return o,
                 }
             }
             for f in files {
-                match read_file(f) {
+                match read_file(f, &ctx) {
                     Ok(t) => inputs.push(t),
                     Err(o) => return o,
                 }

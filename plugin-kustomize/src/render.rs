@@ -10,7 +10,7 @@
 //! writes the items back to the files their path annotation names: if kiln consumed the
 //! definitions and instances there, they would be deleted from the user's package. So when the
 //! items carry path annotations, the sources stay where they are, rendered objects are written
-//! beside them marked with [`RENDERED_FROM`](crate::annotations::RENDERED_FROM), and the next run
+//! beside them marked with [`RENDERED_FROM`], and the next run
 //! replaces what that mark says it rendered. kustomize keeps resources in memory and applies what
 //! comes out: there the sources are consumed, as `kiln render` consumes them, so neither a
 //! ResourceGraphDefinition nor an instance of a kind no cluster knows reaches the output.
@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_core::diag::Diagnostic;
+use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::limits::Limits;
 use kiln_core::request::{self, OriginKind, Request};
 use kiln_core::source::Input;
@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::annotations::{self, RENDERED_FROM};
 use crate::config::Options;
+use crate::kustomize;
 use crate::results::{self, Location};
 
 /// Where and how to render.
@@ -89,12 +90,15 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         .map(|p| Input::Path(PathBuf::from(p)))
         .collect();
     // What kiln-core does not see: configuration that is never applied (local-config items,
-    // the Kptfile), which passes through untouched, and the output of an earlier run of a
-    // source that is among the items now, which this run's output replaces (sent along, it
-    // would be the same object twice, KLN1012).
+    // the Kptfile), which passes through untouched, and the output of an earlier run that this
+    // run replaces (sent along, it would be the same object twice, KLN1012): every object kiln
+    // marked as rendered from a file of the package or under this run's `paths`. This run
+    // renders again what those sources still render; what they no longer render (an instance
+    // removed, its file emptied, renamed or deleted) is gone with them.
     let stale: Vec<bool> = {
         let sources: HashSet<&str> = items
             .iter()
+            .filter(|i| annotations::get(&i.value, RENDERED_FROM).is_none())
             .filter_map(|i| annotations::source_path(&i.value))
             .collect();
         items
@@ -102,14 +106,16 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             .map(|i| {
                 writes_back
                     && annotations::get(&i.value, RENDERED_FROM)
-                        .is_some_and(|s| sources.contains(s))
+                        .is_some_and(|s| !foreign_source(s, &sources, &opts.paths, &ctx.root))
             })
             .collect()
     };
+    // A source marked local-config (so that `kpt live apply` leaves it out) is still rendered.
+    let defined = defined_kinds(items);
     let aside: Vec<bool> = items
         .iter()
         .zip(&stale)
-        .map(|(i, &st)| st || is_configuration(&i.value))
+        .map(|(i, &st)| st || (is_configuration(&i.value) && !is_source(&i.value, &defined)))
         .collect();
     let mut unwritable = None;
     for (((item, name), _), text) in items
@@ -194,8 +200,12 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     };
 
     // Which items kiln-core passed through, and the new objects with the source they came from.
+    // In kiln-core's order too: where nothing is written back, the answer is `kiln render`'s.
     let mut passed = vec![false; items.len()];
     let mut new_objects: Vec<(Value, String, Option<String>)> = Vec::new();
+    // Each unit's objects in order: the item it came from, and whether it is a new object (else
+    // that item, passed through).
+    let mut order: Vec<(Option<usize>, bool)> = Vec::new();
     for (unit, origin) in rendered.units.iter().zip(&rendered.origins) {
         let item = by_name.get(origin.file.as_str()).copied();
         let passthrough = matches!(
@@ -203,7 +213,10 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             OriginKind::Passthrough | OriginKind::ComponentPassthrough
         );
         match (item, passthrough) {
-            (Some(k), true) => passed[k] = true,
+            (Some(k), true) => {
+                passed[k] = true;
+                order.push((Some(k), false));
+            }
             _ => {
                 // Rendered objects, or documents of a `paths` file passed through (new here).
                 let (dir, from) = match item {
@@ -223,30 +236,52 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                     }
                 };
                 for obj in unit {
+                    order.push((item, true));
                     new_objects.push((obj.clone(), dir.clone(), from.clone()));
                 }
             }
         }
     }
 
-    // Previous output of a source rendered again now is replaced by this run's.
-    let rendered_sources: HashSet<&str> = new_objects
-        .iter()
-        .filter_map(|(_, _, from)| from.as_deref())
-        .collect();
+    // Under kustomize, the inputs kiln consumed must be as the user wrote them: rendering what
+    // kustomize already transformed would lose its transformations (see `kustomize`).
+    if !writes_back {
+        let consumed: Vec<usize> = (0..items.len())
+            .filter(|&k| !aside[k] && !passed[k])
+            .collect();
+        let mut diags: Vec<Diagnostic> = consumed
+            .iter()
+            .filter_map(|&k| kustomize::renamed(&items[k].value, &names[k]))
+            .collect();
+        // kustomize hands a transformer its resources with their ids; whatever kiln renders
+        // then (from the items or from `paths`) comes after the kustomization's own
+        // transformers.
+        let transformer = items
+            .iter()
+            .any(|i| annotations::get(&i.value, kustomize::ID).is_some());
+        if transformer && !new_objects.is_empty() {
+            if let Some((file, fields)) =
+                kustomize::builtin_transformers(&ctx.root, &ctx.limits.yaml)
+            {
+                if !fields.is_empty() {
+                    // The cause of any rename records too: one diagnostic says it.
+                    diags = vec![kustomize::transformed_before(&file, &fields)];
+                }
+            }
+        }
+        if !diags.is_empty() {
+            return failure(diags, items, &by_name, &ctx.root);
+        }
+    }
+
     let mut out = Vec::with_capacity(items.len() + new_objects.len());
-    for (k, item) in items.iter().enumerate() {
+    for k in 0..items.len() {
         let keep = if stale[k] {
             false
-        } else if aside[k] {
-            true
-        } else if passed[k] {
-            !(writes_back
-                && annotations::get(&item.value, RENDERED_FROM)
-                    .is_some_and(|s| rendered_sources.contains(s)))
         } else {
-            // A source kiln-core consumed: kept where kpt writes files back.
-            writes_back
+            // Configuration and pass-through items stay; a source kiln-core consumed stays
+            // where kpt writes files back.
+            aside[k] || passed[k] || writes_back
         };
         if keep {
             out.push(Output::Input(k));
@@ -262,19 +297,43 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             *n = (*n).max(annotations::source_index(v) + 1);
         }
     }
+    // A generator with nothing to render fails, as the other doors do: an empty output applied
+    // by a GitOps tool deletes what it manages.
+    let generator = !opts.paths.is_empty() || aside.iter().all(|&a| a);
+    if new_objects.is_empty() && generator && !opts.allow_empty {
+        let what = if opts.paths.is_empty() {
+            "neither items nor `paths`".to_string()
+        } else {
+            format!("`paths` ({})", opts.paths.join(", "))
+        };
+        return failure(
+            vec![Diagnostic::error(
+                codes::REQUEST_INVALID,
+                format!("nothing to render: {what} hold no definition, instance, component or kurel package that renders an object"),
+            )
+            .in_file("functionConfig")
+            .at(if opts.paths.is_empty() { "spec" } else { "spec.paths" })
+            .with_hint("name what to render in spec.paths (or send it as items); an empty result is accepted only when asked for (spec.allowEmpty: true)")],
+            items,
+            &by_name,
+            &ctx.root,
+        );
+    }
     let mut new_values = Vec::with_capacity(new_objects.len());
     for (obj, dir, from) in new_objects {
         // A template may copy an instance's annotations: its file, index and ids are not the
         // child's.
         let mut obj = annotations::without_bookkeeping(&obj);
-        let file = annotations::file_for(&obj, &dir);
-        let n = next_index.entry(file.clone()).or_default();
-        let mark = if writes_back { from.as_deref() } else { None };
-        annotations::place(&mut obj, &file, *n, mark);
-        *n += 1;
+        // Files only where kpt writes them: elsewhere the output is `kiln render`'s, byte for
+        // byte (kustomize would remove them anyway).
+        if writes_back {
+            let file = annotations::file_for(&obj, &dir);
+            let n = next_index.entry(file.clone()).or_default();
+            annotations::place(&mut obj, &file, *n, from.as_deref());
+            *n += 1;
+        }
         new_values.push(obj);
     }
-
     let mut answer = Answer::default();
     for d in rendered.redacted_warnings(&[], &new_values) {
         let at = locate(&d, items, &by_name, &ctx.root);
@@ -285,7 +344,26 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         answer.stderr.push(line.clone());
         answer.results.push(results::info(line));
     }
-    out.extend(new_values.into_iter().map(Output::New));
+    if writes_back {
+        out.extend(new_values.into_iter().map(Output::New));
+    } else {
+        // kiln-core's order, with the items it did not see (configuration) where they were.
+        let mut new_values = new_values.into_iter();
+        let mut aside_items = (0..items.len()).filter(|&k| aside[k]).peekable();
+        out = Vec::with_capacity(order.len() + items.len());
+        for (item, new) in order {
+            if let Some(k) = item {
+                while let Some(a) = aside_items.next_if(|&a| a < k) {
+                    out.push(Output::Input(a));
+                }
+            }
+            out.push(match (new, item) {
+                (false, Some(k)) => Output::Input(k),
+                _ => Output::New(new_values.next().expect("one value per new object")),
+            });
+        }
+        out.extend(aside_items.map(Output::Input));
+    }
     answer.items = out;
     answer
 }
@@ -376,6 +454,82 @@ fn input_names(items: &[Item]) -> Vec<String> {
         names.push(name);
     }
     names
+}
+
+/// Whether objects marked as rendered from `source` belong to another configuration, and stay:
+/// the source is not a file of the package (no item comes from it), not under this run's
+/// `paths`, and still a file with documents under the root (another function's `paths`). A
+/// package file emptied, or deleted, or a source this run names, is not foreign.
+fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root: &Path) -> bool {
+    if package.contains(source) {
+        return false;
+    }
+    let under = |p: &String| {
+        let p = p.trim_start_matches("./").trim_end_matches('/');
+        p.is_empty() || p == "." || source == p || source.starts_with(&format!("{p}/"))
+    };
+    if paths.iter().any(under) {
+        return false;
+    }
+    // The mark is the package's text: only a plain relative path is looked up.
+    let rel = Path::new(source.trim_end_matches('/'));
+    if !rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return false;
+    }
+    let file = root.join(rel);
+    match std::fs::metadata(&file) {
+        // A kurel package (a directory) named by another configuration.
+        Ok(m) if m.is_dir() => true,
+        Ok(m) if m.is_file() => std::fs::File::open(&file)
+            .ok()
+            .and_then(|f| crate::read_input(f, source, 1 << 20).ok())
+            .is_none_or(|t| {
+                t.lines().any(|l| {
+                    let l = l.trim();
+                    !l.is_empty() && !l.starts_with('#') && l != "---" && l != "..."
+                })
+            }),
+        _ => false,
+    }
+}
+
+/// The kinds the ResourceGraphDefinitions among the items define, as (group, kind).
+fn defined_kinds(items: &[Item]) -> HashSet<(String, String)> {
+    items
+        .iter()
+        .filter(|i| is_rgd(&i.value))
+        .filter_map(|i| {
+            let schema = i.value.get("spec")?.get("schema")?;
+            let kind = schema.get("kind")?.as_str()?;
+            // kro's default group.
+            let group = schema
+                .get("group")
+                .and_then(Value::as_str)
+                .unwrap_or("kro.run");
+            Some((group.to_string(), kind.to_string()))
+        })
+        .collect()
+}
+
+fn is_rgd(v: &Value) -> bool {
+    v.get("kind").and_then(Value::as_str) == Some("ResourceGraphDefinition")
+        && v.get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("kro.run/"))
+}
+
+/// Whether an item is something kiln renders: a ResourceGraphDefinition, an instance of a kind
+/// one of them defines, a component-type document.
+fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
+    let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    is_rgd(v)
+        || api_version.starts_with("openchoreo.dev/")
+        || defined.contains(&(group.to_string(), kind.to_string()))
 }
 
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or

@@ -333,4 +333,230 @@ fn eval_renders_a_component_and_a_kurel_package_from_paths() {
     );
     let all: String = files.iter().map(|f| read(&pkg.join(f))).collect();
     assert!(all.contains("replicas: 7"), "{all}");
+    // The component's objects came from another configuration's `paths`: they stay.
+    assert!(
+        pkg.join("component/deployment_checkout-service.yaml")
+            .is_file(),
+        "{:?}",
+        tree(&pkg).keys()
+    );
+}
+
+/// Names of the kinds and objects below `dir` whose files hold `kind: K` and `name: N` lines,
+/// as `K/N` (rendered objects sit one per file).
+fn rendered_objects(pkg: &Path) -> Vec<String> {
+    let mut out: Vec<String> = tree(pkg)
+        .into_iter()
+        .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains("kiln.dev/rendered-from"))
+        .map(|(f, bytes)| {
+            let t = String::from_utf8_lossy(&bytes).into_owned();
+            let from = t
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("kiln.dev/rendered-from: "))
+                .unwrap_or("?")
+                .to_string();
+            format!("{f} <- {from}")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A source that stops rendering an object takes the object with it: an instance file emptied,
+/// renamed or deleted under `kpt fn render`, with no stale copy left (a renamed file used to
+/// fail with KLN1012 against them).
+#[test]
+fn render_removes_what_a_source_no_longer_renders() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let bin = bin();
+    fs::write(
+        pkg.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let render = || {
+        let o = kpt(
+            &kpt_bin,
+            tmp.path(),
+            &["fn", "render", "pkg", "--allow-exec"],
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    };
+    render();
+    let all = [
+        "apps/configmap_blog-eu-west-1.yaml <- apps/shop.yaml",
+        "apps/configmap_shop-eu-west-1.yaml <- apps/shop.yaml",
+        "apps/deployment_blog.yaml <- apps/shop.yaml",
+        "apps/deployment_shop.yaml <- apps/shop.yaml",
+        "apps/service_blog.yaml <- apps/shop.yaml",
+        "apps/service_shop.yaml <- apps/shop.yaml",
+    ];
+    assert_eq!(rendered_objects(&pkg), all);
+    let instances = read(&pkg.join("apps/shop.yaml"));
+
+    // Renamed: the objects follow the file, none is left behind.
+    fs::rename(pkg.join("apps/shop.yaml"), pkg.join("apps/store.yaml")).unwrap();
+    render();
+    assert_eq!(
+        rendered_objects(&pkg),
+        all.map(|s| s.replace("<- apps/shop.yaml", "<- apps/store.yaml"))
+    );
+
+    // One instance removed from the file: only its objects go.
+    let (shop, _blog) = instances.split_once("---\n").unwrap();
+    fs::write(pkg.join("apps/store.yaml"), shop).unwrap();
+    render();
+    assert_eq!(
+        rendered_objects(&pkg),
+        [
+            "apps/configmap_shop-eu-west-1.yaml <- apps/store.yaml",
+            "apps/deployment_shop.yaml <- apps/store.yaml",
+            "apps/service_shop.yaml <- apps/store.yaml",
+        ]
+    );
+
+    // Emptied: every object it rendered is gone.
+    fs::write(pkg.join("apps/store.yaml"), "").unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg), Vec::<String>::new());
+
+    // Written again, then deleted: the same.
+    fs::write(pkg.join("apps/store.yaml"), &instances).unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg).len(), 6);
+    fs::remove_file(pkg.join("apps/store.yaml")).unwrap();
+    render();
+    assert_eq!(rendered_objects(&pkg), Vec::<String>::new());
+    // The package's own files are untouched throughout.
+    assert_eq!(
+        read(&pkg.join("other/cm.yaml")),
+        read(&testdata().join("krm/kro/other/cm.yaml"))
+    );
+}
+
+/// A failed run echoes the input items: `kpt fn source | kiln-krm | kpt fn sink` without
+/// `pipefail` writes the package back as it was, never an empty one.
+#[test]
+fn a_failed_run_in_a_source_sink_pipe_keeps_the_package() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let shop = pkg.join("apps/shop.yaml");
+    fs::write(&shop, read(&shop).replace("replicas: 3", "replicas: 50")).unwrap();
+    let source = kpt(&kpt_bin, tmp.path(), &["fn", "source", "pkg"]);
+    assert!(source.status.success(), "{}", show(&source));
+    let o = run(
+        Command::new(bin()).current_dir(tmp.path()),
+        &String::from_utf8(source.stdout).unwrap(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("KLN5001"));
+    let sink = run(
+        Command::new(&kpt_bin)
+            .args(["fn", "sink", "out"])
+            .current_dir(tmp.path()),
+        &String::from_utf8(o.stdout).unwrap(),
+    );
+    assert!(sink.status.success(), "{}", show(&sink));
+    let out = tree(&tmp.path().join("out"));
+    let before = tree(&pkg);
+    assert_eq!(
+        out.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    assert!(out == before, "the package came back changed");
+}
+
+/// A kpt package holding a kurel package, with the documented steps (`examples/kpt/kurel`): a
+/// `.krmignore` hiding the kurel files from kpt, the package in the Kptfile's `paths`, kpt run
+/// from inside the package. Without the `.krmignore` kpt itself refuses the package.
+#[test]
+fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kurel");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"),
+        &pkg,
+    );
+    // kiln-krm on PATH, as the example's Kptfile (`exec: kiln-krm`) expects.
+    let path = std::env::join_paths(
+        std::iter::once(bin().parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let render = || {
+        run(
+            Command::new(&kpt_bin)
+                .args(["fn", "render", "--allow-exec"])
+                .current_dir(&pkg)
+                .env("PATH", &path),
+            "",
+        )
+    };
+    let o = render();
+    assert!(o.status.success(), "{}", show(&o));
+    let dep = read(&pkg.join("deployment_web.yaml"));
+    assert!(
+        dep.contains("value: prod-eu") && dep.contains("memory: 1Gi"),
+        "{dep}"
+    );
+    assert!(dep.contains("kiln.dev/rendered-from: app.kurel"), "{dep}");
+    // The kurel files are untouched, and rendering again changes nothing.
+    let after = tree(&pkg);
+    let example = tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"));
+    for (f, bytes) in &example {
+        if f != "Kptfile" {
+            assert_eq!(&after[f], bytes, "{f} changed");
+        }
+    }
+    let o = render();
+    assert!(o.status.success(), "{}", show(&o));
+    let again = tree(&pkg);
+    for (f, bytes) in &after {
+        if f != "Kptfile" {
+            assert_eq!(&again[f], bytes, "{f} changed on the second render");
+        }
+    }
+    // Without the ignore file, kpt aborts on parameters.yaml before any function runs.
+    fs::remove_file(pkg.join(".krmignore")).unwrap();
+    let o = render();
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("parameters.yaml"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// Sources marked `config.kubernetes.io/local-config` (as docs/krm.md advises, so that `kpt live
+/// apply` leaves them out) are still rendered: local-config means "not for the cluster", not
+/// "not for kiln".
+#[test]
+fn local_config_sources_are_rendered() {
+    let Some(kpt_bin) = tool("kpt") else { return };
+    let (tmp, pkg) = package();
+    let local = "  annotations: {config.kubernetes.io/local-config: \"true\"}\n";
+    for (f, name) in [
+        ("rgd.yaml", "  name: webapps.example.com\n"),
+        ("apps/shop.yaml", "  name: shop\n"),
+    ] {
+        let p = pkg.join(f);
+        fs::write(&p, read(&p).replacen(name, &format!("{name}{local}"), 1)).unwrap();
+    }
+    let bin = bin();
+    let o = kpt(
+        &kpt_bin,
+        tmp.path(),
+        &["fn", "eval", "pkg", "--exec", bin.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let shop = read(&pkg.join("apps/deployment_shop.yaml"));
+    assert!(shop.contains("replicas: 3"), "{shop}");
+    assert!(!shop.contains("local-config"), "{shop}");
+    assert!(pkg.join("apps/deployment_blog.yaml").is_file());
 }

@@ -292,3 +292,148 @@ fn a_custom_resource_in_a_transformer_passes_only_when_its_group_is_declared() {
     assert!(objs.contains(&"Deployment/shop".to_string()), "{objs:?}");
     assert!(out.contains("secretName: shop-tls"), "{out}");
 }
+
+/// The documented layout: kiln in a base, the user's transformations in an overlay. The example
+/// `examples/kustomize/overlay/` builds with kustomize's prefix, label and replicas patch on the
+/// rendered objects, and selectors as the definition wrote them.
+#[test]
+fn example_overlay_applies_the_users_transformations_to_kilns_output() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kustomize");
+    let out = ok(&build(&kubectl, &xdg, &examples.join("overlay/prod")));
+    let objs = objects(&out);
+    assert_eq!(
+        objs,
+        [
+            "ConfigMap/eu-shop-eu-west-1",
+            "Service/eu-shop",
+            "Deployment/eu-shop"
+        ],
+        "{out}"
+    );
+    let dep = out
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Deployment"))
+        .unwrap();
+    assert!(dep.contains("replicas: 5"), "the patch was lost: {dep}");
+    assert!(
+        dep.contains("matchLabels:\n      app.kubernetes.io/name: shop\n"),
+        "the prefix leaked into the selector: {dep}"
+    );
+    assert_eq!(out.matches("region: eu\n").count(), 3, "{out}");
+    // The generator example keeps kiln and the transformations in one kustomization: generators
+    // run before kustomize's own transformers, so that works too.
+    let out = ok(&build(&kubectl, &xdg, &examples.join("generator")));
+    assert!(
+        out.contains("name: eu-shop\n") && out.contains("replicas: 5"),
+        "{out}"
+    );
+}
+
+/// The transformer form after kustomize's own transformers would render inputs kustomize
+/// already changed and lose the changes: the build is refused, from the kustomization's fields
+/// or from the rename records kustomize leaves on the items.
+#[test]
+fn transformer_after_kustomizes_own_transformers_is_refused() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let base = tmp.path().join("base");
+    copy_dir(&testdata().join("krm/kro"), &base);
+    fs::write(base.join("render.yaml"), RENDER).unwrap();
+    let resources = "resources: [rgd.yaml, apps/shop.yaml, other/cm.yaml]\n";
+    let refused = |dir: &Path, expect: &[&str]| {
+        let o = build(&kubectl, &xdg, dir);
+        assert!(!o.status.success(), "{}", show(&o));
+        assert!(o.stdout.is_empty(), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("KLN1010"), "{err}");
+        for e in expect {
+            assert!(err.contains(e), "{e}: {err}");
+        }
+    };
+    // In the same kustomization: each field, including those that leave no mark on the items.
+    for (fields, name) in [
+        ("namePrefix: pre-\n", "namePrefix"),
+        ("labels:\n- pairs: {env: dev}\n", "labels"),
+        ("patches:\n- target: {kind: WebApp}\n  patch: |\n    - op: replace\n      path: /spec/replicas\n      value: 2\n", "patches"),
+        ("replicas:\n- {name: legacy, count: 4}\n", "replicas"),
+        ("images:\n- {name: busybox, newTag: \"2\"}\n", "images"),
+        ("namespace: elsewhere\n", "namespace"),
+    ] {
+        fs::write(
+            base.join("kustomization.yaml"),
+            format!("{resources}transformers: [render.yaml]\n{fields}"),
+        )
+        .unwrap();
+        refused(&base, &["kustomization.yaml", name]);
+    }
+    // The same with what kiln renders from `paths` while transforming other resources.
+    fs::write(
+        base.join("paths.yaml"),
+        format!("{RENDER}spec:\n  paths: [rgd.yaml, apps/shop.yaml]\n"),
+    )
+    .unwrap();
+    fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [other/cm.yaml]\ntransformers: [paths.yaml]\nnamePrefix: pre-\n",
+    )
+    .unwrap();
+    refused(&base, &["kustomization.yaml", "namePrefix"]);
+    // A base renamed the inputs; kiln transforms in the overlay: the items say so.
+    fs::write(
+        base.join("kustomization.yaml"),
+        format!("{resources}namePrefix: pre-\n"),
+    )
+    .unwrap();
+    let overlay = tmp.path().join("overlay");
+    fs::create_dir_all(&overlay).unwrap();
+    fs::write(overlay.join("render.yaml"), RENDER).unwrap();
+    fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../base]\ntransformers: [render.yaml]\n",
+    )
+    .unwrap();
+    refused(&overlay, &["WebApp \"pre-shop\"", "prefixes"]);
+    // Empty fields change nothing and are accepted.
+    fs::write(
+        base.join("kustomization.yaml"),
+        format!("{resources}transformers: [render.yaml]\nnamePrefix: \"\"\nlabels: []\n"),
+    )
+    .unwrap();
+    ok(&build(&kubectl, &xdg, &base));
+}
+
+/// A generator that renders nothing fails the build unless `allowEmpty` says so.
+#[test]
+fn an_empty_generator_fails_the_build_unless_allowed() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let k = tmp.path().join("k");
+    fs::create_dir_all(&k).unwrap();
+    fs::write(k.join("kustomization.yaml"), "generators: [render.yaml]\n").unwrap();
+    fs::write(k.join("render.yaml"), RENDER).unwrap();
+    let o = build(&kubectl, &xdg, &k);
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("nothing to render"),
+        "{}",
+        show(&o)
+    );
+    fs::write(
+        k.join("render.yaml"),
+        format!("{RENDER}spec: {{allowEmpty: true}}\n"),
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &k);
+    assert!(o.status.success(), "{}", show(&o));
+}

@@ -32,7 +32,7 @@ fn envelopes_are_answered_in_kind() {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
     let o = krm(
         &[],
-        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\n",
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList\nitems: []\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, data: {allowEmpty: 'true'}}\n",
         tmp.path(),
     );
     assert_eq!(
@@ -146,4 +146,385 @@ fn kro_mode_ships_definitions_through_the_function() {
         "{}",
         show(&o)
     );
+}
+
+/// A ResourceList of `n` ConfigMaps in flow style (about 60 bytes each).
+fn big_list(n: usize) -> String {
+    let mut s = format!("{RL}items:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n"
+        ));
+    }
+    s
+}
+
+/// stdin is read within `input-bytes` (`--limit`, as the CLI's): a larger input is refused
+/// with KLN1005 naming the limit, as a KRM result in function mode and on stderr in standalone
+/// mode, before the whole input is held in memory.
+#[test]
+fn input_over_the_limit_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = big_list(20_000);
+    assert!(input.len() > 1 << 20);
+    let o = krm(&["--limit", "input-bytes=64Ki"], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(&format!("{RL}items: []\nresults:\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("KLN1005") && out.contains("65536 bytes") && out.contains("input-bytes"),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("error[KLN1005]"),
+        "{}",
+        show(&o)
+    );
+    // The limit stops the reading: of an endless input, kiln-krm reads little more than the
+    // limit (the pipe holds at most a few of the 1 MiB chunks) and answers.
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .args(["--limit", "input-bytes=64Ki"])
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = format!("{RL}items:\n{}", "# padding\n".repeat(100_000));
+        let mut written = 0usize;
+        // At most 512 MiB: an unbounded reader would take them all.
+        while written < 512 << 20 && stdin.write_all(chunk.as_bytes()).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let o = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("KLN1005"));
+    assert!(
+        written < 16 << 20,
+        "kiln-krm read {written} bytes of an input over a 64 KiB limit"
+    );
+
+    // Within the limit the same input is answered.
+    let o = krm(&["--limit=input-bytes=4Mi"], &input, tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), input);
+
+    // Standalone: stdin and files alike.
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("big.yaml"), &input).unwrap();
+    for args in [
+        ["--limit", "input-bytes=64Ki", "c.yaml", "-"],
+        ["--limit", "input-bytes=64Ki", "c.yaml", "big.yaml"],
+    ] {
+        let o = krm(&args, &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{args:?}\n{}", show(&o));
+        assert!(o.stdout.is_empty(), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("KLN1005") && err.contains("65536"), "{err}");
+    }
+    // A malformed limit is a usage error.
+    let o = krm(&["--limit", "input-bytes=lots"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+}
+
+/// A failed write of the answer is reported, not swallowed: stdout on a full device exits 1
+/// with the error on stderr; a reader that went away (a broken pipe) exits 1 quietly.
+#[test]
+fn write_errors_fail_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = big_list(10);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = run_to(
+        Command::new(bin()).current_dir(tmp.path()).stdout(full),
+        &input,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("No space left on device"),
+        "{err}"
+    );
+
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before kiln-krm answers (it answers only once stdin is closed).
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(big_list(2000).as_bytes()).unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stderr.is_empty(), "{}", show(&o));
+}
+
+/// Standalone and legacy exec-plugin output is `kiln render`'s output of the same inputs, byte
+/// for byte: no kpt bookkeeping (`config.kubernetes.io/path`, `…/index`, `internal.…`), the
+/// same order.
+#[test]
+fn standalone_and_legacy_output_equal_kiln_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec: {namespace: team}\n",
+    )
+    .unwrap();
+    let kiln = kiln_cli();
+    let files = ["rgd.yaml", "apps/shop.yaml", "other/cm.yaml"];
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "--namespace", "team"])
+            .args(files)
+            .current_dir(tmp.path()),
+        "",
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    assert!(expected.contains("kind: Deployment"), "{expected}");
+
+    let mut args = vec!["c.yaml"];
+    args.extend(files);
+    let o = krm(&args, "", tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), expected, "standalone");
+
+    // The legacy exec plugin: the same objects as a stream on stdin.
+    let stream: Vec<String> = files.iter().map(|f| read(&tmp.path().join(f))).collect();
+    let stream = stream.join("---\n");
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "--namespace", "team", "-"])
+            .current_dir(tmp.path()),
+        &stream,
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    let plugin = tmp.path().join("plugin");
+    let o = krm(
+        &["install-exec-plugin", "--dir", plugin.to_str().unwrap()],
+        "",
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let render = plugin.join("fn.kiln.dev/v1alpha1/render/Render");
+    let o = run(
+        Command::new(&render).arg("c.yaml").current_dir(tmp.path()),
+        &stream,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(!out.contains("config.kubernetes.io"), "{out}");
+    assert_eq!(out, expected, "legacy exec plugin");
+
+    // A kurel package under `paths`, with values and overrides.
+    let k = tmp.path().join("kurel");
+    copy_dir(&testdata().join("kurel/values"), &k);
+    std::fs::write(
+        k.join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec:\n  paths: [app.kurel]\n  values: [values/prod.yaml, values/region.yaml]\n  set: {replicas: 7, image: \"nginx:1.28\"}\n",
+    )
+    .unwrap();
+    let expected = run(
+        Command::new(&kiln)
+            .args(["render", "app.kurel", "--values", "values/prod.yaml"])
+            .args(["--values", "values/region.yaml", "--set", "replicas=7"])
+            .args(["--set", "image=nginx:1.28"])
+            .current_dir(&k),
+        "",
+    );
+    assert!(expected.status.success(), "{}", show(&expected));
+    let o = krm(&["c.yaml"], "", &k);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(o.stdout, expected.stdout, "kurel");
+}
+
+/// A generator with nothing to render fails, as the other doors do, unless `allowEmpty` says
+/// an empty output is meant: `paths` that render nothing, or neither items nor `paths`.
+#[test]
+fn a_generator_with_nothing_to_render_fails_unless_empty_is_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    std::fs::write(tmp.path().join("empty/cm.yaml"), "# nothing here yet\n").unwrap();
+    let cfg = |spec: &str| {
+        format!("{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, spec: {spec}}}\n")
+    };
+    for spec in ["{paths: [empty]}", "{}"] {
+        let o = krm(&[], &cfg(spec), tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{spec}\n{}", show(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains("KLN1010: nothing to render") && out.contains("allowEmpty"),
+            "{out}"
+        );
+        let allowed = spec.replacen('{', "{allowEmpty: true, ", 1);
+        let o = krm(&[], &cfg(&allowed), tmp.path());
+        assert!(o.status.success(), "{allowed}\n{}", show(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("{RL}items: []\n")
+        );
+    }
+    // Standalone (the legacy exec plugin's form): nothing on stdout, exit 1.
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\nspec: {paths: [empty]}\n",
+    )
+    .unwrap();
+    let o = krm(&["c.yaml"], "", tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to render"));
+    // A transformer handed items but no source of kiln's hands them back: the orchestrator's
+    // items, not a generator.
+    let o = krm(
+        &[],
+        &format!("{RL}items:\n- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}}}\n"),
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+}
+
+/// The KRM rule for failures: the answer holds the input items exactly as received (never an
+/// empty list a `kpt fn sink` would turn into an empty package), beside the error results, and
+/// the exit code is 1. Each kind of failure after the input was read: a configuration error, a
+/// rendering error, nothing to render.
+#[test]
+fn a_failed_run_echoes_the_input_items() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&testdata().join("krm/kro"), tmp.path());
+    let rgd = read(&tmp.path().join("rgd.yaml"));
+    let indent = |doc: &str| -> String {
+        let mut s = String::new();
+        for (i, l) in doc.lines().enumerate() {
+            s.push_str(if i == 0 {
+                "- "
+            } else if l.is_empty() {
+                ""
+            } else {
+                "  "
+            });
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    };
+    let items = format!(
+        "items:\n{}- {{apiVersion: example.com/v1alpha1, kind: WebApp, metadata: {{name: big}}, spec: {{image: x, replicas: 50}}}}\n- apiVersion: v1   # a comment\n  kind: ConfigMap\n  metadata: {{name: 'quoted', annotations: {{config.kubernetes.io/path: cm.yaml}}}}\n",
+        indent(rgd.trim_start_matches("---\n"))
+    );
+    let config = |spec: &str| {
+        format!("functionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {spec}}}\n")
+    };
+    for (config, expect) in [
+        (config("{}"), "KLN5001"),
+        (config("{colour: red}"), "spec.colour"),
+        (config("{paths: [missing.yaml]}"), "KLN1001"),
+    ] {
+        let input = format!("{RL}{items}{config}");
+        let o = krm(&[], &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{input}\n{}", show(&o));
+        let out = String::from_utf8(o.stdout.clone()).unwrap();
+        let (answered, results) = out
+            .strip_prefix(RL)
+            .and_then(|r| r.split_once("results:\n"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert_eq!(answered, items, "the items were not echoed");
+        assert!(
+            results.contains(expect) && results.contains("severity: error"),
+            "{expect}: {results}"
+        );
+    }
+}
+
+/// kiln-core's hints name the `kiln` CLI's flags; kiln-krm's results and stderr say the Render
+/// spec fields instead (`passThrough`, not `--pass-through`).
+#[test]
+fn hints_name_render_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = format!(
+        "{RL}items:\n- {{apiVersion: cert-manager.io/v1, kind: Certificate, metadata: {{name: shop}}}}\n"
+    );
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    for text in [&out, &err] {
+        assert!(
+            text.contains("KLN1011") && text.contains("passThrough: [cert-manager.io]"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("--pass-through") && !text.contains("--crds"),
+            "{text}"
+        );
+    }
+}
+
+/// The legacy exec plugin reads stdin within the default `input-bytes` limit (64 MiB; it takes
+/// no `--limit`): an endless stdin is refused once past it, with nothing on stdout.
+#[test]
+fn the_legacy_exec_plugin_reads_stdin_within_the_default_limit() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let plugin = tmp.path().join("plugin");
+    let o = krm(
+        &["install-exec-plugin", "--dir", plugin.to_str().unwrap()],
+        "",
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    std::fs::write(
+        tmp.path().join("c.yaml"),
+        "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(plugin.join("fn.kiln.dev/v1alpha1/render/Render"))
+        .arg("c.yaml")
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = "# padding\n".repeat(100_000);
+        let mut written = 0usize;
+        while written < 512 << 20 && stdin.write_all(chunk.as_bytes()).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let o = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("KLN1005") && err.contains("67108864"), "{err}");
+    assert!(written < 80 << 20, "read {written} bytes");
 }

@@ -70,22 +70,29 @@ pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// Run a command, with `stdin` as its input, in `dir`.
+/// Run a command with `stdin` as its input. The input is written from another thread, and a
+/// command that stops reading early (an input over its limit) is not an error of the test.
 pub fn run(cmd: &mut Command, stdin: &str) -> Output {
+    cmd.stdout(Stdio::piped());
+    run_to(cmd, stdin)
+}
+
+/// [`run`] with stdout as the caller set it up.
+pub fn run_to(cmd: &mut Command, stdin: &str) -> Output {
     use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut input = child.stdin.take().unwrap();
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
 
 /// stdout and stderr of an output, for assertion messages.
@@ -101,4 +108,31 @@ pub fn show(o: &Output) -> String {
 /// A file's text.
 pub fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The `kiln` CLI of this workspace, beside the kiln-krm binary under test: built first (a no-op
+/// when it is current), so the two are compared at the same kiln-core.
+pub fn kiln_cli() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "-p", "kiln", "--bin", "kiln"])
+        .arg("--manifest-path")
+        .arg(&manifest);
+    // The profile the binary under test was built with (its directory's name).
+    match bin().parent().and_then(|d| d.file_name()) {
+        Some(p) if p == "release" => {
+            build.arg("--release");
+        }
+        Some(p) if p != "debug" => {
+            build.arg("--profile").arg(p);
+        }
+        _ => {}
+    }
+    let o = build.output().unwrap();
+    assert!(o.status.success(), "building kiln: {}", show(&o));
+    let kiln = bin().with_file_name("kiln");
+    assert!(kiln.is_file(), "{} is missing", kiln.display());
+    kiln
 }
