@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths)
+ALL_TARGETS=(yaml_load scan cel_eval cel_deep simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -115,6 +115,12 @@ done < <(grep -rhoE '[^"]*\$\{[^}]*\}[^"]*' testdata --include='*.yaml' --includ
 while IFS= read -r expr; do
     [ ${#expr} -le 256 ] && seed_text cel_eval "$expr"
 done < <(grep -rhoE '\$\{[^}]*\}' testdata --include='*.yaml' | sed -e 's/^\${//' -e 's/}$//' | LC_ALL=C sort -u)
+# cel_deep reads byte pairs (step, length): seeds are the issue-24 crash shapes and their mixes
+# (a 5,000-term `+` chain, a 4,000-term string chain, member-call and selection chains, nesting).
+mkdir -p "$SEEDS/cel_deep"
+for hex in '00ea' '0ae5' '04d0' '0dd0' '02ff03ff' '0101010101010c50' '05050505' '00ff0e010b01' '0f030f030f03'; do
+    printf '%b' "$(printf '%s' "$hex" | sed 's/../\\x&/g')" >"$SEEDS/cel_deep/$hex"
+done
 # CEL beyond what the goldens use: the extensions, optionals, bind, comprehensions.
 for expr in \
     "[1, 2, 3].map(x, x * 2).filter(y, y > 2).exists(z, z == 4)" \

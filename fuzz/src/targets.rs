@@ -543,6 +543,80 @@ pub fn render_rgd(data: &[u8]) {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// cel_deep
+
+/// Longest expression `cel_deep` builds: past the default `expression-length` (100,000 bytes),
+/// so the length check is reached too.
+const CEL_DEEP_MAX_LEN: usize = 120_000;
+
+/// The expression `cel_deep` builds from `data`: each byte pair is one step applied to the
+/// expression so far, from `1`. Steps make what is deep without brackets (a chain of binary
+/// operators, of member calls, of unary operators, of selections) and what nests (parentheses,
+/// calls, lists, maps, ternaries), with chain lengths up to thousands of links; the result
+/// uses only single quotes so it sits in a double-quoted YAML string as it is.
+pub fn cel_deep_expression(data: &[u8]) -> String {
+    let mut e = String::from("1");
+    for step in data.chunks(2) {
+        let (op, n) = (step[0], usize::from(*step.get(1).unwrap_or(&1)));
+        // Chains from 1 to ~8,000 links: a high second byte multiplies.
+        let links = if n > 200 { (n - 200) * 150 } else { n + 1 };
+        let chain = |link: &str, links: usize| link.repeat(links.min(CEL_DEEP_MAX_LEN / link.len().max(1)));
+        e = match op % 16 {
+            0 => format!("{e}{}", chain("+1", links)),
+            1 => format!("({e})"),
+            2 => format!("!{e}"),
+            3 => format!("{}{e}", chain("- ", links)),
+            4 => format!("string({e}){}", chain(".lowerAscii()", links)),
+            5 => format!("true ? {e} : {e}"),
+            6 => format!("[{e}][0]"),
+            7 => format!("{{'a': {e}}}.a"),
+            8 => format!("{e}{}", chain(" && true", links)),
+            9 => format!("size([{e}])"),
+            10 => format!("'s'{}", chain("+'t'", links)),
+            11 => format!("[{e}].map(x, x){}", chain("[0]", 1)),
+            12 => format!("{}{e}{}", "(".repeat(n % 100), ")".repeat(n % 100)),
+            13 => format!("schema.spec{}", chain(".a", links)),
+            14 => format!("cel.bind(v, {e}, v)"),
+            _ => format!("{e} == {e}"),
+        };
+        if e.len() > CEL_DEEP_MAX_LEN {
+            break;
+        }
+    }
+    e
+}
+
+/// Deep and long CEL expressions (issue 24: a 5,000-term `+` chain overflowed the stack). The
+/// expression is rendered in an RGD template, so it goes through every walk kiln makes over an
+/// expression tree (compile, references, reads, the checker, evaluation, drop), on a one-thread
+/// pool with a 2 MiB stack: the doors' rayon workers, which do not enlarge it, not the CLI's.
+pub fn cel_deep(data: &[u8]) {
+    use kiln_core::pipeline::{render, Options};
+    let expr = cel_deep_expression(data);
+    let text = format!(
+        "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {{name: deep}}\n\
+         spec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Deep\n    spec:\n      a: string\n\
+         \x20 resources:\n  - id: cm\n    template:\n      apiVersion: v1\n      kind: ConfigMap\n\
+         \x20     metadata: {{name: deep}}\n      data:\n        k: \"${{{expr}}}\"\n---\n\
+         apiVersion: kro.run/v1alpha1\nkind: Deep\nmetadata: {{name: d}}\nspec: {{a: x}}\n"
+    );
+    let Some(docs) = documents("deep.yaml", &text) else {
+        return;
+    };
+    static SMALL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    let pool = SMALL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .stack_size(2 << 20)
+            .build()
+            .expect("a one-thread pool")
+    });
+    pool.install(|| {
+        let _ = render(&docs, &Options::default());
+    });
+}
+
 /// A fuzz target: takes any bytes, must not panic.
 pub type Target = fn(&[u8]);
 
@@ -551,6 +625,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("yaml_load", yaml_load),
     ("scan", scan),
     ("cel_eval", cel_eval),
+    ("cel_deep", cel_deep),
     ("simpleschema", simpleschema),
     ("shorthand", shorthand),
     ("json_pointer_filters", json_pointer_filters),
