@@ -10,9 +10,17 @@
 //!   failed on warnings alone, under `--strict`, the warnings), one per line as
 //!   `CODE FILE[:LINE] PATH: MESSAGE` (file name only), are exactly these lines. Each must also
 //!   carry a hint.
+//! - `expected-warnings.txt`: the warnings, in the same form, of either kind of case (for a
+//!   `--strict` failure they are the errors above instead). Without the file a case must warn of
+//!   nothing: a warning is part of what a case specifies.
+//!
+//! Every folder with an `args`, `command` or `expected-warnings.txt` file must be a case, and no
+//! folder may hold both `expected.yaml` and `expected-errors.txt`: a case that does not run
+//! fails the suite instead of passing unseen.
 //!
 //! `KILN_BLESS=1 cargo test --test golden` rewrites the expected files from the actual output; a
-//! blessed file must then be read and checked by hand before it is committed.
+//! blessed file must then be read and checked by hand before it is committed. Blessing is refused
+//! when `CI` is set, where it would turn every mismatch into a pass.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -73,18 +81,31 @@ fn canonical(docs: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
+/// Which diagnostics of a run a list holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Severity {
+    /// The errors (for a run that failed on warnings alone, under `--strict`, the warnings).
+    Errors,
+    /// The warnings (none for such a `--strict` failure: they are its errors).
+    Warnings,
+}
+
+fn diag_lines(stderr: &str, which: Severity, failed: bool) -> Result<Vec<String>, String> {
+    if stderr.trim().is_empty() {
+        return Ok(Vec::new());
+    }
     let v: Value =
         serde_json::from_str(stderr).map_err(|e| format!("stderr is not JSON ({e}): {stderr}"))?;
     let mut lines = Vec::new();
     let all = v["diagnostics"].as_array().ok_or("no diagnostics array")?;
     // A run that failed on warnings alone (`--strict`) is specified by its warnings.
-    let strict_failure = all.iter().all(|d| d["severity"] != "error");
+    let strict_failure = failed && all.iter().all(|d| d["severity"] != "error");
     for d in all {
-        if d["severity"] != "error" && !strict_failure {
+        let is_error = d["severity"] == "error" || strict_failure;
+        if is_error != (which == Severity::Errors) {
             continue;
         }
-        if d["hint"].as_str().is_none_or(str::is_empty) {
+        if is_error && d["hint"].as_str().is_none_or(str::is_empty) {
             return Err(format!("error without a hint: {d}"));
         }
         let file = d["file"]
@@ -96,7 +117,7 @@ fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
                     .to_string_lossy()
                     .to_string()
             })
-            .ok_or_else(|| format!("error without a file: {d}"))?;
+            .ok_or_else(|| format!("diagnostic without a file: {d}"))?;
         let loc = match d["line"].as_u64() {
             Some(l) => format!("{file}:{l}"),
             None => file,
@@ -112,6 +133,42 @@ fn diag_lines(stderr: &str) -> Result<Vec<String>, String> {
         ));
     }
     Ok(lines)
+}
+
+/// The lines of an expected list; a missing file is the empty list, an unreadable one an error
+/// (never "no diagnostics expected").
+fn expected_lines(path: &Path) -> Result<Vec<String>, String> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    Ok(text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Compare one list of diagnostics with its file, or rewrite the file when blessing.
+fn compare_lines(file: &Path, got: &[String], bless: bool, what: &str) -> Result<(), String> {
+    let want = expected_lines(file)?;
+    if want == got {
+        return Ok(());
+    }
+    if bless {
+        if got.is_empty() {
+            fs::remove_file(file).map_err(|e| e.to_string())?;
+        } else {
+            fs::write(file, got.join("\n") + "\n").map_err(|e| e.to_string())?;
+        }
+        return Ok(());
+    }
+    Err(format!(
+        "{what} differ.\n--- expected\n{}\n--- actual\n{}",
+        want.join("\n"),
+        got.join("\n")
+    ))
 }
 
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {
@@ -138,10 +195,17 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let code = out.status.code();
 
     let expected_yaml = case.join("expected.yaml");
+    let warnings = case.join("expected-warnings.txt");
     if expected_yaml.exists() {
         if code != Some(0) {
             return Err(format!("exit {code:?}, stderr:\n{stderr}"));
         }
+        compare_lines(
+            &warnings,
+            &diag_lines(&stderr, Severity::Warnings, false)?,
+            bless,
+            "warnings",
+        )?;
         let want = parse_stream(&fs::read_to_string(&expected_yaml).unwrap())?;
         let got = parse_stream(&stdout)?;
         let (w, g) = (canonical(&want), canonical(&got));
@@ -171,33 +235,67 @@ fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     if !stdout.is_empty() {
         return Err(format!("partial output on stdout:\n{stdout}"));
     }
-    let got = diag_lines(&stderr)?;
-    let want: Vec<String> = fs::read_to_string(&expected_errors)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
+    compare_lines(
+        &expected_errors,
+        &diag_lines(&stderr, Severity::Errors, true)?,
+        bless,
+        "diagnostics",
+    )?;
+    compare_lines(
+        &warnings,
+        &diag_lines(&stderr, Severity::Warnings, true)?,
+        bless,
+        "warnings",
+    )
+}
+
+/// Folders that look like cases but would not run: a harness file beside no expectation, or two
+/// expectations that contradict each other.
+fn unrun_cases(dir: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
         .collect();
-    if want != got && bless {
-        fs::write(&expected_errors, got.join("\n") + "\n").unwrap();
-        return Ok(());
-    }
-    if want != got {
-        return Err(format!(
-            "diagnostics differ.\n--- expected\n{}\n--- actual\n{}",
-            want.join("\n"),
-            got.join("\n")
+    entries.sort();
+    let has = |n: &str| dir.join(n).exists();
+    let is_case = has("expected.yaml") || has("expected-errors.txt");
+    if has("expected.yaml") && has("expected-errors.txt") {
+        out.push(format!(
+            "{}: both expected.yaml and expected-errors.txt",
+            dir.display()
         ));
     }
-    Ok(())
+    for marker in ["args", "command", "expected-warnings.txt"] {
+        if has(marker) && !is_case {
+            out.push(format!(
+                "{}: {marker} but no expected.yaml or expected-errors.txt",
+                dir.display()
+            ));
+        }
+    }
+    for p in entries {
+        if p.is_dir() && !p.is_symlink() {
+            unrun_cases(&p, out);
+        }
+    }
 }
 
 #[test]
 fn golden_cases() {
     let bless = std::env::var_os("KILN_BLESS").is_some();
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "KILN_BLESS is refused under CI: it would turn every mismatch into a pass"
+    );
     let mut all = Vec::new();
     cases(&testdata(), &mut all);
-    assert!(all.len() >= 30, "only {} golden cases found", all.len());
+    let mut unrun = Vec::new();
+    unrun_cases(&testdata(), &mut unrun);
+    assert!(
+        unrun.is_empty(),
+        "case folders that would not run:\n{}",
+        unrun.join("\n")
+    );
     let mut failures = Vec::new();
     for case in &all {
         if let Err(e) = run_case(case, bless) {
