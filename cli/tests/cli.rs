@@ -123,13 +123,38 @@ fn json_output_is_a_list() {
     assert_eq!(v["items"].as_array().unwrap().len(), 8);
 }
 
+/// The same tree, rendered twice and on one and two threads, gives the same bytes. The tree mixes
+/// every front-end (kro, components, kurel packages) with plain manifests, and it must render:
+/// two identical failures would prove nothing.
 #[test]
 fn output_is_deterministic() {
-    let a = kiln(&["render", "examples/webapp", "testdata/corpus"]);
-    let b = kiln(&["render", "examples/webapp", "testdata/corpus"]);
-    // testdata/corpus holds expected outputs too; they pass through, which is fine for this check.
-    assert_eq!(a.status.code(), b.status.code());
+    let run = |jobs: &str| {
+        kiln(&[
+            "render",
+            "testdata/render/mixed-tree/tree",
+            "--env",
+            "production",
+            "--jobs",
+            jobs,
+        ])
+    };
+    let (a, b, two) = (run("1"), run("1"), run("2"));
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    let out = stdout(&a);
+    assert!(out.matches("\nkind: ").count() >= 15, "{out}");
+    for front_end in [
+        "ResourceGraphDefinition/",
+        "ComponentTypeDefinition/",
+        "Package/",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("kiln.dev/definition:") && l.contains(front_end)),
+            "no object of the {front_end} front-end in:\n{out}"
+        );
+    }
     assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.stdout, two.stdout);
     assert_eq!(a.stderr, b.stderr);
 }
 
