@@ -23,7 +23,7 @@ fn kpt(kpt: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn eval_with_fn_config_renders_beside_the_instances_and_keeps_other_files() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let cfg = tmp.path().join("render.yaml");
     fs::write(
@@ -107,7 +107,7 @@ fn eval_with_fn_config_renders_beside_the_instances_and_keeps_other_files() {
 
 #[test]
 fn eval_with_key_value_arguments() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
     let o = kpt(
@@ -131,7 +131,7 @@ fn eval_with_key_value_arguments() {
 
 #[test]
 fn an_invalid_instance_fails_with_a_result_and_changes_nothing() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let shop = pkg.join("apps/shop.yaml");
     fs::write(&shop, read(&shop).replace("replicas: 3", "replicas: 50")).unwrap();
@@ -169,7 +169,7 @@ fn an_invalid_instance_fails_with_a_result_and_changes_nothing() {
 
 #[test]
 fn bad_configuration_and_escaping_paths_fail_without_changes() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let before = tree(&pkg);
     let bin = bin();
@@ -222,7 +222,7 @@ fn bad_configuration_and_escaping_paths_fail_without_changes() {
 
 #[test]
 fn render_runs_a_kptfile_pipeline() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
     fs::write(
@@ -267,7 +267,7 @@ fn render_runs_a_kptfile_pipeline() {
 
 #[test]
 fn eval_renders_a_component_and_a_kurel_package_from_paths() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     // Definitions kept outside the kpt package (kpt reads only KRM files; a kurel package's
     // parameters.yaml is not one), named by `paths` relative to kpt's working directory.
@@ -367,7 +367,7 @@ fn rendered_objects(pkg: &Path) -> Vec<String> {
 /// fail with KLN1012 against them).
 #[test]
 fn render_removes_what_a_source_no_longer_renders() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
     fs::write(
@@ -442,7 +442,7 @@ fn render_removes_what_a_source_no_longer_renders() {
 /// `pipefail` writes the package back as it was, never an empty one.
 #[test]
 fn a_failed_run_in_a_source_sink_pipe_keeps_the_package() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let shop = pkg.join("apps/shop.yaml");
     fs::write(&shop, read(&shop).replace("replicas: 3", "replicas: 50")).unwrap();
@@ -475,7 +475,7 @@ fn a_failed_run_in_a_source_sink_pipe_keeps_the_package() {
 /// from inside the package. Without the `.krmignore` kpt itself refuses the package.
 #[test]
 fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("kurel");
     copy_dir(
@@ -538,7 +538,7 @@ fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
 /// "not for kiln".
 #[test]
 fn local_config_sources_are_rendered() {
-    let Some(kpt_bin) = tool("kpt") else { return };
+    let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let local = "  annotations: {config.kubernetes.io/local-config: \"true\"}\n";
     for (f, name) in [

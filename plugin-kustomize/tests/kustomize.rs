@@ -65,9 +65,7 @@ const RENDER: &str = "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata:\
 
 #[test]
 fn generator_with_name_prefix_labels_and_patches() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let k = tmp.path().join("app");
@@ -111,9 +109,7 @@ fn generator_with_name_prefix_labels_and_patches() {
 
 #[test]
 fn transformer_renders_resources_and_passes_the_rest() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let base = tmp.path().join("base");
@@ -160,9 +156,7 @@ fn transformer_renders_resources_and_passes_the_rest() {
 
 #[test]
 fn component_generator_with_environment() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let k = tmp.path().join("k");
@@ -204,9 +198,7 @@ fn component_generator_with_environment() {
 
 #[test]
 fn kurel_generator_with_values() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let k = tmp.path().join("k");
@@ -253,9 +245,7 @@ fn kurel_generator_with_values() {
 
 #[test]
 fn a_custom_resource_in_a_transformer_passes_only_when_its_group_is_declared() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let k = tmp.path().join("k");
@@ -298,9 +288,7 @@ fn a_custom_resource_in_a_transformer_passes_only_when_its_group_is_declared() {
 /// rendered objects, and selectors as the definition wrote them.
 #[test]
 fn example_overlay_applies_the_users_transformations_to_kilns_output() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kustomize");
@@ -339,9 +327,7 @@ fn example_overlay_applies_the_users_transformations_to_kilns_output() {
 /// or from the rename records kustomize leaves on the items.
 #[test]
 fn transformer_after_kustomizes_own_transformers_is_refused() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let base = tmp.path().join("base");
@@ -413,9 +399,7 @@ fn transformer_after_kustomizes_own_transformers_is_refused() {
 /// A generator that renders nothing fails the build unless `allowEmpty` says so.
 #[test]
 fn an_empty_generator_fails_the_build_unless_allowed() {
-    let Some(kubectl) = tool("kubectl") else {
-        return;
-    };
+    let kubectl = tool("kubectl");
     let tmp = tempfile::tempdir().unwrap();
     let xdg = plugin_home(tmp.path());
     let k = tmp.path().join("k");
