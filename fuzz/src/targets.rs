@@ -561,7 +561,8 @@ pub fn cel_deep_expression(data: &[u8]) -> String {
         let (op, n) = (step[0], usize::from(*step.get(1).unwrap_or(&1)));
         // Chains from 1 to ~8,000 links: a high second byte multiplies.
         let links = if n > 200 { (n - 200) * 150 } else { n + 1 };
-        let chain = |link: &str, links: usize| link.repeat(links.min(CEL_DEEP_MAX_LEN / link.len().max(1)));
+        let chain =
+            |link: &str, links: usize| link.repeat(links.min(CEL_DEEP_MAX_LEN / link.len().max(1)));
         e = match op % 16 {
             0 => format!("{e}{}", chain("+1", links)),
             1 => format!("({e})"),
