@@ -257,7 +257,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
         return failed(&[d], &none);
     }
-    match preview::preview(scratch.path(), &spec_rel, &k, &b.preview) {
+    match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
         Err(f) => {
             let mut o = failed(&f.diagnostics, &f.secrets);
             o.stderr = warnings + &o.stderr;

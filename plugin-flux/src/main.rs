@@ -101,6 +101,11 @@ struct BuildArgs {
     /// Leave out the kiln.dev/* provenance annotations of rendered objects.
     #[arg(long)]
     no_provenance: bool,
+    /// Let kustomizations name remote bases and files (Git and HTTP URLs), which kubectl
+    /// fetches unchecked; without it they are refused (KLN1014). Flux allows them unless its
+    /// controller runs with --no-remote-bases.
+    #[arg(long)]
+    allow_remote_bases: bool,
     /// kubectl to run for --kustomization (default: kubectl on PATH).
     #[arg(long, value_name = "PATH")]
     kubectl: Option<PathBuf>,
@@ -183,6 +188,7 @@ fn build(a: BuildArgs) -> Outcome {
             lenient: a.no_strict_substitution,
             yaml: limits.yaml,
             max_output_bytes: limits.output_bytes,
+            allow_remote_bases: a.allow_remote_bases,
         },
     };
     kiln_flux::build(&b)

@@ -599,3 +599,125 @@ fn kro_mode_ships_the_definitions_and_observed_state_resolves_external_refs() {
         "{y}"
     );
 }
+
+/// The secret an outside file holds: no escape test may ever see it on stdout or stderr.
+const SECRET: &str = "s3cr3t-outside-the-root";
+
+/// A copy of the repository beside files outside it that hold [`SECRET`], with
+/// `deploy/kustomization.yaml` given `extra` (YAML appended; `{OUT}` is the outside directory),
+/// and `setup` run on the root before the build.
+fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
+    let d = tempfile::tempdir().unwrap();
+    let outside = d.path();
+    let root = outside.join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    copy_tree(&repo(), &root);
+    std::fs::write(
+        outside.join("secret.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: stolen}}\ndata: {{key: {SECRET}}}\n"),
+    )
+    .unwrap();
+    std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
+    std::fs::write(outside.join("secret.env"), format!("KEY={SECRET}\n")).unwrap();
+    std::fs::write(
+        outside.join("patch.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings}}\ndata: {{stolen: {SECRET}}}\n"),
+    )
+    .unwrap();
+    let kfile = root.join("deploy/kustomization.yaml");
+    let mut k = std::fs::read_to_string(&kfile).unwrap();
+    k.push_str(&extra.replace("{OUT}", s(outside)));
+    std::fs::write(&kfile, k).unwrap();
+    setup(&root, outside);
+    run(&[
+        "build",
+        "--kustomization",
+        s(&root.join("clusters/prod/apps.yaml")),
+        "--source-root",
+        s(&root),
+    ])
+}
+
+fn refused(out: &Output, code: &str) -> String {
+    let err = fails_with(out, code);
+    assert!(
+        !err.contains(SECRET),
+        "the outside file's content leaked: {err}"
+    );
+    err
+}
+
+#[test]
+fn a_kustomization_may_not_read_outside_the_source_root() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let none = |_: &Path, _: &Path| {};
+    // An absolute resource, and `../` from spec.path (one more `../` than the source root).
+    let err = refused(&escaping("  - {OUT}/secret.yaml\n", none), "KLN1002");
+    assert!(err.contains("resources[2]"), "{err}");
+    let err = refused(&escaping("  - ../../secret.yaml\n", none), "KLN1002");
+    assert!(err.contains("resources[2]"), "{err}");
+    assert!(err.contains("kustomization.yaml"), "{err}");
+    // A nested base that escapes: reported in the base's own file.
+    let err = refused(
+        &escaping("  - ../base\n", |root, _| {
+            std::fs::create_dir_all(root.join("base")).unwrap();
+            std::fs::write(
+                root.join("base/kustomization.yaml"),
+                "resources: [../../secret.yaml]\n",
+            )
+            .unwrap();
+        }),
+        "KLN1002",
+    );
+    assert!(err.contains("base/kustomization.yaml"), "{err}");
+    // A patch file, a strategic-merge patch file, and configMapGenerator files and envs.
+    for (extra, field) in [
+        ("patches:\n  - path: ../../patch.yaml\n", "patches[0].path"),
+        (
+            "patchesStrategicMerge:\n  - {OUT}/patch.yaml\n",
+            "patchesStrategicMerge[0]",
+        ),
+        (
+            "configMapGenerator:\n  - name: gen\n    files: [stolen=../../secret.txt]\n",
+            "configMapGenerator[0].files[0]",
+        ),
+        (
+            "configMapGenerator:\n  - name: gen\n    envs: [../../secret.env]\n",
+            "configMapGenerator[0].envs[0]",
+        ),
+        (
+            "secretGenerator:\n  - name: gen\n    files: [{OUT}/secret.txt]\n",
+            "secretGenerator[0].files[0]",
+        ),
+    ] {
+        let err = refused(&escaping(extra, none), "KLN1002");
+        assert!(err.contains(field), "{field} in {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_source_root_is_refused() {
+    for (link, target) in [("deploy/stolen.yaml", "secret.yaml"), ("deploy/out", "")] {
+        let out = escaping("  - stolen.yaml\n", |root, outside| {
+            std::os::unix::fs::symlink(outside.join(target), root.join(link)).unwrap();
+        });
+        refused(&out, "KLN1002");
+    }
+}
+
+#[test]
+fn a_remote_base_is_refused_unless_allowed() {
+    let out = escaping(
+        "  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5.5.0\n",
+        |_, _| {},
+    );
+    let err = refused(&out, "KLN1014");
+    assert!(err.contains("--allow-remote-bases"), "{err}");
+    for remote in ["git@github.com:org/repo.git", "github.com/org/repo/base"] {
+        let out = escaping(&format!("  - {remote}\n"), |_, _| {});
+        refused(&out, "KLN1014");
+    }
+}
