@@ -122,6 +122,9 @@ pub fn build(b: &Build) -> Outcome {
         }
         (Some(_), None, Some(_)) => usage("--source-root goes with --kustomization"),
         (Some(path), None, None) => {
+            if let Some(d) = artifact_inside(&b.output, path) {
+                return failed(&[d], &none);
+            }
             let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
                 Ok(f) => f,
                 Err(ds) => return failed(&ds.0, &none),
@@ -210,6 +213,9 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         .strip_prefix(&croot)
         .unwrap_or(Path::new(""))
         .to_path_buf();
+    if let Some(d) = artifact_inside(&b.output, &real) {
+        return failed(&[d], &none);
+    }
     let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
         Ok(f) => f,
         Err(ds) => return failed(&ds.0, &none),
@@ -272,6 +278,29 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
             Err(d) => failed(&[d], &none),
         },
     }
+}
+
+/// An artifact written inside the tree it packs would be packed by the next build: every build
+/// would then give a new digest (and carry every earlier artifact). Refused, before anything is
+/// read.
+fn artifact_inside(output: &Output, tree: &Path) -> Option<Diagnostic> {
+    let Output::Artifact { file, .. } = output else {
+        return None;
+    };
+    let tree = std::fs::canonicalize(tree).ok()?;
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    dir.starts_with(&tree).then(|| {
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            "the artifact would be written inside the tree it packs: the next build would pack it too, and its digest would change every time",
+        )
+        .in_file(file.display().to_string())
+        .with_hint("write the artifact outside the tree, e.g. --artifact ../m.tar.gz or into a build directory")
+    })
 }
 
 /// Write the output tree where `output` says.

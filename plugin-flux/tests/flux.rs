@@ -721,3 +721,54 @@ fn a_remote_base_is_refused_unless_allowed() {
         refused(&out, "KLN1014");
     }
 }
+
+/// Issue 24.4: `build DIR --artifact DIR/m.tar.gz` run twice packed the first artifact into the
+/// second, so the digest changed every run. An artifact inside the tree it packs is refused
+/// before anything is read or written; one beside the tree gives the same digest every time.
+#[test]
+fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("deploy");
+    std::fs::create_dir_all(&tree).unwrap();
+    copy_tree(&repo().join("deploy"), &tree);
+    for inside in [tree.join("m.tar.gz"), tree.join("hooks/m.tar.gz")] {
+        for _ in 0..2 {
+            let out = run(&["build", s(&tree), "--artifact", s(&inside)]);
+            let err = fails_with(&out, "KLN1010");
+            assert!(err.contains("outside the tree"), "{err}");
+            assert!(!inside.exists(), "nothing written");
+        }
+    }
+    // Relative to the working directory, as `kiln-flux build . --artifact m.tar.gz` is typed.
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .args(["build", ".", "--artifact", "m.tar.gz"])
+        .current_dir(&tree)
+        .output()
+        .unwrap();
+    fails_with(&out, "KLN1010");
+    // With --kustomization: the tree is spec.path.
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    copy_tree(&repo(), &root);
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&root.join("clusters/prod/apps.yaml")),
+        "--source-root",
+        s(&root),
+        "--artifact",
+        s(&root.join("deploy/m.tar.gz")),
+    ]);
+    fails_with(&out, "KLN1010");
+    // Beside the tree: twice, the same digest.
+    let beside = d.path().join("m.tar.gz");
+    let digests: Vec<String> = (0..2)
+        .map(|_| {
+            let out = run(&["build", s(&tree), "--artifact", s(&beside)]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            status["digest"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(digests[0], digests[1]);
+}
