@@ -772,3 +772,64 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
         .collect();
     assert_eq!(digests[0], digests[1]);
 }
+
+/// Issue 24.6: with stdout on a full device the door exited 1 with no message. It now says why,
+/// with the CLI's words, for each kind of output (a stream, the artifact's status, envsubst).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let artifact = d.path().join("m.tar.gz");
+    let deploy = repo().join("deploy");
+    let runs: [&[&str]; 3] = [
+        &["build", s(&deploy)],
+        &["build", s(&deploy), "--artifact", s(&artifact)],
+        &["envsubst"],
+    ];
+    for args in runs {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let input = d.path().join("in.yaml");
+        std::fs::write(&input, "a: b\n").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+            .args(args)
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write output: No space left on device")
+                && stderr.contains("KLN1001"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A reader that closes the pipe early: exit 1 (the output is incomplete), no message, no panic.
+#[test]
+fn a_closed_stdout_pipe_fails_quietly() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .arg("envsubst")
+        .env("V", "x")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the child has anything to write: it reads all of stdin first.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all("a: ${V}\n".repeat(10_000).as_bytes())
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "quietly");
+}
