@@ -954,3 +954,187 @@ fn the_flux_example_runs_as_its_readme_says() {
     assert_eq!(text(&k.stdout).matches("kind: Deployment").count(), 2);
     assert!(d.path().join("manifests.tar.gz").is_file());
 }
+
+/// Issue 23.17: Flux substitutes each object as go-yaml v2 writes it (kustomize's JSON through
+/// `sigs.k8s.io/yaml.JSONToYAML`, fluxcd/pkg `kustomize/kustomize_varsub.go`), so kiln writes
+/// the same text (`kiln_core::flux::goyaml`). kubectl's `-o yaml` is that same writer: for
+/// strings of every style (plain, single- and double-quoted, literal, folded at 80 columns) and
+/// keys in go-yaml's order, kiln's text equals kubectl's.
+#[test]
+fn the_text_flux_substitutes_is_go_yamls() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let long = "word ".repeat(30);
+    let long_ref = format!("{} ${{db_password}} {}", "x".repeat(70), "tail ".repeat(10));
+    let values: Vec<(&str, String)> = vec![
+        ("a", "${db_password}".into()),
+        ("b", "${a}:${b}".into()),
+        ("c", "${a}: x".into()),
+        ("d", "it's ${a}".into()),
+        ("e", "a #b".into()),
+        ("f", "- x".into()),
+        ("g", String::new()),
+        ("h", "8080".into()),
+        ("i", "yes".into()),
+        ("j", "1:30".into()),
+        ("k", "2001-12-14".into()),
+        ("l", "a\tb".into()),
+        ("m", "😀 ${a}".into()),
+        ("n", " lead".into()),
+        ("o", "l1\nl2".into()),
+        ("p", "l1\n".into()),
+        ("q", " x\ny".into()),
+        ("r", long.clone()),
+        ("s", long.trim_end().to_string()),
+        ("t", long_ref),
+        ("u", "\"quoted\" and \\".into()),
+        ("v", "0x1F".into()),
+        ("w", "1e3".into()),
+        ("x", ".5".into()),
+        ("y2", "~".into()),
+        ("z", "<<".into()),
+        ("a10", "+1".into()),
+        ("a9", "-.inf".into()),
+        ("_x", "0o17".into()),
+        ("1", "1_000".into()),
+        ("B", "é ${a} #x".into()),
+        ("C", "trailing ".into()),
+        ("D", "tab\there and ${x:-a b}".into()),
+        ("E", "---x".into()),
+        ("F", "?x".into()),
+        ("G", "x: ".into()),
+        ("H", "@x".into()),
+        ("I", "%x".into()),
+    ];
+    let mut cmd = Command::new(&kubectl);
+    cmd.args(["create", "configmap", "y", "--dry-run=client", "-o", "yaml"]);
+    for (k, v) in &values {
+        cmd.arg(format!("--from-literal={k}={v}"));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data: serde_json::Map<String, serde_json::Value> = values
+        .iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
+        .collect();
+    let object = serde_json::json!({
+        "apiVersion": "v1",
+        "data": data,
+        "kind": "ConfigMap",
+        "metadata": {"creationTimestamp": null, "name": "y"},
+    });
+    let ours = kiln_core::flux::goyaml::marshal(&object);
+    let theirs = text(&out.stdout);
+    assert_same_text(&ours, &theirs);
+    // Structure: nested mappings, sequences of mappings and of strings, empty mappings.
+    let runs: [(&[&str], &[&str]); 3] = [
+        (
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx:1.27",
+                "--port=80",
+                "--replicas=3",
+            ],
+            &[],
+        ),
+        (
+            &[
+                "create",
+                "cronjob",
+                "backup",
+                "--image=busybox",
+                "--schedule=*/5 * * * *",
+            ],
+            &["sh", "-c", "echo ${HOME} && date: now # x"],
+        ),
+        (
+            &["create", "job", "j", "--image=busybox"],
+            &["a b", "", "- x", "x\ny"],
+        ),
+    ];
+    for (args, command) in runs {
+        let get = |format: &str| {
+            let o = Command::new(&kubectl)
+                .args(args)
+                .args(["--dry-run=client", "-o", format, "--"])
+                .args(command)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            text(&o.stdout)
+        };
+        let object: serde_json::Value = serde_json::from_str(&get("json")).unwrap();
+        assert_same_text(&kiln_core::flux::goyaml::marshal(&object), &get("yaml"));
+    }
+}
+
+fn assert_same_text(ours: &str, theirs: &str) {
+    if ours != theirs {
+        let diff: Vec<String> = ours
+            .lines()
+            .zip(theirs.lines())
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("kiln:    {a}\nkubectl: {b}"))
+            .collect();
+        panic!(
+            "{}\n--- kiln\n{ours}\n--- kubectl\n{theirs}",
+            diff.join("\n")
+        );
+    }
+}
+
+/// Issue 23.17, end to end: the preview substitutes what Flux substitutes. Flux writes each
+/// object of the build with go-yaml v2 from kustomize's JSON (fluxcd/pkg
+/// kustomize/kustomize_varsub.go), so a quoted `"${replicas:=2}"` comes back the number 2, and a
+/// quoted `"${db_password}"` whose value holds `: ` fails in Flux (the field is written bare:
+/// fluxcd/flux2#1839) and so in the preview (KLN8004), without the value in the message.
+#[test]
+fn the_preview_substitutes_what_flux_substitutes() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    std::fs::create_dir_all(root.join("deploy")).unwrap();
+    std::fs::write(
+        root.join("deploy/kustomization.yaml"),
+        "resources: [app.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("deploy/app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n  annotations:\n    colon: '${greeting}: x'\nspec:\n  replicas: \"${replicas:=2}\"\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n        - name: PASSWORD\n          value: \"${db_password}\"\n",
+    )
+    .unwrap();
+    let ks = |password: &str| {
+        let k = root.join("ks.yaml");
+        std::fs::write(
+            &k,
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  interval: 1m\n  sourceRef: {{kind: GitRepository, name: repo}}\n  path: ./deploy\n  postBuild:\n    substitute: {{db_password: '{password}', greeting: hi}}\n"),
+        )
+        .unwrap();
+        run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(root),
+            "--substitute",
+        ])
+    };
+    let ok = ks("s3cret");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = text(&ok.stdout);
+    assert!(
+        out.contains("replicas: 2\n"),
+        "a number, as Flux gives it: {out}"
+    );
+    assert!(out.contains("value: s3cret"), "{out}");
+    assert!(out.contains("colon: \"hi: x\""), "{out}");
+    let bad = ks("pa: ss");
+    let err = fails_with(&bad, "KLN8004");
+    assert!(!err.contains("pa: ss"), "{err}");
+}
