@@ -362,7 +362,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     .map(|(kind, mut u)| {
                         if kind != OriginKind::Passthrough {
                             for o in &mut u.objects {
-                                if opts.lint {
+                                // A protected object is what substitution gives back:
+                                // nothing to warn about.
+                                if opts.lint && opts.protect.is_none() {
                                     found.extend(
                                         lint::diagnostics(o)
                                             .into_iter()

@@ -87,10 +87,30 @@ pub struct Build {
 fn report(ds: &[Diagnostic], secrets: &Secrets) -> String {
     let mut s = String::new();
     for d in ds {
-        s.push_str(&secrets.redact_diagnostic(d).to_string());
+        s.push_str(&secrets.redact_diagnostic(&door_hint(d)).to_string());
         s.push('\n');
     }
     s
+}
+
+/// The diagnostic with a hint in kiln-flux's words: core's hints name the `kiln` command line's
+/// options, some of which kiln-flux does not have (`--crds`: a Flux tree's CRDs are in the
+/// tree), and the substitution check's fix is kiln-flux's `--protect`.
+pub fn door_hint(d: &Diagnostic) -> Diagnostic {
+    let mut d = d.clone();
+    if d.code == codes::FLUX_UNESCAPED {
+        d.hint = Some(format!(
+            "build with --protect (escapes it: `$${{` for `${{`) or --protect=annotate (adds {}: {}), or escape it in the source",
+            kiln_core::flux::SUBSTITUTE_KEY,
+            kiln_core::flux::DISABLED
+        ));
+    } else if let Some(h) = &d.hint {
+        d.hint = Some(
+            h.replace(" to the inputs (or --crds)", " to the tree")
+                .replace(" (or --crds)", ""),
+        );
+    }
+    d
 }
 
 fn failed(ds: &[Diagnostic], secrets: &Secrets) -> Outcome {

@@ -147,6 +147,12 @@ fn protect_keeps_kiln_output_through_substitution() {
         );
         // The user's own manifests are still substituted.
         assert!(stdout.contains("region: eu-west-1"), "{how}: {stdout}");
+        // Protected objects are not reported as changed by substitution.
+        assert!(
+            !text(&out.stderr).contains("KLN8008"),
+            "{how}: {}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -351,8 +357,42 @@ fn variant(edit: impl Fn(String) -> String) -> (tempfile::TempDir, PathBuf, Path
     (d, root, ks)
 }
 
+/// Every `--option` a hint names is one of kiln-flux's (issue 23.6): core's hints speak the
+/// `kiln` command line's language, and the door must not send its users to options it lacks.
+fn hints_name_our_options(stderr: &str) {
+    use std::sync::OnceLock;
+    static HELP: OnceLock<String> = OnceLock::new();
+    let help = HELP.get_or_init(|| {
+        let mut h = text(&run(&["build", "--help"]).stdout);
+        h.push_str(&text(&run(&["envsubst", "--help"]).stdout));
+        h
+    });
+    for line in stderr.lines() {
+        let Some((_, hint)) = line.split_once("(hint: ") else {
+            continue;
+        };
+        for (i, _) in hint.match_indices("--") {
+            let flag: String = hint[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if flag.len() > 2 {
+                assert!(
+                    help.contains(&format!("{flag} "))
+                        || help.contains(&format!("{flag}\n"))
+                        || help.contains(&format!("{flag}["))
+                        || help.contains(&format!("{flag}="))
+                        || help.contains(&format!("{flag} <")),
+                    "a hint names {flag}, which kiln-flux does not have: {line}"
+                );
+            }
+        }
+    }
+}
+
 fn fails_with(out: &Output, code: &str) -> String {
     let stderr = text(&out.stderr);
+    hints_name_our_options(&stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         out.stdout.is_empty(),
@@ -1137,4 +1177,41 @@ fn the_preview_substitutes_what_flux_substitutes() {
     let bad = ks("pa: ss");
     let err = fails_with(&bad, "KLN8004");
     assert!(!err.contains("pa: ss"), "{err}");
+}
+
+/// Issue 23.6: hints name kiln-flux's own options. An unknown kind's hint (core: "or --crds")
+/// speaks of the tree and `--pass-through`; the substitution check's hint names `--protect`.
+#[test]
+fn hints_name_kiln_flux_options() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("x.yaml"),
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+    )
+    .unwrap();
+    let out = run(&["build", s(d.path())]);
+    let err = fails_with(&out, "KLN1011");
+    assert!(!err.contains("--crds"), "{err}");
+    assert!(
+        err.contains("to the tree") && err.contains("--pass-through example.com"),
+        "{err}"
+    );
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let out = run(&[
+        "build",
+        "--kustomization",
+        &ks(),
+        "--source-root",
+        s(&repo()),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    let err = text(&out.stderr);
+    assert!(err.contains("warning[KLN8008]"), "{err}");
+    assert!(err.contains("build with --protect"), "{err}");
+    assert!(!err.contains("flux::lint::escape"), "{err}");
+    hints_name_our_options(&err);
 }
