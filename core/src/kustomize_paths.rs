@@ -266,11 +266,12 @@ impl Checker<'_> {
         self.stack.push(dir.to_path_buf());
         for name in KUSTOMIZATION_FILES {
             let rel = dir.join(name);
-            let Ok(real) = self.root.resolve(&rel) else {
-                continue;
-            };
-            if real.is_file() {
-                self.visit_kustomization(dir, &rel);
+            match self.root.resolve(&rel) {
+                Ok(real) if real.is_file() => self.visit_kustomization(dir, &rel),
+                Ok(_) => {}
+                // A kustomization file linked from outside the root: kustomize would read it.
+                Err(d) if d.code == codes::PATH_ESCAPE => self.diags.push(d),
+                Err(_) => {}
             }
         }
         self.stack.pop();
@@ -844,5 +845,18 @@ reſources: [../folded]
             ["resources[0]", "resources[1]", "resources[2]"],
             "{got:?}"
         );
+        // A kustomization file linked from outside is refused, not skipped.
+        let d = tree(&[
+            ("root/base/x.yaml", "a: 1\n"),
+            ("k.yaml", "resources: [../../secret]\n"),
+        ]);
+        std::os::unix::fs::symlink(
+            d.path().join("k.yaml"),
+            d.path().join("root/base/kustomization.yaml"),
+        )
+        .unwrap();
+        let got = codes_of(&d, "base");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, "KLN1002");
     }
 }
