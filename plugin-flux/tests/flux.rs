@@ -1033,7 +1033,6 @@ fn the_text_flux_substitutes_is_go_yamls() {
         ("w", "1e3".into()),
         ("x", ".5".into()),
         ("y2", "~".into()),
-        ("z", "<<".into()),
         ("a10", "+1".into()),
         ("a9", "-.inf".into()),
         ("_x", "0o17".into()),

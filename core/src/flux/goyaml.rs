@@ -22,7 +22,10 @@
 //! - integers in decimal, floats as Go's `strconv.FormatFloat(f, 'g', -1, 64)`, `true`, `false`,
 //!   `null`.
 //!
-//! Not reproduced: mapping keys longer than 128 characters or holding a line break (go-yaml
+//! Not reproduced: a string without `$` that go-yaml writes plain but kiln's own writer would
+//! quote (`<<`) is double-quoted, so that kiln's reader reads it back as the same string
+//! (substitution does not touch it, so the result is Flux's); a multi-line string holding U+2028
+//! or U+2029 is double-quoted (go-yaml writes them raw in a literal block); mapping keys longer than 128 characters or holding a line break (go-yaml
 //! writes them as complex keys `? …`); a string ending in two or more line breaks at the very end
 //! of the object (go-yaml adds a document end marker).
 
@@ -450,7 +453,15 @@ fn style(s: &str, key: bool) -> Style {
     if st == Style::Single && !a.single {
         st = Style::Double;
     }
-    if st == Style::Literal && (!a.block || key) {
+    // (go-yaml writes U+2028 and U+2029 raw in a literal block; kiln double-quotes them, so
+    // that they read back as written.)
+    if st == Style::Literal && (!a.block || key || s.contains(['\u{2028}', '\u{2029}'])) {
+        st = Style::Double;
+    }
+    // A plain text without `$` is not changed by substitution, so it must read back as the
+    // same string: when kiln's reader might not agree that it is one (`<<`), it is quoted. Its
+    // quoting cannot change what substitution gives.
+    if st == Style::Plain && !s.contains('$') && !crate::output::writes_plain(s, key) {
         st = Style::Double;
     }
     st
@@ -501,9 +512,11 @@ fn is_int(s: &str) -> bool {
     !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix))
 }
 
-/// v2's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+/// v2's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`, matched
+/// (as v2 matches it) with the underscores removed.
 fn is_float(s: &str) -> bool {
-    let b = s.as_bytes();
+    let plain: String = s.chars().filter(|&c| c != '_').collect();
+    let b = plain.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
     let digits = |i: &mut usize| {
         let start = *i;
@@ -755,6 +768,7 @@ mod tests {
             ("yes", "\"yes\""),
             ("1:30", "\"1:30\""),
             ("2001-12-14", "\"2001-12-14\""),
+            ("1_000.5", "\"1_000.5\""),
             ("a\tb", "\"a\\tb\""),
             ("😀", "\"\\U0001F600\""),
             (" lead", "' lead'"),
@@ -767,6 +781,25 @@ mod tests {
             assert_eq!(got, format!("k: {want}\n"), "{s:?}");
         }
         assert_eq!(marshal(&json!({"n": 1})), "\"n\": 1\n");
+    }
+
+    proptest::proptest! {
+        /// What substitution does not touch reads back as it was: strings of any characters
+        /// (but `$`), as keys and values, at any depth.
+        #[test]
+        fn untouched_objects_read_back(
+            a in "[ -#%-~\t\n\u{85}\u{a0}\u{2028}é😀]{0,40}",
+            b in "[ -#%-~]{0,120}",
+            n in proptest::num::i64::ANY,
+        ) {
+            let v = json!({"k": a.clone(), "list": [a.clone(), b.clone(), n, null, true], "m": {b.clone(): {"x": a.clone()}}, "e": {}, "s": []});
+            let text = marshal(&v);
+            let back = crate::document::parse_file("t", text.clone(), &crate::document::YamlLimits::default())
+                .map_err(|d| d.to_string());
+            proptest::prop_assert!(back.is_ok(), "{:?}: {}", back, text);
+            let back = back.unwrap();
+            proptest::prop_assert_eq!(&back[0].value, &v, "{}", text);
+        }
     }
 
     #[test]
