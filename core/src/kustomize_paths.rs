@@ -516,7 +516,7 @@ impl Checker<'_> {
             Role::File => {}
             Role::Base | Role::Config if real.is_dir() => {
                 if role == Role::Config {
-                    self.visit_config_dir(dir, &rel);
+                    self.visit_config_dir(dir, &rel, 0);
                 } else {
                     self.visit_dir(&rel);
                 }
@@ -539,7 +539,21 @@ impl Checker<'_> {
     /// configurations. Its own paths are checked as any kustomization's, and every file it lists
     /// as a resource is read as configurations, whose paths are relative to `base`, the
     /// directory of the kustomization that names the generator.
-    fn visit_config_dir(&mut self, base: &Path, dir: &Path) {
+    fn visit_config_dir(&mut self, base: &Path, dir: &Path, depth: usize) {
+        if depth >= self.opts.max_depth {
+            self.diags.push(
+                Diagnostic::error(
+                    codes::KUSTOMIZE_REFERENCES,
+                    format!(
+                        "generator or transformer directories nest deeper than {}: the paths they name are not checked",
+                        self.opts.max_depth
+                    ),
+                )
+                .in_file(self.root.display_name(dir))
+                .with_hint("flatten the chain of generator directories"),
+            );
+            return;
+        }
         self.visit_dir(dir);
         if !self.config_done.insert(dir.to_path_buf()) {
             return;
@@ -567,7 +581,7 @@ impl Checker<'_> {
                             self.root.resolve_from(dir, Path::new(&s), &shown)
                         {
                             if real.is_dir() {
-                                self.visit_config_dir(base, &r);
+                                self.visit_config_dir(base, &r, depth + 1);
                             } else if let Some(docs) = self.read(&r) {
                                 let name = self.root.display_name(&r);
                                 for d in &docs {
@@ -808,6 +822,27 @@ reſources: [../folded]
         let got = run(&d, "d0", &shallow);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].0, "KLN1015");
+        // Generator directories whose resources are generator directories, and so on.
+        let mut files = vec![(
+            "root/kustomization.yaml".to_string(),
+            "generators: [g0]\n".to_string(),
+        )];
+        for i in 0..10 {
+            files.push((
+                format!("root/g{i}/kustomization.yaml"),
+                format!("resources: [../g{}]\n", i + 1),
+            ));
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let d = tree(&files);
+        let got = run(&d, "", &shallow);
+        assert!(
+            got.iter().all(|(c, _)| c == "KLN1015") && !got.is_empty(),
+            "{got:?}"
+        );
     }
 
     #[test]
