@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval cel_deep simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths)
+ALL_TARGETS=(yaml_load scan cel_eval cel_deep simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths kustomization_paths)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -186,6 +186,9 @@ if command -v kpt >/dev/null; then
     rm -f "$tmp"
 fi
 
+# kustomize's kustomization files (kustomization_paths): every one of testdata, and the hostile
+# hand-written ones kept as regressions.
+while IFS= read -r f; do seed kustomization_paths "$f"; done < <(find testdata fuzz/regressions/kustomization_paths -type f \( -name 'kustomization.y*ml' -o -path '*/kustomization_paths/*' \) | LC_ALL=C sort)
 # Flux Kustomizations (flux_kustomization): every file that holds one, and each with its
 # spec.path changed to paths the door must refuse. Artifact paths (flux_artifact_paths): the file
 # list of every testdata directory, and hand-written hard cases (long names, `..`, `//`).

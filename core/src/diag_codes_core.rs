@@ -28,6 +28,12 @@ code_table! { CORE;
     DUPLICATE_OBJECT = "KLN1012", "duplicate-object";
     /// An observed object (`--observed`) lacks an identity, or appears twice.
     OBSERVED_INVALID = "KLN1013", "observed-invalid";
+    /// A kustomization names a remote base or file (a Git or HTTP URL) and remote references
+    /// are not allowed.
+    KUSTOMIZE_REMOTE = "KLN1014", "kustomize-remote";
+    /// Kustomizations refer to each other in a cycle, or deeper or more often than the bounds of
+    /// the path check allow; or a kustomization file cannot be read as YAML.
+    KUSTOMIZE_REFERENCES = "KLN1015", "kustomize-references";
     /// A document that passes through does not fit its kind's schema (the bundled Kubernetes
     /// schema, or the CRD of the run): a wrong type, an unknown field, a value outside an enum.
     PASSTHROUGH_SCHEMA = "KLN1020", "passthrough-schema";

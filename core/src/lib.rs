@@ -57,6 +57,7 @@ pub mod inventory;
 pub mod ir;
 pub mod kro;
 pub mod kurel;
+pub mod kustomize_paths;
 pub mod layout;
 pub mod limits;
 pub mod lookup;

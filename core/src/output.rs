@@ -6,6 +6,7 @@
 //! are separated by `---` as `kustomize build` does.
 
 mod emit;
+pub(crate) use emit::writes_plain;
 
 use serde_json::{json, Value};
 

@@ -89,6 +89,58 @@ impl Root {
         Ok(real)
     }
 
+    /// Resolve `entry`, a path written in a file of the directory `base` (relative to the root,
+    /// without `..`), as a tool that joins it to that directory would: absolute paths are
+    /// refused; `..` is applied lexically (as Go's `filepath.Join` does) and may not climb above
+    /// the root; and what exists is resolved through its symlinks, both after and without the
+    /// lexical cleaning, and must stay inside. `Ok(Some((rel, real)))`: it exists, at `rel`
+    /// below the root; `Ok(None)`: nothing is there (reading it would fail, not escape).
+    /// Escapes are KLN1002 naming `shown`.
+    pub fn resolve_from(
+        &self,
+        base: &Path,
+        entry: &Path,
+        shown: &str,
+    ) -> Result<Option<(PathBuf, PathBuf)>, Diagnostic> {
+        if entry.has_root() || entry.is_absolute() {
+            return Err(escape(shown, "the path is absolute"));
+        }
+        let mut clean = PathBuf::new();
+        for c in base.components().chain(entry.components()) {
+            match c {
+                Component::CurDir => {}
+                Component::Normal(n) => clean.push(n),
+                Component::ParentDir => {
+                    if !clean.pop() {
+                        return Err(escape(shown, "its `..` climbs above the root"));
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(escape(shown, "the path is absolute"));
+                }
+            }
+        }
+        // Without lexical cleaning: `link/..` is the parent of the link's target.
+        if let Ok(raw) = fs::canonicalize(self.canonical.join(base).join(entry)) {
+            if !raw.starts_with(&self.canonical) {
+                return Err(escape(
+                    shown,
+                    &format!("it resolves to {}, outside the root", raw.display()),
+                ));
+            }
+        }
+        match fs::canonicalize(self.canonical.join(&clean)) {
+            Err(_) => Ok(None),
+            Ok(real) => match real.strip_prefix(&self.canonical) {
+                Ok(rel) => Ok(Some((rel.to_path_buf(), real.clone()))),
+                Err(_) => Err(escape(
+                    shown,
+                    &format!("it resolves to {}, outside the root", real.display()),
+                )),
+            },
+        }
+    }
+
     /// Read a regular file inside the root as UTF-8 text, with a size limit.
     pub fn read_to_string(&self, rel: &Path, max_bytes: usize) -> Result<String, Diagnostic> {
         let real = self.resolve(rel)?;

@@ -618,6 +618,103 @@ pub fn cel_deep(data: &[u8]) {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// kustomization_paths
+
+/// What the file outside the fuzzed root holds: no diagnostic may ever quote it.
+const OUTSIDE_CONTENT: &str = "kiln-fuzz-outside-content";
+
+/// A scratch source root per process: `outside` (a file beside the root), and in `root/` a base
+/// with a kustomization, a symlink to the outside file and one to the base (unix), and the two
+/// kustomization files the input fills.
+fn kustomize_scratch() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("kiln-fuzz-kpaths-{}", std::process::id()));
+        let root = dir.join("root");
+        std::fs::create_dir_all(root.join("base")).expect("temp dir is writable");
+        std::fs::create_dir_all(root.join("sub")).expect("temp dir is writable");
+        std::fs::write(dir.join("outside"), OUTSIDE_CONTENT).expect("temp dir is writable");
+        std::fs::write(
+            root.join("base/kustomization.yaml"),
+            "resources: [d.yaml]\n",
+        )
+        .expect("temp dir is writable");
+        std::fs::write(root.join("base/d.yaml"), "a: 1\n").expect("temp dir is writable");
+        #[cfg(unix)]
+        {
+            let _ = std::os::unix::fs::symlink(dir.join("outside"), root.join("link"));
+            let _ = std::os::unix::fs::symlink(root.join("base"), root.join("inner"));
+        }
+        dir
+    })
+}
+
+/// The path check kiln runs before kustomize (`kustomize_paths::check`), over a kustomization
+/// file (the input up to a NUL) and a second one in `sub/` (the rest), in a root beside a file
+/// it must never read. Contract, beyond "no panic": the answer does not change when asked twice;
+/// every diagnostic is an error naming a file, with one of the documented codes, and never
+/// quotes the outside file; an absolute `resources` entry is always refused.
+pub fn kustomization_paths(data: &[u8]) {
+    use kiln_core::kustomize_paths::{check, Options};
+    use kiln_core::source::Root;
+    let Some(input) = text(data) else { return };
+    let (top, sub) = input.split_once('\0').unwrap_or((input, ""));
+    let dir = kustomize_scratch();
+    let root_dir = dir.join("root");
+    if std::fs::write(root_dir.join("kustomization.yaml"), top).is_err()
+        || std::fs::write(root_dir.join("sub/kustomization.yaml"), sub).is_err()
+    {
+        return;
+    }
+    let Ok(root) = Root::new(&root_dir) else {
+        return;
+    };
+    let opts = Options::default();
+    let first = on_worker(|| check(&root, std::path::Path::new(""), &opts));
+    let second = on_worker(|| check(&root, std::path::Path::new(""), &opts));
+    assert_eq!(first.0, second.0, "the check is not deterministic");
+    let allowed = [
+        codes::IO_READ,
+        codes::PATH_ESCAPE,
+        codes::NOT_UTF8,
+        codes::YAML_BUDGET,
+        codes::NOT_A_FILE,
+        codes::KUSTOMIZE_REMOTE,
+        codes::KUSTOMIZE_REFERENCES,
+    ];
+    for d in &first.0 {
+        assert!(d.is_error(), "a warning from the path check: {d}");
+        assert!(d.file.is_some(), "a diagnostic without its file: {d}");
+        assert!(allowed.contains(&d.code), "an undocumented code: {d}");
+        assert!(
+            !d.to_string().contains(OUTSIDE_CONTENT),
+            "the outside file was quoted: {d}"
+        );
+    }
+    // Oracle: an absolute entry of a plain `resources` list is refused at its index.
+    let Some(docs) = documents("kustomization.yaml", top) else {
+        return;
+    };
+    for doc in &docs {
+        let Some(list) = doc.value.get("resources").and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, e) in list.iter().enumerate() {
+            if e.as_str().is_some_and(|s| s.starts_with('/')) {
+                let at = format!("resources[{i}]");
+                assert!(
+                    first
+                        .0
+                        .iter()
+                        .any(|d| d.path.as_deref() == Some(at.as_str())),
+                    "an absolute resource was let through: {at} {e}"
+                );
+            }
+        }
+    }
+}
+
 /// A fuzz target: takes any bytes, must not panic.
 pub type Target = fn(&[u8]);
 
@@ -632,4 +729,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("json_pointer_filters", json_pointer_filters),
     ("kpatch", kpatch),
     ("render_rgd", render_rgd),
+    ("kustomization_paths", kustomization_paths),
 ];

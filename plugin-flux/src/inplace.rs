@@ -5,7 +5,7 @@
 //!
 //! | the file | in the output |
 //! | --- | --- |
-//! | not a kiln input: not `.yaml`/`.yml`/`.json`, hidden (a path component starts with `.`), or a `kustomization.yaml`/`.yml` | copied byte for byte |
+//! | not a kiln input: not `.yaml`/`.yml`/`.json`, hidden (a path component starts with `.`), or a `kustomization.yaml`/`.yml` | copied byte for byte (a kustomization naming consumed inputs is rewritten, see below) |
 //! | only plain manifests (every document passes through) | copied byte for byte |
 //! | kro instances (with or without plain manifests) | the same name, holding the file's documents in order, each instance replaced by its objects (the whole file is rewritten by kiln's YAML writer) |
 //! | only definitions (ResourceGraphDefinitions, component types, workloads, …) | gone: definitions are consumed |
@@ -19,7 +19,9 @@
 //! an error: nothing is overwritten.
 //!
 //! File names stay, so a `kustomization.yaml` whose `resources:` names `instances.yaml` still
-//! finds it, now holding the rendered objects.
+//! finds it, now holding the rendered objects. A kustomization whose `resources` name an input
+//! that is gone or moved (a definitions-only file, a kurel package directory, a `Component`'s
+//! file) is rewritten to name what the output holds instead, so that the output tree builds.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -311,6 +313,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     let mut warnings = Vec::new();
     let mut log = Vec::new();
     let mut groups: BTreeMap<String, Vec<(OriginKind, Unit)>> = BTreeMap::new();
+    // Which input (a file, or a kurel package directory) each generated file comes from, for
+    // the kustomizations that name the input.
+    let mut produced: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if let Some(r) = rendered {
         warnings.extend(r.warnings);
         log.extend(r.log);
@@ -333,6 +338,14 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     }
                 }
             };
+            let source = match origin.kind {
+                OriginKind::Kurel => kurel_names.get(&origin.file).map(|p| p.to_string()),
+                OriginKind::Component => Some(origin.file.clone()),
+                _ => None,
+            };
+            if let Some(src) = source {
+                produced.entry(src).or_default().insert(key.clone());
+            }
             groups.entry(key).or_default().push((origin.kind, unit));
         }
     }
@@ -349,7 +362,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     .map(|(kind, mut u)| {
                         if kind != OriginKind::Passthrough {
                             for o in &mut u.objects {
-                                if opts.lint {
+                                // A protected object is what substitution gives back:
+                                // nothing to warn about.
+                                if opts.lint && opts.protect.is_none() {
                                     found.extend(
                                         lint::diagnostics(o)
                                             .into_iter()
@@ -455,7 +470,23 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             }
         })
         .collect();
+    // What a kustomization's entry for an input becomes: the files the output holds instead.
+    let mut replaced: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in pkgs.iter().chain(&locals) {
+        replaced.insert(
+            p.clone(),
+            produced.get(p).into_iter().flatten().cloned().collect(),
+        );
+    }
     for (f, d) in out.into_iter().zip(decisions) {
+        let kept = matches!(d, Ok(Decision::Keep | Decision::Rendered));
+        if let Some(made) = produced.get(&f.rel) {
+            let mut now: Vec<String> = kept.then(|| f.rel.clone()).into_iter().collect();
+            now.extend(made.iter().filter(|m| **m != f.rel).cloned());
+            replaced.insert(f.rel.clone(), now);
+        } else if matches!(d, Ok(Decision::Drop)) {
+            replaced.insert(f.rel.clone(), Vec::new());
+        }
         match d {
             Ok(Decision::Keep) => result.push(f),
             Ok(Decision::Drop) => {}
@@ -498,6 +529,13 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         return Err(diags);
     }
     result.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let top_extra: Vec<String> = result
+        .iter()
+        .any(|f| f.rel == OPENCHOREO_FILE)
+        .then(|| OPENCHOREO_FILE.to_string())
+        .into_iter()
+        .collect();
+    rewrite_kustomizations(&mut result, &replaced, &top_extra, &limits)?;
     let total: usize = result.iter().map(|f| f.bytes.len()).sum();
     if total > limits.output_bytes {
         diags.push(
@@ -517,6 +555,126 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         warnings,
         log,
     })
+}
+
+/// Make every kept kustomization name what the output tree holds: an entry of `resources` (or
+/// the deprecated `bases`) that names an input kiln consumed or moved is replaced by the files
+/// the output holds instead (`replaced`: a definitions-only file by nothing, a kurel package
+/// directory by its rendered file, a `Component` file by its release files); `top_extra` is
+/// added to the kustomization at the top of the tree (the pass-through `openchoreo.yaml`).
+/// A kustomization that needs no change keeps its bytes; one that does is rewritten by kiln's
+/// YAML writer (its comments are not kept).
+fn rewrite_kustomizations(
+    files: &mut [OutFile],
+    replaced: &BTreeMap<String, Vec<String>>,
+    top_extra: &[String],
+    limits: &Limits,
+) -> Result<(), Diagnostics> {
+    let mut diags = Diagnostics::new();
+    for f in files.iter_mut() {
+        if is_hidden(&f.rel) || !is_kustomization_file(&f.rel) {
+            continue;
+        }
+        let kdir = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
+        let source = Arc::new(SourceFile {
+            name: f.rel.clone(),
+            text: String::from_utf8_lossy(&f.bytes).into_owned(),
+        });
+        let mut docs = match parse_source_with_warnings(&source, &limits.yaml) {
+            Ok((docs, _)) => docs,
+            Err(d) => {
+                diags.push(d);
+                continue;
+            }
+        };
+        let Some(Value::Object(k)) = docs.first_mut().map(|d| &mut d.value) else {
+            continue;
+        };
+        let mut changed = false;
+        for field in ["resources", "bases"] {
+            let Some(Value::Array(entries)) = k.get(field) else {
+                continue;
+            };
+            let mut now: Vec<Value> = Vec::with_capacity(entries.len());
+            for e in entries {
+                let target = e.as_str().and_then(|s| in_tree(kdir, s));
+                match target.as_deref().and_then(|t| replaced.get(t)) {
+                    Some(files) => {
+                        changed = true;
+                        for n in files {
+                            let v = Value::String(relative(kdir, n));
+                            if !now.contains(&v) {
+                                now.push(v);
+                            }
+                        }
+                    }
+                    None => now.push(e.clone()),
+                }
+            }
+            k.insert(field.to_string(), Value::Array(now));
+        }
+        if kdir.is_empty() && !top_extra.is_empty() {
+            let list = k
+                .entry("resources")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(a) = list {
+                for extra in top_extra {
+                    let v = Value::String(extra.clone());
+                    if !a.contains(&v) {
+                        a.push(v);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            continue;
+        }
+        let value = Value::Object(std::mem::take(k));
+        match output::to_yaml(&value) {
+            Ok(text) => {
+                f.bytes = format!(
+                    "# Rewritten by kiln-flux: resources name the rendered tree's files.\n{text}"
+                )
+                .into_bytes()
+            }
+            Err(d) => diags.push(d.in_file(f.rel.clone())),
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(())
+    }
+}
+
+/// The path below the tree that `entry`, written in the kustomization of `kdir`, names; `None`
+/// for a remote or absolute entry, or one that leaves the tree.
+fn in_tree(kdir: &str, entry: &str) -> Option<String> {
+    if entry.starts_with('/') || kiln_core::kustomize_paths::is_remote(entry) {
+        return None;
+    }
+    let mut parts: Vec<&str> = kdir.split('/').filter(|c| !c.is_empty()).collect();
+    for c in entry.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// `file` (below the tree) as a path relative to the directory `from` (below the tree).
+fn relative(from: &str, file: &str) -> String {
+    let a: Vec<&str> = from.split('/').filter(|c| !c.is_empty()).collect();
+    let b: Vec<&str> = file.split('/').filter(|c| !c.is_empty()).collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out: Vec<&str> = vec![".."; a.len() - common];
+    out.extend(&b[common..]);
+    out.join("/")
 }
 
 fn stem_of(file: &str) -> &str {

@@ -87,10 +87,30 @@ pub struct Build {
 fn report(ds: &[Diagnostic], secrets: &Secrets) -> String {
     let mut s = String::new();
     for d in ds {
-        s.push_str(&secrets.redact_diagnostic(d).to_string());
+        s.push_str(&secrets.redact_diagnostic(&door_hint(d)).to_string());
         s.push('\n');
     }
     s
+}
+
+/// The diagnostic with a hint in kiln-flux's words: core's hints name the `kiln` command line's
+/// options, some of which kiln-flux does not have (`--crds`: a Flux tree's CRDs are in the
+/// tree), and the substitution check's fix is kiln-flux's `--protect`.
+pub fn door_hint(d: &Diagnostic) -> Diagnostic {
+    let mut d = d.clone();
+    if d.code == codes::FLUX_UNESCAPED {
+        d.hint = Some(format!(
+            "build with --protect (escapes it: `$${{` for `${{`) or --protect=annotate (adds {}: {}), or escape it in the source",
+            kiln_core::flux::SUBSTITUTE_KEY,
+            kiln_core::flux::DISABLED
+        ));
+    } else if let Some(h) = &d.hint {
+        d.hint = Some(
+            h.replace(" to the inputs (or --crds)", " to the tree")
+                .replace(" (or --crds)", ""),
+        );
+    }
+    d
 }
 
 fn failed(ds: &[Diagnostic], secrets: &Secrets) -> Outcome {
@@ -122,6 +142,9 @@ pub fn build(b: &Build) -> Outcome {
         }
         (Some(_), None, Some(_)) => usage("--source-root goes with --kustomization"),
         (Some(path), None, None) => {
+            if let Some(d) = artifact_inside(&b.output, path) {
+                return failed(&[d], &none);
+            }
             let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
                 Ok(f) => f,
                 Err(ds) => return failed(&ds.0, &none),
@@ -210,6 +233,9 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         .strip_prefix(&croot)
         .unwrap_or(Path::new(""))
         .to_path_buf();
+    if let Some(d) = artifact_inside(&b.output, &real) {
+        return failed(&[d], &none);
+    }
     let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
         Ok(f) => f,
         Err(ds) => return failed(&ds.0, &none),
@@ -257,7 +283,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
         return failed(&[d], &none);
     }
-    match preview::preview(scratch.path(), &spec_rel, &k, &b.preview) {
+    match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
         Err(f) => {
             let mut o = failed(&f.diagnostics, &f.secrets);
             o.stderr = warnings + &o.stderr;
@@ -272,6 +298,29 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
             Err(d) => failed(&[d], &none),
         },
     }
+}
+
+/// An artifact written inside the tree it packs would be packed by the next build: every build
+/// would then give a new digest (and carry every earlier artifact). Refused, before anything is
+/// read.
+fn artifact_inside(output: &Output, tree: &Path) -> Option<Diagnostic> {
+    let Output::Artifact { file, .. } = output else {
+        return None;
+    };
+    let tree = std::fs::canonicalize(tree).ok()?;
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    dir.starts_with(&tree).then(|| {
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            "the artifact would be written inside the tree it packs: the next build would pack it too, and its digest would change every time",
+        )
+        .in_file(file.display().to_string())
+        .with_hint("write the artifact outside the tree, e.g. --artifact ../m.tar.gz or into a build directory")
+    })
 }
 
 /// Write the output tree where `output` says.

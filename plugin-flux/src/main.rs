@@ -101,6 +101,11 @@ struct BuildArgs {
     /// Leave out the kiln.dev/* provenance annotations of rendered objects.
     #[arg(long)]
     no_provenance: bool,
+    /// Let kustomizations name remote bases and files (Git and HTTP URLs), which kubectl
+    /// fetches unchecked; without it they are refused (KLN1014). Flux allows them unless its
+    /// controller runs with --no-remote-bases.
+    #[arg(long)]
+    allow_remote_bases: bool,
     /// kubectl to run for --kustomization (default: kubectl on PATH).
     #[arg(long, value_name = "PATH")]
     kubectl: Option<PathBuf>,
@@ -138,14 +143,22 @@ fn main() -> ExitCode {
     };
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(&out.stdout)
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        return ExitCode::from(1);
+    match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::from(out.code),
+        // A reader that went away (`kiln-flux build . | head -1`): the output is incomplete,
+        // so the run failed, but the reader knows; no message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) => {
+            let d = kiln_core::diag::Diagnostic::error(
+                kiln_core::diag::codes::IO_READ,
+                format!("cannot write output: {e}"),
+            )
+            .in_file("<stdout>")
+            .with_hint("check the device or file stdout goes to (its space, its permissions)");
+            let _ = writeln!(std::io::stderr(), "{d}");
+            ExitCode::from(1)
+        }
     }
-    ExitCode::from(out.code)
 }
 
 fn build(a: BuildArgs) -> Outcome {
@@ -183,6 +196,7 @@ fn build(a: BuildArgs) -> Outcome {
             lenient: a.no_strict_substitution,
             yaml: limits.yaml,
             max_output_bytes: limits.output_bytes,
+            allow_remote_bases: a.allow_remote_bases,
         },
     };
     kiln_flux::build(&b)

@@ -27,16 +27,16 @@ use std::process::Command;
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
 use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::flux::postbuild::{self, PostBuild};
+use kiln_core::kustomize_paths;
 use kiln_core::redact::Secrets;
+use kiln_core::source::Root;
 use serde_json::{Map, Value};
 
 use crate::inplace::{is_kustomization_file, OutFile};
 use crate::kustomization::Kustomization;
 use crate::vars::Sources;
 
-/// Kustomize's kustomization file names, in the order it looks for them.
-pub const KUSTOMIZATION_FILES: &[&str] =
-    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub use kiln_core::kustomize_paths::KUSTOMIZATION_FILES;
 
 /// The settings of a preview.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +53,8 @@ pub struct Options {
     pub yaml: YamlLimits,
     /// Most bytes one object's substitution may produce.
     pub max_output_bytes: usize,
+    /// Let the kustomizations name remote bases and files (`--allow-remote-bases`).
+    pub allow_remote_bases: bool,
 }
 
 /// The result: objects in kustomize's order, and secrets for redacting diagnostics.
@@ -107,16 +109,32 @@ pub fn find_kubectl(given: Option<&Path>) -> Result<PathBuf, Diagnostic> {
 }
 
 /// Build the preview. `stage` is a scratch copy of the source root whose `spec_rel` directory
-/// holds the rendered tree (see [`stage`]).
+/// holds the rendered tree (see [`stage`]); diagnostics call the root `shown_root`.
+///
+/// kubectl runs with load restrictions off (as Flux's build), on the real disk (unlike Flux's,
+/// confined to the source): so every path the kustomizations name, with the Kustomization's own
+/// patches and components written in, is checked to stay inside the scratch copy first
+/// ([`kiln_core::kustomize_paths`]), and nothing runs when one does not.
 pub fn preview(
     stage: &Path,
+    shown_root: &Path,
     spec_rel: &Path,
     k: &Kustomization,
     opts: &Options,
 ) -> Result<Preview, Failure> {
-    let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
     let dir = stage.join(spec_rel);
     write_overlay(&dir, k, &opts.yaml).map_err(Failure::from)?;
+    let root = Root::named(stage, shown_root.to_path_buf()).map_err(fail)?;
+    let check = kustomize_paths::Options {
+        allow_remote: opts.allow_remote_bases,
+        yaml: opts.yaml,
+        ..kustomize_paths::Options::default()
+    };
+    let escapes = kustomize_paths::check(&root, spec_rel, &check);
+    if escapes.has_errors() {
+        return Err(Failure::from(escapes));
+    }
+    let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
     let out = Command::new(&kubectl)
         .arg("kustomize")
         .arg("--load-restrictor")

@@ -147,6 +147,12 @@ fn protect_keeps_kiln_output_through_substitution() {
         );
         // The user's own manifests are still substituted.
         assert!(stdout.contains("region: eu-west-1"), "{how}: {stdout}");
+        // Protected objects are not reported as changed by substitution.
+        assert!(
+            !text(&out.stderr).contains("KLN8008"),
+            "{how}: {}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -351,8 +357,42 @@ fn variant(edit: impl Fn(String) -> String) -> (tempfile::TempDir, PathBuf, Path
     (d, root, ks)
 }
 
+/// Every `--option` a hint names is one of kiln-flux's (issue 23.6): core's hints speak the
+/// `kiln` command line's language, and the door must not send its users to options it lacks.
+fn hints_name_our_options(stderr: &str) {
+    use std::sync::OnceLock;
+    static HELP: OnceLock<String> = OnceLock::new();
+    let help = HELP.get_or_init(|| {
+        let mut h = text(&run(&["build", "--help"]).stdout);
+        h.push_str(&text(&run(&["envsubst", "--help"]).stdout));
+        h
+    });
+    for line in stderr.lines() {
+        let Some((_, hint)) = line.split_once("(hint: ") else {
+            continue;
+        };
+        for (i, _) in hint.match_indices("--") {
+            let flag: String = hint[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if flag.len() > 2 {
+                assert!(
+                    help.contains(&format!("{flag} "))
+                        || help.contains(&format!("{flag}\n"))
+                        || help.contains(&format!("{flag}["))
+                        || help.contains(&format!("{flag}="))
+                        || help.contains(&format!("{flag} <")),
+                    "a hint names {flag}, which kiln-flux does not have: {line}"
+                );
+            }
+        }
+    }
+}
+
 fn fails_with(out: &Output, code: &str) -> String {
     let stderr = text(&out.stderr);
+    hints_name_our_options(&stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         out.stdout.is_empty(),
@@ -598,4 +638,579 @@ fn kro_mode_ships_the_definitions_and_observed_state_resolves_external_refs() {
         y.contains("backends: acme/api:8080,acme-edge/web:80"),
         "{y}"
     );
+}
+
+/// The secret an outside file holds: no escape test may ever see it on stdout or stderr.
+const SECRET: &str = "s3cr3t-outside-the-root";
+
+/// A copy of the repository beside files outside it that hold [`SECRET`], with
+/// `deploy/kustomization.yaml` given `extra` (YAML appended; `{OUT}` is the outside directory),
+/// and `setup` run on the root before the build.
+fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
+    let d = tempfile::tempdir().unwrap();
+    let outside = d.path();
+    let root = outside.join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    copy_tree(&repo(), &root);
+    std::fs::write(
+        outside.join("secret.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: stolen}}\ndata: {{key: {SECRET}}}\n"),
+    )
+    .unwrap();
+    std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
+    std::fs::write(outside.join("secret.env"), format!("KEY={SECRET}\n")).unwrap();
+    std::fs::write(
+        outside.join("patch.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings}}\ndata: {{stolen: {SECRET}}}\n"),
+    )
+    .unwrap();
+    let kfile = root.join("deploy/kustomization.yaml");
+    let mut k = std::fs::read_to_string(&kfile).unwrap();
+    k.push_str(&extra.replace("{OUT}", s(outside)));
+    std::fs::write(&kfile, k).unwrap();
+    setup(&root, outside);
+    run(&[
+        "build",
+        "--kustomization",
+        s(&root.join("clusters/prod/apps.yaml")),
+        "--source-root",
+        s(&root),
+    ])
+}
+
+fn refused(out: &Output, code: &str) -> String {
+    let err = fails_with(out, code);
+    assert!(
+        !err.contains(SECRET),
+        "the outside file's content leaked: {err}"
+    );
+    err
+}
+
+#[test]
+fn a_kustomization_may_not_read_outside_the_source_root() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let none = |_: &Path, _: &Path| {};
+    // An absolute resource, and `../` from spec.path (one more `../` than the source root).
+    let err = refused(&escaping("  - {OUT}/secret.yaml\n", none), "KLN1002");
+    assert!(err.contains("resources[2]"), "{err}");
+    let err = refused(&escaping("  - ../../secret.yaml\n", none), "KLN1002");
+    assert!(err.contains("resources[2]"), "{err}");
+    assert!(err.contains("kustomization.yaml"), "{err}");
+    // A nested base that escapes: reported in the base's own file.
+    let err = refused(
+        &escaping("  - ../base\n", |root, _| {
+            std::fs::create_dir_all(root.join("base")).unwrap();
+            std::fs::write(
+                root.join("base/kustomization.yaml"),
+                "resources: [../../secret.yaml]\n",
+            )
+            .unwrap();
+        }),
+        "KLN1002",
+    );
+    assert!(err.contains("base/kustomization.yaml"), "{err}");
+    // A patch file, a strategic-merge patch file, and configMapGenerator files and envs.
+    for (extra, field) in [
+        ("patches:\n  - path: ../../patch.yaml\n", "patches[0].path"),
+        (
+            "patchesStrategicMerge:\n  - {OUT}/patch.yaml\n",
+            "patchesStrategicMerge[0]",
+        ),
+        (
+            "configMapGenerator:\n  - name: gen\n    files: [stolen=../../secret.txt]\n",
+            "configMapGenerator[0].files[0]",
+        ),
+        (
+            "configMapGenerator:\n  - name: gen\n    envs: [../../secret.env]\n",
+            "configMapGenerator[0].envs[0]",
+        ),
+        (
+            "secretGenerator:\n  - name: gen\n    files: [{OUT}/secret.txt]\n",
+            "secretGenerator[0].files[0]",
+        ),
+    ] {
+        let err = refused(&escaping(extra, none), "KLN1002");
+        assert!(err.contains(field), "{field} in {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_source_root_is_refused() {
+    for (link, target) in [("deploy/stolen.yaml", "secret.yaml"), ("deploy/out", "")] {
+        let out = escaping("  - stolen.yaml\n", |root, outside| {
+            std::os::unix::fs::symlink(outside.join(target), root.join(link)).unwrap();
+        });
+        refused(&out, "KLN1002");
+    }
+}
+
+#[test]
+fn a_remote_base_is_refused_unless_allowed() {
+    let out = escaping(
+        "  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5.5.0\n",
+        |_, _| {},
+    );
+    let err = refused(&out, "KLN1014");
+    assert!(err.contains("--allow-remote-bases"), "{err}");
+    for remote in ["git@github.com:org/repo.git", "github.com/org/repo/base"] {
+        let out = escaping(&format!("  - {remote}\n"), |_, _| {});
+        refused(&out, "KLN1014");
+    }
+}
+
+/// Issue 24.4: `build DIR --artifact DIR/m.tar.gz` run twice packed the first artifact into the
+/// second, so the digest changed every run. An artifact inside the tree it packs is refused
+/// before anything is read or written; one beside the tree gives the same digest every time.
+#[test]
+fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("deploy");
+    std::fs::create_dir_all(&tree).unwrap();
+    copy_tree(&repo().join("deploy"), &tree);
+    for inside in [tree.join("m.tar.gz"), tree.join("hooks/m.tar.gz")] {
+        for _ in 0..2 {
+            let out = run(&["build", s(&tree), "--artifact", s(&inside)]);
+            let err = fails_with(&out, "KLN1010");
+            assert!(err.contains("outside the tree"), "{err}");
+            assert!(!inside.exists(), "nothing written");
+        }
+    }
+    // Relative to the working directory, as `kiln-flux build . --artifact m.tar.gz` is typed.
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .args(["build", ".", "--artifact", "m.tar.gz"])
+        .current_dir(&tree)
+        .output()
+        .unwrap();
+    fails_with(&out, "KLN1010");
+    // With --kustomization: the tree is spec.path.
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    copy_tree(&repo(), &root);
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&root.join("clusters/prod/apps.yaml")),
+        "--source-root",
+        s(&root),
+        "--artifact",
+        s(&root.join("deploy/m.tar.gz")),
+    ]);
+    fails_with(&out, "KLN1010");
+    // Beside the tree: twice, the same digest.
+    let beside = d.path().join("m.tar.gz");
+    let digests: Vec<String> = (0..2)
+        .map(|_| {
+            let out = run(&["build", s(&tree), "--artifact", s(&beside)]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            status["digest"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(digests[0], digests[1]);
+}
+
+/// Issue 24.6: with stdout on a full device the door exited 1 with no message. It now says why,
+/// with the CLI's words, for each kind of output (a stream, the artifact's status, envsubst).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let artifact = d.path().join("m.tar.gz");
+    let deploy = repo().join("deploy");
+    let runs: [&[&str]; 3] = [
+        &["build", s(&deploy)],
+        &["build", s(&deploy), "--artifact", s(&artifact)],
+        &["envsubst"],
+    ];
+    for args in runs {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let input = d.path().join("in.yaml");
+        std::fs::write(&input, "a: b\n").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+            .args(args)
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write output: No space left on device")
+                && stderr.contains("KLN1001"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A reader that closes the pipe early: exit 1 (the output is incomplete), no message, no panic.
+#[test]
+fn a_closed_stdout_pipe_fails_quietly() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .arg("envsubst")
+        .env("V", "x")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the child has anything to write: it reads all of stdin first.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all("a: ${V}\n".repeat(10_000).as_bytes())
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "quietly");
+}
+
+/// The objects of a YAML stream, as (kind, name), sorted.
+fn identities(stream: &str) -> Vec<(String, String)> {
+    let docs = kiln_core::document::parse_file(
+        "stream",
+        stream.to_string(),
+        &kiln_core::document::YamlLimits::default(),
+    )
+    .unwrap();
+    let mut ids: Vec<(String, String)> = docs
+        .iter()
+        .map(|d| {
+            let s = |p: &str| {
+                d.value
+                    .pointer(p)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (s("/kind"), s("/metadata/name"))
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Issue 23.15: the kept `kustomization.yaml` listed files kiln consumed (an RGD file, a kurel
+/// package directory, a Component's file), so `kubectl kustomize` of the output failed with
+/// "no such file" and Flux could not build the artifact. For every tree with a kustomization
+/// that kiln-flux builds, `kubectl kustomize` of the output now builds and gives exactly the
+/// rendered objects (those of the output's manifest stream).
+#[test]
+fn kubectl_kustomize_builds_every_rendered_tree_with_a_kustomization() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/flux-door");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/flux");
+    let trees: [(PathBuf, &[&str]); 3] = [
+        (data.join("repo/deploy"), &[]),
+        (data.join("mixed"), &["--env", "prod"]),
+        (examples.join("deploy"), &[]),
+    ];
+    for (tree, extra) in trees {
+        let d = tempfile::tempdir().unwrap();
+        let out_dir = d.path().join("out");
+        let mut args = vec!["build", s(&tree), "-o", s(&out_dir)];
+        args.extend(extra);
+        let out = run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{tree:?}: {}",
+            text(&out.stderr)
+        );
+        let k = Command::new(&kubectl)
+            .arg("kustomize")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(k.status.success(), "{tree:?}: {}", text(&k.stderr));
+        let mut args = vec!["build", s(&tree)];
+        args.extend(extra);
+        let stream = run(&args);
+        assert_eq!(stream.status.code(), Some(0));
+        assert_eq!(
+            identities(&text(&k.stdout)),
+            identities(&text(&stream.stdout)),
+            "{tree:?}: kustomize builds the rendered objects, all of them"
+        );
+    }
+}
+
+/// Issue 23.18: examples/flux runs as its README says. Every `kiln-flux …` line of the README's
+/// `sh` blocks runs, in a copy of the example, with the built binary; each succeeds, and the
+/// rendered tree builds with `kubectl kustomize`.
+#[test]
+fn the_flux_example_runs_as_its_readme_says() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/flux");
+    let readme = std::fs::read_to_string(example.join("README.md")).unwrap();
+    assert!(
+        readme.contains("cargo install --locked --path plugin-flux"),
+        "the README says how to install kiln-flux"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let work = d.path().join("flux");
+    std::fs::create_dir_all(&work).unwrap();
+    copy_tree(&example, &work);
+    let mut ran = 0;
+    let mut in_sh = false;
+    for line in readme.lines() {
+        match line.trim() {
+            "```sh" => in_sh = true,
+            "```" => in_sh = false,
+            l if in_sh && l.starts_with("kiln-flux ") => {
+                let args: Vec<&str> = l.split_whitespace().skip(1).collect();
+                let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+                    .args(&args)
+                    .current_dir(&work)
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), Some(0), "{l}: {}", text(&out.stderr));
+                ran += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(ran, 3, "the README's three commands");
+    let k = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(work.join("rendered"))
+        .output()
+        .unwrap();
+    assert!(k.status.success(), "{}", text(&k.stderr));
+    assert_eq!(text(&k.stdout).matches("kind: Deployment").count(), 2);
+    assert!(d.path().join("manifests.tar.gz").is_file());
+}
+
+/// Issue 23.17: Flux substitutes each object as go-yaml v2 writes it (kustomize's JSON through
+/// `sigs.k8s.io/yaml.JSONToYAML`, fluxcd/pkg `kustomize/kustomize_varsub.go`), so kiln writes
+/// the same text (`kiln_core::flux::goyaml`). kubectl's `-o yaml` is that same writer: for
+/// strings of every style (plain, single- and double-quoted, literal, folded at 80 columns) and
+/// keys in go-yaml's order, kiln's text equals kubectl's.
+#[test]
+fn the_text_flux_substitutes_is_go_yamls() {
+    let Some(kubectl) = tool("kubectl") else {
+        return;
+    };
+    let long = "word ".repeat(30);
+    let long_ref = format!("{} ${{db_password}} {}", "x".repeat(70), "tail ".repeat(10));
+    let values: Vec<(&str, String)> = vec![
+        ("a", "${db_password}".into()),
+        ("b", "${a}:${b}".into()),
+        ("c", "${a}: x".into()),
+        ("d", "it's ${a}".into()),
+        ("e", "a #b".into()),
+        ("f", "- x".into()),
+        ("g", String::new()),
+        ("h", "8080".into()),
+        ("i", "yes".into()),
+        ("j", "1:30".into()),
+        ("k", "2001-12-14".into()),
+        ("l", "a\tb".into()),
+        ("m", "😀 ${a}".into()),
+        ("n", " lead".into()),
+        ("o", "l1\nl2".into()),
+        ("p", "l1\n".into()),
+        ("q", " x\ny".into()),
+        ("r", long.clone()),
+        ("s", long.trim_end().to_string()),
+        ("t", long_ref),
+        ("u", "\"quoted\" and \\".into()),
+        ("v", "0x1F".into()),
+        ("w", "1e3".into()),
+        ("x", ".5".into()),
+        ("y2", "~".into()),
+        ("a10", "+1".into()),
+        ("a9", "-.inf".into()),
+        ("_x", "0o17".into()),
+        ("1", "1_000".into()),
+        ("B", "é ${a} #x".into()),
+        ("C", "trailing ".into()),
+        ("D", "tab\there and ${x:-a b}".into()),
+        ("E", "---x".into()),
+        ("F", "?x".into()),
+        ("G", "x: ".into()),
+        ("H", "@x".into()),
+        ("I", "%x".into()),
+    ];
+    let mut cmd = Command::new(&kubectl);
+    cmd.args(["create", "configmap", "y", "--dry-run=client", "-o", "yaml"]);
+    for (k, v) in &values {
+        cmd.arg(format!("--from-literal={k}={v}"));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data: serde_json::Map<String, serde_json::Value> = values
+        .iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
+        .collect();
+    let object = serde_json::json!({
+        "apiVersion": "v1",
+        "data": data,
+        "kind": "ConfigMap",
+        "metadata": {"creationTimestamp": null, "name": "y"},
+    });
+    let ours = kiln_core::flux::goyaml::marshal(&object);
+    let theirs = text(&out.stdout);
+    assert_same_text(&ours, &theirs);
+    // Structure: nested mappings, sequences of mappings and of strings, empty mappings.
+    let runs: [(&[&str], &[&str]); 3] = [
+        (
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx:1.27",
+                "--port=80",
+                "--replicas=3",
+            ],
+            &[],
+        ),
+        (
+            &[
+                "create",
+                "cronjob",
+                "backup",
+                "--image=busybox",
+                "--schedule=*/5 * * * *",
+            ],
+            &["sh", "-c", "echo ${HOME} && date: now # x"],
+        ),
+        (
+            &["create", "job", "j", "--image=busybox"],
+            &["a b", "", "- x", "x\ny"],
+        ),
+    ];
+    for (args, command) in runs {
+        let get = |format: &str| {
+            let o = Command::new(&kubectl)
+                .args(args)
+                .args(["--dry-run=client", "-o", format, "--"])
+                .args(command)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            text(&o.stdout)
+        };
+        let object: serde_json::Value = serde_json::from_str(&get("json")).unwrap();
+        assert_same_text(&kiln_core::flux::goyaml::marshal(&object), &get("yaml"));
+    }
+}
+
+fn assert_same_text(ours: &str, theirs: &str) {
+    if ours != theirs {
+        let diff: Vec<String> = ours
+            .lines()
+            .zip(theirs.lines())
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("kiln:    {a}\nkubectl: {b}"))
+            .collect();
+        panic!(
+            "{}\n--- kiln\n{ours}\n--- kubectl\n{theirs}",
+            diff.join("\n")
+        );
+    }
+}
+
+/// Issue 23.17, end to end: the preview substitutes what Flux substitutes. Flux writes each
+/// object of the build with go-yaml v2 from kustomize's JSON (fluxcd/pkg
+/// kustomize/kustomize_varsub.go), so a quoted `"${replicas:=2}"` comes back the number 2, and a
+/// quoted `"${db_password}"` whose value holds `: ` fails in Flux (the field is written bare:
+/// fluxcd/flux2#1839) and so in the preview (KLN8004), without the value in the message.
+#[test]
+fn the_preview_substitutes_what_flux_substitutes() {
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    std::fs::create_dir_all(root.join("deploy")).unwrap();
+    std::fs::write(
+        root.join("deploy/kustomization.yaml"),
+        "resources: [app.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("deploy/app.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n  annotations:\n    colon: '${greeting}: x'\nspec:\n  replicas: \"${replicas:=2}\"\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n        - name: PASSWORD\n          value: \"${db_password}\"\n",
+    )
+    .unwrap();
+    let ks = |password: &str| {
+        let k = root.join("ks.yaml");
+        std::fs::write(
+            &k,
+            format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  interval: 1m\n  sourceRef: {{kind: GitRepository, name: repo}}\n  path: ./deploy\n  postBuild:\n    substitute: {{db_password: '{password}', greeting: hi}}\n"),
+        )
+        .unwrap();
+        run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(root),
+            "--substitute",
+        ])
+    };
+    let ok = ks("s3cret");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let out = text(&ok.stdout);
+    assert!(
+        out.contains("replicas: 2\n"),
+        "a number, as Flux gives it: {out}"
+    );
+    assert!(out.contains("value: s3cret"), "{out}");
+    assert!(out.contains("colon: \"hi: x\""), "{out}");
+    let bad = ks("pa: ss");
+    let err = fails_with(&bad, "KLN8004");
+    assert!(!err.contains("pa: ss"), "{err}");
+}
+
+/// Issue 23.6: hints name kiln-flux's own options. An unknown kind's hint (core: "or --crds")
+/// speaks of the tree and `--pass-through`; the substitution check's hint names `--protect`.
+#[test]
+fn hints_name_kiln_flux_options() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("x.yaml"),
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+    )
+    .unwrap();
+    let out = run(&["build", s(d.path())]);
+    let err = fails_with(&out, "KLN1011");
+    assert!(!err.contains("--crds"), "{err}");
+    assert!(
+        err.contains("to the tree") && err.contains("--pass-through example.com"),
+        "{err}"
+    );
+    if tool("kubectl").is_none() {
+        return;
+    }
+    let out = run(&[
+        "build",
+        "--kustomization",
+        &ks(),
+        "--source-root",
+        s(&repo()),
+        "--substitute",
+        "--vars-from",
+        s(&vars()),
+    ]);
+    let err = text(&out.stderr);
+    assert!(err.contains("warning[KLN8008]"), "{err}");
+    assert!(err.contains("build with --protect"), "{err}");
+    assert!(!err.contains("flux::lint::escape"), "{err}");
+    hints_name_our_options(&err);
 }

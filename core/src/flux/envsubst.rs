@@ -7,7 +7,7 @@
 //!   `${v#p}`, `${v##p}`, `${v%p}`, `${v%%p}`, `${v/p/r}`, `${v//p/r}`, `${v/#p/r}`, `${v/%p/r}`,
 //!   and the default operators `${v-d}`, `${v=d}`, `${v:-d}`, `${v:=d}`, `${v:?d}`, `${v:+d}`,
 //!   which all give `d` when the value is *empty* (set or not). Arguments may hold expressions.
-//! - Trim patterns are shell globs (Go's `path.Match`, `flux/glob.rs`); replace patterns are
+//! - Trim patterns are shell globs (Flux's fork of Go's `path.Match`, in which `*` and `?` match `/`; `flux/glob.rs`); replace patterns are
 //!   plain text.
 //! - Strict mode: an expression that reads a variable that is not set fails with
 //!   `variable not set (strict mode): "NAME"` unless its operator is a default operator. All
@@ -1045,8 +1045,11 @@ mod tests {
         assert_eq!(ok("${f%%.*}", &f), "bash");
         let p = [("f", "path/to/file")];
         assert_eq!(ok("${f#*/}", &p), "to/file");
-        // `*` does not cross `/`, unlike bash: the longest match is still `path/`.
-        assert_eq!(ok("${f##*/}", &p), "to/file");
+        // `*` crosses `/` in Flux's fork of path.Match (fluxcd/pkg envsubst/path/match.go).
+        assert_eq!(ok("${f##*/}", &p), "file");
+        assert_eq!(ok("${f%/*}", &p), "path/to");
+        assert_eq!(ok("${f%%/*}", &p), "path");
+        assert_eq!(ok("${f#?}", &[("f", "/a")]), "a");
         assert_eq!(ok("${f#*/}", &[("f", "/path/to/file")]), "path/to/file");
         // The empty prefix never counts: `*` alone removes one character.
         assert_eq!(ok("${f#*}", &[("f", "abc")]), "bc");

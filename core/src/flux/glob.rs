@@ -1,7 +1,9 @@
-//! Shell patterns of the trim operators (`${v#p}`, `${v##p}`, `${v%p}`, `${v%%p}`), as Go's
-//! `path.Match` reads them (Flux's envsubst calls a copy of it).
+//! Shell patterns of the trim operators (`${v#p}`, `${v##p}`, `${v%p}`, `${v%%p}`), as Flux's
+//! fork of Go's `path.Match` reads them (fluxcd/pkg `envsubst/path/match.go`), which drops the
+//! standard library's special case of `/`: its own test table has `${filename##*/}` on
+//! `path/to/file` give `file`.
 //!
-//! - `*` matches any run of bytes without `/`, `?` one character that is not `/`;
+//! - `*` matches any run of bytes, `/` included; `?` any one character, `/` included;
 //! - `[abc]`, `[a-z]`, `[^…]` one character in (or not in) the class; `\c` a literal `c`;
 //! - anything else matches itself, byte for byte.
 //!
@@ -173,7 +175,7 @@ impl Pattern {
             let b = s[i];
             let (c, w) = decode(&s[i..]);
             let k = i + 1;
-            self.step_unit(&cur, b, c, &mut ring[(i + w) % RING]);
+            self.step_unit(&cur, c, &mut ring[(i + w) % RING]);
             if !is_empty(&ring[(i + w) % RING]) {
                 live_until = live_until.max(i + w);
             }
@@ -190,7 +192,7 @@ impl Pattern {
                     for x in start..k {
                         n.copy_from_slice(&ring[(x + 1) % RING]);
                         self.step_byte(&t, s[x], &mut n);
-                        self.step_unit(&t, s[x], char::REPLACEMENT_CHARACTER, &mut n);
+                        self.step_unit(&t, char::REPLACEMENT_CHARACTER, &mut n);
                         self.close(&mut n);
                         std::mem::swap(&mut t, &mut n);
                     }
@@ -222,10 +224,8 @@ impl Pattern {
 
     /// Star skips and literal bytes from `cur` over byte `b`, into the next position's set.
     fn step_byte(&self, cur: &[u64], b: u8, next: &mut [u64]) {
-        if b != b'/' {
-            for (n, (c, s)) in next.iter_mut().zip(cur.iter().zip(&self.stars)) {
-                *n |= c & s;
-            }
+        for (n, (c, s)) in next.iter_mut().zip(cur.iter().zip(&self.stars)) {
+            *n |= c & s;
         }
         if let Some(mask) = &self.bytes[usize::from(b)] {
             shift_or(cur, mask, next);
@@ -234,10 +234,8 @@ impl Pattern {
 
     /// `?` and classes from `cur` over the character `c` (first byte `b`), into the set of the
     /// position after it.
-    fn step_unit(&self, cur: &[u64], b: u8, c: char, next: &mut [u64]) {
-        if b != b'/' {
-            shift_or(cur, &self.anys, next);
-        }
+    fn step_unit(&self, cur: &[u64], c: char, next: &mut [u64]) {
+        shift_or(cur, &self.anys, next);
         for &j in &self.classes {
             if get(cur, j) {
                 if let Elem::Class(negated, ranges) = &self.elems[j] {
@@ -313,13 +311,9 @@ mod tests {
     fn naive(p: &[Elem], s: &[u8]) -> bool {
         match p.split_first() {
             None => s.is_empty(),
-            Some((Elem::Star, rest)) => {
-                (0..=s.len()).any(|k| !s[..k].contains(&b'/') && naive(rest, &s[k..]))
-            }
+            Some((Elem::Star, rest)) => (0..=s.len()).any(|k| naive(rest, &s[k..])),
             Some((Elem::Byte(b), rest)) => s.first() == Some(b) && naive(rest, &s[1..]),
-            Some((Elem::Any, rest)) => {
-                !s.is_empty() && s[0] != b'/' && naive(rest, &s[decode(s).1..])
-            }
+            Some((Elem::Any, rest)) => !s.is_empty() && naive(rest, &s[decode(s).1..]),
             Some((Elem::Class(neg, ranges), rest)) => {
                 if s.is_empty() {
                     return false;
@@ -340,14 +334,15 @@ mod tests {
     #[test]
     fn shortest_and_longest_prefixes() {
         assert_eq!(prefixes("*.", "bash.string.txt"), Some((5, 12)));
-        // `*` does not cross `/`.
-        assert_eq!(prefixes("*/", "path/to/file"), Some((5, 5)));
-        assert_eq!(prefixes("*/", "/path/to/file"), Some((1, 1)));
+        // `*` crosses `/` (Flux's fork of path.Match).
+        assert_eq!(prefixes("*/", "path/to/file"), Some((5, 8)));
+        assert_eq!(prefixes("*/", "/path/to/file"), Some((1, 9)));
         assert_eq!(prefixes("*", "abc"), Some((1, 3)));
-        assert_eq!(prefixes("*", "a/c"), Some((1, 1)));
+        assert_eq!(prefixes("*", "a/c"), Some((1, 3)));
+        assert_eq!(prefixes("a?c", "a/c"), Some((3, 3)));
         assert_eq!(prefixes("x", "abc"), None);
         assert_eq!(prefixes("a?c", "abcd"), Some((3, 3)));
-        assert_eq!(prefixes("[a-c]*", "cab/"), Some((1, 3)));
+        assert_eq!(prefixes("[a-c]*", "cab/"), Some((1, 4)));
         assert_eq!(prefixes("[^a]", "ab"), None);
         assert_eq!(prefixes("[^a]", "ba"), Some((1, 1)));
         assert_eq!(prefixes("\\*", "*x"), Some((1, 1)));

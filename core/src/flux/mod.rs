@@ -9,6 +9,7 @@
 //! - [`variables`](crate::flux::variables): `substitute` and `substituteFrom` merged in Flux's order, names checked;
 //! - [`postbuild`](crate::flux::postbuild): one object or many, with the opt-out, the strategy, strict mode, and YAML
 //!   re-typing of substituted values;
+//! - [`goyaml`](crate::flux::goyaml): an object as go-yaml v2 writes it, the text Flux substitutes;
 //! - [`lint`](crate::flux::lint): the fields substitution would change, and escaping that makes it a no-op.
 //!
 //! ```
@@ -34,6 +35,7 @@
 
 pub mod envsubst;
 mod glob;
+pub mod goyaml;
 pub mod lint;
 pub mod postbuild;
 pub mod variables;

@@ -7,10 +7,13 @@
 //! a substituted value is typed by YAML (`replicas: ${N}` with `N=3` is the number 3). Nothing
 //! happens unless there is at least one variable or the strategy is [`Strategy::Always`].
 //!
-//! kiln's YAML writer quotes a string only where YAML needs it, so a string `"${PORT}"` is
-//! written bare and `8080` comes back a number. Kustomize keeps the quotes of the source file,
-//! so in Flux a value quoted in the source stays a string. [`apply_documents`] (and
-//! [`apply_quoted`] with [`quoted_paths`]) keep those values strings, as Flux does.
+//! The text is the one Flux substitutes: kustomize-controller writes each resource with
+//! `res.AsYAML()`, kustomize's JSON passed through `sigs.k8s.io/yaml.JSONToYAML` (go-yaml v2),
+//! and reads the result back with `YAMLToJSON` (fluxcd/pkg `kustomize/kustomize_varsub.go`).
+//! [`super::goyaml`] writes objects as go-yaml v2 does. The quotes of the source file are lost
+//! on the way (kustomize's JSON has none), so a quoted `"${PORT}"` is written bare and `8080`
+//! comes back a number, in Flux as here (fluxcd/flux2#1839); a string go-yaml must quote (`'${a}:
+//! x'`) stays quoted, and what is substituted into it stays text, in go-yaml's quoting.
 //!
 //! ```
 //! use serde_json::json;
@@ -31,7 +34,6 @@ use std::fmt;
 
 use rayon::prelude::*;
 use serde_json::Value;
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
 use super::envsubst::{self, ErrorKind, Options};
 use super::lint;
@@ -414,21 +416,11 @@ pub fn check_names(variables: &Variables) -> Result<(), Diagnostics> {
 /// Substitute one object (returned unchanged when it opts out or substitution does not run).
 /// Every problem is reported: each unset variable and bad expression with the field it is in.
 pub fn apply(object: Value, settings: &PostBuild) -> Result<Value, Diagnostics> {
-    apply_quoted(object, &[], settings)
-}
-
-/// [`apply`], keeping the string values at `quoted` strings (fields quoted in the source file,
-/// see [`quoted_paths`]).
-pub fn apply_quoted(
-    object: Value,
-    quoted: &[FieldPath],
-    settings: &PostBuild,
-) -> Result<Value, Diagnostics> {
     if opted_out(&object) || !settings.runs() {
         return Ok(object);
     }
     check_names(&settings.variables)?;
-    substitute_object(object, quoted, settings).map_err(|ps| {
+    substitute_object(object, settings).map_err(|ps| {
         let mut ds = Diagnostics(
             ps.into_iter()
                 .map(|(d, p)| match p {
@@ -456,7 +448,7 @@ pub fn apply_all(objects: Vec<Value>, settings: &PostBuild) -> Result<Vec<Value>
             if opted_out(&o) {
                 Ok(o)
             } else {
-                substitute_object(o, &[], settings)
+                substitute_object(o, settings)
             }
         })
         .collect();
@@ -466,8 +458,8 @@ pub fn apply_all(objects: Vec<Value>, settings: &PostBuild) -> Result<Vec<Value>
     })
 }
 
-/// Substitute documents read from files, keeping the values their files quote strings (as
-/// kustomize does), and locating problems in the files (file, line, field).
+/// Substitute documents read from files, locating problems in the files (file, line, field).
+/// How a file quotes a value does not matter, as in Flux: the text substituted is go-yaml's.
 pub fn apply_documents(docs: &[Document], settings: &PostBuild) -> Result<Vec<Value>, Diagnostics> {
     if !settings.runs() {
         return Ok(docs.iter().map(|d| d.value.clone()).collect());
@@ -483,7 +475,7 @@ pub fn apply_documents(docs: &[Document], settings: &PostBuild) -> Result<Vec<Va
             if opted_out(&obj) || !affected(&obj) {
                 return (i, Ok(obj));
             }
-            (i, substitute_object(obj, &quoted_paths(doc), settings))
+            (i, substitute_object(obj, settings))
         })
         .collect();
     let mut out = Vec::with_capacity(docs.len());
@@ -543,19 +535,15 @@ pub(crate) fn affected(v: &Value) -> bool {
 /// Most problems reported for one object.
 const MAX_PROBLEMS: usize = 100;
 
-/// The core of [`apply_quoted`], after the opt-out, strategy and name checks.
-fn substitute_object(
-    mut object: Value,
-    quoted: &[FieldPath],
-    settings: &PostBuild,
-) -> Result<Value, Vec<Problem>> {
+/// The core of [`apply`], after the opt-out, strategy and name checks: the object as go-yaml v2
+/// writes it, substituted as text, read back as YAML 1.1 (go-yaml v2 reads it so in Flux).
+fn substitute_object(object: Value, settings: &PostBuild) -> Result<Value, Vec<Problem>> {
     if !affected(&object) {
         // Writing and reading back changes nothing: kiln's YAML round-trips.
         return Ok(object);
     }
     let id = identity(&object);
-    let marker = mark_quoted(&mut object, quoted, &settings.variables);
-    let text = crate::output::to_yaml(&object).map_err(|d| vec![(d, None)])?;
+    let text = super::goyaml::marshal(&object);
     let opts = settings.options();
     let out = match envsubst::substitute(&text, &settings.variables, &opts) {
         Ok(out) => out,
@@ -572,7 +560,7 @@ fn substitute_object(
             "make the substituted values valid YAML where they are inserted".to_string()
         } else {
             format!(
-                "a substituted value changed the object's YAML; check the values put into {} (quote a field, \"${{VAR}}\", in the source to keep the value a string)",
+                "a substituted value changed the object's YAML; check the values put into {} (Flux writes these fields unquoted whatever the source quotes, so a value holding `: ` or ` #` breaks them; keep such values out of bare fields)",
                 fields.join(", ")
             )
         };
@@ -591,7 +579,7 @@ fn substitute_object(
             )))
         }
     };
-    let mut value = match <[Document; 1]>::try_from(docs) {
+    let value = match <[Document; 1]>::try_from(docs) {
         Ok([doc]) if doc.value.is_object() => doc.value,
         Ok([doc]) => {
             return Err(result_error(format!(
@@ -606,13 +594,6 @@ fn substitute_object(
             )))
         }
     };
-    if let Some(m) = marker {
-        if !unmark(&mut value, &m) {
-            return Err(result_error(
-                "substitution changed the YAML structure around a quoted field".to_string(),
-            ));
-        }
-    }
     Ok(value)
 }
 
@@ -743,190 +724,6 @@ fn scrub(msg: &str, vars: &Variables) -> String {
     out
 }
 
-// ---------------------------------------------------------------------------------------------
-// Quoted fields
-
-/// Private-use characters for the markers of quoted fields, tried in order until one does not
-/// occur in the object.
-const MARKER_CHARS: [char; 4] = ['\u{F8FF}', '\u{F8FE}', '\u{F8FD}', '\u{F8FC}'];
-
-/// Prefix the string values at `quoted` with `#` and a marker character (one that neither the
-/// object nor a variable holds), so kiln's writer quotes them (a plain scalar cannot start with
-/// `#`) and what is substituted into them stays text. Returns the marker, `None` when nothing
-/// was marked.
-fn mark_quoted(object: &mut Value, quoted: &[FieldPath], vars: &Variables) -> Option<String> {
-    if quoted.is_empty() {
-        return None;
-    }
-    let c = MARKER_CHARS
-        .into_iter()
-        .find(|&c| !contains_char(object, c) && vars.iter().all(|(_, v)| !v.contains(c)))?;
-    let marker = format!("#{c}");
-    let mut any = false;
-    for p in quoted {
-        if let Some(Value::String(s)) = p.get_mut(object) {
-            if envsubst::is_affected(s) {
-                s.insert_str(0, &marker);
-                any = true;
-            }
-        }
-    }
-    any.then_some(marker)
-}
-
-/// Remove the markers; `false` when one is left anywhere but at the start of a string value.
-fn unmark(v: &mut Value, marker: &str) -> bool {
-    match v {
-        Value::String(s) => {
-            if let Some(rest) = s.strip_prefix(marker) {
-                *s = rest.to_string();
-            }
-            !s.contains(&marker[1..])
-        }
-        Value::Array(a) => a.iter_mut().all(|x| unmark(x, marker)),
-        Value::Object(m) => {
-            let keys_clean = m.keys().all(|k| !k.contains(&marker[1..]));
-            m.values_mut().all(|x| unmark(x, marker)) && keys_clean
-        }
-        _ => true,
-    }
-}
-
-fn contains_char(v: &Value, c: char) -> bool {
-    match v {
-        Value::String(s) => s.contains(c),
-        Value::Array(a) => a.iter().any(|x| contains_char(x, c)),
-        Value::Object(m) => m.iter().any(|(k, x)| k.contains(c) || contains_char(x, c)),
-        _ => false,
-    }
-}
-
-/// The string values of a document that its file writes quoted (`'…'` or `"…"`) and that hold
-/// `$`: kustomize keeps their quotes, so in Flux what is substituted into them stays a string.
-/// Found by one pass over the parser's events; aliases and complex keys are not followed.
-pub fn quoted_paths(doc: &Document) -> Vec<FieldPath> {
-    enum Frame {
-        Map {
-            path: FieldPath,
-            key: Option<Option<String>>,
-        },
-        Seq {
-            path: FieldPath,
-            next: usize,
-        },
-    }
-    let mut out = Vec::new();
-    let mut parser = Parser::new_from_str(&doc.source.text);
-    let mut roots = 0usize;
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut skip_depth = 0usize; // inside a node that is not followed (a complex key)
-    let mut started = false;
-    while let Some(Ok((ev, _))) = parser.next() {
-        let is_node = matches!(
-            ev,
-            Event::Scalar(..)
-                | Event::MappingStart(..)
-                | Event::SequenceStart(..)
-                | Event::Alias(_)
-                | Event::UnresolvedAlias(_)
-        );
-        let is_end = matches!(ev, Event::MappingEnd | Event::SequenceEnd);
-        if !started {
-            // Documents before ours (empty ones, a bare null, are not counted: they are
-            // dropped when parsing).
-            match ev {
-                Event::StreamEnd => break,
-                Event::Scalar(ref s, ScalarStyle::Plain, ..)
-                    if matches!(s.as_ref(), "" | "~" | "null" | "Null" | "NULL") =>
-                {
-                    continue
-                }
-                Event::Scalar(ref s, ..) if s.is_empty() => continue,
-                _ if !is_node => continue,
-                _ => {}
-            }
-            if roots < doc.index {
-                roots += 1;
-                if matches!(ev, Event::MappingStart(..) | Event::SequenceStart(..)) {
-                    skip_depth = 1;
-                    while skip_depth > 0 {
-                        match parser.next() {
-                            Some(Ok((Event::MappingStart(..) | Event::SequenceStart(..), _))) => {
-                                skip_depth += 1
-                            }
-                            Some(Ok((Event::MappingEnd | Event::SequenceEnd, _))) => {
-                                skip_depth -= 1
-                            }
-                            Some(Ok(_)) => {}
-                            _ => return out,
-                        }
-                    }
-                }
-                continue;
-            }
-            started = true;
-        }
-        if skip_depth > 0 {
-            match ev {
-                Event::MappingStart(..) | Event::SequenceStart(..) => skip_depth += 1,
-                Event::MappingEnd | Event::SequenceEnd => skip_depth -= 1,
-                _ => {}
-            }
-            continue;
-        }
-        if is_end {
-            stack.pop();
-            if stack.is_empty() {
-                break;
-            }
-            continue;
-        }
-        if !is_node {
-            continue;
-        }
-        // Where this node sits.
-        let path = match stack.last_mut() {
-            None => Some(FieldPath::root()),
-            Some(Frame::Seq { path, next }) => {
-                *next += 1;
-                Some(path.index(*next - 1))
-            }
-            Some(Frame::Map { path, key }) => match key.take() {
-                None => {
-                    // A key.
-                    *key = Some(match &ev {
-                        Event::Scalar(k, ..) => Some(k.to_string()),
-                        _ => None,
-                    });
-                    if matches!(ev, Event::MappingStart(..) | Event::SequenceStart(..)) {
-                        skip_depth = 1;
-                    }
-                    continue;
-                }
-                Some(Some(k)) => Some(path.key(&k)),
-                Some(None) => None,
-            },
-        };
-        match (ev, path) {
-            (Event::MappingStart(..), Some(path)) => stack.push(Frame::Map { path, key: None }),
-            (Event::SequenceStart(..), Some(path)) => stack.push(Frame::Seq { path, next: 0 }),
-            (Event::MappingStart(..) | Event::SequenceStart(..), None) => skip_depth = 1,
-            (Event::Scalar(s, style, ..), Some(path)) => {
-                if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted)
-                    && envsubst::is_affected(&s)
-                {
-                    out.push(path);
-                }
-                if stack.is_empty() {
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -966,36 +763,35 @@ mod tests {
         assert!(out["spec"]["quoted"].is_string());
     }
 
+    /// kustomize-controller substitutes `res.AsYAML()`: kustomize's JSON through go-yaml v2
+    /// (fluxcd/pkg kustomize/kustomize_varsub.go). The source's quotes are gone by then
+    /// (fluxcd/flux2#1839): a quoted `"${port}"` comes back a number, a quoted
+    /// `"${replicas:=2}"` the number 2, and a value holding `: ` breaks the field, as in Flux.
+    /// What go-yaml itself quotes (`${a}: x`) is single-quoted, so a `'` substituted into it
+    /// breaks it too.
     #[test]
-    fn quoted_source_fields_stay_strings() {
-        let text = "kind: ConfigMap\nmetadata:\n  name: app\ndata:\n  port: \"${port}\"\n  other: '${port}'\n  bare: ${port}\n  list:\n    - \"${port}\"\n    - ${port}\n";
-        let docs = parse_file("cm.yaml", text.to_string(), &YamlLimits::default()).unwrap();
-        let q = quoted_paths(&docs[0]);
-        let names: Vec<String> = q.iter().map(|p| p.to_string()).collect();
-        assert_eq!(names, ["data.port", "data.other", "data.list[0]"]);
-        let s = settings(&[("port", "8080")]);
-        let out = apply_documents(&docs, &s).unwrap();
-        assert_eq!(out[0]["data"]["port"], json!("8080"));
-        assert_eq!(out[0]["data"]["other"], json!("8080"));
-        assert_eq!(out[0]["data"]["bare"], json!(8080));
-        assert_eq!(out[0]["data"]["list"], json!(["8080", 8080]));
-    }
-
-    #[test]
-    fn quoted_paths_of_later_documents() {
-        let text = "---\n# c\n---\na: '${x}'\n---\nb:\n  c: [\"${y}\", '$$', x]\n  e: &anc '${z}'\n  f: *anc\n  d: \"${w}\"\n";
-        let docs = parse_file("m.yaml", text.to_string(), &YamlLimits::default()).unwrap();
-        assert_eq!(docs.len(), 2);
-        let p0: Vec<String> = quoted_paths(&docs[0])
-            .iter()
-            .map(|p| p.to_string())
-            .collect();
-        let p1: Vec<String> = quoted_paths(&docs[1])
-            .iter()
-            .map(|p| p.to_string())
-            .collect();
-        assert_eq!(p0, ["a"]);
-        assert_eq!(p1, ["b.c[0]", "b.c[1]", "b.e", "b.d"]);
+    fn quoted_source_fields_are_substituted_as_flux_writes_them() {
+        let text = "kind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: \"${replicas:=2}\"\n  port: \"${port}\"\n  colon: '${a}: x'\n  list:\n    - \"${port}\"\n    - ${port}\n";
+        let docs = parse_file("d.yaml", text.to_string(), &YamlLimits::default()).unwrap();
+        let out = apply_documents(&docs, &settings(&[("port", "8080"), ("a", "A")])).unwrap();
+        assert_eq!(out[0]["spec"]["replicas"], json!(2));
+        assert_eq!(out[0]["spec"]["port"], json!(8080));
+        assert_eq!(out[0]["spec"]["colon"], json!("A: x"));
+        assert_eq!(out[0]["spec"]["list"], json!([8080, 8080]));
+        let pw =
+            "kind: Secret\nmetadata:\n  name: db\nstringData:\n  password: \"${db_password}\"\n";
+        let docs = parse_file("s.yaml", pw.to_string(), &YamlLimits::default()).unwrap();
+        let e = apply_documents(&docs, &settings(&[("db_password", "pa: ss")])).unwrap_err();
+        assert_eq!(codes_of(&e)[0].0, "KLN8004");
+        assert!(
+            e.iter().all(|d| !d.to_string().contains("pa: ss")),
+            "values stay out of messages"
+        );
+        let ok = apply_documents(&docs, &settings(&[("db_password", "pa:ss")])).unwrap();
+        assert_eq!(ok[0]["stringData"]["password"], json!("pa:ss"));
+        let docs = parse_file("d.yaml", text.to_string(), &YamlLimits::default()).unwrap();
+        let e = apply_documents(&docs, &settings(&[("port", "1"), ("a", "it's")])).unwrap_err();
+        assert_eq!(codes_of(&e)[0].0, "KLN8004");
     }
 
     #[test]

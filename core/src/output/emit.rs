@@ -194,6 +194,16 @@ fn saphyr(v: &Value) -> Option<String> {
     serde_saphyr::to_string_with_options(v, super::yaml_options()).ok()
 }
 
+/// Whether kiln's writer writes `s` plain, as a mapping key (`key`) or value: then kiln's
+/// reader reads the plain text back as that same string.
+pub(crate) fn writes_plain(s: &str, key: bool) -> bool {
+    if obviously_plain(s) {
+        return true;
+    }
+    let repr = if key { key_repr(s) } else { value_repr(s) };
+    repr.as_deref() == Some(s)
+}
+
 /// serde-saphyr's rendering of `s` as a mapping value, if it is one line.
 fn value_repr(s: &str) -> Option<String> {
     let mut m = Map::new();
