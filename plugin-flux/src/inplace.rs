@@ -223,6 +223,24 @@ struct Unit {
 
 /// Render the tree at `dir` in place. All or nothing: on any error, every diagnostic found.
 pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built, Diagnostics> {
+    // A package's objects go to NAME.yaml beside its directory, which for the tree's own root
+    // would be outside the tree; and walked as a plain tree, its files would be read as
+    // manifests (or pass through unrendered). `kiln render DIR` renders it as a package, so the
+    // door says what to do rather than build something else.
+    if kiln_core::kurel::is_package(dir) {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            codes::REQUEST_INVALID,
+            format!(
+                "{} is a kurel package, not a tree that holds one",
+                display_in(dir, "").trim_end_matches('/')
+            ),
+        )
+        .in_file(dir.display().to_string())
+        .with_hint(
+            "build the directory that holds the package: kiln-flux writes the package's objects \
+             to NAME.yaml beside its directory (docs/flux.md)",
+        )]));
+    }
     let (pkgs, locals) = packages(dir, &files);
     let in_dir =
         |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
