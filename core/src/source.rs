@@ -422,6 +422,21 @@ fn is_fifo(_meta: &fs::Metadata) -> bool {
     false
 }
 
+/// Read everything `reader` gives, up to `max_bytes`: one byte more is the `input-bytes` limit
+/// (KLN1005), never an allocation of whatever a pipe sends; the text must be UTF-8 (KLN1003).
+/// What every door reads from a stream (stdin, a file it opened itself) goes through this.
+pub fn read_limited(reader: impl Read, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
+    let mut bytes = Vec::new();
+    reader
+        .take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(Path::new(name), &e))?;
+    if bytes.len() > max_bytes {
+        return Err(too_big(name, bytes.len(), max_bytes));
+    }
+    into_utf8(name, bytes)
+}
+
 fn too_big(name: &str, len: usize, max: usize) -> Diagnostic {
     Diagnostic::error(
         codes::YAML_BUDGET,
@@ -617,19 +632,9 @@ pub fn load_owned_inputs_in(
             Input::Parsed { .. } => unreachable!("handled above"),
             Input::Text { name, text } => texts.push((name.clone(), text.clone())),
             Input::Stdin => {
-                let mut bytes = Vec::new();
-                let res = std::io::stdin()
-                    .take(limits.max_input_bytes as u64 + 1)
-                    .read_to_end(&mut bytes);
-                match res {
-                    Err(e) => diags.push(io_error(Path::new("<stdin>"), &e)),
-                    Ok(_) if bytes.len() > limits.max_input_bytes => {
-                        diags.push(too_big("<stdin>", bytes.len(), limits.max_input_bytes))
-                    }
-                    Ok(_) => match into_utf8("<stdin>", bytes) {
-                        Ok(t) => texts.push(("<stdin>".into(), t)),
-                        Err(d) => diags.push(d),
-                    },
+                match read_limited(std::io::stdin(), "<stdin>", limits.max_input_bytes) {
+                    Ok(t) => texts.push(("<stdin>".into(), t)),
+                    Err(d) => diags.push(d),
                 }
             }
             Input::Path(p) => match access.resolve(p).and_then(|real| {

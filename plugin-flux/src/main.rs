@@ -1,7 +1,7 @@
 //! `kiln-flux`: see the crate documentation of `kiln_flux`.
 #![allow(clippy::result_large_err)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,6 +29,10 @@ enum Command {
         /// A variable that is not set (and has no default operator) is an error.
         #[arg(long)]
         strict: bool,
+        /// Change a limit, e.g. `--limit input-bytes=256Mi` (repeatable; stdin is read within
+        /// `input-bytes`).
+        #[arg(long = "limit", value_name = "NAME=VALUE", value_parser = kiln_core::limits::Setting::parse)]
+        limit: Vec<kiln_core::limits::Setting>,
     },
 }
 
@@ -124,15 +128,17 @@ fn main() -> ExitCode {
     };
     let out = match cli.command {
         Command::Build(a) => build(*a),
-        Command::Envsubst { strict } => {
-            let mut text = String::new();
-            match std::io::stdin().read_to_string(&mut text) {
-                Err(e) => Outcome {
-                    stderr: format!("kiln-flux: cannot read stdin: {e}\n"),
+        Command::Envsubst { strict, limit } => {
+            // Within the input-bytes limit, as every door reads a stream: a runaway pipe is a
+            // diagnostic, not an allocation failure.
+            let max = kiln_core::limits::Limits::with(&limit).yaml.max_input_bytes;
+            match kiln_core::source::read_limited(std::io::stdin(), "<stdin>", max) {
+                Err(d) => Outcome {
+                    stderr: format!("kiln-flux: {d}\n"),
                     code: 1,
                     ..Outcome::default()
                 },
-                Ok(_) => {
+                Ok(text) => {
                     let vars = std::env::vars_os()
                         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                         .collect();

@@ -41,8 +41,7 @@ pub mod kustomize;
 pub mod render;
 pub mod results;
 
-use kiln_core::diag::{codes, Diagnostic};
-use kiln_core::limits::Limit;
+use kiln_core::diag::Diagnostic;
 use serde_json::Value;
 
 use envelope::{Envelope, Out};
@@ -131,30 +130,7 @@ pub fn read_input(
     name: &str,
     max_bytes: usize,
 ) -> Result<String, Diagnostic> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    reader
-        .take(max_bytes as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}")).in_file(name)
-        })?;
-    if bytes.len() > max_bytes {
-        return Err(Diagnostic::error(
-            codes::YAML_BUDGET,
-            format!("the input is larger than the input-bytes limit of {max_bytes} bytes"),
-        )
-        .in_file(name)
-        .with_hint(Limit::InputBytes.hint("split the input")));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
-        Diagnostic::error(codes::NOT_UTF8, "the input is not valid UTF-8")
-            .in_file(name)
-            .at_line(line, None)
-            .with_hint("send UTF-8 text")
-    })
+    kiln_core::source::read_limited(reader, name, max_bytes)
 }
 
 /// Input that is not a readable envelope: there are no items to echo. The answer is a
