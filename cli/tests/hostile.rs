@@ -72,3 +72,581 @@ fn a_full_device_is_an_error_with_a_message() {
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(text(&ok.stdout).matches("kind: ConfigMap").count(), 5000);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every hostile input of `testdata/bad/` through every door.
+//
+// The golden suite runs each case folder through `kiln render` and compares the diagnostics. The
+// doors read the same inputs through their own code (a KRM functionConfig's `paths`, an Argo CD
+// app directory, a Flux tree), so each case is run through each of them too, under a memory cap
+// (1 GiB of address space) and a time limit, and must end the same way: the same error codes,
+// exit 1, no manifest on stdout (a KRM function answers with its results and the input items,
+// here none), and none of the case's secret values anywhere in what the door printed.
+// ---------------------------------------------------------------------------------------------
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Door {
+    Cli,
+    Krm,
+    Cmp,
+    Flux,
+}
+
+impl Door {
+    fn exe(self) -> PathBuf {
+        match self {
+            Door::Cli => PathBuf::from(env!("CARGO_BIN_EXE_kiln")),
+            Door::Krm => door_binary("kiln-krm"),
+            Door::Cmp => door_binary("kiln-cmp"),
+            Door::Flux => door_binary("kiln-flux"),
+        }
+    }
+}
+
+/// The door executables of this workspace, built in the profile of the `kiln` binary under test
+/// (cargo builds only this package's binaries for its tests).
+fn door_binary(name: &str) -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    let kiln = PathBuf::from(env!("CARGO_BIN_EXE_kiln"));
+    BUILT.call_once(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "kiln-krm",
+                "-p",
+                "kiln-cmp",
+                "-p",
+                "kiln-flux",
+            ])
+            .arg("--manifest-path")
+            .arg(&manifest);
+        match kiln.parent().and_then(|d| d.file_name()) {
+            Some(p) if p == "release" => {
+                build.arg("--release");
+            }
+            Some(p) if p != "debug" => {
+                build.arg("--profile").arg(p);
+            }
+            _ => {}
+        }
+        let o = build.output().expect("cargo runs");
+        assert!(
+            o.status.success(),
+            "building the doors: {}",
+            text(&o.stderr)
+        );
+    });
+    let exe = kiln.with_file_name(name);
+    assert!(exe.is_file(), "{} is missing", exe.display());
+    exe
+}
+
+/// What a door did with one input.
+struct Outcome {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    /// The codes of the errors it reported (warnings aside): the CLI's JSON diagnostics, the
+    /// doors' `error[KLN1005]` lines on stderr (kiln-krm prints them beside its results).
+    fn codes(&self, door: Door) -> BTreeSet<String> {
+        if door == Door::Cli {
+            let v: serde_json::Value = serde_json::from_str(&self.stderr)
+                .unwrap_or_else(|e| panic!("stderr is not JSON ({e}): {}", self.stderr));
+            return v["diagnostics"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["severity"] == "error")
+                .filter_map(|d| d["code"].as_str().map(str::to_string))
+                .collect();
+        }
+        self.stderr
+            .match_indices("error[KLN")
+            .filter_map(|(i, _)| self.stderr.get(i + 6..i + 13))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Run `exe` with `args` in `dir`, stdin from `stdin`, under the memory cap and time limit.
+fn capped(exe: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)], stdin: &str) -> Outcome {
+    capped_from(exe, args, dir, env, Feed::Text(stdin.to_string()))
+}
+
+/// What a capped run reads on stdin.
+enum Feed {
+    Text(String),
+    /// An open file: `/dev/zero` never ends.
+    File(std::fs::File),
+}
+
+fn capped_from(exe: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)], feed: Feed) -> Outcome {
+    const LIMIT: Duration = Duration::from_secs(60);
+    let prlimit = Path::new("/usr/bin/prlimit");
+    assert!(
+        prlimit.is_file(),
+        "prlimit (util-linux) is needed to cap the doors' memory"
+    );
+    let mut cmd = Command::new(prlimit);
+    cmd.arg(format!("--as={}", 1u64 << 30))
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let fed = match feed {
+        Feed::Text(t) => {
+            cmd.stdin(Stdio::piped());
+            Some(t)
+        }
+        Feed::File(f) => {
+            cmd.stdin(f);
+            None
+        }
+    };
+    let mut child = cmd.spawn().expect("prlimit runs");
+    let input = child.stdin.take();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        if let (Some(mut input), Some(fed)) = (input, fed) {
+            let _ = input.write_all(fed.as_bytes());
+        }
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stdout.read_to_end(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stderr.read_to_end(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!(
+                "{} {args:?} in {}: still running after {LIMIT:?}",
+                exe.display(),
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    feeder.join().unwrap();
+    Outcome {
+        status: status.code(),
+        stdout: text(&out_reader.join().unwrap()),
+        stderr: text(&err_reader.join().unwrap()),
+    }
+}
+
+/// Run `door` over `input` (a path under `checkout`, relative to it).
+fn through(door: Door, checkout: &Path, input: &str) -> Outcome {
+    let exe = door.exe();
+    match door {
+        Door::Cli => capped(
+            &exe,
+            &["render", input, "--diagnostics", "json"],
+            checkout,
+            &[],
+            "",
+        ),
+        Door::Flux => capped(&exe, &["build", input], checkout, &[], ""),
+        Door::Krm => {
+            let list = format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+                 functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+                 metadata: {{name: render}}\n  spec: {{paths: [{input:?}]}}\n"
+            );
+            capped(&exe, &[], checkout, &[], &list)
+        }
+        // Argo CD runs the plugin in the application's directory of the checkout, with the
+        // application's path in the environment (reposerver/repository/repository.go).
+        Door::Cmp => capped(
+            &exe,
+            &["generate"],
+            &checkout.join(input),
+            &[
+                ("ARGOCD_APP_NAME", "hostile"),
+                ("ARGOCD_APP_NAMESPACE", "default"),
+                ("ARGOCD_APP_SOURCE_PATH", input),
+                ("ARGOCD_APP_PARAMETERS", "null"),
+                ("KUBE_VERSION", "1.37.1"),
+            ],
+            "",
+        ),
+    }
+}
+
+/// Copy a case folder, keeping symlinks as symlinks (a link to /etc must stay one).
+fn copy_case(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if ["expected-errors.txt", "args"].contains(&name.to_str().unwrap_or("")) {
+            continue;
+        }
+        let ty = e.file_type().unwrap();
+        let dest = to.join(&name);
+        if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else if ty.is_dir() {
+            copy_case(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Every folder under `testdata/bad` with an `expected-errors.txt`, run with `kiln render` (no
+/// `command` file) and no flags (an `args` file may name a path inside the case): the input
+/// below the case folder, and the error codes expected.
+fn bad_cases() -> Vec<(PathBuf, String, BTreeSet<String>)> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() && !p.is_symlink() {
+                if p.join("expected-errors.txt").is_file() {
+                    out.push(p);
+                } else {
+                    walk(&p, out);
+                }
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/bad");
+    let mut dirs = Vec::new();
+    walk(&root, &mut dirs);
+    let mut cases = Vec::new();
+    for d in dirs {
+        if d.join("command").exists() {
+            continue;
+        }
+        let sub = match std::fs::read_to_string(d.join("args")) {
+            Err(_) => String::new(),
+            Ok(a) => {
+                let a = a.trim();
+                if a.starts_with('-') || a.contains(' ') || !d.join(a).exists() {
+                    continue; // flags have no common spelling across the doors
+                }
+                a.to_string()
+            }
+        };
+        let expected = std::fs::read_to_string(d.join("expected-errors.txt")).unwrap();
+        let codes: BTreeSet<String> = expected
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect();
+        assert!(!codes.is_empty(), "{}: no expected error", d.display());
+        cases.push((d, sub, codes));
+    }
+    cases
+}
+
+/// Values the secrets cases hold that must never be printed.
+const SECRETS: &[&str] = &["Hunter2-Secret", "hunter2-very-secret"];
+
+/// Run every bad case through `door`; return the failures, one line each.
+fn every_bad_case_through(door: Door) {
+    let cases = bad_cases();
+    // The count is what runs, not a floor: a case folder that silently stopped running would
+    // change it (and the list of folders is on disk).
+    assert!(cases.len() >= 100, "only {} bad cases found", cases.len());
+    let mut failures = Vec::new();
+    for (case, sub, expected) in &cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let app = tmp.path().join("app");
+        copy_case(case, &app);
+        let input = if sub.is_empty() {
+            "app".to_string()
+        } else {
+            format!("app/{sub}")
+        };
+        let out = through(door, tmp.path(), &input);
+        // kiln-flux builds a tree that holds packages; a package as the tree itself is refused
+        // with what to do (its objects would go beside it, outside the tree), after the tree's
+        // read has refused any path leaving it.
+        let refused_root = BTreeSet::from(["KLN1010".to_string()]);
+        let expected = if door == Door::Flux
+            && kiln_core::kurel::is_package(&tmp.path().join(&input))
+            && !expected.contains("KLN1002")
+        {
+            &refused_root
+        } else {
+            expected
+        };
+        let name = case
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata"))
+            .unwrap()
+            .display()
+            .to_string();
+        let mut problems = Vec::new();
+        if out.status != Some(1) {
+            problems.push(format!("exit {:?}", out.status));
+        }
+        let got = out.codes(door);
+        if &got != expected {
+            problems.push(format!("codes {got:?}, expected {expected:?}"));
+        }
+        let manifests = match door {
+            Door::Krm => out.stdout.contains("items: []") && out.stdout.contains("severity: error"),
+            _ => out.stdout.is_empty(),
+        };
+        if !manifests {
+            problems.push(format!(
+                "stdout: {}",
+                out.stdout.chars().take(300).collect::<String>()
+            ));
+        }
+        for s in SECRETS {
+            if out.stdout.contains(s) || out.stderr.contains(s) {
+                problems.push(format!("printed the secret {s:?}"));
+            }
+        }
+        if !problems.is_empty() {
+            failures.push(format!(
+                "{name} through {door:?}: {}\n    stderr: {}",
+                problems.join("; "),
+                out.stderr
+                    .lines()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join("\n            ")
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad cases end differently through {door:?}:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_bad_case_through_the_cli() {
+    every_bad_case_through(Door::Cli);
+}
+
+#[test]
+fn every_bad_case_through_kiln_krm() {
+    every_bad_case_through(Door::Krm);
+}
+
+#[test]
+fn every_bad_case_through_kiln_cmp() {
+    every_bad_case_through(Door::Cmp);
+}
+
+#[test]
+fn every_bad_case_through_kiln_flux() {
+    every_bad_case_through(Door::Flux);
+}
+
+/// Files that are not files, inside an input directory: a FIFO (reading it would block until
+/// someone writes), a character device (endless), a symlink to `/dev/zero` and a symlink loop.
+/// Every door refuses each by name (KLN1007 for what is not a regular file, KLN1002 for a link
+/// leaving the tree, KLN1001 for the loop) and none hangs: the time limit in [`capped`] fails
+/// the test if one does.
+#[test]
+fn special_files_in_a_tree_are_refused_by_every_door_without_hanging() {
+    for door in [Door::Cli, Door::Krm, Door::Cmp, Door::Flux] {
+        for (name, make, code) in [
+            (
+                "fifo.yaml",
+                (|p: &Path| {
+                    let st = Command::new("mkfifo").arg(p).status().expect("mkfifo runs");
+                    assert!(st.success());
+                }) as fn(&Path),
+                "KLN1007",
+            ),
+            (
+                "zero.yaml",
+                |p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+                "KLN1002",
+            ),
+            (
+                "device.yaml",
+                |p: &Path| {
+                    // The same character device as /dev/zero (1, 5), inside the tree.
+                    let st = Command::new("mknod")
+                        .arg(p)
+                        .args(["c", "1", "5"])
+                        .status()
+                        .expect("mknod runs");
+                    assert!(
+                        st.success(),
+                        "mknod needs root, as on the project's machines"
+                    );
+                },
+                "KLN1007",
+            ),
+            (
+                "loop.yaml",
+                |p: &Path| std::os::unix::fs::symlink("loop.yaml", p).unwrap(),
+                "KLN1001",
+            ),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let app = tmp.path().join("app");
+            write(
+                &app,
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n",
+            );
+            make(&app.join(name));
+            let out = through(door, tmp.path(), "app");
+            assert_eq!(out.status, Some(1), "{door:?} {name}: {}", out.stderr);
+            assert_eq!(
+                out.codes(door),
+                BTreeSet::from([code.to_string()]),
+                "{door:?} {name}: {}",
+                out.stderr
+            );
+            if door != Door::Krm {
+                assert!(out.stdout.is_empty(), "{door:?} {name}: {}", out.stdout);
+            }
+        }
+    }
+}
+
+/// Paths from a door's configuration (not from the person running kiln) that leave its root:
+/// kiln-krm's functionConfig `paths`, `values` and `observed` (root: kustomize's working
+/// directory), kiln-cmp's `values` and `observed` parameters (root: the checkout). Each is refused
+/// with KLN1002 and the outside file's content is never printed. (kiln-flux's `spec.path` has the
+/// same cases in plugin-flux/tests/flux.rs, `a_path_that_leaves_the_root_is_refused`.)
+#[test]
+fn door_configuration_paths_never_leave_the_root() {
+    const OUTSIDE: &str = "outside-secret-7f3a";
+    for target in ["../outside.yaml", "/tmp/../etc/passwd", "link.yaml"] {
+        for field in ["paths", "values", "observed"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("repo");
+            write(
+                tmp.path(),
+                "outside.yaml",
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {OUTSIDE}}}\n"),
+            );
+            write(
+                &root,
+                "app/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n",
+            );
+            // A kurel package, so that `values` are read at all.
+            write(
+                &root,
+                "app/pkg.kurel/parameters.yaml",
+                "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+            );
+            write(
+                &root,
+                "app/pkg.kurel/resources/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+            );
+            std::os::unix::fs::symlink(tmp.path().join("outside.yaml"), root.join("link.yaml"))
+                .unwrap();
+            std::os::unix::fs::symlink(tmp.path().join("outside.yaml"), root.join("app/link.yaml"))
+                .unwrap();
+            // kiln-krm: the functionConfig names the path; kustomize's working directory is the root.
+            let extra = if field == "paths" {
+                format!("paths: [{target:?}]")
+            } else {
+                format!("paths: [app/cm.yaml, app/pkg.kurel], {field}: [{target:?}]")
+            };
+            let list = format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+                 functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+                 metadata: {{name: render}}\n  spec: {{{extra}}}\n"
+            );
+            let out = capped(&Door::Krm.exe(), &[], &root, &[], &list);
+            assert_eq!(out.status, Some(1), "krm {field}={target}: {}", out.stderr);
+            assert!(
+                out.codes(Door::Krm).contains("KLN1002"),
+                "krm {field}={target}: {}",
+                out.stderr
+            );
+            assert!(!out.stdout.contains(OUTSIDE) && !out.stderr.contains(OUTSIDE));
+            // kiln-cmp: Argo CD hands the parameters as JSON; the checkout is the root.
+            if field == "paths" {
+                continue;
+            }
+            let target = target.replace("../", "../../");
+            let params = format!(r#"[{{"name":"{field}","array":["{target}"]}}]"#);
+            let out = capped(
+                &Door::Cmp.exe(),
+                &["generate"],
+                &root.join("app"),
+                &[
+                    ("ARGOCD_APP_NAME", "hostile"),
+                    ("ARGOCD_APP_NAMESPACE", "default"),
+                    ("ARGOCD_APP_SOURCE_PATH", "app"),
+                    ("ARGOCD_APP_PARAMETERS", &params),
+                    ("KUBE_VERSION", "1.37.1"),
+                ],
+                "",
+            );
+            assert_eq!(out.status, Some(1), "cmp {field}={target}: {}", out.stderr);
+            assert!(
+                out.codes(Door::Cmp).contains("KLN1002"),
+                "cmp {field}={target}: {}",
+                out.stderr
+            );
+            assert!(out.stdout.is_empty());
+            assert!(!out.stderr.contains(OUTSIDE));
+        }
+    }
+}
+
+/// Every door that reads a stream reads it within `input-bytes`, as it goes: stdin here is
+/// `/dev/zero`, which never ends, so a door that read everything before checking (kiln-krm and
+/// `kiln-flux envsubst` did: a 500 MB ResourceList aborted on allocation) would run into the time
+/// limit or the memory cap instead of answering KLN1005. kiln-cmp reads no stdin (Argo CD gives
+/// it none).
+#[test]
+fn endless_stdin_is_read_within_the_limit_by_every_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs: [(Door, &[&str]); 3] = [
+        (Door::Cli, &["render", "-", "--limit", "input-bytes=64Ki"]),
+        (Door::Krm, &["--limit", "input-bytes=64Ki"]),
+        (Door::Flux, &["envsubst", "--limit", "input-bytes=64Ki"]),
+    ];
+    for (door, args) in runs {
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        let out = capped_from(&door.exe(), args, tmp.path(), &[], Feed::File(zero));
+        assert_eq!(out.status, Some(1), "{door:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("KLN1005") && out.stderr.contains("over the limit of 65536 bytes"),
+            "{door:?}: {}",
+            out.stderr
+        );
+    }
+}
