@@ -634,17 +634,15 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
         // A closed pipe (`kiln render | head`) is not worth a message, but the reader did not get
         // everything: exit as a process ended by SIGPIPE is reported (128 + 13), so `set -o
         // pipefail` and any caller can tell, without a signal handler of kiln's own.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(BROKEN_PIPE),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(output::EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
             eprintln!("error: cannot write output: {e}");
             ExitCode::from(1)
         }
     }
 }
-
-/// The exit status of a write into a closed pipe: what a shell reports for a process that
-/// SIGPIPE ended (`yes | head` gives 141).
-const BROKEN_PIPE: u8 = 128 + 13;
 
 /// Whether stdin is a pipe or a file: data someone meant kiln to read.
 fn stdin_is_piped() -> bool {

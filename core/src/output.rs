@@ -8,6 +8,11 @@
 mod emit;
 pub(crate) use emit::writes_plain;
 
+/// The exit status of every kiln executable whose stdout reader went away before the end
+/// (`kiln render | head`): what a shell reports for a process SIGPIPE ended (`yes | head` gives
+/// 141). The output is incomplete, so it is not success; the reader left, so there is no message.
+pub const EXIT_BROKEN_PIPE: u8 = 128 + 13;
+
 use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic};

@@ -27,7 +27,9 @@ fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
     let mut o = std::io::stdout().lock();
     match o.write_all(stdout.as_bytes()).and_then(|()| o.flush()) {
         Ok(()) => ExitCode::from(code),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: cannot write output: {e}");
             ExitCode::from(1)

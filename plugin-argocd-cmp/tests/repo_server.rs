@@ -712,7 +712,7 @@ fn an_app_whose_instances_all_render_nothing_is_refused() {
 }
 
 /// Item 24.6: a failed write of the manifests is exit 1 with a message (a full device); a
-/// closed pipe is exit 1 without one. Argo CD (plugin.go, `runCommand`) takes exit 0 as a
+/// closed pipe is exit 141 (as SIGPIPE would end it) without one. Argo CD (plugin.go, `runCommand`) takes exit 0 as a
 /// complete stream.
 #[test]
 fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
@@ -734,7 +734,7 @@ fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
         let o = child.wait_with_output().unwrap();
         (o.status, text(&o.stderr))
     });
-    assert_eq!(status.code(), Some(1));
+    assert_eq!(status.code(), Some(141));
     assert_eq!(err, "");
 }
 

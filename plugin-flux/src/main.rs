@@ -153,7 +153,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(out.code),
         // A reader that went away (`kiln-flux build . | head -1`): the output is incomplete,
         // so the run failed, but the reader knows; no message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
             let d = kiln_core::diag::Diagnostic::error(
                 kiln_core::diag::codes::IO_READ,

@@ -49,7 +49,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(out.code),
         // The reader went away (`kiln-krm … | head`): nothing to tell it, but the answer was not
         // delivered, so the run did not succeed.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
+        }
         Err(e) => {
             let _ = writeln!(
                 std::io::stderr(),
