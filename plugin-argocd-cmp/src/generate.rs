@@ -418,8 +418,18 @@ mod tests {
             (p.root.as_path(), p.app.as_path()),
             (Path::new("/tmp/x"), Path::new("."))
         );
-        assert!(place(Path::new("/tmp/x/apps/shop"), Some("apps/blog")).is_err());
-        assert!(place(Path::new("/tmp/x/apps"), Some("../apps")).is_err());
+        // The working directory must end with the source path, and the path may not climb:
+        // either would put the checkout's root somewhere Argo CD did not.
+        for (cwd, source) in [
+            ("/tmp/x/apps/shop", "apps/blog"),
+            ("/tmp/x/apps", "../apps"),
+        ] {
+            let e = place(Path::new(cwd), Some(source)).unwrap_err();
+            assert!(
+                [codes::PATH_ESCAPE, codes::REQUEST_INVALID].contains(&e.code),
+                "{cwd} {source}: {e:?}"
+            );
+        }
     }
 
     #[test]

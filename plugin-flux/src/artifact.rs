@@ -441,10 +441,19 @@ mod tests {
         for p in [
             "", "/etc/x", "../x", "a/../x", "a//b", "a/", "./a", "a\0b", "a\\b",
         ] {
-            assert!(tar(&[e(p, b"")]).is_err(), "{p:?}");
+            let bad = tar(&[e(p, b"")]).unwrap_err();
+            assert_eq!(bad.path, p, "{p:?}");
         }
-        assert!(tar(&[e("a", b""), e("a", b"")]).is_err());
-        assert!(tar(&[e("a", b""), e("a/b", b"")]).is_err());
+        // Two entries for one path, or a file that is also a directory: the archive would
+        // depend on which one an extractor writes last.
+        for (a, b, why) in [
+            ("a", "a", "the path is given twice"),
+            ("a", "a/b", "the path is both a file and a directory"),
+        ] {
+            let bad = tar(&[e(a, b""), e(b, b"")]).unwrap_err();
+            assert!([a, b].contains(&bad.path.as_str()), "{bad:?}");
+            assert_eq!(bad.why, why);
+        }
     }
 
     #[test]

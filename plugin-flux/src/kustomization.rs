@@ -380,8 +380,9 @@ spec:
 
     #[test]
     fn exactly_one_document() {
-        assert!(read("").is_err());
-        assert!(read(&format!("{FULL}---\n{FULL}")).is_err());
-        assert!(read("a: [").is_err());
+        let code = |text: &str| read(text).unwrap_err().0[0].code.id;
+        assert_eq!(code(""), "KLN1010");
+        assert_eq!(code(&format!("{FULL}---\n{FULL}")), "KLN1010");
+        assert_eq!(code("a: ["), "KLN1004");
     }
 }

@@ -869,7 +869,10 @@ mod tests {
         );
         let off = json!({"kind": "K", "metadata": {"name": "a", "annotations": {SUBSTITUTE_KEY: "disabled"}}});
         assert_eq!(apply_all(vec![off.clone()], &s).unwrap(), vec![off]);
-        assert!(apply_all(vec![o], &s).is_err());
+        assert_eq!(
+            codes_of(&apply_all(vec![o], &s).unwrap_err())[0].0,
+            "KLN8003"
+        );
     }
 
     #[test]
@@ -980,6 +983,7 @@ mod tests {
         );
         assert!(bad.iter().all(|d| d.code == codes::FLUX_POSTBUILD));
         assert_eq!(Spec::parse(&Value::Null).unwrap(), Spec::default());
-        assert!(Spec::parse(&json!([])).is_err());
+        let e = Spec::parse(&json!([])).unwrap_err();
+        assert!(e.0.iter().all(|d| d.code == codes::FLUX_POSTBUILD), "{e:?}");
     }
 }

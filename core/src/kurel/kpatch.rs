@@ -1144,6 +1144,7 @@ mod tests {
         let e = parse_yaml_patch(&doc("- target: d.w\n  type: strategic\n  patch: {a: 1}\n"))
             .unwrap_err();
         assert!(e.0[0].hint.as_deref().unwrap().contains("strategic"));
-        assert!(parse_yaml_patch(&doc("replicas: 3\n")).is_err());
+        let e = parse_yaml_patch(&doc("replicas: 3\n")).unwrap_err();
+        assert_eq!(e.0[0].code, codes::KUREL_PATCH_YAML, "{e:?}");
     }
 }
