@@ -236,12 +236,14 @@ fn check(case: &Path, bless: bool) -> Result<(), String> {
 #[test]
 fn golden_cases() {
     let bless = std::env::var_os("KILN_BLESS").is_some();
-    let all = cases();
     assert!(
-        all.len() >= 15,
-        "only {} flux golden cases found",
-        all.len()
+        !(bless && std::env::var_os("CI").is_some()),
+        "KILN_BLESS is refused under CI: it would turn every mismatch into a pass"
     );
+    // Every folder of testdata/flux is a case, and one without exactly one expectation fails
+    // (`check`): none can go unrun. The floor only catches a missing testdata/flux.
+    let all = cases();
+    assert!(!all.is_empty(), "no flux golden cases found");
     let mut failures = Vec::new();
     for case in &all {
         if let Err(e) = check(case, bless) {

@@ -139,6 +139,10 @@ fn the_helm_values_configure_the_same_plugin() {
 #[test]
 fn the_kit_and_docs_are_written_from_the_options_table() {
     let bless = std::env::var_os("KILN_BLESS").is_some();
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "KILN_BLESS is refused under CI: it would turn every mismatch into a pass"
+    );
     for file in [
         kit("plugin.yaml"),
         kit("helm-values.yaml"),
