@@ -89,15 +89,28 @@ pub fn log(
     }
 }
 
-/// `kiln schema PKG`: the JSON Schema of the package's parameters.
-pub fn schema(pkg: &str, common: &Common) -> ExitCode {
+/// `kiln schema PKG`: the JSON Schema of the package's parameters, in the `--output-format`
+/// asked for (YAML by default, as for every definition kind).
+pub fn schema(pkg: &str, format: crate::OutFormat, common: &Common) -> ExitCode {
     let package = match load(pkg, common) {
         Ok(p) => p,
         Err(c) => return c,
     };
     let schema = kurel::schema::generate(&package);
-    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
-    text.push('\n');
+    let text = match format {
+        crate::OutFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&schema).unwrap_or_default();
+            t.push('\n');
+            t
+        }
+        crate::OutFormat::Yaml => match kiln_core::output::to_yaml(&schema) {
+            Ok(t) => t,
+            Err(d) => {
+                report::print(&[d], &package.files, common.diagnostics);
+                return ExitCode::from(1);
+            }
+        },
+    };
     crate::emit(&text)
 }
 

@@ -96,11 +96,13 @@ struct OutputArgs {
     #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
     output_format: OutFormat,
     /// Write into this directory instead of stdout (created or replaced as a whole, never left
-    /// half-written).
+    /// half-written); a name ending in .yaml, .yml or .json is one file (`-o manifests.yaml`),
+    /// written all at once the same way.
     #[arg(long = "output-dir", short = 'o', value_parser = output_dir)]
     output_dir: Option<PathBuf>,
-    /// How objects are spread over files with `-o`.
-    #[arg(long, value_enum, default_value_t = LayoutArg::Single, requires = "output_dir")]
+    /// How objects are spread over files with `-o DIR` (`--format`, the kurel design's name, is
+    /// the same option).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = LayoutArg::Single, requires = "output_dir")]
     layout: LayoutArg,
 }
 
@@ -316,7 +318,7 @@ enum SnapshotAction {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum OutFormat {
+pub(crate) enum OutFormat {
     Yaml,
     Json,
 }
@@ -565,6 +567,13 @@ pub(crate) fn deliver(
     if !report_warnings(warnings, files, common, objects) {
         return ExitCode::from(1);
     }
+    if let Some(file) = out
+        .output_dir
+        .as_deref()
+        .filter(|p| kiln_core::layout::is_file_target(p))
+    {
+        return deliver_file(objects, files, file, out, common);
+    }
     if let Some(dir) = &out.output_dir {
         let layout = match out.layout {
             LayoutArg::Single => Layout::Single,
@@ -587,6 +596,44 @@ pub(crate) fn deliver(
     };
     match output::write(objects, format) {
         Ok(text) => emit(&text),
+        Err(d) => {
+            report::note_rendered(objects);
+            report::print(&[d], files, common.diagnostics);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `-o FILE.yaml` / `-o FILE.json`: the single stream in the format the name says, written all
+/// at once. A layout other than `single` or a format that contradicts the name is a usage error.
+fn deliver_file(
+    objects: &[serde_json::Value],
+    files: &[std::sync::Arc<kiln_core::document::SourceFile>],
+    file: &std::path::Path,
+    out: &OutputArgs,
+    common: &Common,
+) -> ExitCode {
+    let json = file.extension().is_some_and(|e| e == "json");
+    if out.layout != LayoutArg::Single {
+        eprintln!(
+            "error: -o {} names one file; --layout/--format by-kind or by-resource needs a directory (e.g. -o out/)",
+            file.display()
+        );
+        return ExitCode::from(2);
+    }
+    if !json && out.output_format == OutFormat::Json {
+        eprintln!(
+            "error: -o {} names a YAML file but --output-format json was given: name it .json",
+            file.display()
+        );
+        return ExitCode::from(2);
+    }
+    let format = if json { Format::Json } else { Format::Yaml };
+    let written = output::write(objects, format).and_then(|text| {
+        kiln_core::layout::write_file_limited(file, &text, common.limits().output_bytes)
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
             report::note_rendered(objects);
             report::print(&[d], files, common.diagnostics);
@@ -728,7 +775,7 @@ fn run(cli: Cli) -> ExitCode {
             common,
         } => {
             if kurel_cmd::is_package(&path) {
-                return kurel_cmd::schema(&path, &common);
+                return kurel_cmd::schema(&path, output_format, &common);
             }
             schema_cmd::run(&path, output_format, &common)
         }

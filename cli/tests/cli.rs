@@ -361,3 +361,97 @@ fn jobs_do_not_change_output() {
     let bad = kiln(&["render", "--jobs", "0", "examples/webapp"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `-o manifests.yaml` used to make a directory of that name. A name ending in .yaml, .yml or
+/// .json is one file: the single stream, in the format its name says, written all at once; the
+/// kurel design's `--format=single|by-kind` is `--layout`.
+#[test]
+fn a_file_name_after_o_is_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    let run = |args: &[&str]| {
+        let mut all = vec!["render", "examples/webapp"];
+        all.extend(args);
+        kiln(&all)
+    };
+    let stream = run(&[]);
+    assert_eq!(stream.status.code(), Some(0));
+    let yaml = at("manifests.yaml");
+    let o = run(&["-o", yaml.to_str().unwrap(), "--format=single"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(yaml.is_file(), "-o manifests.yaml made no file");
+    assert_eq!(std::fs::read(&yaml).unwrap(), stream.stdout);
+    let json = at("m.json");
+    let o = run(&["-o", json.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(list["kind"], "List");
+    // A directory keeps its layouts, under the design's name too.
+    let dir = at("out");
+    let o = run(&["-o", dir.to_str().unwrap(), "--format=by-kind"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.join("deployment.yaml").is_file());
+    // One file cannot hold a layout of several, nor a format its name contradicts.
+    for args in [
+        vec!["-o", "x.yaml", "--layout", "by-kind"],
+        vec!["-o", "x.yaml", "--output-format", "json"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .current_dir(tmp.path())
+            .args(["render", root().join("examples/webapp").to_str().unwrap()])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!tmp.path().join("x.yaml").exists());
+    }
+    // A failed render leaves an existing file as it was.
+    let o = kiln(&[
+        "render",
+        "testdata/bad/input/invalid-utf8",
+        "-o",
+        yaml.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(&yaml).unwrap(), stream.stdout);
+}
+
+/// A kustomization in a rendered tree (most GitOps repositories have one) is kustomize's
+/// configuration: never emitted, never an error, and named once as not applied.
+#[test]
+fn a_kustomization_in_a_tree_is_not_a_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = tmp.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    for f in ["rgd.yaml", "instances.yaml"] {
+        std::fs::copy(root().join("examples/webapp").join(f), app.join(f)).unwrap();
+    }
+    std::fs::write(
+        app.join("kustomization.yaml"),
+        "resources: [rgd.yaml, instances.yaml]\nnamePrefix: x-\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("component.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: y-\n",
+    )
+    .unwrap();
+    let plain = kiln(&["render", "examples/webapp"]);
+    let o = kiln(&["render", app.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        o.stdout, plain.stdout,
+        "the kustomizations changed the output"
+    );
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("kustomization.yaml: a kustomization").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("component.yaml: a kustomization").count(),
+        1,
+        "{err}"
+    );
+}

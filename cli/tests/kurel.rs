@@ -81,9 +81,19 @@ fn info_lists_patches_with_reasons() {
 
 #[test]
 fn schema_is_tightened_by_kubernetes_fields() {
-    let out = kiln(&monitoring(), &["schema", "shop.kurel"]);
+    let out = kiln(
+        &monitoring(),
+        &["schema", "shop.kurel", "--output-format", "json"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The format flag is honoured: YAML by default, the same schema.
+    let yaml = kiln(&monitoring(), &["schema", "shop.kurel"]);
+    assert!(yaml.status.success(), "{}", text(&yaml.stderr));
+    let as_yaml =
+        kiln_core::document::parse_file("schema.yaml", text(&yaml.stdout), &Default::default())
+            .unwrap();
+    assert_eq!(as_yaml[0].value, s);
     let replicas = &s["properties"]["app"]["properties"]["replicas"];
     assert_eq!(replicas["type"], "integer");
     assert_eq!(replicas["default"], 2);

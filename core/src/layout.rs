@@ -202,6 +202,58 @@ pub fn write_dir(dir: &Path, objects: &[Value], layout: Layout) -> Result<(), Di
     write_dir_limited(dir, objects, layout, crate::limits::DEFAULT_OUTPUT_BYTES)
 }
 
+/// Whether `-o PATH` names a single file rather than a directory: a name ending in `.yaml`,
+/// `.yml` or `.json` that is not an existing directory. `kiln render DIR -o manifests.yaml` means a
+/// file; making a directory of that name would surprise everyone.
+pub fn is_file_target(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    ["yaml", "yml", "json"].contains(&ext) && !path.is_dir()
+}
+
+/// Write `text` to the file `path` all or nothing: into a temporary file beside it, then renamed
+/// over it, so a reader never sees half a file and a failed run leaves the old one. Over
+/// `max_bytes` nothing is written (KLN1009). A directory or a symbolic link at `path` is refused.
+pub fn write_file_limited(path: &Path, text: &str, max_bytes: usize) -> Result<(), Diagnostic> {
+    crate::limits::check_output_size(text.len(), max_bytes)
+        .map_err(|d| d.in_file(path.display().to_string()))?;
+    let file_io = |what: &str, e: &std::io::Error| {
+        Diagnostic::error(
+            codes::IO_READ,
+            format!("cannot {what} {}: {e}", path.display()),
+        )
+        .in_file(path.display().to_string())
+        .with_hint("check that the output file's directory exists and is writable")
+    };
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() || m.is_dir() => {
+            return Err(Diagnostic::error(
+                codes::IO_READ,
+                format!(
+                    "refusing to write {}: it is a {}",
+                    path.display(),
+                    if m.is_dir() {
+                        "directory"
+                    } else {
+                        "symbolic link"
+                    }
+                ),
+            )
+            .in_file(path.display().to_string())
+            .with_hint("name a regular file (or a directory without a .yaml/.json extension)"))
+        }
+        _ => {}
+    }
+    let tmp = temp_sibling(path, "file");
+    fs::write(&tmp, text).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        file_io("write", &e)
+    })?;
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        file_io("replace", &e)
+    })
+}
+
 /// [`write_dir`] with an output limit: when the files together would hold more than
 /// `max_bytes`, KLN1009 and nothing is written (the old directory stays as it was).
 pub fn write_dir_limited(

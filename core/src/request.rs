@@ -385,6 +385,32 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
     .with_hint("each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs")
 }
 
+/// The documents that are not kustomize's configuration, and the files those came from: a file
+/// named as kustomize names its configuration (`kustomization.yaml`, `kustomization.yml`,
+/// `Kustomization`), or any document of the `kustomize.config.k8s.io` group (a Kustomization or
+/// a kustomize Component), written with an apiVersion or not.
+fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<String>) {
+    let mut files: Vec<String> = Vec::new();
+    let kept = documents
+        .into_iter()
+        .filter(|d| {
+            let base = d.source.name.rsplit('/').next().unwrap_or(&d.source.name);
+            let by_name = crate::kustomize_paths::KUSTOMIZATION_FILES.contains(&base);
+            let by_group = d
+                .api_version()
+                .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"));
+            if by_name || by_group {
+                if !files.contains(&d.source.name) {
+                    files.push(d.source.name.clone());
+                }
+                return false;
+            }
+            true
+        })
+        .collect();
+    (kept, files)
+}
+
 fn render_checked<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
@@ -416,7 +442,8 @@ where
     if diags.has_errors() {
         return Err(fail(diags, files, &extra));
     }
-    let mut documents = without_values_files(loaded.documents, &access, &req.values);
+    let documents = without_values_files(loaded.documents, &access, &req.values);
+    let (mut documents, kustomizations) = without_kustomizations(documents);
     let packages = loaded.packages;
 
     let mut problems = Diagnostics::new();
@@ -466,7 +493,17 @@ where
         })
         .map(|d| d.value.clone())
         .collect();
-    let mut log = Vec::new();
+    // A kustomization is kustomize's configuration, not a manifest: it is never emitted or
+    // applied, and the person running kiln hears so once per file.
+    let mut log: Vec<String> = kustomizations
+        .iter()
+        .map(|f| {
+            format!(
+                "{f}: a kustomization (kustomize's configuration, not a manifest) was not applied: \
+                 build the output with kustomize, or run kiln as its KRM function (kiln-krm)"
+            )
+        })
+        .collect();
     let mut details = Vec::new();
     let mut summaries = Vec::new();
     for found in &packages {
