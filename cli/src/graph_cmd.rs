@@ -20,10 +20,44 @@ pub enum GraphFormat {
     Json,
 }
 
+/// What `kiln graph` shows of one resource besides its id.
+struct Resource {
+    /// The template's `kind` (as written: it may be an expression).
+    kind: String,
+    /// It has `includeWhen` conditions.
+    conditional: bool,
+    /// It has `forEach` dimensions.
+    collection: bool,
+    /// An `externalRef`: read, never rendered.
+    external: bool,
+}
+
+impl Resource {
+    /// `Deployment, includeWhen, forEach`: the kind, then what makes the node special.
+    fn describe(&self) -> String {
+        let mut parts = vec![if self.kind.is_empty() {
+            "?".to_string()
+        } else {
+            self.kind.clone()
+        }];
+        if self.external {
+            parts.push("externalRef".into());
+        }
+        if self.conditional {
+            parts.push("includeWhen".into());
+        }
+        if self.collection {
+            parts.push("forEach".into());
+        }
+        parts.join(", ")
+    }
+}
+
 struct Flat {
     name: String,
     kind: String,
     nodes: Vec<String>,
+    resources: Vec<Resource>,
     edges: Vec<(String, String)>,
     order: Vec<String>,
     /// Resources that are nested instances: (resource id, the RGD's name, its instance kind).
@@ -33,6 +67,22 @@ struct Flat {
 fn flatten(r: &Rgd, defs: &Definitions) -> Flat {
     let g = &r.graph;
     let nodes: Vec<String> = g.nodes.iter().map(|n| n.id.clone()).collect();
+    let resources = g
+        .nodes
+        .iter()
+        .map(|n| {
+            let (template, external) = match &n.kind {
+                kiln_core::ir::NodeKind::Template(t) => (t, false),
+                kiln_core::ir::NodeKind::External(t) => (t, true),
+            };
+            Resource {
+                kind: template.value["kind"].as_str().unwrap_or("").to_string(),
+                conditional: !n.include_when.is_empty(),
+                collection: !n.for_each.is_empty(),
+                external,
+            }
+        })
+        .collect();
     let mut edges = Vec::new();
     for n in &g.nodes {
         for &d in &n.dependencies {
@@ -44,6 +94,7 @@ fn flatten(r: &Rgd, defs: &Definitions) -> Flat {
         name: g.name.clone(),
         kind: format!("{}/{} {}", r.group, r.version, r.kind),
         nodes,
+        resources,
         edges,
         order: g.order.iter().map(|&i| g.nodes[i].id.clone()).collect(),
         nests: nested_definitions(r, defs)
@@ -71,6 +122,13 @@ pub fn render(defs: &Definitions, format: GraphFormat) -> String {
                         "name": f.name,
                         "kind": f.kind,
                         "nodes": f.nodes,
+                        "resources": f.nodes.iter().zip(&f.resources).map(|(id, r)| json!({
+                            "id": id,
+                            "kind": r.kind,
+                            "includeWhen": r.conditional,
+                            "forEach": r.collection,
+                            "externalRef": r.external,
+                        })).collect::<Vec<_>>(),
                         "edges": f.edges.iter().map(|(a, b)| json!({"from": a, "to": b})).collect::<Vec<_>>(),
                         "topologicalOrder": f.order,
                         "nested": f.nests.iter().map(|(id, name, kind)| json!({"node": id, "definition": name, "kind": kind})).collect::<Vec<_>>(),
@@ -83,7 +141,13 @@ pub fn render(defs: &Definitions, format: GraphFormat) -> String {
         GraphFormat::Text => {
             for f in &flats {
                 out.push_str(&format!("{} ({})\n", f.name, f.kind));
-                out.push_str(&format!("  nodes: {}\n", f.nodes.join(", ")));
+                let nodes: Vec<String> = f
+                    .nodes
+                    .iter()
+                    .zip(&f.resources)
+                    .map(|(id, r)| format!("{id} ({})", r.describe()))
+                    .collect();
+                out.push_str(&format!("  nodes: {}\n", nodes.join(", ")));
                 out.push_str("  edges:\n");
                 for (a, b) in &f.edges {
                     out.push_str(&format!("    {a} -> {b}\n"));
@@ -97,40 +161,107 @@ pub fn render(defs: &Definitions, format: GraphFormat) -> String {
                 }
             }
         }
-        GraphFormat::Dot => {
-            for f in &flats {
-                out.push_str(&format!("digraph {} {{\n", quote(&f.name)));
-                for n in &f.nodes {
-                    out.push_str(&format!("  {};\n", quote(n)));
-                }
-                for (a, b) in &f.edges {
-                    out.push_str(&format!("  {} -> {};\n", quote(a), quote(b)));
-                }
-                for (id, name, _) in &f.nests {
-                    out.push_str(&format!(
-                        "  {} -> {} [style=dashed, label=\"nests\"];\n",
-                        quote(id),
-                        quote(&format!("rgd:{name}"))
-                    ));
-                }
-                out.push_str("}\n");
+        GraphFormat::Dot => out = dot(&flats),
+        GraphFormat::Mermaid => out = mermaid(&flats),
+    }
+    out
+}
+
+/// The index of the graph of the RGD called `name`, if it is among the inputs.
+fn graph_of(flats: &[Flat], name: &str) -> Option<usize> {
+    flats.iter().position(|f| f.name == name)
+}
+
+/// One Graphviz digraph for all definitions: a `cluster_N` subgraph per RGD, holding its instance
+/// (the root a nested composition expands into) and its resources. Every id is a quoted string,
+/// so keywords (`node`, `edge`, `graph`, `subgraph`) and any character are safe.
+fn dot(flats: &[Flat]) -> String {
+    let mut out = String::from("digraph kiln {\n  compound=true;\n  node [shape=box];\n");
+    let id = |g: usize, node: &str| quote(&format!("{g}/{node}"));
+    for (g, f) in flats.iter().enumerate() {
+        out.push_str(&format!("  subgraph cluster_{g} {{\n"));
+        out.push_str(&format!(
+            "    label={};\n",
+            quote(&format!("{} ({})", f.name, f.kind))
+        ));
+        out.push_str(&format!(
+            "    {} [label={}, shape=doubleoctagon];\n",
+            quote(&format!("{g}")),
+            quote(&f.kind)
+        ));
+        for (n, r) in f.nodes.iter().zip(&f.resources) {
+            let shape = match (r.external, r.conditional, r.collection) {
+                (true, _, _) => "note",
+                (_, _, true) => "box3d",
+                (_, true, _) => "diamond",
+                _ => "box",
+            };
+            out.push_str(&format!(
+                "    {} [label={}, shape={shape}];\n",
+                id(g, n),
+                quote(&format!("{n}\n{}", r.describe()))
+            ));
+        }
+        for (a, b) in &f.edges {
+            out.push_str(&format!("    {} -> {};\n", id(g, a), id(g, b)));
+        }
+        out.push_str("  }\n");
+    }
+    for (g, f) in flats.iter().enumerate() {
+        for (node, name, _) in &f.nests {
+            if let Some(h) = graph_of(flats, name) {
+                out.push_str(&format!(
+                    "  {} -> {} [style=dashed, label=\"nests\", lhead=cluster_{h}];\n",
+                    id(g, node),
+                    quote(&format!("{h}"))
+                ));
             }
         }
-        GraphFormat::Mermaid => {
-            for f in &flats {
-                out.push_str(&format!("%% {}\nflowchart TD\n", f.name));
-                for n in &f.nodes {
-                    out.push_str(&format!("  {n}\n"));
-                }
-                for (a, b) in &f.edges {
-                    out.push_str(&format!("  {a} --> {b}\n"));
-                }
-                for (id, name, _) in &f.nests {
-                    out.push_str(&format!(
-                        "  {id} -.->|nests| rgd_{}\n",
-                        name.replace(['-', '.'], "_")
-                    ));
-                }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Text for a Mermaid label: in `["…"]` only `"` needs escaping, as an entity.
+fn mermaid_label(s: &str) -> String {
+    s.replace('"', "#quot;")
+}
+
+/// One Mermaid flowchart for all definitions: a subgraph per RGD. Node ids are generated
+/// (`g0_n1`), never the resource ids, so a resource called `end`, `graph` or `subgraph` cannot
+/// end a block; the id and what the node is are in its quoted label.
+fn mermaid(flats: &[Flat]) -> String {
+    let mut out = String::from("flowchart TD\n");
+    for (g, f) in flats.iter().enumerate() {
+        out.push_str(&format!(
+            "  subgraph g{g} [\"{}\"]\n",
+            mermaid_label(&format!("{} ({})", f.name, f.kind))
+        ));
+        out.push_str(&format!(
+            "    g{g}_instance{{{{\"{}\"}}}}\n",
+            mermaid_label(&f.kind)
+        ));
+        for (i, (n, r)) in f.nodes.iter().zip(&f.resources).enumerate() {
+            let label = mermaid_label(&format!("{n}<br/>{}", r.describe()));
+            let shaped = match (r.external, r.conditional, r.collection) {
+                (true, _, _) => format!("[/\"{label}\"/]"),
+                (_, _, true) => format!("[[\"{label}\"]]"),
+                (_, true, _) => format!("{{\"{label}\"}}"),
+                _ => format!("[\"{label}\"]"),
+            };
+            out.push_str(&format!("    g{g}_n{i}{shaped}\n"));
+        }
+        let index = |id: &str| f.nodes.iter().position(|n| n == id).unwrap_or(0);
+        for (a, b) in &f.edges {
+            out.push_str(&format!("    g{g}_n{} --> g{g}_n{}\n", index(a), index(b)));
+        }
+        out.push_str("  end\n");
+    }
+    for (g, f) in flats.iter().enumerate() {
+        let index = |id: &str| f.nodes.iter().position(|n| n == id).unwrap_or(0);
+        for (node, name, _) in &f.nests {
+            if let Some(h) = graph_of(flats, name) {
+                out.push_str(&format!("  g{g}_n{} -.->|nests| g{h}\n", index(node)));
             }
         }
     }
