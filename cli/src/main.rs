@@ -34,11 +34,43 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "kiln",
     version,
-    about = "Render Kubernetes manifests offline from kro ResourceGraphDefinitions and their instances",
-    long_about = "kiln renders, at GitOps build time, the objects kro would create for each instance of a \
-ResourceGraphDefinition, without a cluster. Inputs are files, directories (read recursively, *.yaml, *.yml, \
-*.json, in sorted order) or - for stdin. Documents that are neither definitions nor instances pass through \
-unchanged.\n\nExit codes: 0 success, 1 errors found, 2 usage error, 3 internal error."
+    about = "Render Kubernetes manifests offline, at GitOps build time, from kro resource graphs, component types and kurel packages",
+    long_about = "kiln renders Kubernetes manifests offline, at GitOps build time, with no controller \
+in the cluster, from three kinds of templated definitions:
+
+  kro         ResourceGraphDefinitions and their instances: the objects kro would create
+  components  component types (ComponentTypeDefinition, Addons, Components, Workloads,
+              per-environment deployments and snapshots; OpenChoreo's ComponentType and
+              ReleaseBinding too): a release per environment (--env)
+  kurel       packages (NAME.kurel/: parameters, resources, conditional patches, local
+              extensions): their manifests
+
+One tree may mix all three with plain manifests, which pass through unchanged (checked against \
+their schemas). Inputs are files, directories (read recursively, *.yaml, *.yml, *.json, in sorted \
+order) or - for stdin. Output is byte-for-byte deterministic; any error means nothing is written.
+
+The same engine runs behind four executables: kiln (this command line), kiln-krm (a KRM \
+function for kustomize and kpt), kiln-cmp (an Argo CD config-management plugin) and kiln-flux \
+(a Flux build step). See README.md and docs/.",
+    after_long_help = "Examples (from a clone of the repository):
+  kiln render examples/webapp
+      render a ResourceGraphDefinition and its instances to stdout
+  kiln render testdata/render/mixed-tree/tree --env production -o manifests.yaml
+      kro, components and kurel packages in one tree, for one environment, into one file
+  kiln validate examples/webapp
+      every diagnostic, nothing rendered
+  kiln schema examples/webapp/rgd.yaml
+      the instance CRD kro would create
+  kiln graph examples/webapp --format mermaid
+      the resource graph as a Mermaid flowchart
+  kiln status testdata/strategies/status/rgd.yaml testdata/strategies/status/instances.yaml \\
+       --observed testdata/strategies/status/observed
+      the status kro would write on each instance, from live objects
+  kiln info testdata/kurel/monitoring/shop.kurel
+      a kurel package's parameters, resources and patches
+
+Exit codes: 0 success, 1 errors found (nothing written), 2 usage error, 3 internal error, 141 \
+the reader of stdout went away."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -1,0 +1,72 @@
+//! `kiln --help` describes what kiln is today (issue 28): the three input models, the four
+//! executables and the main commands, each with an example. The text is a snapshot
+//! (`cli/tests/snapshots/`; review a change with `cargo insta review`, or accept it with
+//! `INSTA_UPDATE=always`, never under CI), and every example it prints runs as printed.
+
+use std::path::Path;
+use std::process::Command;
+
+fn kiln(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap()
+}
+
+fn help() -> String {
+    let o = kiln(&["--help"], Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert_eq!(o.status.code(), Some(0));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn help_describes_kiln_today() {
+    let text = help();
+    for model in ["ResourceGraphDefinitions", "component types", "kurel"] {
+        assert!(text.contains(model), "no {model} in --help");
+    }
+    for exe in ["kiln-krm", "kiln-cmp", "kiln-flux"] {
+        assert!(text.contains(exe), "no {exe} in --help");
+    }
+    insta::assert_snapshot!("kiln_help", text);
+}
+
+#[test]
+fn every_example_in_help_runs_as_printed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = help();
+    // An example may continue on the next line after a `\\`, as a shell reads it.
+    let joined = text.replace("\\\n", " ");
+    let examples: Vec<&str> = joined
+        .lines()
+        .skip_while(|l| !l.starts_with("Examples"))
+        .filter_map(|l| l.strip_prefix("  kiln "))
+        .collect();
+    assert!(examples.len() >= 7, "{text}");
+    let tmp = tempfile::tempdir().unwrap();
+    for example in examples {
+        // Run from the repository root; a file the example writes lands in a scratch copy.
+        let args: Vec<String> = example
+            .split_whitespace()
+            .map(|a| {
+                if a.ends_with("manifests.yaml") {
+                    tmp.path().join(a).display().to_string()
+                } else {
+                    a.to_string()
+                }
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = kiln(&args, &root);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "kiln {example}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(tmp.path().join("manifests.yaml").is_file());
+}
