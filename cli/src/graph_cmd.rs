@@ -3,6 +3,8 @@
 //! An edge goes from a resource to a resource that reads it (`from` is created first), so arrows
 //! follow creation order.
 
+use std::process::ExitCode;
+
 use kiln_core::kro::Rgd;
 use kiln_core::pipeline::{nested_definitions, Definitions};
 use serde_json::json;
@@ -106,6 +108,59 @@ fn flatten(r: &Rgd, defs: &Definitions) -> Flat {
 
 fn quote(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// `kiln graph PATH`: the graphs of the tree's RGDs on stdout, and on stderr what the tree holds
+/// that has no resource graph (components, kurel packages, kustomizations). A tree with no RGD
+/// is an error rather than an empty graph.
+pub fn run(
+    path: &str,
+    defs: &kiln_core::request::Definitions,
+    format: GraphFormat,
+    common: &crate::Common,
+) -> ExitCode {
+    let components = defs
+        .documents
+        .iter()
+        .filter(|d| kiln_core::component::is_component_document(d))
+        .count();
+    let mut skipped = Vec::new();
+    if components > 0 {
+        skipped.push(format!("{components} component document(s)"));
+    }
+    if !defs.packages.is_empty() {
+        let names: Vec<&str> = defs.packages.iter().map(|p| p.name.as_str()).collect();
+        skipped.push(format!("kurel package(s) {}", names.join(", ")));
+    }
+    if !defs.kustomizations.is_empty() {
+        skipped.push(format!(
+            "kustomization(s) {}",
+            defs.kustomizations.join(", ")
+        ));
+    }
+    if defs.definitions.rgds.is_empty() {
+        let d = kiln_core::diag::Diagnostic::error(
+            kiln_core::diag::codes::REQUEST_INVALID,
+            format!("{path}: no ResourceGraphDefinition to graph"),
+        )
+        .with_hint(if skipped.is_empty() {
+            "kiln graph shows the resource graphs of ResourceGraphDefinitions".to_string()
+        } else {
+            format!(
+                "kiln graph shows ResourceGraphDefinitions only; the inputs hold {}",
+                skipped.join(", ")
+            )
+        });
+        crate::report::print(&[d], &defs.files, common.diagnostics);
+        return ExitCode::from(1);
+    }
+    if !skipped.is_empty() && common.diagnostics == crate::report::DiagFormat::Human {
+        eprintln!(
+            "note: kiln graph shows ResourceGraphDefinitions; skipped {}",
+            skipped.join(", ")
+        );
+    }
+    crate::emit(&render(&defs.definitions, format))
 }
 
 /// Render all graphs. A resource that is an instance of another RGD of the inputs (a nested

@@ -825,9 +825,9 @@ fn run(cli: Cli) -> ExitCode {
             path,
             format,
             common,
-        } => match request::definitions(&definitions_request(&[path], &common)) {
+        } => match request::definitions(&definitions_request(std::slice::from_ref(&path), &common)) {
             Err(failed) => fail(&failed, common.diagnostics),
-            Ok(defs) => emit(&graph_cmd::render(&defs.definitions, format)),
+            Ok(defs) => graph_cmd::run(&path, &defs, format, &common),
         },
     }
 }

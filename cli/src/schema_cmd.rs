@@ -1,6 +1,6 @@
-//! `kiln schema PATH` on definition documents: the instance CRD of each ResourceGraphDefinition
-//! and the parameter JSON Schema of each ComponentTypeDefinition or Addon, as a YAML stream (or
-//! JSON with `--output-format json`).
+//! `kiln schema PATH` on a tree, read as `render` reads it: the instance CRD of each
+//! ResourceGraphDefinition, the parameter JSON Schema of each ComponentTypeDefinition or Addon,
+//! and of each kurel package found in it, as a YAML stream (or JSON with `--output-format json`).
 
 use std::process::ExitCode;
 
@@ -29,12 +29,24 @@ pub fn run(path: &str, format: OutFormat, common: &Common) -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    // The kurel packages of the tree, found as `render` finds them.
+    for found in &loaded.packages {
+        match kiln_core::kurel::load_with_limits(&found.path, &common.limits().yaml) {
+            Ok(package) => docs.push(kiln_core::kurel::schema::generate(&package)),
+            Err(e) => {
+                report::print(&e.diagnostics.0, &e.files, common.diagnostics);
+                return ExitCode::from(1);
+            }
+        }
+    }
     if docs.is_empty() {
         let d = kiln_core::diag::Diagnostic::error(
             kiln_core::diag::codes::IO_READ,
-            format!("{path}: no ResourceGraphDefinition, ComponentTypeDefinition or Addon found"),
+            format!(
+                "{path}: no ResourceGraphDefinition, ComponentTypeDefinition, Addon or kurel package found"
+            ),
         )
-        .with_hint("kiln schema reads definitions; a kurel package is read from its directory");
+        .with_hint("kiln schema prints the schema of each definition and kurel package in the inputs");
         report::print(&[d], &loaded.files, common.diagnostics);
         return ExitCode::from(1);
     }

@@ -988,8 +988,13 @@ fn read_instances(
 /// The definitions of a request's inputs, for the commands that show them (`kiln graph`,
 /// `kiln schema`) rather than render.
 pub struct Definitions {
-    /// The documents read (kurel packages are not looked for).
+    /// The documents read, as `render` reads them: kurel packages are found rather than read as
+    /// manifests, and kustomizations are left out.
     pub documents: Vec<Document>,
+    /// The kurel packages found among the inputs (not loaded).
+    pub packages: Vec<crate::source::FoundPackage>,
+    /// The kustomization files left out.
+    pub kustomizations: Vec<String>,
     /// The kro definitions loaded from them.
     pub definitions: pipeline::Definitions,
     /// Every file read.
@@ -1005,12 +1010,15 @@ pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
         None => Access::AsGiven,
         Some(dir) => Access::within(dir).map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?,
     };
-    let loaded = load_inputs_in(&req.inputs, &access, &req.limits.yaml, false);
+    // The same walk as `render`: a tree `render` accepts is a tree every command accepts.
+    let loaded = load_inputs_in(&req.inputs, &access, &req.limits.yaml, true);
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;
     if diags.has_errors() {
         return Err(fail(diags, files, &[]));
     }
+    let (documents, kustomizations) = without_kustomizations(loaded.documents);
+    let packages = loaded.packages;
     diags.extend(check_kube_version(req.kube_version.as_deref()));
     let opts = match options(req, &access, &mut files) {
         Ok(o) => o,
@@ -1022,9 +1030,11 @@ pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
     if diags.has_errors() {
         return Err(fail(diags, files, &[]));
     }
-    match pipeline::definitions(&loaded.documents, &opts) {
+    match pipeline::definitions(&documents, &opts) {
         Ok(definitions) => Ok(Definitions {
-            documents: loaded.documents,
+            documents,
+            packages,
+            kustomizations,
             definitions,
             files,
             options: opts,
