@@ -190,13 +190,23 @@ fn map_functions() {
             "{'a': {'x': 1}}.deepMerge({'a': 5})",
             serde_json::json!({"a": 5}),
         ),
-        ("{'a': 1}.deepMerge([1])", serde_json::json!([1])),
     ];
     for (src, want) in cases {
         assert_eq!(json(src), want, "{src}");
     }
     assert!(err("{'a': 1}.merge([1])").contains("no matching overload"));
     assert!(err("[1].merge({'a': 1})").contains("no matching overload"));
+    // kro pkg/cel/library/maps.go deepMergeVals (and maps_test.go's non-map cases): a non-map on
+    // either side of deepMerge is no overload, not the right-hand side.
+    for src in [
+        "{'a': 1}.deepMerge([1])",
+        "[1].deepMerge({'a': 1})",
+        "1.deepMerge(2)",
+        "{'a': 1}.deepMerge('x')",
+        "{}.deepMerge(null)",
+    ] {
+        assert!(err(src).contains("no matching overload"), "{src}");
+    }
 }
 
 #[test]
