@@ -243,6 +243,17 @@ pub fn compile_with(
         }
         e => e,
     })?;
+    let mut program = program;
+    // kro's parse-time macro for runtime.newCondition: its bare-identifier keys become strings
+    // before anything reads the tree (they are not variables).
+    if source.contains("newCondition") {
+        super::library::runtime::expand_new_condition(&mut program.expression).map_err(|m| {
+            CompileError::Syntax {
+                message: m,
+                position: None,
+            }
+        })?;
+    }
     let refs = references(program.expression());
     let unknown: Vec<String> = refs
         .functions

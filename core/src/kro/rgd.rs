@@ -138,6 +138,9 @@ pub struct Rgd {
     pub status_schema: Value,
     /// The status expressions (`spec.schema.status`), compiled: what `kiln status` evaluates.
     pub status: Option<Template>,
+    /// The author's status conditions (`spec.schema.status.conditions`), compiled: each returns
+    /// a condition or a list of them. Empty when kro's built-in conditions are written.
+    pub conditions: Vec<Expr>,
     /// Warnings found while loading (no errors: those prevent an `Rgd`).
     pub warnings: Vec<Diagnostic>,
 }
@@ -193,6 +196,7 @@ pub fn load(
         errors: Vec::new(),
         warnings: Vec::new(),
         compiler: Compiler::new(doc, *limits),
+        condition_exprs: Vec::new(),
     };
     let rgd = l.load(scopes);
     match rgd {
@@ -214,6 +218,20 @@ struct Loader<'d> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     compiler: Compiler<'d>,
+    /// The author's status conditions, compiled.
+    condition_exprs: Vec<Expr>,
+}
+
+/// The JSON type of a value, for messages.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
 }
 
 /// What an expression may reference, by where it is written.
@@ -361,6 +379,7 @@ impl<'d> Loader<'d> {
                 nodes: &nodes,
                 spec_schema: &spec_schema,
                 status: status.as_ref(),
+                conditions: &self.condition_exprs,
                 schemas: self.schemas,
             });
             self.errors.extend(typed.errors);
@@ -380,6 +399,7 @@ impl<'d> Loader<'d> {
             spec_schema,
             status_schema,
             status,
+            conditions: std::mem::take(&mut self.condition_exprs),
             warnings: Vec::new(),
         })
     }
@@ -825,7 +845,12 @@ impl<'d> Loader<'d> {
                             .chain(std::iter::once("schema")),
                     )
                 });
-                let hint = if iterators.iter().any(|it| unknown.contains(it)) {
+                let hint = if unknown
+                    .iter()
+                    .any(|u| u == crate::expr::library::runtime::VAR)
+                {
+                    "runtime is only available in status.conditions expressions".to_string()
+                } else if iterators.iter().any(|it| unknown.contains(it)) {
                     "forEach iterators are independent: one dimension cannot read another"
                         .to_string()
                 } else if let Some(n) = near {
@@ -942,8 +967,18 @@ impl<'d> Loader<'d> {
         schema_path: &FieldPath,
         nodes: &[Node],
     ) -> Option<Template> {
-        let status = sch.get("status").filter(|v| !v.is_null())?;
+        let written = sch.get("status").filter(|v| !v.is_null())?;
         let sp = schema_path.key("status");
+        // kro's extractConditionExpressions: the author's `conditions` are taken out of the status
+        // before anything else looks at it; they are expressions returning conditions, not fields.
+        let mut status = written.clone();
+        if let Some(c) = status
+            .as_object_mut()
+            .and_then(|m| m.shift_remove("conditions"))
+        {
+            self.status_conditions(&c, &sp.key("conditions"), nodes);
+        }
+        let status = &status;
         let fixed = typecheck::static_status_fields(status);
         if !fixed.is_empty() {
             let list: Vec<String> = fixed.iter().map(|p| p.to_string()).collect();
@@ -975,6 +1010,12 @@ impl<'d> Loader<'d> {
                         crate::suggest::nearest(u, ids.iter().copied().chain(["schema"]))
                     });
                     let hint = match near {
+                        _ if unknown
+                            .iter()
+                            .any(|u| u == crate::expr::library::runtime::VAR) =>
+                        {
+                            "runtime is only available in status.conditions expressions".into()
+                        }
                         Some(n) => format!(
                             "{} (status expressions may reference schema and resource ids)",
                             crate::suggest::did_you_mean(n)
@@ -990,6 +1031,85 @@ impl<'d> Loader<'d> {
             }
         }
         Some(t)
+    }
+
+    /// `spec.schema.status.conditions`: a list of standalone expressions, each returning a
+    /// condition or a list of them (kro's `extractConditionExpressions` and `buildConditions`).
+    fn status_conditions(&mut self, v: &Value, cp: &FieldPath, nodes: &[Node]) {
+        let hint = "write each entry as one ${runtime.newCondition({type: 'Name', status: 'True', reason: 'Why', message: 'What'})}";
+        let Some(items) = v.as_array() else {
+            self.err(
+                codes::STATUS_CONDITION,
+                format!(
+                    "failed to build instance status schema: failed to extract conditions block: status.conditions must be a list, got {}",
+                    json_kind(v)
+                ),
+                cp,
+                Some(hint),
+            );
+            return;
+        };
+        let mut exprs = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = cp.index(i);
+            if !item.is_string() {
+                self.err(
+                    codes::STATUS_CONDITION,
+                    format!("failed to build instance status schema: failed to extract conditions block: status.conditions[{i}] must be a CEL expression string, got {}", json_kind(item)),
+                    &p,
+                    Some(hint),
+                );
+                continue;
+            }
+            match self
+                .compiler
+                .standalone(item, &p, "invalid conditions block")
+            {
+                Ok(e) => exprs.push(e),
+                Err(d) => self.errors.push(d),
+            }
+        }
+        let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+        let mut sound = true;
+        for e in &exprs {
+            let unknown: Vec<_> = e
+                .compiled
+                .refs
+                .roots
+                .iter()
+                .filter(|r| {
+                    !["schema", crate::expr::library::runtime::VAR].contains(&r.as_str())
+                        && !ids.contains(&r.as_str())
+                })
+                .cloned()
+                .collect();
+            if !unknown.is_empty() {
+                sound = false;
+                self.errors.push(self.doc.diag(
+                    Diagnostic::error(
+                        codes::UNKNOWN_IDENTIFIER,
+                        format!(
+                            "failed to build instance conditions: condition {:?}: references unknown identifiers: [{}]",
+                            e.source(),
+                            unknown.join(", ")
+                        ),
+                    )
+                    .with_hint("condition expressions may reference runtime, schema and resource ids"),
+                    &e.path,
+                ));
+            }
+        }
+        if sound {
+            for (i, msg) in super::conditions::validate(&exprs) {
+                self.err(
+                    codes::STATUS_CONDITION,
+                    format!("failed to build instance conditions: {msg}"),
+                    &exprs[i].path,
+                    Some("each conditions entry declares its own types; read kro's built-in ones (InstanceManaged, GraphResolved, ResourcesReady, Ready) with runtime.condition(schema, 'Ready')"),
+                );
+            }
+        }
+        self.condition_exprs = exprs;
     }
 
     fn order(&mut self, nodes: &[Node], ids: &[String]) -> Option<Vec<usize>> {

@@ -22,6 +22,7 @@ pub(crate) struct Input<'a> {
     pub nodes: &'a [Node],
     pub spec_schema: &'a Value,
     pub status: Option<&'a Template>,
+    pub conditions: &'a [Expr],
     pub schemas: &'a Schemas,
 }
 
@@ -294,6 +295,42 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
     }
 
     let status_schema = status_schema(&mut c, input.status, &mut base);
+
+    // Custom conditions also see `runtime`, and return a condition or a list of them (kro's
+    // validateConditionOutputType; dyn is left to evaluation).
+    let outer = base.len();
+    base.declare(
+        crate::expr::library::runtime::VAR,
+        Type::Opaque(crate::expr::library::runtime::RUNTIME_TYPE),
+    );
+    for e in input.conditions {
+        let what = "failed to build instance conditions: failed to type-check condition";
+        let Some(t) = c.infer(e, &mut base, what) else {
+            continue;
+        };
+        let el = match &t {
+            Type::List(el) => (**el).clone(),
+            t => t.clone(),
+        };
+        let ok = match &el {
+            Type::Dyn => true,
+            Type::Opaque(n) => *n == crate::expr::library::runtime::CONDITION_TYPE,
+            _ => false,
+        };
+        if !ok {
+            c.push(
+                codes::CONDITION_TYPE,
+                format!(
+                    "failed to build instance conditions: condition {:?}: condition expressions must return runtime.newCondition(...) or a list of them, got {:?}",
+                    e.source(),
+                    t.to_string()
+                ),
+                "wrap the value: ${runtime.newCondition({type: 'Name', status: x ? 'True' : 'False', reason: 'Why', message: 'What'})}",
+                e,
+            );
+        }
+    }
+    base.truncate(outer);
     Output {
         errors: c.errors,
         status_schema,
@@ -392,8 +429,9 @@ fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &mut Sco
                         "status": {"type": "string"},
                         "reason": {"type": "string"},
                         "message": {"type": "string"},
-                        "lastTransitionTime": {"type": "string", "format": "date-time"},
-                        "observedGeneration": {"type": "integer", "format": "int64"},
+                        // kro's defaultConditionsType (pkg/graph/crd/defaults.go): no formats.
+                        "lastTransitionTime": {"type": "string"},
+                        "observedGeneration": {"type": "integer"},
                     }
                 }
             }),

@@ -31,6 +31,7 @@ mod maps;
 mod quantity;
 mod random;
 mod regex;
+pub mod runtime;
 mod semver;
 mod url;
 
@@ -109,6 +110,9 @@ pub const FUNCTIONS: &[&str] = &[
     "major",
     "minor",
     "patch",
+    // kro's runtime library (custom status conditions; `runtime` is bound only there)
+    "newCondition",
+    "condition",
     // overloads added to functions the crate declares
     "string",
 ];
@@ -128,6 +132,8 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("lists.setAtIndex", lists::set_at_index),
     ("lists.insertAtIndex", lists::insert_at_index),
     ("lists.removeAtIndex", lists::remove_at_index),
+    ("newCondition", runtime::new_condition),
+    ("condition", runtime::lookup_condition),
     ("sum", lists::sum),
     ("min", lists::min),
     ("max", lists::max),

@@ -681,3 +681,115 @@ fn adversarial_inputs_are_errors_not_panics() {
         let _ = eval(src);
     }
 }
+
+/// kro `pkg/cel/library/runtime_test.go`: `runtime.newCondition` builds a condition whose fields
+/// read back, validates computed values when evaluated, and `runtime.condition` finds a condition
+/// by type on `obj.status.conditions` (an empty one when there is none); the parse-time macro's
+/// key rules.
+#[test]
+fn runtime_conditions() {
+    use super::runtime;
+    use crate::expr::cel::CompileError;
+    let schema = serde_json::json!({
+        "spec": {"s": "YES", "empty": "", "healthy": true},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "AllGood"},
+            {"type": "ResourcesReady", "status": "False", "message": 7},
+        ]},
+    });
+    let run = |src: &str| {
+        let c = compile(src, &ExprLimits::default()).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        let mut ctx = new_context();
+        ctx.add_variable_from_value(runtime::VAR, runtime::value());
+        ctx.add_variable_as_val("schema", crate::expr::value::to_val(&schema));
+        c.program
+            .execute(&ctx)
+            .map(|v| from_cel(&v).unwrap_or_else(|e| panic!("{src}: {e:?}")))
+            .map_err(|e| e.to_string())
+    };
+    let cases = [
+        ("runtime.newCondition({type: 'X', status: 'True', reason: '', message: ''}).type", "X"),
+        ("runtime.newCondition({type: 'X', status: 'False'}).status", "False"),
+        ("runtime.newCondition({type: 'X', status: 'True', reason: 'R'}).reason", "R"),
+        ("runtime.newCondition({type: 'X', status: 'True', message: 'M'}).message", "M"),
+        ("runtime.newCondition({type: 'X', status: 'Unknown'}).message", ""),
+        ("runtime.newCondition({type: 'P', status: schema.spec.healthy ? 'True' : 'False'}).status", "True"),
+        ("runtime.condition(schema, 'Ready').status", "True"),
+        ("runtime.condition(schema, 'Ready').reason", "AllGood"),
+        // a field that is not a string reads as empty (conditionFromMap)
+        ("runtime.condition(schema, 'ResourcesReady').message", ""),
+        ("runtime.condition(schema, 'Missing').status", ""),
+        ("runtime.condition(schema, 'Missing').type", ""),
+        ("runtime.condition({}, 'Ready').status", ""),
+        ("runtime.condition({'status': {}}, 'Ready').status", ""),
+        ("runtime.condition({'status': {'conditions': []}}, 'Ready').status", ""),
+    ];
+    for (src, want) in cases {
+        assert_eq!(run(src), Ok(serde_json::json!(want)), "{src}");
+    }
+    let list = run("[runtime.newCondition({type: 'A', status: 'True'}), runtime.newCondition({type: 'B', status: 'False'})]").unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(2));
+    assert!(list.as_array().unwrap().iter().all(runtime::is_condition));
+    for (src, want) in [
+        (
+            "runtime.newCondition({type: 'X', status: schema.spec.s})",
+            "status must be one of True, False, Unknown (got \"YES\")",
+        ),
+        (
+            "runtime.newCondition({type: schema.spec.empty, status: 'True'})",
+            "type must not be empty",
+        ),
+        (
+            "runtime.newCondition({type: 'X', status: 1})",
+            "status must be a string",
+        ),
+        ("runtime.condition('x', 'Ready')", "obj must be an object"),
+        (
+            "runtime.condition({'status': 1}, 'Ready')",
+            "obj.status must be an object",
+        ),
+        (
+            "runtime.condition({'status': {'conditions': 1}}, 'Ready')",
+            "obj.status.conditions must be a list",
+        ),
+    ] {
+        let e = run(src).unwrap_err();
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    for (src, want) in [
+        (
+            "runtime.newCondition({type: 'X', status: 'True', extra: 'foo'})",
+            "unknown key \"extra\"",
+        ),
+        (
+            "runtime.newCondition({'type': 'X', 'status': 'True'})",
+            "keys must be bare identifiers",
+        ),
+        (
+            "runtime.newCondition({type: 'X', status: 'True', type: 'Y'})",
+            "duplicate key \"type\"",
+        ),
+        (
+            "runtime.newCondition({status: 'True'})",
+            "'type' is required",
+        ),
+        ("runtime.newCondition({type: 'X'})", "'status' is required"),
+        (
+            "runtime.newCondition(schema.spec)",
+            "argument must be a map literal",
+        ),
+    ] {
+        match compile(src, &ExprLimits::default()) {
+            Err(CompileError::Syntax { message, .. }) => {
+                assert!(message.contains(want), "{src}: {message}")
+            }
+            other => panic!("{src}: {other:?}"),
+        }
+    }
+    // Other receivers are left alone by the macro (and fail as no overload).
+    assert!(compile(
+        "schema.newCondition({'extra': 'x'})",
+        &ExprLimits::default()
+    )
+    .is_ok());
+}
