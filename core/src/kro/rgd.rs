@@ -164,6 +164,12 @@ fn is_kro_version(s: &str) -> bool {
     re(&R, r"^v[0-9]+(alpha[0-9]+|beta[0-9]+)?$").is_match(s)
 }
 
+/// apimachinery's IsDNS1035Label: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+fn is_dns1035_label(s: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    s.len() <= 63 && re(&R, r"^[a-z]([-a-z0-9]*[a-z0-9])?$").is_match(s)
+}
+
 fn is_reserved(s: &str) -> bool {
     CEL_RESERVED.contains(&s) || KRO_RESERVED.contains(&s)
 }
@@ -371,9 +377,14 @@ impl<'d> Loader<'d> {
 
         // Types are checked only on a graph that is otherwise sound: an unknown id or a cycle
         // would only add noise here. A template field outside its kind's schema (KLN2010) leaves
-        // the graph sound, so the expressions are still checked in the same run.
+        // the graph sound, so the expressions are still checked in the same run; so does a status
+        // field without an expression or one that reads nothing (KLN2011).
         let mut status_schema = Value::Null;
-        if self.errors.iter().all(|d| d.code == codes::TEMPLATE_SCHEMA) {
+        if self
+            .errors
+            .iter()
+            .all(|d| d.code == codes::TEMPLATE_SCHEMA || d.code == codes::STATUS_STATIC)
+        {
             let typed = typecheck::check(&typecheck::Input {
                 doc: self.doc,
                 nodes: &nodes,
@@ -586,6 +597,25 @@ impl<'d> Loader<'d> {
             let namespaced = self.check_template_object(t, id, &tp, scopes, instance_namespaced);
             let (tmpl, diags) = self.compiler.template(t, &tp);
             self.errors.extend(diags);
+            // kro's buildResourceNode: a CustomResourceDefinition template is parsed without a
+            // schema, and expressions are allowed only in its metadata.
+            let is_crd = t.get("apiVersion").and_then(Value::as_str)
+                == Some("apiextensions.k8s.io/v1")
+                && t.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+            if is_crd {
+                for h in &tmpl.holes {
+                    if !matches!(h.path.0.first(), Some(crate::fieldpath::Segment::Key(k)) if k == "metadata")
+                        || h.path.0.len() < 2
+                    {
+                        self.err(
+                            codes::TEMPLATE_OBJECT,
+                            format!("CEL expressions in CRDs are only supported for metadata fields, found in path {:?}, resource {id}", h.path.to_string()),
+                            &tp.join(&h.path),
+                            Some("a CustomResourceDefinition is applied as written: compute only its metadata (name, labels, annotations)"),
+                        );
+                    }
+                }
+            }
             (NodeKind::Template(tmpl), namespaced.unwrap_or(true))
         } else {
             let e = external.expect("checked above");
@@ -670,6 +700,17 @@ impl<'d> Loader<'d> {
                 );
                 None
             }
+            // kro's ExtractGVKFromUnstructured parses it with apimachinery's ParseGroupVersion:
+            // `version` or `group/version`, no more than one slash.
+            Some(Value::String(s)) if s.matches('/').count() > 1 => {
+                self.err(
+                    codes::TEMPLATE_OBJECT,
+                    format!("failed to extract GVK from resource {id}: invalid apiVersion format {s:?}: unexpected GroupVersion string: {s}"),
+                    &tp.key("apiVersion"),
+                    Some("write apiVersion as group/version (apps/v1) or a core version (v1)"),
+                );
+                None
+            }
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => {
                 self.err(codes::TEMPLATE_OBJECT, format!("resource {id} is not a valid Kubernetes object: apiVersion field is not a string"), &tp.key("apiVersion"), hint);
@@ -692,6 +733,16 @@ impl<'d> Loader<'d> {
                     format!("resource {id}: kind must be a literal, not an expression"),
                     &tp.key("kind"),
                     None,
+                );
+                None
+            }
+            // kro's ExtractGVKFromUnstructured: the kind, lowercased, is a DNS-1035 label.
+            Some(Value::String(s)) if !is_dns1035_label(&s.to_lowercase()) => {
+                self.err(
+                    codes::TEMPLATE_OBJECT,
+                    format!("failed to extract GVK from resource {id}: invalid kind {s:?} (must be a valid DNS-1035 label when lowercased)"),
+                    &tp.key("kind"),
+                    Some("a kind is a name such as ConfigMap: a letter, then letters, digits or dashes, at most 63"),
                 );
                 None
             }
@@ -760,10 +811,13 @@ impl<'d> Loader<'d> {
         let namespaced = schema
             .map(|ks| ks.namespaced)
             .unwrap_or_else(|| scopes.is_namespaced(&av, &k));
-        let has_namespace = obj
-            .get("metadata")
-            .and_then(|m| m.get("namespace"))
-            .is_some_and(|n| !n.is_null());
+        // kro's validateTemplateConstraints: a cluster-scoped resource must not have the key at
+        // all; a namespaced one of a cluster-scoped instance needs a non-blank string there.
+        let namespace = obj.get("metadata").and_then(|m| m.get("namespace"));
+        let has_namespace = namespace.is_some();
+        let sets_namespace = namespace
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.trim().is_empty());
         if !namespaced && has_namespace {
             self.err(
                 codes::NAMESPACE,
@@ -772,7 +826,7 @@ impl<'d> Loader<'d> {
                 Some("remove metadata.namespace"),
             );
         }
-        if namespaced && !instance_namespaced && !has_namespace {
+        if namespaced && !instance_namespaced && !sets_namespace {
             self.err(
                 codes::NAMESPACE,
                 format!("resource {id:?} is namespaced and must set metadata.namespace when the instance CRD is cluster-scoped"),
@@ -996,6 +1050,22 @@ impl<'d> Loader<'d> {
         self.errors.extend(diags);
         let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
         for h in &t.holes {
+            // kro's buildInstanceNode: a status field reads a resource or the schema (`${true}`
+            // is a fixed value written as an expression).
+            // (A root that is neither is reported below as unknown.)
+            let reads_something = h.exprs().iter().any(|e| !e.compiled.refs.roots.is_empty());
+            let first = h.exprs().first().map(|e| e.path.clone());
+            if !reads_something {
+                self.err(
+                    codes::STATUS_STATIC,
+                    format!(
+                        "failed to create instance node: instance status field must refer to a resource or schema: status.{}",
+                        h.path
+                    ),
+                    &first.unwrap_or_else(|| sp.join(&h.path)),
+                    Some("status is computed from resources: read a resource or schema in the expression, or drop the field"),
+                );
+            }
             for e in h.exprs() {
                 let unknown: Vec<_> = e
                     .compiled

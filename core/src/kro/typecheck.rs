@@ -402,9 +402,25 @@ fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &mut Sco
             let ty = match &h.kind {
                 HoleKind::Standalone(e) => c.infer(e, scope, &what).unwrap_or(Type::Dyn),
                 HoleKind::Interpolated(parts) => {
+                    // kro builds `"text" + (expr) + …` from a string template, so each expression
+                    // must be a string there as in resource templates.
                     for p in parts {
-                        if let Part::Expr(e) = p {
-                            c.infer(e, scope, &what);
+                        let Part::Expr(e) = p else { continue };
+                        let Some(t) = c.infer(e, scope, &what) else {
+                            continue;
+                        };
+                        if t.certainly_not(&[&Type::String]) {
+                            c.push(
+                                codes::TYPE_MISMATCH,
+                                format!(
+                                    "failed to type-check status expression at path {:?}: expression {:?} returns type {:?} but expected \"string\" (expressions inside a string template must return strings)",
+                                    h.path.to_string(),
+                                    e.source(),
+                                    t.to_string()
+                                ),
+                                "wrap the value in string(...), or make the field one standalone ${...}",
+                                e,
+                            );
                         }
                     }
                     Type::String
