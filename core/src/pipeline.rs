@@ -213,6 +213,24 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         }
     }
     let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
+    // Nested compositions: a template whose kind is another RGD's instance kind is checked
+    // against that RGD's instance schema when the graph is built, as kro does (it resolves the
+    // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
+    // left open.
+    for d in &rgd_docs {
+        if let Some(crd) = kro::crd::spec_only_crd(&d.value) {
+            let sch = &d.value["spec"]["schema"];
+            let group = sch["group"].as_str().unwrap_or(kro::rgd::KRO_GROUP);
+            let av = format!("{group}/{}", sch["apiVersion"].as_str().unwrap_or(""));
+            if schemas
+                .lookup(&av, sch["kind"].as_str().unwrap_or(""))
+                .is_none()
+            {
+                // A definition whose schema does not build reports that itself when it loads.
+                let _ = schemas.add_crd(&crd);
+            }
+        }
+    }
     let loaded: Vec<Result<Rgd, Vec<Diagnostic>>> = rgd_docs
         .par_iter()
         .map(|d| kro::load(d, &scopes, &schemas, &opts.expr))
