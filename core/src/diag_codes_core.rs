@@ -58,6 +58,9 @@ code_table! { CORE;
     /// of expressions, a literal status other than True/False/Unknown, an empty literal type, a
     /// type declared by two entries, or a lookup of an author or unknown condition on `schema`.
     STATUS_CONDITION = "KLN2012", "status-condition";
+    /// A kind that resources of an RGD create or reference has no schema in the run (no bundled
+    /// kind, CRD or RGD): its fields were not checked (a warning; an error under `--strict`).
+    UNCHECKED_KIND = "KLN2013", "unchecked-kind";
 
     /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
     TEMPLATE_SYNTAX = "KLN3001", "template-syntax";
