@@ -113,6 +113,9 @@ code_table! { CORE;
     /// Observed state was given but lacks what an expression reads (an externalRef's object, a
     /// resource's status).
     NOT_OBSERVED = "KLN5008", "not-observed";
+    /// A resource was not evaluated because a resource it depends on failed (a warning beside
+    /// that failure).
+    NOT_EVALUATED = "KLN5009", "not-evaluated";
 
     /// A bug in kiln: please report it.
     INTERNAL = "KLN9001", "internal";
