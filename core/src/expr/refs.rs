@@ -26,6 +26,20 @@ pub struct References {
     pub functions: BTreeSet<String>,
 }
 
+/// Whether the environment has a type of this name (`int`, `list`, `net.IP`, ...).
+pub fn is_type_name(name: &str) -> bool {
+    super::cel::env().types().find_type(name).is_some()
+}
+
+/// `a.b.c` as written, for a chain of selections on an identifier.
+fn qualified(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Ident(n) => Some(n.clone()),
+        Expr::Select(s) if !s.test => Some(format!("{}.{}", qualified(&s.operand.expr)?, s.field)),
+        _ => None,
+    }
+}
+
 /// Walk an expression's AST.
 pub fn references(expr: &IdedExpr) -> References {
     let mut refs = References::default();
@@ -41,6 +55,9 @@ fn is_operator(name: &str) -> bool {
 fn walk(e: &Expr, bound: &mut Vec<String>, refs: &mut References) {
     match e {
         Expr::Unspecified | Expr::Literal(_) => {}
+        // A type identifier (`int`, `net.CIDR`, `google.protobuf.Duration`) is not a variable.
+        Expr::Ident(name) if is_type_name(name) && !bound.iter().any(|b| b == name) => {}
+        Expr::Select(_) if qualified(e).is_some_and(|q| is_type_name(&q)) => {}
         Expr::Ident(name) => {
             if !bound.iter().any(|b| b == name) {
                 refs.roots.insert(name.clone());

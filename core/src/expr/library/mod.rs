@@ -228,7 +228,21 @@ pub fn extend_env(env: &mut Env) {
         // Only a second call on the same environment could fail; the overloads are then present.
         debug_assert!(res.is_ok(), "{res:?}");
     }
+    // The library's types by name, so `type(cidr(x)) == net.CIDR` works as in Kubernetes.
+    for name in TYPE_NAMES {
+        let res = env.add_type(Type::new_opaque_type(*name));
+        debug_assert!(res.is_ok(), "{name}: {res:?}");
+    }
 }
+
+/// The CEL type names of the library's values.
+pub const TYPE_NAMES: &[&str] = &[
+    ip::TYPE_NAME,
+    cidr::TYPE_NAME,
+    quantity::TYPE_NAME,
+    semver::TYPE_NAME,
+    url::TYPE_NAME,
+];
 
 /// A library function: what it does with an evaluated call.
 pub(crate) type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;

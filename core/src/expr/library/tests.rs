@@ -564,8 +564,21 @@ fn cidr_functions() {
         "!cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/23'))",
         "cidr('192.168.0.0/24').containsCIDR('192.168.0.0/25')",
         "!cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')",
-        // Kubernetes' containsCIDR compares the argument's address with the masked receiver's.
-        "!cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+        // Kubernetes' containsCIDR (apiserver pkg/cel/library/cidr.go cidrContainsCIDR): the
+        // ranges overlap and the receiver's prefix is no longer, whatever the argument's address.
+        "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+        "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))",
+        "cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.1/32'))",
+        "!cidr('192.168.0.0/24').containsCIDR(cidr('192.169.0.1/32'))",
+        "!cidr('10.0.0.0/8').containsCIDR('2001:db8::/64')",
+        "cidr('2001:db8::/32').containsCIDR('2001:db8:1::/48')",
+        // type identifiers, as cel-go (cidr_test.go, ip_test.go "type of ...")
+        "type(cidr('192.168.0.0/24')) == net.CIDR",
+        "type(ip('192.168.0.1')) == net.IP",
+        "type(quantity('1')) == kubernetes.Quantity",
+        "type(semver('1.2.3')) == kubernetes.Semver",
+        "type(url('https://x')) == kubernetes.URL",
+        "type(5) == int && type('x') == string && type(int) == type && type([]) == list",
         "cidr('192.168.0.0/24').ip() == ip('192.168.0.0')",
         "cidr('192.168.0.1/24').ip().family() == 4",
         "cidr('::1/128').ip() == ip('::1')",
