@@ -1,6 +1,6 @@
 //! ResourceGraphDefinition → graph IR.
 //!
-//! Follows kro's builder (reference/kro.md §2, §6): CRD defaults (`group: kro.run`, `scope:
+//! Follows kro's builder (docs/kro.md; kro pkg/graph/builder.go, validation.go): CRD defaults (`group: kro.run`, `scope:
 //! Namespaced`), naming rules for kinds, ids and iterators, SimpleSchema, template shape, `${…}`
 //! scanning, reference checks, dependencies, cycles and kro's stable topological order. Every problem
 //! is reported, not only the first; a definition with errors yields no graph.
@@ -347,6 +347,53 @@ impl<'d> Loader<'d> {
                 true
             }
         };
+
+        // kro's RGD CRD (api/v1alpha1 Schema): shortNames and categories are sets of at most 32
+        // DNS-1035 labels.
+        for key in ["shortNames", "categories"] {
+            let p = schema_path.key(key);
+            match sch.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    if items.len() > 32 {
+                        self.err(
+                            codes::RGD_INVALID,
+                            format!(
+                                "spec.schema.{key} must have at most 32 items, has {}",
+                                items.len()
+                            ),
+                            &p,
+                            Some("keep the aliases a kubectl user needs"),
+                        );
+                    }
+                    let mut seen = BTreeSet::new();
+                    for (i, item) in items.iter().enumerate() {
+                        let ok = item.as_str().is_some_and(is_dns1035_label);
+                        if !ok {
+                            self.err(
+                                codes::RGD_INVALID,
+                                format!("spec.schema.{key}[{i}] {item} must be a lowercase name of at most 63 characters matching ^[a-z]([-a-z0-9]*[a-z0-9])?$"),
+                                &p.index(i),
+                                Some("use lowercase letters, digits and dashes, starting with a letter, e.g. wa"),
+                            );
+                        } else if !seen.insert(item.as_str().unwrap_or_default()) {
+                            self.err(
+                                codes::RGD_INVALID,
+                                format!("spec.schema.{key}[{i}]: duplicate value {item}"),
+                                &p.index(i),
+                                Some("list each value once (the field is a set)"),
+                            );
+                        }
+                    }
+                }
+                Some(other) => self.err(
+                    codes::RGD_INVALID,
+                    format!("spec.schema.{key} must be a list of strings, got {other}"),
+                    &p,
+                    None,
+                ),
+            }
+        }
 
         // SimpleSchema → OpenAPI.
         let empty = Value::Object(Map::new());
