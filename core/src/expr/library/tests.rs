@@ -547,6 +547,56 @@ fn ip_functions() {
     assert!(err("ip('::ffff:1.2.3.4')").contains("IPv4-mapped IPv6 address"));
     assert!(err("ip.isCanonical('x')").contains("parse error"));
     assert!(err("ip(1)").contains("no matching overload"));
+    // Go's netip.ParseAddr, accepted and refused exactly, with its messages (Kubernetes'
+    // ip_test.go expects them).
+    for (src, want) in [
+        (
+            "ip('192.168.0.1.0')",
+            "ParseAddr(\"192.168.0.1.0\"): IPv4 address too long",
+        ),
+        (
+            "ip('2001:db8:::68')",
+            "each colon-separated field must have at least one digit (at \":68\")",
+        ),
+        ("ip('1.2.3')", "IPv4 address too short"),
+        ("ip('1.2.3.256')", "IPv4 field has value >255"),
+        ("ip('1.2.3.04')", "IPv4 field has octet with leading zero"),
+        (
+            "ip('1..2.3')",
+            "IPv4 field must have at least one digit (at \".2.3\")",
+        ),
+        ("ip('1.2.3.4x')", "unexpected character (at \"x\")"),
+        ("ip('1:2:3:4:5:6:7')", "address string too short"),
+        ("ip('1::2::3')", "multiple :: in address (at \":3\")"),
+        (
+            "ip('12345::')",
+            "each group must have 4 or less digits (at \"12345::\")",
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8:9')",
+            "trailing garbage after address (at \"9\")",
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8::')",
+            "the :: must expand to at least one field of zeros",
+        ),
+        (
+            "ip('1:2:3:1.2.3.4')",
+            "embedded IPv4 address must replace the final 2 fields",
+        ),
+        ("ip('1:')", "colon must be followed by more characters"),
+        ("ip('%eth0')", "missing IPv6 address"),
+        ("ip('fe80::1%')", "zone must be a non-empty string"),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    assert_eq!(ok("string(ip('::'))"), s("::"));
+    assert_eq!(
+        ok("string(ip('1:2:3:4:5:6:1.2.3.4'))"),
+        s("1:2:3:4:5:6:102:304")
+    );
+    assert_eq!(ok("string(ip('::FFFF:ABCD'))"), s("::ffff:abcd"));
 }
 
 #[test]
