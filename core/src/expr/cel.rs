@@ -87,6 +87,7 @@ fn build_env() -> Env {
     // kiln's size-checked `replace`, `split` and `join(sep)` must be declared before the strings
     // extension's: the first matching overload wins.
     super::budget::extend_env(&mut env);
+    super::library::extend_env_first(&mut env);
     // These registrations cannot fail on a fresh stdlib environment: the names are the
     // extensions' own and are declared once.
     for ext in [

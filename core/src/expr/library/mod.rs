@@ -33,6 +33,7 @@ mod random;
 mod regex;
 pub mod runtime;
 mod semver;
+mod strings;
 mod url;
 
 #[cfg(test)]
@@ -189,6 +190,33 @@ pub fn register(ctx: &mut Context<'_, '_>) {
         // The names are chosen not to clash with the environment; a clash would only hide this one
         // function, so it is not worth failing every evaluation over outside of tests.
         debug_assert!(res.is_ok(), "{name}: {res:?}");
+    }
+}
+
+/// Overloads that must come before the strings extension's (the first matching overload wins):
+/// cel-go's `indexOf(string, int)` and `lastIndexOf(string, int)`.
+pub fn extend_env_first(env: &mut Env) {
+    // The offset is declared `dyn` (and checked by the handler): the extension declares
+    // (string, int) itself, and the crate refuses a second overload of one signature.
+    use cel::common::types::STRING_TYPE;
+    let results = [
+        env.add_member_overload(
+            "indexOf",
+            "kiln.string_index_of_offset",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE],
+            strings::index_of_offset,
+        ),
+        env.add_member_overload(
+            "lastIndexOf",
+            "kiln.string_last_index_of_offset",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE],
+            strings::last_index_of_offset,
+        ),
+    ];
+    for res in results {
+        debug_assert!(res.is_ok(), "{res:?}");
     }
 }
 

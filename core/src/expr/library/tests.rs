@@ -856,3 +856,58 @@ fn runtime_conditions() {
     )
     .is_ok());
 }
+
+/// cel-go `ext/strings_test.go` (google/cel-go commit 14f6746a): the strings extension's error
+/// cases fail with cel-go's message; `indexOf`/`lastIndexOf` with an offset past the end find
+/// nothing instead of failing.
+#[test]
+fn cel_go_string_offsets() {
+    for (src, want) in [
+        ("'tacocat'.charAt(30) == ''", "index out of range: 30"),
+        ("'tacocat'.indexOf('', -1) == 0", "index out of range: -1"),
+        (
+            "'tacocat'.lastIndexOf('a', -1) == -1",
+            "index out of range: -1",
+        ),
+        (
+            "'tacocat'.lastIndexOf('', -1) == 0",
+            "index out of range: -1",
+        ),
+        (
+            "\"tacocat\".substring(40) == \"cat\"",
+            "index out of range: 40",
+        ),
+        (
+            "\"tacocat\".substring(-1) == \"cat\"",
+            "index out of range: -1",
+        ),
+        (
+            "\"tacocat\".substring(1, 50) == \"cat\"",
+            "index out of range: 50",
+        ),
+        (
+            "\"tacocat\".substring(49, 50) == \"cat\"",
+            "index out of range: 49",
+        ),
+        (
+            "\"tacocat\".substring(4, 3) == \"\"",
+            "invalid substring range. start: 4, end: 3",
+        ),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    for src in [
+        "'tacocat'.indexOf('a', 30) == -1",
+        "'tacocat'.lastIndexOf('a', 30) == -1",
+        "'tacocat'.indexOf('', 30) == 7",
+        "'tacocat'.lastIndexOf('', 30) == 7",
+        "'ta©o©αT'.indexOf('©', 3) == 4",
+        "'ta©o©αT'.lastIndexOf('©α', 4) == 4",
+        "'bananananana'.lastIndexOf('nana', 7) == 6",
+        "'hello wello'.indexOf('ello', 6) == 7",
+    ] {
+        is_true(src);
+    }
+    assert!(err("'x'.indexOf('x', 'y')").contains("no matching overload"));
+}
