@@ -911,3 +911,38 @@ fn cel_go_string_offsets() {
     }
     assert!(err("'x'.indexOf('x', 'y')").contains("no matching overload"));
 }
+
+/// cel-go `ext/lists_test.go` (google/cel-go commit 14f6746a): the lists extension's error cases
+/// fail with cel-go's message (its true cases are `testdata/render/celgo-lists`).
+#[test]
+fn cel_go_list_errors() {
+    for (src, want) in [
+        (
+            "[1,2,3,4].slice(3, 0)",
+            "cannot slice(3, 0), start index must be less than or equal to end index",
+        ),
+        (
+            "[1,2,3,4].slice(0, 10)",
+            "cannot slice(0, 10), list is length 4",
+        ),
+        (
+            "[1,2,3,4].slice(-5, 10)",
+            "cannot slice(-5, 10), negative indexes not supported",
+        ),
+        (
+            "[1,2,3,4].slice(-5, -3)",
+            "cannot slice(-5, -3), negative indexes not supported",
+        ),
+        (
+            "[1,[2,[3,[4]]]].flatten(-1) == [1,2,3,4]",
+            "level must be non-negative",
+        ),
+        (
+            "[\"d\", 3, 2, \"c\"].sort() == [\"a\", \"b\", \"c\", \"d\"]",
+            "list elements must have the same type",
+        ),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+}
