@@ -825,7 +825,8 @@ fn run(cli: Cli) -> ExitCode {
             path,
             format,
             common,
-        } => match request::definitions(&definitions_request(std::slice::from_ref(&path), &common)) {
+        } => match request::definitions(&definitions_request(std::slice::from_ref(&path), &common))
+        {
             Err(failed) => fail(&failed, common.diagnostics),
             Ok(defs) => graph_cmd::run(&path, &defs, format, &common),
         },

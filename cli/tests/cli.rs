@@ -457,3 +457,30 @@ fn a_kustomization_in_a_tree_is_not_a_manifest() {
         "{err}"
     );
 }
+
+/// Issue 26 item 8, from kro pkg/graph/builder.go buildResourceNode (kro refuses an RGD whose
+/// kinds have no CRD): a kind no schema of the run describes is a warning naming it once, with
+/// every resource of that kind; `validate` and `render` still succeed without `--strict`.
+#[test]
+fn unchecked_kinds_are_a_warning_naming_each_kind_once() {
+    let rgd = "testdata/bad/kro/unchecked-kind-strict/rgd.yaml";
+    for cmd in ["validate", "render"] {
+        let o = kiln(&[cmd, "--diagnostics", "json", rgd]);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+        let v: Value = serde_json::from_str(&stderr(&o)).unwrap();
+        let warnings: Vec<&Value> = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "KLN2013")
+            .collect();
+        assert_eq!(warnings.len(), 2, "{cmd}: {v}");
+        assert!(warnings.iter().all(|d| d["severity"] == "warning"));
+        let subnet = warnings[1]["message"].as_str().unwrap();
+        assert!(
+            subnet.contains("Subnet") && subnet.contains("network/subnetA, network/subnetB"),
+            "{subnet}"
+        );
+        assert!(warnings[0]["hint"].as_str().unwrap().contains("--crds"));
+    }
+}

@@ -296,3 +296,32 @@ spec:
     // string written into the CRD's integer field.
     assert_eq!(codes, ["KLN2010", "KLN3009"], "{v}");
 }
+
+/// Custom status conditions (issue 26 item 1): kro takes `status.conditions` out of the status
+/// before inferring its schema and gives the CRD its standard conditions list instead
+/// (pkg/graph/builder.go inferStatusSchema, pkg/graph/crd/defaults.go defaultConditionsType: four
+/// strings, lastTransitionTime a string, observedGeneration an integer, no formats).
+#[test]
+fn custom_conditions_are_typed_as_kro_types_them() {
+    let crd = schema_json("testdata/strategies/status-conditions/rgd.yaml");
+    let status = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"];
+    assert_eq!(
+        status["properties"]["conditions"],
+        serde_json::json!({
+            "type": "array",
+            "items": {"type": "object", "properties": {
+                "type": {"type": "string"},
+                "status": {"type": "string"},
+                "reason": {"type": "string"},
+                "message": {"type": "string"},
+                "lastTransitionTime": {"type": "string"},
+                "observedGeneration": {"type": "integer"},
+            }}
+        })
+    );
+    // The other status fields are still inferred from their expressions.
+    assert_eq!(
+        status["properties"]["endpoint"],
+        serde_json::json!({"type": "string"})
+    );
+}

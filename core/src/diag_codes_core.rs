@@ -60,6 +60,13 @@ code_table! { CORE;
     TEMPLATE_SCHEMA = "KLN2010", "template-schema";
     /// A status field holds a fixed value instead of an expression.
     STATUS_STATIC = "KLN2011", "status-static";
+    /// A custom status condition (`spec.schema.status.conditions`) breaks kro's rules: not a list
+    /// of expressions, a literal status other than True/False/Unknown, an empty literal type, a
+    /// type declared by two entries, or a lookup of an author or unknown condition on `schema`.
+    STATUS_CONDITION = "KLN2012", "status-condition";
+    /// A kind that resources of an RGD create or reference has no schema in the run (no bundled
+    /// kind, CRD or RGD): its fields were not checked (a warning; an error under `--strict`).
+    UNCHECKED_KIND = "KLN2013", "unchecked-kind";
 
     /// A `${…}` template that does not scan (nested expressions, unterminated quotes).
     TEMPLATE_SYNTAX = "KLN3001", "template-syntax";
@@ -80,7 +87,8 @@ code_table! { CORE;
     TYPE_CHECK = "KLN3008", "type-check";
     /// An expression's type does not fit the field it is written into.
     TYPE_MISMATCH = "KLN3009", "type-mismatch";
-    /// includeWhen/readyWhen does not return a bool, or a forEach dimension does not return a list.
+    /// includeWhen/readyWhen does not return a bool, a forEach dimension does not return a list,
+    /// or a status condition does not return a condition (or a list of them).
     CONDITION_TYPE = "KLN3010", "condition-type";
 
     /// The resources of a graph depend on each other in a cycle.
@@ -111,6 +119,9 @@ code_table! { CORE;
     /// Observed state was given but lacks what an expression reads (an externalRef's object, a
     /// resource's status).
     NOT_OBSERVED = "KLN5008", "not-observed";
+    /// A resource was not evaluated because a resource it depends on failed (a warning beside
+    /// that failure).
+    NOT_EVALUATED = "KLN5009", "not-evaluated";
 
     /// A bug in kiln: please report it.
     INTERNAL = "KLN9001", "internal";

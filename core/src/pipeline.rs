@@ -213,6 +213,24 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         }
     }
     let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
+    // Nested compositions: a template whose kind is another RGD's instance kind is checked
+    // against that RGD's instance schema when the graph is built, as kro does (it resolves the
+    // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
+    // left open.
+    for d in &rgd_docs {
+        if let Some(crd) = kro::crd::spec_only_crd(&d.value) {
+            let sch = &d.value["spec"]["schema"];
+            let group = sch["group"].as_str().unwrap_or(kro::rgd::KRO_GROUP);
+            let av = format!("{group}/{}", sch["apiVersion"].as_str().unwrap_or(""));
+            if schemas
+                .lookup(&av, sch["kind"].as_str().unwrap_or(""))
+                .is_none()
+            {
+                // A definition whose schema does not build reports that itself when it loads.
+                let _ = schemas.add_crd(&crd);
+            }
+        }
+    }
     let loaded: Vec<Result<Rgd, Vec<Diagnostic>>> = rgd_docs
         .par_iter()
         .map(|d| kro::load(d, &scopes, &schemas, &opts.expr))
@@ -245,6 +263,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             Err(ds) => diags.extend(ds),
         }
     }
+    diags.extend(unchecked_kinds(&rgds, &schemas));
     let mut defs = Definitions {
         rgds,
         nesting_cycle: false,
@@ -257,6 +276,50 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         diags.push(d);
     }
     (defs, diags)
+}
+
+/// Say what was not checked: one warning per kind that resources of the loaded RGDs create or
+/// reference but that no schema of the run describes (not a bundled kind, no CRD in the inputs
+/// or `--crds`, no RGD). Their fields and the expressions reading them went unchecked, where kro,
+/// without the CRD in the cluster, refuses the RGD. Under `--strict` the run fails.
+fn unchecked_kinds(rgds: &[Rgd], schemas: &Schemas) -> Vec<Diagnostic> {
+    let mut first: BTreeMap<(String, String), (&Rgd, &crate::ir::Node)> = BTreeMap::new();
+    let mut ids: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for r in rgds {
+        for n in &r.graph.nodes {
+            let (crate::ir::NodeKind::Template(t) | crate::ir::NodeKind::External(t)) = &n.kind;
+            let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
+            let (av, kind) = (s("apiVersion"), s("kind"));
+            if av.is_empty() || kind.is_empty() || schemas.lookup(av, kind).is_some() {
+                continue;
+            }
+            let key = (av.to_string(), kind.to_string());
+            first.entry(key.clone()).or_insert((r, n));
+            ids.entry(key)
+                .or_default()
+                .push(format!("{}/{}", r.graph.name, n.id));
+        }
+    }
+    first
+        .into_iter()
+        .map(|((av, kind), (r, n))| {
+            let used = &ids[&(av.clone(), kind.clone())];
+            r.graph.document.diag(
+                Diagnostic::warning(
+                    codes::UNCHECKED_KIND,
+                    format!(
+                        "{av} {kind} has no schema in this run: the fields of its resources ({}) and the expressions reading them were not checked (kro refuses a ResourceGraphDefinition whose kinds the cluster has no CRD for)",
+                        used.join(", ")
+                    ),
+                )
+                .with_hint(format!(
+                    "supply its CustomResourceDefinition among the inputs or with --crds FILE (e.g. kubectl get crd <plural>.{} -o yaml); --strict makes this an error",
+                    crate::scope::group_of(&av)
+                )),
+                &n.path,
+            )
+        })
+        .collect()
 }
 
 /// The resources of `rgd` that create instances of other RGDs of the run (nested compositions),

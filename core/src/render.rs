@@ -160,6 +160,9 @@ enum State {
     /// kro mode: needs the cluster; left to the controller.
     Waiting,
     Rendered,
+    /// Its evaluation failed (reported), or a dependency's did: not evaluated further, so every
+    /// other resource is still evaluated and every failure of the unit reported at once.
+    Failed,
 }
 
 /// What one node came to, for callers that look past the objects (`kiln status`).
@@ -216,6 +219,8 @@ fn render_nodes(
         ctx.add_variable_as_val(name.clone(), g.reads_of(name).to_val(v));
     }
     let mut state = vec![State::Pending; g.nodes.len()];
+    // Every failure of the unit, in evaluation order.
+    let mut failures: Vec<Diagnostic> = Vec::new();
     // Only objects another node reads need converting into CEL values.
     let mut read = vec![false; g.nodes.len()];
     for n in &g.nodes {
@@ -248,6 +253,29 @@ fn render_nodes(
             .any(|&d| matches!(state[d], State::Excluded))
         {
             state[i] = State::Excluded;
+            continue;
+        }
+        if let Some(&d) = node
+            .dependencies
+            .iter()
+            .find(|&&d| matches!(state[d], State::Failed))
+        {
+            // Skipped, and said so beside the failure it follows from.
+            state[i] = State::Failed;
+            let failed = &g.nodes[d].id;
+            failures.push(
+                unit.origin.diag(
+                    Diagnostic::warning(
+                        codes::NOT_EVALUATED,
+                        format!(
+                            "resource {:?} was not evaluated: it depends on {failed:?}, which failed (in definition {:?}, {})",
+                            node.id, g.name, node.path
+                        ),
+                    )
+                    .with_hint(format!("fix the failure of {failed:?} first; {:?} is checked once it evaluates", node.id)),
+                    &FieldPath::root(),
+                ),
+            );
             continue;
         }
         if node
@@ -296,7 +324,12 @@ fn render_nodes(
                 }
                 continue;
             }
-            Err(ds) => return Err(ds),
+            Err(ds) => {
+                drop(direct);
+                failures.extend(ds);
+                state[i] = State::Failed;
+                continue;
+            }
         };
         drop(direct);
         match step {
@@ -384,6 +417,9 @@ fn render_nodes(
                 state[i] = State::Rendered;
             }
         }
+    }
+    if !failures.is_empty() {
+        return Err(failures);
     }
     // Stamped last: expressions read the objects as the templates made them. Objects of a
     // nested instance carry their own definition's provenance already.
@@ -609,9 +645,19 @@ impl Evaluator<'_, '_> {
     }
 
     /// Refuse expressions that read what only a cluster has, then evaluate.
-    fn eval(&self, ctx: &Context<'_, '_>, e: &Expr) -> Result<CelValue, Vec<Diagnostic>> {
+    fn eval(
+        &self,
+        ctx: &Context<'_, '_>,
+        e: &Expr,
+        direct: &[(&str, &Value)],
+    ) -> Result<CelValue, Vec<Diagnostic>> {
         self.check_offline(e)?;
         execute(&e.compiled.program, ctx, &self.limits.eval).map_err(|err| {
+            if matches!(err, cel::ExecutionError::NoSuchKey(_)) {
+                if let Some(d) = self.not_rendered(e, direct) {
+                    return vec![d];
+                }
+            }
             if let Some(msg) = overrun(&err) {
                 return vec![self.diag(
                     codes::EVAL_BUDGET,
@@ -638,10 +684,104 @@ impl Evaluator<'_, '_> {
             if let Some((_, v)) = direct.iter().rev().find(|(name, _)| name == root) {
                 let mut whole = ctx.new_inner_scope();
                 whole.add_variable_as_val(root.clone(), to_val(v));
-                return self.eval(&whole, e);
+                return self.eval(&whole, e, direct);
             }
         }
-        self.eval(ctx, e)
+        self.eval(ctx, e, direct)
+    }
+
+    /// A read of a resource's field that the object kiln renders does not have: the template
+    /// does not set it and its schema gives no default. Either a typo, or a value only the
+    /// cluster fills in (an operator's field, `metadata.uid`): said as such, with the fields the
+    /// object does have at that level, instead of "No such key".
+    fn not_rendered(&self, e: &Expr, direct: &[(&str, &Value)]) -> Option<Diagnostic> {
+        use crate::expr::reads::{reads, Reads};
+        let g = self.unit.graph;
+        for (root, r) in reads(e.compiled.program.expression()) {
+            let Some(i) = g.node_index(&root) else {
+                continue;
+            };
+            if !matches!(self.state[i], State::Rendered) {
+                continue;
+            }
+            let Some((_, obj)) = direct.iter().rev().find(|(n, _)| *n == root) else {
+                continue;
+            };
+            // The first path the expression reads that the object lacks.
+            let mut stack: Vec<(Vec<String>, &Reads, &Value)> = vec![(Vec::new(), &r, obj)];
+            while let Some((path, r, v)) = stack.pop() {
+                let (Reads::Fields(fields), Value::Object(m)) = (r, v) else {
+                    continue;
+                };
+                for (k, sub) in fields.iter().rev() {
+                    let mut p = path.clone();
+                    p.push(k.clone());
+                    match m.get(k) {
+                        Some(child) => stack.push((p, sub, child)),
+                        None => return Some(self.missing_field(e, &root, &p, m, i)),
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn missing_field(
+        &self,
+        e: &Expr,
+        root: &str,
+        path: &[String],
+        have: &serde_json::Map<String, Value>,
+        node: usize,
+    ) -> Diagnostic {
+        const SERVER_SET: &[&str] = &[
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+            "selfLink",
+            "ownerReferences",
+        ];
+        let read = format!("{root}.{}", path.join("."));
+        let last = path.last().map(String::as_str).unwrap_or("");
+        let server_set = path.len() == 2 && path[0] == "metadata" && SERVER_SET.contains(&last);
+        let why = if server_set {
+            format!("metadata.{last} is set by the API server when it creates the object")
+        } else {
+            let near = crate::suggest::nearest(last, have.keys().map(String::as_str));
+            let typo = match near {
+                Some(n) => format!("a typo ({})", crate::suggest::did_you_mean(n)),
+                None => "a typo".to_string(),
+            };
+            format!(
+                "its template does not set it and its schema gives no default: {typo}, or a value only the cluster fills in (an operator, a controller)"
+            )
+        };
+        let observed = self.unit.observed.is_some() && self.has_status[node];
+        let (code, msg, hint) = if self.unit.observed.is_some() {
+            (
+                codes::NOT_OBSERVED,
+                format!(
+                    "expression {:?} reads {read}, which is neither in the object kiln renders for {root:?} nor in its observed state{}: {why}",
+                    e.source(),
+                    if observed { "" } else { " (not observed)" }
+                ),
+                "add the live object, with the field, to the observed state; if it is a typo, correct it",
+            )
+        } else {
+            (
+                codes::NEEDS_CLUSTER,
+                format!(
+                    "expression {:?} reads {read}, which is not in the object kiln renders for {root:?}: {why}",
+                    e.source()
+                ),
+                "if the cluster fills it in, give the live object with --observed (e.g. kubectl get -o yaml output) or let kro render it (--mode kro); if it is a typo, correct it",
+            )
+        };
+        self.diag(code, msg, e, hint)
     }
 
     /// Expressions that read what only a cluster has (an externalRef, a created resource's
@@ -841,7 +981,7 @@ impl Evaluator<'_, '_> {
     ) -> Result<Vec<Value>, Vec<Diagnostic>> {
         let mut dims: Vec<(&str, Vec<CelValue>)> = Vec::new();
         for (it, e) in &node.for_each {
-            match self.eval(ctx, e)? {
+            match self.eval(ctx, e, direct)? {
                 CelValue::List(items) => dims.push((it.as_str(), items.as_ref().clone())),
                 CelValue::Null => {
                     return Err(vec![self.diag(

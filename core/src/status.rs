@@ -11,8 +11,13 @@
 //!   cannot be resolved yet (a missing key, an object not observed) is left out;
 //! - `state` is `ACTIVE` when every resource is ready, else `IN_PROGRESS`;
 //! - the conditions are kro's built-ins (`InstanceManaged`, `GraphResolved`, `ResourcesReady`,
-//!   `Ready`), unless the definition declares its own `conditions`. `lastTransitionTime` is not
-//!   written: it is the cluster's clock, and output here is deterministic.
+//!   `Ready`), unless the definition declares its own `conditions` (`runtime.newCondition`):
+//!   then, as kro, only the author's conditions are written, each expression evaluated with
+//!   `schema.status.conditions` holding the built-ins (for `runtime.condition(schema, 'Ready')`);
+//!   an expression whose data is not there yet is skipped, one that fails otherwise (or two
+//!   conditions of one type, which are both dropped) makes `state` `ERROR`.
+//!   `lastTransitionTime` is not written: it is the cluster's clock, and output here is
+//!   deterministic.
 
 use cel::Value as CelValue;
 use serde_json::{json, Map, Value};
@@ -133,30 +138,31 @@ pub fn hydrate(
     }
 
     let mut status = Map::new();
-    let mut author_conditions = None;
     if let Some(t) = &rgd.status {
         if let Value::Object(fields) = soft_resolve(t, &live, &budget) {
             for (k, v) in fields {
-                match k.as_str() {
-                    // kro computes `state`; the author's `conditions` replace the built-ins.
-                    "state" => {}
-                    "conditions" => author_conditions = Some(v),
-                    _ => {
-                        status.insert(k, v);
-                    }
+                // kro computes `state` and `conditions` itself.
+                if k != "state" && k != "conditions" {
+                    status.insert(k, v);
                 }
             }
         }
     }
     let ready = not_ready.is_empty();
-    status.insert(
-        "state".into(),
-        json!(if ready { "ACTIVE" } else { "IN_PROGRESS" }),
-    );
-    let conditions = match author_conditions {
-        Some(c) => c,
-        None => builtin_conditions(resolved_all, &not_ready),
+    let builtins = builtin_conditions(resolved_all, &not_ready);
+    let mut state = if ready { "ACTIVE" } else { "IN_PROGRESS" };
+    let conditions = if rgd.conditions.is_empty() {
+        builtins
+    } else {
+        // kro writes only the author's conditions when the definition declares them; the
+        // built-ins stay readable through runtime.condition(schema, 'Ready').
+        let authored = author_conditions(&rgd.conditions, &live, &builtins, &schema, &budget);
+        if authored.degraded {
+            state = "ERROR";
+        }
+        Value::Array(authored.conditions)
     };
+    status.insert("state".into(), json!(state));
     status.insert("conditions".into(), conditions);
 
     let s = &schema;
@@ -225,6 +231,118 @@ fn builtin_conditions(resolved: bool, not_ready: &[NotReady]) -> Value {
             listed
         ),
     ])
+}
+
+/// The author's conditions of one instance.
+struct Authored {
+    /// In declaration order, as kro writes them (type, status, then reason and message when not
+    /// empty, and observedGeneration when the instance has a generation).
+    conditions: Vec<Value>,
+    /// An expression failed for a reason other than data not there yet, returned something
+    /// that is not a condition, or two conditions have the same type: kro sets state ERROR.
+    degraded: bool,
+}
+
+/// kro's `EvaluateConditions` (pkg/runtime/conditions.go): each expression sees the resources,
+/// `runtime`, and `schema` with kro's built-in conditions as its `status.conditions`. Data that is
+/// not there yet skips an expression; duplicates of a type are all dropped.
+fn author_conditions(
+    exprs: &[Expr],
+    live: &[(String, Value)],
+    builtins: &Value,
+    instance: &Value,
+    budget: &EvalBudget,
+) -> Authored {
+    use crate::expr::library::runtime;
+    let mut ctx = root_context().new_inner_scope();
+    for (name, v) in live {
+        if name != "schema" {
+            ctx.add_variable_as_val(name.clone(), to_val(v));
+        }
+    }
+    let mut schema = instance.clone();
+    let lookups: Vec<Value> = builtins
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            let mut m = Map::new();
+            for k in runtime::CONDITION_KEYS {
+                m.insert(k.into(), c.get(k).cloned().unwrap_or(json!("")));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    if let Value::Object(m) = &mut schema {
+        m.insert("status".into(), json!({ "conditions": lookups }));
+    }
+    ctx.add_variable_as_val("schema", to_val(&schema));
+    ctx.add_variable_from_value(runtime::VAR, runtime::value());
+    let generation = instance
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
+
+    let mut out: Vec<Value> = Vec::new();
+    let mut degraded = false;
+    for e in exprs {
+        let v = match execute(&e.compiled.program, &ctx, budget) {
+            Ok(v) => v,
+            Err(err) => {
+                use cel::ExecutionError as E;
+                if !matches!(
+                    err,
+                    E::NoSuchKey(_) | E::UndeclaredReference(_) | E::IndexOutOfBounds(_)
+                ) {
+                    degraded = true;
+                }
+                continue;
+            }
+        };
+        let items = match from_cel(&v) {
+            Ok(Value::Array(items)) => items,
+            Ok(one) => vec![one],
+            Err(_) => {
+                degraded = true;
+                continue;
+            }
+        };
+        if !items.iter().all(runtime::is_condition) {
+            degraded = true;
+            continue;
+        }
+        out.extend(items);
+    }
+    let type_of = |c: &Value| c["type"].as_str().unwrap_or("").to_string();
+    let mut counts = std::collections::BTreeMap::new();
+    for c in &out {
+        *counts.entry(type_of(c)).or_insert(0) += 1;
+    }
+    if counts.values().any(|&n| n > 1) {
+        degraded = true;
+    }
+    let conditions = out
+        .iter()
+        .filter(|c| counts[&type_of(c)] == 1)
+        .map(|c| {
+            let mut m = Map::new();
+            m.insert("type".into(), c["type"].clone());
+            m.insert("status".into(), c["status"].clone());
+            for k in ["reason", "message"] {
+                if c[k].as_str().is_some_and(|s| !s.is_empty()) {
+                    m.insert(k.into(), c[k].clone());
+                }
+            }
+            if let Some(g) = generation {
+                m.insert("observedGeneration".into(), json!(g));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Authored {
+        conditions,
+        degraded,
+    }
 }
 
 /// The first `readyWhen` that does not hold for some item, as a reason.

@@ -87,6 +87,7 @@ fn build_env() -> Env {
     // kiln's size-checked `replace`, `split` and `join(sep)` must be declared before the strings
     // extension's: the first matching overload wins.
     super::budget::extend_env(&mut env);
+    super::library::extend_env_first(&mut env);
     // These registrations cannot fail on a fresh stdlib environment: the names are the
     // extensions' own and are declared once.
     for ext in [
@@ -243,6 +244,17 @@ pub fn compile_with(
         }
         e => e,
     })?;
+    let mut program = program;
+    // kro's parse-time macro for runtime.newCondition: its bare-identifier keys become strings
+    // before anything reads the tree (they are not variables).
+    if source.contains("newCondition") {
+        super::library::runtime::expand_new_condition(&mut program.expression).map_err(|m| {
+            CompileError::Syntax {
+                message: m,
+                position: None,
+            }
+        })?;
+    }
     let refs = references(program.expression());
     let unknown: Vec<String> = refs
         .functions

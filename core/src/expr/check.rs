@@ -11,6 +11,10 @@
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::cel::is_known_function;
+use super::library::runtime;
+
+/// The type of kro's conditions (`runtime.newCondition`, `runtime.condition`).
+const CONDITION: &str = runtime::CONDITION_TYPE;
 use super::types::Type;
 use crate::openapi::NodeChild;
 
@@ -118,6 +122,15 @@ fn select(t: &Type, field: &str) -> Result<Type, String> {
         },
         Type::Map(_, v) => Ok((**v).clone()),
         Type::Optional(inner) => Ok(Type::optional(select(inner, field)?)),
+        // kro's conditionTypeProvider: a condition has exactly these four string fields, so a
+        // misspelled one fails when the definition is built.
+        Type::Opaque(n) if *n == CONDITION => {
+            if runtime::CONDITION_KEYS.contains(&field) {
+                Ok(Type::String)
+            } else {
+                Err(format!("undefined field '{field}'"))
+            }
+        }
         Type::Opaque(_) => Ok(Type::Dyn),
         other if other.is_concrete_scalar() || matches!(other, Type::List(_)) => {
             Err(format!("type '{other}' does not support field selection"))
@@ -204,6 +217,36 @@ fn function(name: &str, target: Option<&Type>, args: &[Type]) -> Result<Type, st
         }
         Ok(ret)
     };
+    if let Some(Opaque(r)) = target {
+        if *r == runtime::RUNTIME_TYPE {
+            // kro's runtime library: newCondition(map(string, string)) and condition(dyn, string).
+            let ok = match name {
+                "newCondition" => {
+                    args.len() == 1
+                        && match &args[0] {
+                            Map(k, v) => {
+                                !k.certainly_not(&[&String]) && !v.certainly_not(&[&String])
+                            }
+                            t => !t.certainly_not(&[&Map(Box::new(Dyn), Box::new(Dyn))]),
+                        }
+                }
+                "condition" => args.len() == 2 && !args[1].certainly_not(&[&String]),
+                _ => false,
+            };
+            if !ok {
+                let mut all: Vec<&Type> = vec![target.expect("matched")];
+                all.extend(args.iter());
+                return Err(no_overload(name, &all));
+            }
+            return Ok(Opaque(CONDITION));
+        }
+    }
+    if matches!(name, "newCondition" | "condition") {
+        // Only `runtime` has these (kro's runtime library declares them as its members).
+        let mut all: Vec<&Type> = target.into_iter().collect();
+        all.extend(args.iter());
+        return Err(no_overload(name, &all));
+    }
     Ok(match name {
         "size" => {
             if recv.certainly_not(&[
@@ -600,6 +643,39 @@ mod tests {
             check("deployment.?status.?readyReplicas.orValue(0)", &s).unwrap(),
             "int"
         );
+    }
+
+    #[test]
+    fn runtime_conditions_are_typed() {
+        // kro pkg/cel/library/runtime.go: newCondition and condition are members of `runtime`
+        // returning kro.run.Condition, whose four fields are strings (conditionTypeProvider);
+        // runtime_test.go TestRuntimeFunctionsRequireRuntimeReceiver.
+        let mut scope = Scope::new();
+        scope.declare("runtime", Type::Opaque(runtime::RUNTIME_TYPE));
+        scope.declare("schema", Type::Dyn);
+        let c = "runtime.newCondition({type: 'A', status: 'True'})";
+        assert_eq!(check(c, &scope).unwrap(), "kro.run.Condition");
+        assert_eq!(check(&format!("{c}.reason"), &scope).unwrap(), "string");
+        assert_eq!(
+            check(&format!("[{c}]"), &scope).unwrap(),
+            "list(kro.run.Condition)"
+        );
+        assert_eq!(
+            check("runtime.condition(schema, 'Ready').status", &scope).unwrap(),
+            "string"
+        );
+        assert!(check(&format!("{c}.stauts"), &scope)
+            .unwrap_err()
+            .contains("undefined field 'stauts'"));
+        assert!(check("runtime.condition(schema, 1)", &scope)
+            .unwrap_err()
+            .contains("no matching overload"));
+        assert!(check("newCondition({type: 'A', status: 'True'})", &scope)
+            .unwrap_err()
+            .contains("no matching overload"));
+        assert!(check("condition(schema, 'X')", &scope)
+            .unwrap_err()
+            .contains("no matching overload"));
     }
 
     #[test]

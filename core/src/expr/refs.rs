@@ -26,6 +26,39 @@ pub struct References {
     pub functions: BTreeSet<String>,
 }
 
+/// Whether the environment has a type of this name (`int`, `list`, `net.IP`, ...).
+pub fn is_type_name(name: &str) -> bool {
+    super::cel::env().types().find_type(name).is_some()
+}
+
+/// Whether a chain of selections on an identifier names a type (`net.CIDR`,
+/// `google.protobuf.Duration`). Only the namespaces of the environment's qualified type names are
+/// looked at, so ordinary field paths cost one comparison.
+fn is_qualified_type(e: &Expr, bound: &[String]) -> bool {
+    let mut fields = Vec::new();
+    let mut cur = e;
+    let root = loop {
+        match cur {
+            Expr::Select(s) if !s.test => {
+                fields.push(s.field.as_str());
+                cur = &s.operand.expr;
+            }
+            Expr::Ident(n) => break n,
+            _ => return false,
+        }
+    };
+    if !matches!(root.as_str(), "net" | "kubernetes" | "google") || bound.iter().any(|b| b == root)
+    {
+        return false;
+    }
+    let mut name = root.clone();
+    for f in fields.iter().rev() {
+        name.push('.');
+        name.push_str(f);
+    }
+    is_type_name(&name)
+}
+
 /// Walk an expression's AST.
 pub fn references(expr: &IdedExpr) -> References {
     let mut refs = References::default();
@@ -41,6 +74,9 @@ fn is_operator(name: &str) -> bool {
 fn walk(e: &Expr, bound: &mut Vec<String>, refs: &mut References) {
     match e {
         Expr::Unspecified | Expr::Literal(_) => {}
+        // A type identifier (`int`, `net.CIDR`, `google.protobuf.Duration`) is not a variable.
+        Expr::Ident(name) if is_type_name(name) && !bound.iter().any(|b| b == name) => {}
+        Expr::Select(_) if is_qualified_type(e, bound) => {}
         Expr::Ident(name) => {
             if !bound.iter().any(|b| b == name) {
                 refs.roots.insert(name.clone());
@@ -152,6 +188,17 @@ mod tests {
 
     fn set(xs: &[&str]) -> BTreeSet<String> {
         xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn type_identifiers_are_not_variables() {
+        // cel-go resolves `int` and `net.CIDR` as types (Kubernetes cidr_test.go "type of CIDR").
+        let r = refs(
+            "type(x) == int && type(cidr(s)) == net.CIDR && type(d) == google.protobuf.Duration",
+        );
+        assert_eq!(r.roots, set(&["d", "s", "x"]));
+        // A field path whose root happens to be a namespace stays a variable.
+        assert_eq!(refs("net.status.ready").roots, set(&["net"]));
     }
 
     #[test]

@@ -106,3 +106,49 @@ pub fn instance_crd(rgd: &Rgd) -> Value {
         }
     })
 }
+
+/// The instance CRD of an RGD document as far as it is known before the RGD is loaded: its
+/// spec from SimpleSchema, its status open. `None` when the kind, version or schema is not
+/// usable (the RGD reports that when it loads). Templates of other RGDs that create instances
+/// of this kind are checked against it.
+pub fn spec_only_crd(rgd: &Value) -> Option<Value> {
+    let sch = rgd.get("spec")?.get("schema")?;
+    let kind = sch.get("kind")?.as_str()?;
+    let version = sch.get("apiVersion")?.as_str()?;
+    let group = match sch.get("group") {
+        None | Some(Value::Null) => super::rgd::KRO_GROUP,
+        Some(g) => g.as_str().filter(|g| !g.is_empty())?,
+    };
+    let scope = match sch.get("scope").and_then(Value::as_str) {
+        None => "Namespaced",
+        Some(s @ ("Namespaced" | "Cluster")) => s,
+        Some(_) => return None,
+    };
+    let empty = json!({});
+    let spec =
+        crate::schema::simple_to_openapi(sch.get("spec").unwrap_or(&empty), sch.get("types"))
+            .ok()?;
+    Some(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "spec": {
+            "group": group,
+            "names": {"kind": kind},
+            "scope": scope,
+            "versions": [{
+                "name": version,
+                "served": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "apiVersion": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "metadata": {"type": "object"},
+                        "spec": spec,
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    }
+                }},
+            }]
+        }
+    }))
+}

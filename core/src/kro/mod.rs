@@ -4,6 +4,7 @@
 //! [`instance::prepare`] defaults and validates an instance of the kind it defines, which the
 //! evaluator then renders.
 
+mod conditions;
 pub mod crd;
 pub mod instance;
 mod plural;

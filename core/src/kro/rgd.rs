@@ -1,6 +1,6 @@
 //! ResourceGraphDefinition → graph IR.
 //!
-//! Follows kro's builder (reference/kro.md §2, §6): CRD defaults (`group: kro.run`, `scope:
+//! Follows kro's builder (docs/kro.md; kro pkg/graph/builder.go, validation.go): CRD defaults (`group: kro.run`, `scope:
 //! Namespaced`), naming rules for kinds, ids and iterators, SimpleSchema, template shape, `${…}`
 //! scanning, reference checks, dependencies, cycles and kro's stable topological order. Every problem
 //! is reported, not only the first; a definition with errors yields no graph.
@@ -138,6 +138,9 @@ pub struct Rgd {
     pub status_schema: Value,
     /// The status expressions (`spec.schema.status`), compiled: what `kiln status` evaluates.
     pub status: Option<Template>,
+    /// The author's status conditions (`spec.schema.status.conditions`), compiled: each returns
+    /// a condition or a list of them. Empty when kro's built-in conditions are written.
+    pub conditions: Vec<Expr>,
     /// Warnings found while loading (no errors: those prevent an `Rgd`).
     pub warnings: Vec<Diagnostic>,
 }
@@ -159,6 +162,12 @@ fn is_lower_camel(s: &str) -> bool {
 fn is_kro_version(s: &str) -> bool {
     static R: OnceLock<Regex> = OnceLock::new();
     re(&R, r"^v[0-9]+(alpha[0-9]+|beta[0-9]+)?$").is_match(s)
+}
+
+/// apimachinery's IsDNS1035Label: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
+fn is_dns1035_label(s: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    s.len() <= 63 && re(&R, r"^[a-z]([-a-z0-9]*[a-z0-9])?$").is_match(s)
 }
 
 fn is_reserved(s: &str) -> bool {
@@ -193,6 +202,7 @@ pub fn load(
         errors: Vec::new(),
         warnings: Vec::new(),
         compiler: Compiler::new(doc, *limits),
+        condition_exprs: Vec::new(),
     };
     let rgd = l.load(scopes);
     match rgd {
@@ -214,6 +224,20 @@ struct Loader<'d> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     compiler: Compiler<'d>,
+    /// The author's status conditions, compiled.
+    condition_exprs: Vec<Expr>,
+}
+
+/// The JSON type of a value, for messages.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
 }
 
 /// What an expression may reference, by where it is written.
@@ -324,6 +348,53 @@ impl<'d> Loader<'d> {
             }
         };
 
+        // kro's RGD CRD (api/v1alpha1 Schema): shortNames and categories are sets of at most 32
+        // DNS-1035 labels.
+        for key in ["shortNames", "categories"] {
+            let p = schema_path.key(key);
+            match sch.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    if items.len() > 32 {
+                        self.err(
+                            codes::RGD_INVALID,
+                            format!(
+                                "spec.schema.{key} must have at most 32 items, has {}",
+                                items.len()
+                            ),
+                            &p,
+                            Some("keep the aliases a kubectl user needs"),
+                        );
+                    }
+                    let mut seen = BTreeSet::new();
+                    for (i, item) in items.iter().enumerate() {
+                        let ok = item.as_str().is_some_and(is_dns1035_label);
+                        if !ok {
+                            self.err(
+                                codes::RGD_INVALID,
+                                format!("spec.schema.{key}[{i}] {item} must be a lowercase name of at most 63 characters matching ^[a-z]([-a-z0-9]*[a-z0-9])?$"),
+                                &p.index(i),
+                                Some("use lowercase letters, digits and dashes, starting with a letter, e.g. wa"),
+                            );
+                        } else if !seen.insert(item.as_str().unwrap_or_default()) {
+                            self.err(
+                                codes::RGD_INVALID,
+                                format!("spec.schema.{key}[{i}]: duplicate value {item}"),
+                                &p.index(i),
+                                Some("list each value once (the field is a set)"),
+                            );
+                        }
+                    }
+                }
+                Some(other) => self.err(
+                    codes::RGD_INVALID,
+                    format!("spec.schema.{key} must be a list of strings, got {other}"),
+                    &p,
+                    None,
+                ),
+            }
+        }
+
         // SimpleSchema → OpenAPI.
         let empty = Value::Object(Map::new());
         let spec_simple = sch.get("spec").unwrap_or(&empty);
@@ -353,14 +424,20 @@ impl<'d> Loader<'d> {
 
         // Types are checked only on a graph that is otherwise sound: an unknown id or a cycle
         // would only add noise here. A template field outside its kind's schema (KLN2010) leaves
-        // the graph sound, so the expressions are still checked in the same run.
+        // the graph sound, so the expressions are still checked in the same run; so does a status
+        // field without an expression or one that reads nothing (KLN2011).
         let mut status_schema = Value::Null;
-        if self.errors.iter().all(|d| d.code == codes::TEMPLATE_SCHEMA) {
+        if self
+            .errors
+            .iter()
+            .all(|d| d.code == codes::TEMPLATE_SCHEMA || d.code == codes::STATUS_STATIC)
+        {
             let typed = typecheck::check(&typecheck::Input {
                 doc: self.doc,
                 nodes: &nodes,
                 spec_schema: &spec_schema,
                 status: status.as_ref(),
+                conditions: &self.condition_exprs,
                 schemas: self.schemas,
             });
             self.errors.extend(typed.errors);
@@ -380,6 +457,7 @@ impl<'d> Loader<'d> {
             spec_schema,
             status_schema,
             status,
+            conditions: std::mem::take(&mut self.condition_exprs),
             warnings: Vec::new(),
         })
     }
@@ -566,6 +644,25 @@ impl<'d> Loader<'d> {
             let namespaced = self.check_template_object(t, id, &tp, scopes, instance_namespaced);
             let (tmpl, diags) = self.compiler.template(t, &tp);
             self.errors.extend(diags);
+            // kro's buildResourceNode: a CustomResourceDefinition template is parsed without a
+            // schema, and expressions are allowed only in its metadata.
+            let is_crd = t.get("apiVersion").and_then(Value::as_str)
+                == Some("apiextensions.k8s.io/v1")
+                && t.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+            if is_crd {
+                for h in &tmpl.holes {
+                    if !matches!(h.path.0.first(), Some(crate::fieldpath::Segment::Key(k)) if k == "metadata")
+                        || h.path.0.len() < 2
+                    {
+                        self.err(
+                            codes::TEMPLATE_OBJECT,
+                            format!("CEL expressions in CRDs are only supported for metadata fields, found in path {:?}, resource {id}", h.path.to_string()),
+                            &tp.join(&h.path),
+                            Some("a CustomResourceDefinition is applied as written: compute only its metadata (name, labels, annotations)"),
+                        );
+                    }
+                }
+            }
             (NodeKind::Template(tmpl), namespaced.unwrap_or(true))
         } else {
             let e = external.expect("checked above");
@@ -650,6 +747,17 @@ impl<'d> Loader<'d> {
                 );
                 None
             }
+            // kro's ExtractGVKFromUnstructured parses it with apimachinery's ParseGroupVersion:
+            // `version` or `group/version`, no more than one slash.
+            Some(Value::String(s)) if s.matches('/').count() > 1 => {
+                self.err(
+                    codes::TEMPLATE_OBJECT,
+                    format!("failed to extract GVK from resource {id}: invalid apiVersion format {s:?}: unexpected GroupVersion string: {s}"),
+                    &tp.key("apiVersion"),
+                    Some("write apiVersion as group/version (apps/v1) or a core version (v1)"),
+                );
+                None
+            }
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => {
                 self.err(codes::TEMPLATE_OBJECT, format!("resource {id} is not a valid Kubernetes object: apiVersion field is not a string"), &tp.key("apiVersion"), hint);
@@ -672,6 +780,16 @@ impl<'d> Loader<'d> {
                     format!("resource {id}: kind must be a literal, not an expression"),
                     &tp.key("kind"),
                     None,
+                );
+                None
+            }
+            // kro's ExtractGVKFromUnstructured: the kind, lowercased, is a DNS-1035 label.
+            Some(Value::String(s)) if !is_dns1035_label(&s.to_lowercase()) => {
+                self.err(
+                    codes::TEMPLATE_OBJECT,
+                    format!("failed to extract GVK from resource {id}: invalid kind {s:?} (must be a valid DNS-1035 label when lowercased)"),
+                    &tp.key("kind"),
+                    Some("a kind is a name such as ConfigMap: a letter, then letters, digits or dashes, at most 63"),
                 );
                 None
             }
@@ -740,10 +858,13 @@ impl<'d> Loader<'d> {
         let namespaced = schema
             .map(|ks| ks.namespaced)
             .unwrap_or_else(|| scopes.is_namespaced(&av, &k));
-        let has_namespace = obj
-            .get("metadata")
-            .and_then(|m| m.get("namespace"))
-            .is_some_and(|n| !n.is_null());
+        // kro's validateTemplateConstraints: a cluster-scoped resource must not have the key at
+        // all; a namespaced one of a cluster-scoped instance needs a non-blank string there.
+        let namespace = obj.get("metadata").and_then(|m| m.get("namespace"));
+        let has_namespace = namespace.is_some();
+        let sets_namespace = namespace
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.trim().is_empty());
         if !namespaced && has_namespace {
             self.err(
                 codes::NAMESPACE,
@@ -752,7 +873,7 @@ impl<'d> Loader<'d> {
                 Some("remove metadata.namespace"),
             );
         }
-        if namespaced && !instance_namespaced && !has_namespace {
+        if namespaced && !instance_namespaced && !sets_namespace {
             self.err(
                 codes::NAMESPACE,
                 format!("resource {id:?} is namespaced and must set metadata.namespace when the instance CRD is cluster-scoped"),
@@ -825,7 +946,12 @@ impl<'d> Loader<'d> {
                             .chain(std::iter::once("schema")),
                     )
                 });
-                let hint = if iterators.iter().any(|it| unknown.contains(it)) {
+                let hint = if unknown
+                    .iter()
+                    .any(|u| u == crate::expr::library::runtime::VAR)
+                {
+                    "runtime is only available in status.conditions expressions".to_string()
+                } else if iterators.iter().any(|it| unknown.contains(it)) {
                     "forEach iterators are independent: one dimension cannot read another"
                         .to_string()
                 } else if let Some(n) = near {
@@ -942,8 +1068,18 @@ impl<'d> Loader<'d> {
         schema_path: &FieldPath,
         nodes: &[Node],
     ) -> Option<Template> {
-        let status = sch.get("status").filter(|v| !v.is_null())?;
+        let written = sch.get("status").filter(|v| !v.is_null())?;
         let sp = schema_path.key("status");
+        // kro's extractConditionExpressions: the author's `conditions` are taken out of the status
+        // before anything else looks at it; they are expressions returning conditions, not fields.
+        let mut status = written.clone();
+        if let Some(c) = status
+            .as_object_mut()
+            .and_then(|m| m.shift_remove("conditions"))
+        {
+            self.status_conditions(&c, &sp.key("conditions"), nodes);
+        }
+        let status = &status;
         let fixed = typecheck::static_status_fields(status);
         if !fixed.is_empty() {
             let list: Vec<String> = fixed.iter().map(|p| p.to_string()).collect();
@@ -961,6 +1097,22 @@ impl<'d> Loader<'d> {
         self.errors.extend(diags);
         let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
         for h in &t.holes {
+            // kro's buildInstanceNode: a status field reads a resource or the schema (`${true}`
+            // is a fixed value written as an expression).
+            // (A root that is neither is reported below as unknown.)
+            let reads_something = h.exprs().iter().any(|e| !e.compiled.refs.roots.is_empty());
+            let first = h.exprs().first().map(|e| e.path.clone());
+            if !reads_something {
+                self.err(
+                    codes::STATUS_STATIC,
+                    format!(
+                        "failed to create instance node: instance status field must refer to a resource or schema: status.{}",
+                        h.path
+                    ),
+                    &first.unwrap_or_else(|| sp.join(&h.path)),
+                    Some("status is computed from resources: read a resource or schema in the expression, or drop the field"),
+                );
+            }
             for e in h.exprs() {
                 let unknown: Vec<_> = e
                     .compiled
@@ -975,6 +1127,12 @@ impl<'d> Loader<'d> {
                         crate::suggest::nearest(u, ids.iter().copied().chain(["schema"]))
                     });
                     let hint = match near {
+                        _ if unknown
+                            .iter()
+                            .any(|u| u == crate::expr::library::runtime::VAR) =>
+                        {
+                            "runtime is only available in status.conditions expressions".into()
+                        }
                         Some(n) => format!(
                             "{} (status expressions may reference schema and resource ids)",
                             crate::suggest::did_you_mean(n)
@@ -990,6 +1148,85 @@ impl<'d> Loader<'d> {
             }
         }
         Some(t)
+    }
+
+    /// `spec.schema.status.conditions`: a list of standalone expressions, each returning a
+    /// condition or a list of them (kro's `extractConditionExpressions` and `buildConditions`).
+    fn status_conditions(&mut self, v: &Value, cp: &FieldPath, nodes: &[Node]) {
+        let hint = "write each entry as one ${runtime.newCondition({type: 'Name', status: 'True', reason: 'Why', message: 'What'})}";
+        let Some(items) = v.as_array() else {
+            self.err(
+                codes::STATUS_CONDITION,
+                format!(
+                    "failed to build instance status schema: failed to extract conditions block: status.conditions must be a list, got {}",
+                    json_kind(v)
+                ),
+                cp,
+                Some(hint),
+            );
+            return;
+        };
+        let mut exprs = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = cp.index(i);
+            if !item.is_string() {
+                self.err(
+                    codes::STATUS_CONDITION,
+                    format!("failed to build instance status schema: failed to extract conditions block: status.conditions[{i}] must be a CEL expression string, got {}", json_kind(item)),
+                    &p,
+                    Some(hint),
+                );
+                continue;
+            }
+            match self
+                .compiler
+                .standalone(item, &p, "invalid conditions block")
+            {
+                Ok(e) => exprs.push(e),
+                Err(d) => self.errors.push(d),
+            }
+        }
+        let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+        let mut sound = true;
+        for e in &exprs {
+            let unknown: Vec<_> = e
+                .compiled
+                .refs
+                .roots
+                .iter()
+                .filter(|r| {
+                    !["schema", crate::expr::library::runtime::VAR].contains(&r.as_str())
+                        && !ids.contains(&r.as_str())
+                })
+                .cloned()
+                .collect();
+            if !unknown.is_empty() {
+                sound = false;
+                self.errors.push(self.doc.diag(
+                    Diagnostic::error(
+                        codes::UNKNOWN_IDENTIFIER,
+                        format!(
+                            "failed to build instance conditions: condition {:?}: references unknown identifiers: [{}]",
+                            e.source(),
+                            unknown.join(", ")
+                        ),
+                    )
+                    .with_hint("condition expressions may reference runtime, schema and resource ids"),
+                    &e.path,
+                ));
+            }
+        }
+        if sound {
+            for (i, msg) in super::conditions::validate(&exprs) {
+                self.err(
+                    codes::STATUS_CONDITION,
+                    format!("failed to build instance conditions: {msg}"),
+                    &exprs[i].path,
+                    Some("each conditions entry declares its own types; read kro's built-in ones (InstanceManaged, GraphResolved, ResourcesReady, Ready) with runtime.condition(schema, 'Ready')"),
+                );
+            }
+        }
+        self.condition_exprs = exprs;
     }
 
     fn order(&mut self, nodes: &[Node], ids: &[String]) -> Option<Vec<usize>> {

@@ -22,6 +22,7 @@ pub(crate) struct Input<'a> {
     pub nodes: &'a [Node],
     pub spec_schema: &'a Value,
     pub status: Option<&'a Template>,
+    pub conditions: &'a [Expr],
     pub schemas: &'a Schemas,
 }
 
@@ -294,6 +295,42 @@ pub(crate) fn check(input: &Input<'_>) -> Output {
     }
 
     let status_schema = status_schema(&mut c, input.status, &mut base);
+
+    // Custom conditions also see `runtime`, and return a condition or a list of them (kro's
+    // validateConditionOutputType; dyn is left to evaluation).
+    let outer = base.len();
+    base.declare(
+        crate::expr::library::runtime::VAR,
+        Type::Opaque(crate::expr::library::runtime::RUNTIME_TYPE),
+    );
+    for e in input.conditions {
+        let what = "failed to build instance conditions: failed to type-check condition";
+        let Some(t) = c.infer(e, &mut base, what) else {
+            continue;
+        };
+        let el = match &t {
+            Type::List(el) => (**el).clone(),
+            t => t.clone(),
+        };
+        let ok = match &el {
+            Type::Dyn => true,
+            Type::Opaque(n) => *n == crate::expr::library::runtime::CONDITION_TYPE,
+            _ => false,
+        };
+        if !ok {
+            c.push(
+                codes::CONDITION_TYPE,
+                format!(
+                    "failed to build instance conditions: condition {:?}: condition expressions must return runtime.newCondition(...) or a list of them, got {:?}",
+                    e.source(),
+                    t.to_string()
+                ),
+                "wrap the value: ${runtime.newCondition({type: 'Name', status: x ? 'True' : 'False', reason: 'Why', message: 'What'})}",
+                e,
+            );
+        }
+    }
+    base.truncate(outer);
     Output {
         errors: c.errors,
         status_schema,
@@ -365,9 +402,25 @@ fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &mut Sco
             let ty = match &h.kind {
                 HoleKind::Standalone(e) => c.infer(e, scope, &what).unwrap_or(Type::Dyn),
                 HoleKind::Interpolated(parts) => {
+                    // kro builds `"text" + (expr) + …` from a string template, so each expression
+                    // must be a string there as in resource templates.
                     for p in parts {
-                        if let Part::Expr(e) = p {
-                            c.infer(e, scope, &what);
+                        let Part::Expr(e) = p else { continue };
+                        let Some(t) = c.infer(e, scope, &what) else {
+                            continue;
+                        };
+                        if t.certainly_not(&[&Type::String]) {
+                            c.push(
+                                codes::TYPE_MISMATCH,
+                                format!(
+                                    "failed to type-check status expression at path {:?}: expression {:?} returns type {:?} but expected \"string\" (expressions inside a string template must return strings)",
+                                    h.path.to_string(),
+                                    e.source(),
+                                    t.to_string()
+                                ),
+                                "wrap the value in string(...), or make the field one standalone ${...}",
+                                e,
+                            );
                         }
                     }
                     Type::String
@@ -392,8 +445,9 @@ fn status_schema(c: &mut Checker<'_>, status: Option<&Template>, scope: &mut Sco
                         "status": {"type": "string"},
                         "reason": {"type": "string"},
                         "message": {"type": "string"},
-                        "lastTransitionTime": {"type": "string", "format": "date-time"},
-                        "observedGeneration": {"type": "integer", "format": "int64"},
+                        // kro's defaultConditionsType (pkg/graph/crd/defaults.go): no formats.
+                        "lastTransitionTime": {"type": "string"},
+                        "observedGeneration": {"type": "integer"},
                     }
                 }
             }),

@@ -2,9 +2,9 @@
 //! `isCIDR(s)`, `string(cidr)` and the members of a CIDR, with Go's `net/netip` semantics.
 //!
 //! As in Kubernetes, host bits after the prefix are kept (`cidr('192.168.0.1/24')` is valid and
-//! `masked()` clears them), and `containsCIDR` is Kubernetes' exact test: the argument's address must
-//! equal the receiver's masked address (so `cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')` is
-//! false there, and here).
+//! `masked()` clears them), and `containsCIDR` is Kubernetes' test: the ranges overlap (Go's
+//! `Prefix.Overlaps`) and the receiver's prefix is no longer than the argument's, so
+//! `cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))` is true.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -69,9 +69,9 @@ pub(super) fn contains_cidr(call: &Call<'_>) -> Result<Value, ExecutionError> {
         Value::String(s) => parse_cidr_value(s).map_err(|e| call.error(e))?,
         v => *call.opaque::<Cidr>(v)?,
     };
-    Ok(Value::Bool(
-        c.masked().addr == other.addr && c.bits <= other.bits,
-    ))
+    // Overlaps under the shorter prefix, which is the receiver's when it is no longer: the
+    // argument's address, masked to the receiver's bits, is the receiver's network.
+    Ok(Value::Bool(c.bits <= other.bits && c.contains(other.addr)))
 }
 
 /// `<CIDR>.ip() -> IP`: the address as written, host bits included.

@@ -143,25 +143,164 @@ pub(super) fn parse_ip(raw: &str) -> Result<IpAddr, String> {
     }
 }
 
-/// `netip.ParseAddr`: an address and, for IPv6, an optional zone. The message is Go's where it is
-/// generic; the standard library's parser does not say where an address went wrong.
-pub(super) fn parse_addr(s: &str) -> Result<(IpAddr, Option<&str>), &'static str> {
+/// Go's `netip.ParseAddr`: an address and, for IPv6, an optional zone. It accepts exactly what
+/// Go accepts and fails with Go's message (the text after `ParseAddr("…"): `), including where
+/// the address went wrong (` (at "…")`), so Kubernetes' errors read the same here.
+pub(super) fn parse_addr(s: &str) -> Result<(IpAddr, Option<&str>), String> {
     match s.bytes().find(|c| matches!(c, b'.' | b':' | b'%')) {
-        Some(b'.') => s
-            .parse()
-            .map(|a| (IpAddr::V4(a), None))
-            .map_err(|_| "unable to parse IP"),
-        Some(b':') => {
-            let (addr, zone) = match s.split_once('%') {
-                Some((_, "")) => return Err("zone must be a non-empty string"),
-                Some((a, z)) => (a, Some(z)),
-                None => (s, None),
-            };
-            addr.parse::<Ipv6Addr>()
-                .map(|a| (IpAddr::V6(a), zone))
-                .map_err(|_| "unable to parse IP")
+        Some(b'.') => {
+            let mut f = [0u8; 4];
+            ipv4_fields(s, &mut f).map(|()| (IpAddr::V4(f.into()), None))
         }
-        Some(_) => Err("missing IPv6 address"),
-        None => Err("unable to parse IP"),
+        Some(b':') => parse_ipv6(s),
+        Some(_) => Err("missing IPv6 address".into()),
+        None => Err("unable to parse IP".into()),
     }
+}
+
+/// A netip parse failure: the message, and where in the input it happened.
+fn at(msg: &str, rest: &str) -> String {
+    format!("{msg} (at {rest:?})")
+}
+
+/// Go's `parseIPv4Fields` over all of `s`.
+fn ipv4_fields(s: &str, fields: &mut [u8; 4]) -> Result<(), String> {
+    let b = s.as_bytes();
+    let (mut val, mut pos, mut digits) = (0u32, 0usize, 0usize);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                if digits == 1 && val == 0 {
+                    return Err("IPv4 field has octet with leading zero".into());
+                }
+                val = val * 10 + u32::from(c - b'0');
+                digits += 1;
+                if val > 255 {
+                    return Err("IPv4 field has value >255".into());
+                }
+            }
+            b'.' => {
+                if i == 0 || i == b.len() - 1 || b[i - 1] == b'.' {
+                    return Err(at("IPv4 field must have at least one digit", &s[i..]));
+                }
+                if pos == 3 {
+                    return Err("IPv4 address too long".into());
+                }
+                fields[pos] = val as u8;
+                pos += 1;
+                val = 0;
+                digits = 0;
+            }
+            _ => return Err(at("unexpected character", &s[i..])),
+        }
+    }
+    if pos < 3 {
+        return Err("IPv4 address too short".into());
+    }
+    fields[3] = val as u8;
+    Ok(())
+}
+
+/// Go's `parseIPv6`.
+fn parse_ipv6(input: &str) -> Result<(IpAddr, Option<&str>), String> {
+    let (mut s, zone) = match input.split_once('%') {
+        Some((_, "")) => return Err("zone must be a non-empty string".into()),
+        Some((a, z)) => (a, Some(z)),
+        None => (input, None),
+    };
+    let mut ip = [0u8; 16];
+    let mut ellipsis: Option<usize> = None;
+    if s.starts_with("::") {
+        ellipsis = Some(0);
+        s = &s[2..];
+        if s.is_empty() {
+            return Ok((IpAddr::V6(Ipv6Addr::UNSPECIFIED), zone));
+        }
+    }
+    let mut i = 0usize;
+    while i < 16 {
+        let b = s.as_bytes();
+        let (mut off, mut acc) = (0usize, 0u32);
+        while off < b.len() {
+            let d = match b[off] {
+                c @ b'0'..=b'9' => c - b'0',
+                c @ b'a'..=b'f' => c - b'a' + 10,
+                c @ b'A'..=b'F' => c - b'A' + 10,
+                _ => break,
+            };
+            acc = (acc << 4) + u32::from(d);
+            if off > 3 {
+                return Err(at("each group must have 4 or less digits", s));
+            }
+            if acc > 0xffff {
+                return Err(at("IPv6 field has value >=2^16", s));
+            }
+            off += 1;
+        }
+        if off == 0 {
+            return Err(at(
+                "each colon-separated field must have at least one digit",
+                s,
+            ));
+        }
+        if off < b.len() && b[off] == b'.' {
+            if ellipsis.is_none() && i != 12 {
+                return Err(at(
+                    "embedded IPv4 address must replace the final 2 fields of the address",
+                    s,
+                ));
+            }
+            if i + 4 > 16 {
+                return Err(at(
+                    "too many hex fields to fit an embedded IPv4 at the end of the address",
+                    s,
+                ));
+            }
+            let mut f = [0u8; 4];
+            ipv4_fields(s, &mut f)?;
+            ip[i..i + 4].copy_from_slice(&f);
+            s = "";
+            i += 4;
+            break;
+        }
+        ip[i] = (acc >> 8) as u8;
+        ip[i + 1] = acc as u8;
+        i += 2;
+        s = &s[off..];
+        if s.is_empty() {
+            break;
+        }
+        if !s.starts_with(':') {
+            return Err(at("unexpected character, want colon", s));
+        } else if s.len() == 1 {
+            return Err(at("colon must be followed by more characters", s));
+        }
+        s = &s[1..];
+        if s.starts_with(':') {
+            if ellipsis.is_some() {
+                return Err(at("multiple :: in address", s));
+            }
+            ellipsis = Some(i);
+            s = &s[1..];
+            if s.is_empty() {
+                break;
+            }
+        }
+    }
+    if !s.is_empty() {
+        return Err(at("trailing garbage after address", s));
+    }
+    if i < 16 {
+        let Some(e) = ellipsis else {
+            return Err("address string too short".into());
+        };
+        let n = 16 - i;
+        for j in (e..i).rev() {
+            ip[j + n] = ip[j];
+        }
+        ip[e..e + n].fill(0);
+    } else if ellipsis.is_some() {
+        return Err(at("the :: must expand to at least one field of zeros", s));
+    }
+    Ok((IpAddr::V6(Ipv6Addr::from(ip)), zone))
 }

@@ -21,11 +21,16 @@ pub(super) fn merge(call: &Call<'_>) -> Result<Value, ExecutionError> {
     }
 }
 
-/// `<dyn>.deepMerge(dyn) -> dyn`: maps merge key by key, recursively; anything else (lists,
-/// scalars, a map meeting a non-map) is replaced by the argument.
+/// `<dyn>.deepMerge(dyn) -> dyn`: maps merge key by key, recursively; below the top, anything
+/// else (lists, scalars, a map meeting a non-map) is replaced by the argument's value. Both sides
+/// must be maps: kro's `deepMergeVals` fails with "no such overload" on a non-map receiver or
+/// argument.
 pub(super) fn deep_merge(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let (this, [other]) = call.member::<1>()?;
-    Ok(deep(this, other))
+    match (this, other) {
+        (Value::Map(_), Value::Map(_)) => Ok(deep(this, other)),
+        _ => Err(call.no_overload()),
+    }
 }
 
 fn deep(a: &Value, b: &Value) -> Value {

@@ -31,7 +31,9 @@ mod maps;
 mod quantity;
 mod random;
 mod regex;
+pub mod runtime;
 mod semver;
+mod strings;
 mod url;
 
 #[cfg(test)]
@@ -109,6 +111,9 @@ pub const FUNCTIONS: &[&str] = &[
     "major",
     "minor",
     "patch",
+    // kro's runtime library (custom status conditions; `runtime` is bound only there)
+    "newCondition",
+    "condition",
     // overloads added to functions the crate declares
     "string",
 ];
@@ -128,6 +133,8 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("lists.setAtIndex", lists::set_at_index),
     ("lists.insertAtIndex", lists::insert_at_index),
     ("lists.removeAtIndex", lists::remove_at_index),
+    ("newCondition", runtime::new_condition),
+    ("condition", runtime::lookup_condition),
     ("sum", lists::sum),
     ("min", lists::min),
     ("max", lists::max),
@@ -186,6 +193,33 @@ pub fn register(ctx: &mut Context<'_, '_>) {
     }
 }
 
+/// Overloads that must come before the strings extension's (the first matching overload wins):
+/// cel-go's `indexOf(string, int)` and `lastIndexOf(string, int)`.
+pub fn extend_env_first(env: &mut Env) {
+    // The offset is declared `dyn` (and checked by the handler): the extension declares
+    // (string, int) itself, and the crate refuses a second overload of one signature.
+    use cel::common::types::STRING_TYPE;
+    let results = [
+        env.add_member_overload(
+            "indexOf",
+            "kiln.string_index_of_offset",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE],
+            strings::index_of_offset,
+        ),
+        env.add_member_overload(
+            "lastIndexOf",
+            "kiln.string_last_index_of_offset",
+            STRING_TYPE,
+            vec![STRING_TYPE, DYN_TYPE],
+            strings::last_index_of_offset,
+        ),
+    ];
+    for res in results {
+        debug_assert!(res.is_ok(), "{res:?}");
+    }
+}
+
 /// Adds the library's typed overloads to an environment: `<list>.indexOf(x)`,
 /// `<list>.lastIndexOf(x)` (the strings extension owns the names, so closures cannot be used), and
 /// `string(<ip>)`, `string(<cidr>)`.
@@ -222,7 +256,21 @@ pub fn extend_env(env: &mut Env) {
         // Only a second call on the same environment could fail; the overloads are then present.
         debug_assert!(res.is_ok(), "{res:?}");
     }
+    // The library's types by name, so `type(cidr(x)) == net.CIDR` works as in Kubernetes.
+    for name in TYPE_NAMES {
+        let res = env.add_type(Type::new_opaque_type(*name));
+        debug_assert!(res.is_ok(), "{name}: {res:?}");
+    }
 }
+
+/// The CEL type names of the library's values.
+pub const TYPE_NAMES: &[&str] = &[
+    ip::TYPE_NAME,
+    cidr::TYPE_NAME,
+    quantity::TYPE_NAME,
+    semver::TYPE_NAME,
+    url::TYPE_NAME,
+];
 
 /// A library function: what it does with an evaluated call.
 pub(crate) type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;

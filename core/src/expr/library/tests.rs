@@ -190,13 +190,23 @@ fn map_functions() {
             "{'a': {'x': 1}}.deepMerge({'a': 5})",
             serde_json::json!({"a": 5}),
         ),
-        ("{'a': 1}.deepMerge([1])", serde_json::json!([1])),
     ];
     for (src, want) in cases {
         assert_eq!(json(src), want, "{src}");
     }
     assert!(err("{'a': 1}.merge([1])").contains("no matching overload"));
     assert!(err("[1].merge({'a': 1})").contains("no matching overload"));
+    // kro pkg/cel/library/maps.go deepMergeVals (and maps_test.go's non-map cases): a non-map on
+    // either side of deepMerge is no overload, not the right-hand side.
+    for src in [
+        "{'a': 1}.deepMerge([1])",
+        "[1].deepMerge({'a': 1})",
+        "1.deepMerge(2)",
+        "{'a': 1}.deepMerge('x')",
+        "{}.deepMerge(null)",
+    ] {
+        assert!(err(src).contains("no matching overload"), "{src}");
+    }
 }
 
 #[test]
@@ -537,6 +547,56 @@ fn ip_functions() {
     assert!(err("ip('::ffff:1.2.3.4')").contains("IPv4-mapped IPv6 address"));
     assert!(err("ip.isCanonical('x')").contains("parse error"));
     assert!(err("ip(1)").contains("no matching overload"));
+    // Go's netip.ParseAddr, accepted and refused exactly, with its messages (Kubernetes'
+    // ip_test.go expects them).
+    for (src, want) in [
+        (
+            "ip('192.168.0.1.0')",
+            "ParseAddr(\"192.168.0.1.0\"): IPv4 address too long",
+        ),
+        (
+            "ip('2001:db8:::68')",
+            "each colon-separated field must have at least one digit (at \":68\")",
+        ),
+        ("ip('1.2.3')", "IPv4 address too short"),
+        ("ip('1.2.3.256')", "IPv4 field has value >255"),
+        ("ip('1.2.3.04')", "IPv4 field has octet with leading zero"),
+        (
+            "ip('1..2.3')",
+            "IPv4 field must have at least one digit (at \".2.3\")",
+        ),
+        ("ip('1.2.3.4x')", "unexpected character (at \"x\")"),
+        ("ip('1:2:3:4:5:6:7')", "address string too short"),
+        ("ip('1::2::3')", "multiple :: in address (at \":3\")"),
+        (
+            "ip('12345::')",
+            "each group must have 4 or less digits (at \"12345::\")",
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8:9')",
+            "trailing garbage after address (at \"9\")",
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8::')",
+            "the :: must expand to at least one field of zeros",
+        ),
+        (
+            "ip('1:2:3:1.2.3.4')",
+            "embedded IPv4 address must replace the final 2 fields",
+        ),
+        ("ip('1:')", "colon must be followed by more characters"),
+        ("ip('%eth0')", "missing IPv6 address"),
+        ("ip('fe80::1%')", "zone must be a non-empty string"),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    assert_eq!(ok("string(ip('::'))"), s("::"));
+    assert_eq!(
+        ok("string(ip('1:2:3:4:5:6:1.2.3.4'))"),
+        s("1:2:3:4:5:6:102:304")
+    );
+    assert_eq!(ok("string(ip('::FFFF:ABCD'))"), s("::ffff:abcd"));
 }
 
 #[test]
@@ -554,8 +614,21 @@ fn cidr_functions() {
         "!cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/23'))",
         "cidr('192.168.0.0/24').containsCIDR('192.168.0.0/25')",
         "!cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')",
-        // Kubernetes' containsCIDR compares the argument's address with the masked receiver's.
-        "!cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+        // Kubernetes' containsCIDR (apiserver pkg/cel/library/cidr.go cidrContainsCIDR): the
+        // ranges overlap and the receiver's prefix is no longer, whatever the argument's address.
+        "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+        "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))",
+        "cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.1/32'))",
+        "!cidr('192.168.0.0/24').containsCIDR(cidr('192.169.0.1/32'))",
+        "!cidr('10.0.0.0/8').containsCIDR('2001:db8::/64')",
+        "cidr('2001:db8::/32').containsCIDR('2001:db8:1::/48')",
+        // type identifiers, as cel-go (cidr_test.go, ip_test.go "type of ...")
+        "type(cidr('192.168.0.0/24')) == net.CIDR",
+        "type(ip('192.168.0.1')) == net.IP",
+        "type(quantity('1')) == kubernetes.Quantity",
+        "type(semver('1.2.3')) == kubernetes.Semver",
+        "type(url('https://x')) == kubernetes.URL",
+        "type(5) == int && type('x') == string && type(int) == type && type([]) == list",
         "cidr('192.168.0.0/24').ip() == ip('192.168.0.0')",
         "cidr('192.168.0.1/24').ip().family() == 4",
         "cidr('::1/128').ip() == ip('::1')",
@@ -685,5 +758,207 @@ fn adversarial_inputs_are_errors_not_panics() {
     ];
     for src in accepted {
         is_true(src);
+    }
+}
+
+/// kro `pkg/cel/library/runtime_test.go`: `runtime.newCondition` builds a condition whose fields
+/// read back, validates computed values when evaluated, and `runtime.condition` finds a condition
+/// by type on `obj.status.conditions` (an empty one when there is none); the parse-time macro's
+/// key rules.
+#[test]
+fn runtime_conditions() {
+    use super::runtime;
+    use crate::expr::cel::CompileError;
+    let schema = serde_json::json!({
+        "spec": {"s": "YES", "empty": "", "healthy": true},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "AllGood"},
+            {"type": "ResourcesReady", "status": "False", "message": 7},
+        ]},
+    });
+    let run = |src: &str| {
+        let c = compile(src, &ExprLimits::default()).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        let mut ctx = new_context();
+        ctx.add_variable_from_value(runtime::VAR, runtime::value());
+        ctx.add_variable_as_val("schema", crate::expr::value::to_val(&schema));
+        c.program
+            .execute(&ctx)
+            .map(|v| from_cel(&v).unwrap_or_else(|e| panic!("{src}: {e:?}")))
+            .map_err(|e| e.to_string())
+    };
+    let cases = [
+        ("runtime.newCondition({type: 'X', status: 'True', reason: '', message: ''}).type", "X"),
+        ("runtime.newCondition({type: 'X', status: 'False'}).status", "False"),
+        ("runtime.newCondition({type: 'X', status: 'True', reason: 'R'}).reason", "R"),
+        ("runtime.newCondition({type: 'X', status: 'True', message: 'M'}).message", "M"),
+        ("runtime.newCondition({type: 'X', status: 'Unknown'}).message", ""),
+        ("runtime.newCondition({type: 'P', status: schema.spec.healthy ? 'True' : 'False'}).status", "True"),
+        ("runtime.condition(schema, 'Ready').status", "True"),
+        ("runtime.condition(schema, 'Ready').reason", "AllGood"),
+        // a field that is not a string reads as empty (conditionFromMap)
+        ("runtime.condition(schema, 'ResourcesReady').message", ""),
+        ("runtime.condition(schema, 'Missing').status", ""),
+        ("runtime.condition(schema, 'Missing').type", ""),
+        ("runtime.condition({}, 'Ready').status", ""),
+        ("runtime.condition({'status': {}}, 'Ready').status", ""),
+        ("runtime.condition({'status': {'conditions': []}}, 'Ready').status", ""),
+    ];
+    for (src, want) in cases {
+        assert_eq!(run(src), Ok(serde_json::json!(want)), "{src}");
+    }
+    let list = run("[runtime.newCondition({type: 'A', status: 'True'}), runtime.newCondition({type: 'B', status: 'False'})]").unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(2));
+    assert!(list.as_array().unwrap().iter().all(runtime::is_condition));
+    for (src, want) in [
+        (
+            "runtime.newCondition({type: 'X', status: schema.spec.s})",
+            "status must be one of True, False, Unknown (got \"YES\")",
+        ),
+        (
+            "runtime.newCondition({type: schema.spec.empty, status: 'True'})",
+            "type must not be empty",
+        ),
+        (
+            "runtime.newCondition({type: 'X', status: 1})",
+            "status must be a string",
+        ),
+        ("runtime.condition('x', 'Ready')", "obj must be an object"),
+        (
+            "runtime.condition({'status': 1}, 'Ready')",
+            "obj.status must be an object",
+        ),
+        (
+            "runtime.condition({'status': {'conditions': 1}}, 'Ready')",
+            "obj.status.conditions must be a list",
+        ),
+    ] {
+        let e = run(src).unwrap_err();
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    for (src, want) in [
+        (
+            "runtime.newCondition({type: 'X', status: 'True', extra: 'foo'})",
+            "unknown key \"extra\"",
+        ),
+        (
+            "runtime.newCondition({'type': 'X', 'status': 'True'})",
+            "keys must be bare identifiers",
+        ),
+        (
+            "runtime.newCondition({type: 'X', status: 'True', type: 'Y'})",
+            "duplicate key \"type\"",
+        ),
+        (
+            "runtime.newCondition({status: 'True'})",
+            "'type' is required",
+        ),
+        ("runtime.newCondition({type: 'X'})", "'status' is required"),
+        (
+            "runtime.newCondition(schema.spec)",
+            "argument must be a map literal",
+        ),
+    ] {
+        match compile(src, &ExprLimits::default()) {
+            Err(CompileError::Syntax { message, .. }) => {
+                assert!(message.contains(want), "{src}: {message}")
+            }
+            other => panic!("{src}: {other:?}"),
+        }
+    }
+    // Other receivers are left alone by the macro (and fail as no overload).
+    assert!(compile(
+        "schema.newCondition({'extra': 'x'})",
+        &ExprLimits::default()
+    )
+    .is_ok());
+}
+
+/// cel-go `ext/strings_test.go` (google/cel-go commit 14f6746a): the strings extension's error
+/// cases fail with cel-go's message; `indexOf`/`lastIndexOf` with an offset past the end find
+/// nothing instead of failing.
+#[test]
+fn cel_go_string_offsets() {
+    for (src, want) in [
+        ("'tacocat'.charAt(30) == ''", "index out of range: 30"),
+        ("'tacocat'.indexOf('', -1) == 0", "index out of range: -1"),
+        (
+            "'tacocat'.lastIndexOf('a', -1) == -1",
+            "index out of range: -1",
+        ),
+        (
+            "'tacocat'.lastIndexOf('', -1) == 0",
+            "index out of range: -1",
+        ),
+        (
+            "\"tacocat\".substring(40) == \"cat\"",
+            "index out of range: 40",
+        ),
+        (
+            "\"tacocat\".substring(-1) == \"cat\"",
+            "index out of range: -1",
+        ),
+        (
+            "\"tacocat\".substring(1, 50) == \"cat\"",
+            "index out of range: 50",
+        ),
+        (
+            "\"tacocat\".substring(49, 50) == \"cat\"",
+            "index out of range: 49",
+        ),
+        (
+            "\"tacocat\".substring(4, 3) == \"\"",
+            "invalid substring range. start: 4, end: 3",
+        ),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    for src in [
+        "'tacocat'.indexOf('a', 30) == -1",
+        "'tacocat'.lastIndexOf('a', 30) == -1",
+        "'tacocat'.indexOf('', 30) == 7",
+        "'tacocat'.lastIndexOf('', 30) == 7",
+        "'ta©o©αT'.indexOf('©', 3) == 4",
+        "'ta©o©αT'.lastIndexOf('©α', 4) == 4",
+        "'bananananana'.lastIndexOf('nana', 7) == 6",
+        "'hello wello'.indexOf('ello', 6) == 7",
+    ] {
+        is_true(src);
+    }
+    assert!(err("'x'.indexOf('x', 'y')").contains("no matching overload"));
+}
+
+/// cel-go `ext/lists_test.go` (google/cel-go commit 14f6746a): the lists extension's error cases
+/// fail with cel-go's message (its true cases are `testdata/render/celgo-lists`).
+#[test]
+fn cel_go_list_errors() {
+    for (src, want) in [
+        (
+            "[1,2,3,4].slice(3, 0)",
+            "cannot slice(3, 0), start index must be less than or equal to end index",
+        ),
+        (
+            "[1,2,3,4].slice(0, 10)",
+            "cannot slice(0, 10), list is length 4",
+        ),
+        (
+            "[1,2,3,4].slice(-5, 10)",
+            "cannot slice(-5, 10), negative indexes not supported",
+        ),
+        (
+            "[1,2,3,4].slice(-5, -3)",
+            "cannot slice(-5, -3), negative indexes not supported",
+        ),
+        (
+            "[1,[2,[3,[4]]]].flatten(-1) == [1,2,3,4]",
+            "level must be non-negative",
+        ),
+        (
+            "[\"d\", 3, 2, \"c\"].sort() == [\"a\", \"b\", \"c\", \"d\"]",
+            "list elements must have the same type",
+        ),
+    ] {
+        let e = err(src);
+        assert!(e.contains(want), "{src}: {e}");
     }
 }
