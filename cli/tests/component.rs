@@ -316,11 +316,21 @@ fn rendered_objects(out: &str) -> Vec<String> {
 fn component_release_renders_like_the_live_definitions() {
     let live = stdout(&kiln(
         &testdata("upstream-aliases"),
-        &["render", "--env", "prod", "inputs.yaml"],
+        &["render", "--env", "prod", "00-platform.yaml", "inputs.yaml"],
     ));
+    // A release does not record the Component's uid: the live Component comes from --observed.
     let released = stdout(&kiln(
         &testdata("component-release"),
-        &["render", "--env", "prod", "binding.yaml", "release.yaml"],
+        &[
+            "render",
+            "--env",
+            "prod",
+            "--observed",
+            "observed.live",
+            "00-platform.yaml",
+            "binding.yaml",
+            "release.yaml",
+        ],
     ));
     assert_eq!(rendered_objects(&live), rendered_objects(&released));
     assert!(released.contains("image: ghcr.io/shop/api:1.0"));
@@ -341,6 +351,11 @@ fn a_binding_with_release_name_renders_the_release_not_the_live_component() {
     fs::copy(
         testdata("component-release").join("release.yaml"),
         tmp.path().join("release.yaml"),
+    )
+    .unwrap();
+    fs::copy(
+        testdata("upstream-aliases").join("00-platform.yaml"),
+        tmp.path().join("00-platform.yaml"),
     )
     .unwrap();
     let out = stdout(&kiln(tmp.path(), &["render", "."]));

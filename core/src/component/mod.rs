@@ -42,6 +42,7 @@ mod shorthand;
 pub mod snapshot;
 mod template;
 mod typecheck;
+mod upstream;
 
 use kinds::{
     canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, ReleaseDef, SnapshotDef, TypeDef,
@@ -70,6 +71,9 @@ pub struct Options {
     pub schemas: Schemas,
     /// Annotate rendered resources with the definition, component and resource that made them.
     pub provenance: bool,
+    /// Live objects (`--observed`): where an upstream render finds the Environment, DataPlane,
+    /// Project or uids the inputs do not hold.
+    pub observed: Option<crate::observed::Observed>,
 }
 
 impl Default for Options {
@@ -82,6 +86,7 @@ impl Default for Options {
             max_collection_size: crate::limits::DEFAULT_COMPONENT_COLLECTION_SIZE,
             schemas: Schemas::bundled(),
             provenance: false,
+            observed: None,
         }
     }
 }
@@ -113,6 +118,8 @@ struct Loaded<'a> {
     releases: Vec<ReleaseDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
+    /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
+    platform: Vec<&'a Document>,
     exprs: Exprs,
     /// `(file, document index)` of every document with an error: what uses one is checked as far
     /// as it can be (its own parameters) but not rendered.
@@ -243,7 +250,10 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
             }
             // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
             // they pass through unchanged, like any document kiln does not render.
-            _ => l.others.push(v.clone()),
+            _ => {
+                l.others.push(v.clone());
+                l.platform.push(d);
+            }
         }
     }
     check_duplicates(&l, &mut diags);
@@ -479,6 +489,24 @@ fn compile_resources(
     }
 }
 
+fn compile_validations(
+    rules: &[kinds::Validation],
+    vars: &[&str],
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    errs: &mut Vec<TplError>,
+) {
+    for v in rules {
+        exprs.add_string(
+            &format!("${{{}}}", v.rule),
+            &v.at.key("rule"),
+            vars,
+            limits,
+            errs,
+        );
+    }
+}
+
 fn compile_type(
     t: &TypeDef<'_>,
     exprs: &mut Exprs,
@@ -486,7 +514,23 @@ fn compile_type(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    compile_resources(&t.resources, context::TYPE_VARS, exprs, limits, &mut errs);
+    let vars = if t.upstream {
+        context::UPSTREAM_TYPE_VARS
+    } else {
+        context::TYPE_VARS
+    };
+    compile_resources(&t.resources, vars, exprs, limits, &mut errs);
+    compile_validations(&t.validations, vars, exprs, limits, &mut errs);
+    for e in &t.embedded {
+        exprs.add_value(&e.parameters, &e.at.key("parameters"), vars, limits, &mut errs);
+        exprs.add_value(
+            &e.environment_configs,
+            &e.at.key("environmentConfigs"),
+            vars,
+            limits,
+            &mut errs,
+        );
+    }
     push_tpl_errors(&t.loc, errs, diags);
 }
 
@@ -497,7 +541,12 @@ fn compile_addon(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    let base = context::ADDON_VARS;
+    let base = if a.upstream {
+        context::UPSTREAM_TRAIT_VARS
+    } else {
+        context::ADDON_VARS
+    };
+    compile_validations(&a.validations, base, exprs, limits, &mut errs);
     compile_resources(&a.creates, base, exprs, limits, &mut errs);
     for p in &a.patches {
         if let Some(e) = &p.for_each {
@@ -558,6 +607,8 @@ struct Inputs<'u, 'a> {
     component: &'u ComponentDef<'a>,
     type_def: &'u TypeDef<'a>,
     addons: Vec<&'u AddonDef<'a>>,
+    /// The traits the type embeds, one per `type_def.embedded` entry.
+    embedded: Vec<&'u AddonDef<'a>>,
     workload: &'u WorkloadDef<'a>,
 }
 
@@ -644,6 +695,27 @@ fn resolve<'u, 'a>(
             }
         }
     }
+    let mut embedded = Vec::new();
+    if let Some(t) = type_def {
+        for e in &t.embedded {
+            let mut cands: Vec<&&AddonDef<'a>> =
+                addons.iter().filter(|a| a.name == e.name).collect();
+            cands.sort_by_key(|a| ns_rank(&a.namespace));
+            match cands.first() {
+                Some(a) => embedded.push(**a),
+                None if failed.contains(&e.name) => {}
+                None => diags.push(t.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &e.at.key("name"),
+                    format!(
+                        "ComponentType {:?} embeds trait {:?} (instance {:?}), which is not among the inputs",
+                        t.name, e.name, e.instance
+                    ),
+                    "add the Trait to the inputs: upstream applies embedded traits to every component of the type",
+                )),
+            }
+        }
+    }
     let workload = match workload {
         Some(w) => Some(w),
         None => {
@@ -656,6 +728,26 @@ fn resolve<'u, 'a>(
             None
         }
     };
+    // A type renders with upstream's context or the proposal's; a trait written for the other
+    // would read variables that are not there.
+    if let Some(t) = type_def {
+        for (a, u) in used.iter().zip(&c.addons) {
+            if a.upstream != t.upstream {
+                diags.push(c.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &u.at.key("name"),
+                    format!(
+                        "{} {:?} cannot be used with {} {:?}",
+                        if a.upstream { "Trait" } else { "Addon" },
+                        a.name,
+                        if t.upstream { "ComponentType" } else { "ComponentTypeDefinition" },
+                        t.name
+                    ),
+                    "upstream kinds (ComponentType, Trait: openAPIV3Schema sections) and the proposal's (ComponentTypeDefinition, Addon, or spec.schema shorthand) render with different context variables; write both in one style",
+                ));
+            }
+        }
+    }
     if diags.len() > before || type_def.is_none() || used.len() < c.addons.len() {
         return None;
     }
@@ -663,6 +755,7 @@ fn resolve<'u, 'a>(
         component: c,
         type_def: type_def?,
         addons: used,
+        embedded,
         workload: workload?,
     })
 }
@@ -723,8 +816,20 @@ fn plan<'u, 'a>(
             .iter()
             .map(|d| d.environment.as_str())
             .chain(l.snapshots.iter().map(|s| s.environment.as_str()))
+            .chain(
+                l.platform
+                    .iter()
+                    .filter(|d| d.kind() == Some("Environment"))
+                    .filter_map(|d| d.name()),
+            )
             .collect();
-        if !known.is_empty() && !known.contains(want) {
+        let renders_something =
+            !l.components.is_empty() || !l.releases.is_empty() || !l.snapshots.is_empty();
+        // Upstream kinds always render for an environment the inputs know (its Environment is
+        // read); the proposal's kinds, given no environment at all, render the defaults.
+        let upstream_run = l.types.iter().any(|t| t.upstream)
+            || l.releases.iter().any(|r| r.type_def.upstream);
+        if renders_something && !known.contains(want) && (!known.is_empty() || upstream_run) {
             let list: Vec<&str> = known.iter().copied().collect();
             let hint = match crate::suggest::nearest(want, list.iter().copied()) {
                 Some(n) => format!(
@@ -732,11 +837,12 @@ fn plan<'u, 'a>(
                     crate::suggest::did_you_mean(n),
                     list.join(", ")
                 ),
+                None if list.is_empty() => "the inputs name no environment: add the environment's ComponentDeployment/ReleaseBinding (or its Environment)".to_string(),
                 None => format!("environments of the inputs: {}", list.join(", ")),
             };
             let mut d = Diagnostic::error(
                 codes::ENVIRONMENT,
-                format!("no ComponentDeployment or snapshot is for environment {want:?}"),
+                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {want:?}"),
             )
             .with_hint(hint);
             // Placed on the first component, whose environments these are.
@@ -1032,6 +1138,7 @@ fn unit<'u, 'a>(
         component: c,
         type_def: inputs.type_def,
         addons: inputs.addons.clone(),
+        embedded: inputs.embedded.clone(),
         workload: inputs.workload,
         deployment,
         env,
@@ -1093,6 +1200,16 @@ where
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
+    let platform = upstream::Platform {
+        // The live Components too: a release records no uid, the live object has it.
+        docs: l
+            .platform
+            .iter()
+            .copied()
+            .chain(l.components.iter().map(|c| c.loc.doc))
+            .collect(),
+        observed: opts.observed.clone(),
+    };
     let results: Vec<Result<Option<T>, Vec<Diagnostic>>> = units
         .par_iter()
         .map(|u| {
@@ -1104,7 +1221,7 @@ where
             if broken {
                 return release::check_parameters(u).map(|()| None);
             }
-            release::render(u, &l.exprs, opts)
+            release::render(u, &l.exprs, opts, &platform)
                 .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]))
         })
         .collect();
@@ -1263,7 +1380,17 @@ pub fn create_snapshot(
     let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {
         return Err(Diagnostics(errors));
     };
-    if let Err(ds) = release::render(&u, &l.exprs, opts) {
+    let platform = upstream::Platform {
+        // The live Components too: a release records no uid, the live object has it.
+        docs: l
+            .platform
+            .iter()
+            .copied()
+            .chain(l.components.iter().map(|c| c.loc.doc))
+            .collect(),
+        observed: opts.observed.clone(),
+    };
+    if let Err(ds) = release::render(&u, &l.exprs, opts, &platform) {
         return Err(Diagnostics(ds));
     }
     let mut comp_value = c.value.clone();

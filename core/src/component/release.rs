@@ -25,6 +25,8 @@ pub(crate) struct Unit<'u, 'a> {
     pub type_def: &'u TypeDef<'a>,
     /// One per `component.addons` entry, same order.
     pub addons: Vec<&'u AddonDef<'a>>,
+    /// One per `type_def.embedded` entry, same order.
+    pub embedded: Vec<&'u AddonDef<'a>>,
     pub workload: &'u WorkloadDef<'a>,
     pub deployment: Option<&'u DeploymentDef<'a>>,
     pub env: String,
@@ -36,6 +38,9 @@ struct Ctx<'u, 'a, 'e> {
     r: Renderer<'e>,
     /// Most items one forEach may produce.
     max_items: usize,
+    /// The labels every rendered resource gets: upstream's `openchoreo.dev/*` labels for upstream
+    /// kinds, the first implementation's `openchoreo.org/*` labels for the proposal's.
+    labels: serde_json::Map<String, Value>,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -67,7 +72,14 @@ pub(crate) fn render(
     unit: &Unit<'_, '_>,
     exprs: &Exprs,
     opts: &super::Options,
+    platform: &super::upstream::Platform<'_>,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    if unit.type_def.upstream {
+        return render_upstream(unit, exprs, opts, platform);
+    }
+    let mut labels = serde_json::Map::new();
+    labels.insert(LABEL_COMPONENT.into(), json!(unit.component.name));
+    labels.insert(LABEL_ENVIRONMENT.into(), json!(unit.env));
     let c = Ctx {
         unit,
         r: Renderer {
@@ -75,6 +87,7 @@ pub(crate) fn render(
             budget: opts.eval,
         },
         max_items: opts.max_collection_size,
+        labels,
     };
     let comp = unit.component;
     let ty = unit.type_def;
@@ -157,6 +170,149 @@ pub(crate) fn render(
     finish(&c, resources)
 }
 
+/// Render one unit of an upstream ComponentType as upstream's pipeline does
+/// (`internal/pipeline/component/pipeline.go`, `Render`): the context, the type's validations,
+/// its resources, its embedded traits, then the component's traits (each: validations, creates,
+/// patches, removes), then the labels of `metadata.labels` on every resource.
+fn render_upstream(
+    unit: &Unit<'_, '_>,
+    exprs: &Exprs,
+    opts: &super::Options,
+    platform: &super::upstream::Platform<'_>,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let suffix = format!(" (component {:?}, environment {:?})", comp.name, unit.env);
+    let Resolved {
+        params,
+        workload_spec: wl_spec,
+        addon_params,
+    } = resolve(unit, &suffix)?;
+    let up = super::upstream::build(comp, &unit.env, &unit.namespace, &wl_spec, platform)?;
+    let c = Ctx {
+        unit,
+        r: Renderer {
+            exprs,
+            budget: opts.eval,
+        },
+        max_items: opts.max_collection_size,
+        labels: up.labels.clone(),
+    };
+    let mut ctx = root_context().new_inner_scope();
+    with_vars(&mut ctx, &up.vars);
+    with_vars(
+        &mut ctx,
+        &[
+            ("parameters", params.all.clone()),
+            ("environmentConfigs", params.env_part.clone()),
+        ],
+    );
+    c.validations(&ctx, &ty.loc, &ty.validations, &format!("ComponentType {:?}", ty.name))
+        .map_err(|e| vec![e])?;
+    let mut resources: Vec<Value> = Vec::new();
+    let mut made_by: Vec<(&Loc<'_>, &ResourceTpl)> = Vec::new();
+    for t in &ty.resources {
+        let made = c.resource(&ctx, &ty.loc, t).map_err(|e| vec![e])?;
+        made_by.extend(std::iter::repeat_n((&ty.loc, t), made.len()));
+        resources.extend(made);
+    }
+    // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
+    for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
+        let ps = c
+            .r
+            .render(&ctx, &e.parameters, &e.at.key("parameters"))
+            .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
+        let es = c
+            .r
+            .render(&ctx, &e.environment_configs, &e.at.key("environmentConfigs"))
+            .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
+        let what = format!("Trait {:?} (embedded instance {:?})", addon.name, e.instance);
+        let params = trait_params(
+            addon,
+            &what,
+            (&ps, &ty.loc, e.at.key("parameters")),
+            (&es, &ty.loc, e.at.key("environmentConfigs")),
+        )?;
+        c.apply_trait(&ctx, addon, &e.instance, &params, &mut resources, &mut made_by)?;
+    }
+    for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
+        c.apply_trait(&ctx, addon, &use_.instance, params, &mut resources, &mut made_by)?;
+    }
+    check_schemas(&c, &resources, &made_by, &opts.schemas)?;
+    if opts.provenance {
+        provenance(unit, &mut resources, &made_by);
+    }
+    finish(&c, resources)
+}
+
+/// An upstream trait instance's two sections: its parameters and its environmentConfigs, each
+/// defaulted and validated against its own schema.
+fn trait_params(
+    addon: &AddonDef<'_>,
+    what: &str,
+    params: (&Value, &Loc<'_>, FieldPath),
+    env: (&Value, &Loc<'_>, FieldPath),
+) -> Result<Params, Vec<Diagnostic>> {
+    let p_schema = addon
+        .schemas
+        .params
+        .clone()
+        .unwrap_or_else(|| addon.schemas.merged.clone());
+    let mut errors = Vec::new();
+    let all = context::resolve_section(
+        &p_schema,
+        what,
+        "parameters",
+        params.0,
+        &Source {
+            loc: params.1,
+            at: params.2,
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let env_part = context::resolve_section(
+        &addon.schemas.env,
+        what,
+        "environmentConfigs",
+        env.0,
+        &Source {
+            loc: env.1,
+            at: env.2,
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    match (all, env_part) {
+        (Some(all), Some(env_part)) if errors.is_empty() => Ok(Params { all, env_part }),
+        _ => Err(errors),
+    }
+}
+
+fn provenance(unit: &Unit<'_, '_>, resources: &mut [Value], made_by: &[(&Loc<'_>, &ResourceTpl)]) {
+    let instance = format!("Component/{}", unit.component.name);
+    for (res, (loc, t)) in resources.iter_mut().zip(made_by) {
+        let definition = match unit
+            .addons
+            .iter()
+            .chain(&unit.embedded)
+            .find(|a| std::ptr::eq(&a.loc, *loc))
+        {
+            Some(a) => format!("Addon/{}", a.name),
+            None => format!("ComponentTypeDefinition/{}", unit.type_def.name),
+        };
+        let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
+        crate::render::annotate(
+            res,
+            &[
+                (crate::render::PROVENANCE_DEFINITION, &definition),
+                (crate::render::PROVENANCE_INSTANCE, &instance),
+                (crate::render::PROVENANCE_NODE, &node),
+            ],
+        );
+    }
+}
+
 /// A release's parameters, resolved: the component's (with the environment's overrides), the
 /// workload with the environment's overrides, each addon instance's.
 struct Resolved {
@@ -175,6 +331,9 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
         loc: &comp.loc,
         at: FieldPath::root().key("spec").key("parameters"),
     };
+    if ty.upstream {
+        return resolve_upstream(unit, suffix);
+    }
     let ov_src = unit.deployment.map(|d| Source {
         loc: &d.loc,
         at: d.overrides_at.clone(),
@@ -241,6 +400,108 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
     match (params, workload_spec) {
         (Some(params), Some(workload_spec)) if errors.is_empty() => Ok(Resolved {
             params,
+            workload_spec,
+            addon_params,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// [`resolve`] for an upstream ComponentType: `parameters` from the Component against
+/// `spec.parameters`, `environmentConfigs` from the binding against `spec.environmentConfigs`,
+/// and each trait instance's two sections likewise (upstream `processComponentParameters`,
+/// `ExtractTraitInstanceBindings`).
+fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic>> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let what = format!("ComponentType {:?}", ty.name);
+    let mut errors = Vec::new();
+    let p_schema = ty
+        .schemas
+        .params
+        .clone()
+        .unwrap_or_else(|| ty.schemas.merged.clone());
+    let all = context::resolve_section(
+        &p_schema,
+        &what,
+        "parameters",
+        &comp.parameters,
+        &Source {
+            loc: &comp.loc,
+            at: FieldPath::root().key("spec").key("parameters"),
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let empty = json!({});
+    let (env_value, env_src) = match unit.deployment {
+        Some(d) => (
+            &d.overrides,
+            Source {
+                loc: &d.loc,
+                at: d.overrides_at.clone(),
+            },
+        ),
+        None => (
+            &empty,
+            Source {
+                loc: &comp.loc,
+                at: FieldPath::root(),
+            },
+        ),
+    };
+    let env_part = context::resolve_section(
+        &ty.schemas.env,
+        &what,
+        "environmentConfigs",
+        env_value,
+        &env_src,
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let workload_spec = match unit
+        .deployment
+        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
+    {
+        None => Some(unit.workload.spec.clone()),
+        Some((d, o)) => overrides::apply(&unit.workload.spec, o)
+            .map_err(|(at, m)| {
+                errors.push(unit.workload.loc.error(
+                    codes::COMPONENT_INVALID,
+                    &at,
+                    format!(
+                        "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
+                        d.environment,
+                        d.loc.doc.file(),
+                    ),
+                    "env and files of a container are lists of {key, value} entries",
+                ))
+            })
+            .ok(),
+    };
+    let mut addon_params = Vec::new();
+    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
+        let what = format!("Trait {:?} (instance {:?})", addon.name, use_.instance);
+        let (ov, ov_loc, ov_at) = match unit
+            .deployment
+            .and_then(|d| d.addon_overrides.get(&use_.instance).map(|(v, at)| (v, d, at)))
+        {
+            Some((v, d, at)) => (v, &d.loc, at.clone()),
+            None => (&empty, &comp.loc, FieldPath::root()),
+        };
+        match trait_params(
+            addon,
+            &what,
+            (&use_.config, &comp.loc, use_.config_at.clone()),
+            (ov, ov_loc, ov_at),
+        ) {
+            Ok(p) => addon_params.push(p),
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    match (all, env_part, workload_spec) {
+        (Some(all), Some(env_part), Some(workload_spec)) if errors.is_empty() => Ok(Resolved {
+            params: Params { all, env_part },
             workload_spec,
             addon_params,
         }),
@@ -333,6 +594,92 @@ fn literal_prefix(template: &Value, path: &FieldPath) -> FieldPath {
 }
 
 impl Ctx<'_, '_, '_> {
+    /// Upstream's `EvaluateValidationRules`: each rule must be true; every failing rule is
+    /// reported, at the rule, with its message.
+    fn validations(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        rules: &[super::kinds::Validation],
+        what: &str,
+    ) -> Result<(), Diagnostic> {
+        for v in rules {
+            let at = v.at.key("rule");
+            match self.r.eval(ctx, &v.rule, &at).map_err(|e| self.tpl_diag(loc, e))? {
+                CelValue::Bool(true) => {}
+                CelValue::Bool(false) => {
+                    return Err(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &v.at,
+                        format!("{what} validation failed: {}{}", v.message, self.suffix()),
+                        format!("the rule ${{{}}} is false for this component", v.rule.trim()),
+                    ))
+                }
+                other => {
+                    return Err(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &at,
+                        format!(
+                            "{what} validation rule must evaluate to a bool, got {:?}{}",
+                            other.type_of(),
+                            self.suffix()
+                        ),
+                        "write a comparison, e.g. ${size(workload.endpoints) > 0}",
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One upstream trait instance over the resources so far (upstream `ProcessTraits`):
+    /// validations, creates, patches, then removes.
+    fn apply_trait<'l>(
+        &self,
+        base: &Context<'_, 'static>,
+        addon: &'l AddonDef<'_>,
+        instance: &str,
+        params: &Params,
+        resources: &mut Vec<Value>,
+        made_by: &mut Vec<(&'l Loc<'l>, &'l ResourceTpl)>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let mut actx = base.new_inner_scope();
+        with_vars(
+            &mut actx,
+            &[
+                ("parameters", params.all.clone()),
+                ("environmentConfigs", params.env_part.clone()),
+                ("trait", json!({"name": addon.name, "instanceName": instance})),
+            ],
+        );
+        self.validations(
+            &actx,
+            &addon.loc,
+            &addon.validations,
+            &format!("Trait {:?} (instance {instance:?})", addon.name),
+        )
+        .map_err(|e| vec![e])?;
+        for t in &addon.creates {
+            let made = self.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?;
+            made_by.extend(std::iter::repeat_n((&addon.loc, t), made.len()));
+            resources.extend(made);
+        }
+        for p in &addon.patches {
+            self.patch(&actx, addon, instance, p, resources)
+                .map_err(|e| vec![e])?;
+        }
+        let mut marked = vec![false; resources.len()];
+        for rm in &addon.removes {
+            self.remove(&actx, addon, instance, rm, resources, &mut marked)
+                .map_err(|e| vec![e])?;
+        }
+        let mut keep = marked.iter().map(|m| !m);
+        resources.retain(|_| keep.next().unwrap_or(true));
+        let mut keep = marked.iter().map(|m| !m);
+        made_by.retain(|_| keep.next().unwrap_or(true));
+        Ok(())
+    }
+
     /// includeWhen → forEach → render → strip omit.
     fn resource(
         &self,
@@ -732,8 +1079,9 @@ fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, 
             }
             match labels.as_object_mut() {
                 Some(l) => {
-                    l.insert(LABEL_COMPONENT.into(), json!(comp.name));
-                    l.insert(LABEL_ENVIRONMENT.into(), json!(unit.env));
+                    for (k, v) in &c.labels {
+                        l.insert(k.clone(), v.clone());
+                    }
                 }
                 None => errors.push(comp.loc.error(
                     codes::RESOURCE_INVALID,

@@ -1,0 +1,977 @@
+//! The rendering context of upstream OpenChoreo kinds (ComponentType, ClusterComponentType,
+//! Trait, ClusterTrait, and ComponentReleases freezing them), built offline as upstream's
+//! controller builds it (`internal/controller/releasebinding/controller.go`, `buildMetadataContext`;
+//! `internal/pipeline/component/context/`): the generated names and namespace, the
+//! `openchoreo.dev/*` labels and pod selectors, the workload as the controller extracts it, the
+//! configurations split into config and secret, the data plane and gateway read from the
+//! Environment and DataPlane documents among the inputs, and the precomputed views the helper
+//! functions (`configurations.toVolumes()`, `workload.toServicePorts()`, …) return.
+//!
+//! What only exists in a cluster (uids) is read from the input objects' `metadata.uid` or from
+//! `--observed`; when neither has it the render fails with a diagnostic naming it, because every
+//! resource upstream renders carries the uid labels.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::diag::{codes, Diagnostic};
+use crate::document::Document;
+use crate::fieldpath::FieldPath;
+use crate::observed::Observed;
+
+use super::functions::{fnv32a, safe_name_with};
+use super::kinds::ComponentDef;
+
+/// The name of the hidden variable holding the helpers' precomputed views. `@` cannot start a
+/// CEL identifier, so no template can read it directly.
+pub(crate) const DERIVED: &str = "@oc_derived";
+
+const LABEL_NAMESPACE: &str = "openchoreo.dev/namespace";
+const LABEL_PROJECT: &str = "openchoreo.dev/project";
+const LABEL_COMPONENT: &str = "openchoreo.dev/component";
+const LABEL_ENVIRONMENT: &str = "openchoreo.dev/environment";
+const LABEL_COMPONENT_UID: &str = "openchoreo.dev/component-uid";
+const LABEL_ENVIRONMENT_UID: &str = "openchoreo.dev/environment-uid";
+const LABEL_PROJECT_UID: &str = "openchoreo.dev/project-uid";
+
+/// Upstream's length limits (`internal/dataplane/kubernetes/name.go`).
+const MAX_RESOURCE_NAME: usize = 253;
+const MAX_NAMESPACE_NAME: usize = 63;
+
+/// The openchoreo.dev documents of a run that are not rendering inputs themselves (Project,
+/// Environment, DataPlane, ClusterDataPlane, SecretReference…), which an upstream render reads.
+#[derive(Default)]
+pub(crate) struct Platform<'a> {
+    pub docs: Vec<&'a Document>,
+    pub observed: Option<Observed>,
+}
+
+/// Where a platform object was found.
+pub(crate) struct Found<'v> {
+    pub value: &'v Value,
+}
+
+impl Platform<'_> {
+    /// The object of `kind` named `name`, in namespace `ns` (or cluster-scoped / without a
+    /// namespace), from the inputs first, then from the observed state.
+    pub(crate) fn find(&self, kind: &str, ns: Option<&str>, name: &str) -> Option<Found<'_>> {
+        let matches = |v: &Value| {
+            v.get("kind").and_then(Value::as_str) == Some(kind)
+                && v.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+                && match (ns, v.pointer("/metadata/namespace").and_then(Value::as_str)) {
+                    (_, None) => true,
+                    (Some(want), Some(have)) => want == have,
+                    (None, Some(_)) => false,
+                }
+        };
+        if let Some(d) = self.docs.iter().find(|d| matches(&d.value)) {
+            return Some(Found { value: &d.value });
+        }
+        let o = self.observed.as_ref()?;
+        let api = super::API_VERSION;
+        o.get(api, kind, ns.unwrap_or(""), name)
+            .or_else(|| o.get(api, kind, "", name))
+            .map(|value| Found { value })
+    }
+}
+
+fn uid_of(v: &Value) -> Option<String> {
+    v.pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// The context of one upstream render.
+pub(crate) struct Upstream {
+    /// `metadata`, `dataplane`, `environment`, `gateway` (when configured), `workload`,
+    /// `configurations`, `dependencies` and the hidden precomputed views.
+    pub vars: Vec<(&'static str, Value)>,
+    /// The labels upstream adds to every rendered resource (`postProcessResources`).
+    pub labels: Map<String, Value>,
+}
+
+/// Everything a failing lookup needs to say where.
+struct Blame<'c, 'a> {
+    comp: &'c ComponentDef<'a>,
+    env: &'c str,
+    errors: Vec<Diagnostic>,
+}
+
+impl Blame<'_, '_> {
+    fn missing(&mut self, what: String, hint: String) {
+        self.errors.push(self.comp.loc.error(
+            codes::PLATFORM_INPUT,
+            &FieldPath::root().key("metadata").key("name"),
+            format!(
+                "{what} (component {:?}, environment {:?})",
+                self.comp.name, self.env
+            ),
+            hint,
+        ));
+    }
+}
+
+/// Build the upstream context of `comp` in environment `env`. `namespace` is the component's
+/// namespace (its own or `--namespace`); `workload_spec` is the Workload's spec with the
+/// environment's overrides applied.
+pub(crate) fn build(
+    comp: &ComponentDef<'_>,
+    env: &str,
+    namespace: &str,
+    workload_spec: &Value,
+    platform: &Platform<'_>,
+) -> Result<Upstream, Vec<Diagnostic>> {
+    let mut b = Blame {
+        comp,
+        env,
+        errors: Vec::new(),
+    };
+    let uid_hint = |kind: &str, name: &str| {
+        format!(
+            "upstream puts the {kind}'s uid into the openchoreo.dev/*-uid labels and pod selectors of every resource; give the {kind} {name:?} its metadata.uid (as `kubectl get -o yaml` prints it) among the inputs, or pass the live object with --observed"
+        )
+    };
+    // Project.
+    let project = comp.project.clone();
+    let project_uid = match &project {
+        None => {
+            b.missing(
+                "an upstream component needs spec.owner.projectName".into(),
+                "upstream's ComponentRelease requires the owning project; set spec.owner.projectName on the Component (or the ComponentRelease)".into(),
+            );
+            None
+        }
+        Some(p) => match platform.find("Project", Some(namespace), p) {
+            None => {
+                b.missing(
+                    format!("Project {p:?} (namespace {namespace:?}) is not among the inputs"),
+                    format!("add the Project {p:?} to the inputs (with its metadata.uid) or pass it with --observed"),
+                );
+                None
+            }
+            Some(f) => match uid_of(f.value) {
+                Some(u) => Some(u),
+                None => {
+                    b.missing(
+                        format!("the uid of Project {p:?} is not known offline"),
+                        uid_hint("Project", p),
+                    );
+                    None
+                }
+            },
+        },
+    };
+    // Component uid: the live Component's, else the observed one's.
+    let component_uid = comp.uid.clone().or_else(|| {
+        platform
+            .find("Component", Some(namespace), &comp.name)
+            .and_then(|f| uid_of(f.value))
+    });
+    if component_uid.is_none() {
+        b.missing(
+            format!("the uid of Component {:?} is not known offline", comp.name),
+            uid_hint("Component", &comp.name),
+        );
+    }
+    // Environment and its data plane.
+    let environment = platform.find("Environment", Some(namespace), env);
+    let environment_uid = match &environment {
+        None => {
+            b.missing(
+                format!("Environment {env:?} (namespace {namespace:?}) is not among the inputs"),
+                format!("upstream reads the Environment for its data plane, gateway and uid; add the Environment {env:?} (with its metadata.uid) to the inputs or pass it with --observed"),
+            );
+            None
+        }
+        Some(f) => {
+            let u = uid_of(f.value);
+            if u.is_none() {
+                b.missing(
+                    format!("the uid of Environment {env:?} is not known offline"),
+                    uid_hint("Environment", env),
+                );
+            }
+            u
+        }
+    };
+    let env_value = environment.as_ref().map(|f| f.value);
+    let dataplane = env_value.and_then(|e| {
+        let env_ns = e
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(namespace);
+        match e.pointer("/spec/dataPlaneRef") {
+            // Upstream: no reference → the DataPlane "default" of the environment's namespace,
+            // else the ClusterDataPlane "default".
+            None | Some(Value::Null) => platform
+                .find("DataPlane", Some(env_ns), "default")
+                .map(|f| ("DataPlane", "default".to_string(), f))
+                .or_else(|| {
+                    platform
+                        .find("ClusterDataPlane", None, "default")
+                        .map(|f| ("ClusterDataPlane", "default".to_string(), f))
+                })
+                .or_else(|| {
+                    b.missing(
+                        format!("Environment {env:?} names no dataPlaneRef and no DataPlane or ClusterDataPlane \"default\" is among the inputs"),
+                        "add the environment's DataPlane to the inputs (upstream reads its secret store and gateway)".into(),
+                    );
+                    None
+                }),
+            Some(r) => {
+                let kind = r.get("kind").and_then(Value::as_str).unwrap_or("DataPlane");
+                let name = r.get("name").and_then(Value::as_str).unwrap_or("");
+                let found = match kind {
+                    "ClusterDataPlane" => platform.find("ClusterDataPlane", None, name),
+                    _ => platform.find("DataPlane", Some(env_ns), name),
+                };
+                match found {
+                    Some(f) => Some((
+                        if kind == "ClusterDataPlane" {
+                            "ClusterDataPlane"
+                        } else {
+                            "DataPlane"
+                        },
+                        name.to_string(),
+                        f,
+                    )),
+                    None => {
+                        b.missing(
+                            format!("{kind} {name:?}, the data plane of Environment {env:?}, is not among the inputs"),
+                            format!("add the {kind} {name:?} to the inputs (upstream reads its secret store and gateway)"),
+                        );
+                        None
+                    }
+                }
+            }
+        }
+    });
+    let workload = workload_data(workload_spec, &mut b);
+    let configurations = configurations(workload_spec, namespace, platform, &mut b);
+    let dependencies = dependencies(workload_spec, &mut b);
+    if !b.errors.is_empty() {
+        return Err(b.errors);
+    }
+    let (Some(project), Some(project_uid), Some(component_uid), Some(environment_uid)) =
+        (project, project_uid, component_uid, environment_uid)
+    else {
+        return Err(b.errors);
+    };
+    let Some((_dp_kind, dp_name, dp)) = dataplane else {
+        return Err(b.errors);
+    };
+    let name = safe_name_with(&[comp.name.clone(), env.to_string()], MAX_RESOURCE_NAME, "");
+    let dp_namespace = safe_name_with(
+        &[
+            "dp".to_string(),
+            namespace.to_string(),
+            project.clone(),
+            env.to_string(),
+        ],
+        MAX_NAMESPACE_NAME,
+        "",
+    );
+    let mut labels = Map::new();
+    labels.insert(LABEL_NAMESPACE.into(), json!(namespace));
+    labels.insert(LABEL_PROJECT.into(), json!(project));
+    labels.insert(LABEL_COMPONENT.into(), json!(comp.name));
+    labels.insert(LABEL_ENVIRONMENT.into(), json!(env));
+    labels.insert(LABEL_COMPONENT_UID.into(), json!(component_uid));
+    labels.insert(LABEL_ENVIRONMENT_UID.into(), json!(environment_uid));
+    labels.insert(LABEL_PROJECT_UID.into(), json!(project_uid));
+    let mut metadata = json!({
+        "componentName": comp.name,
+        "componentUID": component_uid,
+        "projectName": project,
+        "projectUID": project_uid,
+        "dataPlaneName": dp_name,
+        "environmentName": env,
+        "environmentUID": environment_uid,
+        "name": name,
+        "namespace": dp_namespace,
+        "componentNamespace": namespace,
+        "labels": Value::Object(labels.clone()),
+        "annotations": {},
+        "podSelectors": Value::Object(labels.clone()),
+    });
+    // The data plane's uid only reaches `metadata.dataPlaneUID`; without it the key is absent
+    // and a template that reads it fails naming it.
+    if let Some(u) = uid_of(dp.value) {
+        metadata["dataPlaneUID"] = json!(u);
+    }
+    let dp_gateway = dp.value.pointer("/spec/gateway");
+    let mut dataplane_var = Map::new();
+    if let Some(s) = dp
+        .value
+        .pointer("/spec/secretStoreRef/name")
+        .and_then(Value::as_str)
+    {
+        dataplane_var.insert("secretStore".into(), json!(s));
+    }
+    if let Some(g) = gateway_data(dp_gateway, None) {
+        dataplane_var.insert("gateway".into(), g);
+    }
+    if let Some(o) = dp
+        .value
+        .pointer("/spec/observabilityPlaneRef")
+        .filter(|o| o.is_object())
+    {
+        let mut m = Map::new();
+        for k in ["kind", "name"] {
+            if let Some(s) = o.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                m.insert(k.into(), json!(s));
+            }
+        }
+        dataplane_var.insert("observabilityPlaneRef".into(), Value::Object(m));
+    }
+    if let Some(a) = dp
+        .value
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .filter(|a| !a.is_empty())
+    {
+        dataplane_var.insert("annotations".into(), Value::Object(a.clone()));
+    }
+    let gateway = gateway_data(env_value.and_then(|e| e.pointer("/spec/gateway")), dp_gateway);
+    let mut environment_var = Map::new();
+    if let Some(g) = &gateway {
+        environment_var.insert("gateway".into(), g.clone());
+    }
+    let prefix = format!("{}-{env}", comp.name);
+    let derived = derived(&configurations, &workload, &dependencies, &prefix);
+    let mut vars = vec![
+        ("metadata", metadata),
+        ("dataplane", Value::Object(dataplane_var)),
+        ("environment", Value::Object(environment_var)),
+        ("workload", workload),
+        ("configurations", configurations),
+        ("dependencies", dependencies),
+        (DERIVED, derived),
+    ];
+    if let Some(g) = gateway {
+        vars.push(("gateway", g));
+    }
+    Ok(Upstream { vars, labels })
+}
+
+/// Upstream's `ExtractWorkloadData`: the container's image, command and args, and the endpoints
+/// with `targetPort` defaulting to `port` and `visibility` always starting with `project`.
+fn workload_data(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
+    let c = spec.get("container").cloned().unwrap_or(json!({}));
+    let mut container = Map::new();
+    if let Some(i) = c.get("image").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        container.insert("image".into(), json!(i));
+    }
+    for k in ["command", "args"] {
+        if let Some(a) = c.get(k).and_then(Value::as_array).filter(|a| !a.is_empty()) {
+            container.insert(k.into(), Value::Array(a.clone()));
+        }
+    }
+    let mut endpoints = Map::new();
+    match spec.get("endpoints") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            for (name, ep) in m {
+                let port = ep.get("port").and_then(Value::as_i64).unwrap_or(0);
+                let target = ep
+                    .get("targetPort")
+                    .and_then(Value::as_i64)
+                    .filter(|t| *t != 0)
+                    .unwrap_or(port);
+                let mut vis = vec!["project".to_string()];
+                for v in ep
+                    .get("visibility")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if !vis.iter().any(|x| x == v) {
+                        vis.push(v.to_string());
+                    }
+                }
+                let mut e = Map::new();
+                if let Some(d) = ep
+                    .get("displayName")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
+                    e.insert("displayName".into(), json!(d));
+                }
+                e.insert("port".into(), json!(port));
+                e.insert("targetPort".into(), json!(target));
+                e.insert(
+                    "type".into(),
+                    json!(ep.get("type").and_then(Value::as_str).unwrap_or("")),
+                );
+                if let Some(bp) = ep
+                    .get("basePath")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
+                    e.insert("basePath".into(), json!(bp));
+                }
+                e.insert("visibility".into(), json!(vis));
+                endpoints.insert(name.clone(), Value::Object(e));
+            }
+        }
+        Some(_) => b.missing(
+            "the Workload's spec.endpoints is not a map of endpoint name → endpoint".into(),
+            "write endpoints: {http: {type: HTTP, port: 8080}}".into(),
+        ),
+    }
+    json!({"container": Value::Object(container), "endpoints": Value::Object(endpoints)})
+}
+
+/// A secretKeyRef resolved through its SecretReference (upstream `resolveSecretRef`; a missing
+/// SecretReference or key is an error, as upstream's `collectSecretReferences` makes it).
+fn remote_ref(
+    r: &Value,
+    namespace: &str,
+    platform: &Platform<'_>,
+    what: &str,
+    b: &mut Blame<'_, '_>,
+) -> Option<Value> {
+    let name = r.get("name").and_then(Value::as_str).unwrap_or("");
+    let key = r.get("key").and_then(Value::as_str).unwrap_or("");
+    let Some(found) = platform.find("SecretReference", Some(namespace), name) else {
+        b.missing(
+            format!("{what} reads SecretReference {name:?}, which is not among the inputs"),
+            format!("add the SecretReference {name:?} (namespace {namespace:?}) to the inputs: upstream resolves the secret's remote reference from it"),
+        );
+        return None;
+    };
+    let data = found
+        .value
+        .pointer("/spec/data")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    match data
+        .iter()
+        .find(|d| d.get("secretKey").and_then(Value::as_str) == Some(key))
+    {
+        Some(d) => {
+            let rr = d.get("remoteRef").cloned().unwrap_or(json!({}));
+            let mut m = Map::new();
+            m.insert(
+                "key".into(),
+                json!(rr.get("key").and_then(Value::as_str).unwrap_or("")),
+            );
+            for k in ["property", "version"] {
+                if let Some(s) = rr.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    m.insert(k.into(), json!(s));
+                }
+            }
+            Some(Value::Object(m))
+        }
+        None => {
+            let keys: Vec<&str> = data
+                .iter()
+                .filter_map(|d| d.get("secretKey").and_then(Value::as_str))
+                .collect();
+            b.missing(
+                format!("{what} reads key {key:?} of SecretReference {name:?}, which has no such key"),
+                format!("keys of the SecretReference: {}", keys.join(", ")),
+            );
+            None
+        }
+    }
+}
+
+/// Upstream's `ExtractConfigurationsFromWorkload`: env vars and files of the container, split
+/// into configs (literal values) and secrets (a `valueFrom.secretKeyRef`).
+fn configurations(
+    spec: &Value,
+    namespace: &str,
+    platform: &Platform<'_>,
+    b: &mut Blame<'_, '_>,
+) -> Value {
+    let c = spec.get("container").cloned().unwrap_or(json!({}));
+    let mut cfg_envs = Vec::new();
+    let mut sec_envs = Vec::new();
+    let mut cfg_files = Vec::new();
+    let mut sec_files = Vec::new();
+    for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
+        let name = e.get("key").and_then(Value::as_str).unwrap_or("");
+        match e.pointer("/valueFrom/secretKeyRef") {
+            Some(r) if r.is_object() => {
+                if let Some(rr) = remote_ref(r, namespace, platform, &format!("env {name:?}"), b) {
+                    sec_envs.push(json!({"name": name, "value": "", "remoteRef": rr}));
+                }
+            }
+            _ => cfg_envs.push(json!({
+                "name": name,
+                "value": e.get("value").and_then(Value::as_str).unwrap_or(""),
+            })),
+        }
+    }
+    for f in c.get("files").and_then(Value::as_array).into_iter().flatten() {
+        let name = f.get("key").and_then(Value::as_str).unwrap_or("");
+        let mount = f.get("mountPath").and_then(Value::as_str).unwrap_or("");
+        match f.pointer("/valueFrom/secretKeyRef") {
+            Some(r) if r.is_object() => {
+                if let Some(rr) = remote_ref(r, namespace, platform, &format!("file {name:?}"), b) {
+                    sec_files.push(json!({"name": name, "mountPath": mount, "value": "", "remoteRef": rr}));
+                }
+            }
+            _ => cfg_files.push(json!({
+                "name": name,
+                "mountPath": mount,
+                "value": f.get("value").and_then(Value::as_str).unwrap_or(""),
+            })),
+        }
+    }
+    json!({
+        "configs": {"envs": cfg_envs, "files": cfg_files},
+        "secrets": {"envs": sec_envs, "files": sec_files},
+    })
+}
+
+/// The `dependencies` variable. Upstream resolves a workload's declared dependencies against the
+/// other components' endpoints and the resources in the cluster; kiln does not yet, so a
+/// declared dependency is refused by name rather than rendered without its env vars.
+fn dependencies(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
+    let deps = spec.get("dependencies");
+    for list in ["endpoints", "resources"] {
+        let items = deps
+            .and_then(|d| d.get(list))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for item in items {
+            let name = item
+                .get("component")
+                .or_else(|| item.get("ref"))
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            b.errors.push(b.comp.loc.error(
+                codes::UNSUPPORTED_FEATURE,
+                &FieldPath::root().key("metadata").key("name"),
+                format!(
+                    "the Workload declares a dependency on {list} {name:?}, which kiln cannot resolve offline yet (component {:?}, environment {:?})",
+                    b.comp.name, b.env
+                ),
+                "upstream injects the dependency's env vars and volumes through ${dependencies.*}; kiln refuses rather than render without them",
+            ));
+        }
+    }
+    json!({"items": [], "resources": [], "envVars": [], "volumeMounts": [], "volumes": []})
+}
+
+/// A gateway spec as the template sees it: only configured ingress/egress and external/internal
+/// entries, each environment value preferred over the data plane's (`mergeGatewayData`).
+fn gateway_data(env: Option<&Value>, dp: Option<&Value>) -> Option<Value> {
+    let mut out = Map::new();
+    for dir in ["ingress", "egress"] {
+        let mut net = Map::new();
+        for side in ["external", "internal"] {
+            fn pick<'v>(g: Option<&'v Value>, dir: &str, side: &str) -> Option<&'v Value> {
+                g.and_then(|g| g.get(dir))
+                    .and_then(|n| n.get(side))
+                    .filter(|v| v.is_object())
+            }
+            if let Some(ep) = pick(env, dir, side).or_else(|| pick(dp, dir, side)) {
+                net.insert(side.into(), endpoint_data(ep));
+            }
+        }
+        if !net.is_empty() {
+            out.insert(dir.into(), Value::Object(net));
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+fn endpoint_data(ep: &Value) -> Value {
+    let mut m = Map::new();
+    for k in ["name", "namespace"] {
+        if let Some(s) = ep.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            m.insert(k.into(), json!(s));
+        }
+    }
+    for l in ["http", "https", "tls"] {
+        if let Some(li) = ep.get(l).filter(|v| v.is_object()) {
+            let mut lm = Map::new();
+            if let Some(s) = li
+                .get("listenerName")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                lm.insert("listenerName".into(), json!(s));
+            }
+            if let Some(p) = li.get("port").and_then(Value::as_i64).filter(|p| *p != 0) {
+                lm.insert("port".into(), json!(p));
+            }
+            if let Some(s) = li.get("host").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                lm.insert("host".into(), json!(s));
+            }
+            m.insert(l.into(), Value::Object(lm));
+        }
+    }
+    Value::Object(m)
+}
+
+fn arr<'v>(v: &'v Value, p: &str) -> Vec<&'v Value> {
+    v.pointer(p)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn s<'v>(v: &'v Value, k: &str) -> &'v str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+fn k8s_name(parts: &[&str], extra: &str) -> String {
+    let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    safe_name_with(&parts, MAX_RESOURCE_NAME, extra)
+}
+
+fn config_name(prefix: &str, file: &str) -> String {
+    k8s_name(&[prefix, "config", &file.replace('.', "-")], "")
+}
+
+fn remote_ref_hash(r: Option<&Value>) -> String {
+    match r {
+        None => String::new(),
+        Some(r) => format!(
+            "{:08x}",
+            fnv32a(format!("{}\0{}\0{}", s(r, "key"), s(r, "property"), s(r, "version")).as_bytes())
+        ),
+    }
+}
+
+fn secret_file_name(prefix: &str, file: &str, r: Option<&Value>) -> String {
+    k8s_name(
+        &[prefix, "secret", &file.replace('.', "-")],
+        &remote_ref_hash(r),
+    )
+}
+
+fn secret_env_name(prefix: &str, envs: &[&Value]) -> String {
+    let extra = if envs.is_empty() {
+        String::new()
+    } else {
+        let mut text = String::new();
+        for e in envs {
+            if let Some(r) = e.get("remoteRef") {
+                text.push_str(&format!(
+                    "{}\0{}\0{}\0{}\0",
+                    s(e, "name"),
+                    s(r, "key"),
+                    s(r, "property"),
+                    s(r, "version")
+                ));
+            }
+        }
+        format!("{:08x}", fnv32a(text.as_bytes()))
+    };
+    k8s_name(&[prefix, "env-secrets"], &extra)
+}
+
+fn env_config_name(prefix: &str) -> String {
+    k8s_name(&[prefix, "env-configs"], "")
+}
+
+fn volume_name(mount: &str, file: &str) -> String {
+    format!(
+        "file-mount-{:08x}",
+        fnv32a(format!("{mount}/{file}").as_bytes())
+    )
+}
+
+/// Upstream's `BuildDerivedContext`: what each helper function returns.
+fn derived(configurations: &Value, workload: &Value, dependencies: &Value, prefix: &str) -> Value {
+    let cfg_files = arr(configurations, "/configs/files");
+    let sec_files = arr(configurations, "/secrets/files");
+    let cfg_envs = arr(configurations, "/configs/envs");
+    let sec_envs = arr(configurations, "/secrets/envs");
+
+    let config_file_list: Vec<Value> = cfg_files
+        .iter()
+        .map(|f| {
+            let mut e = json!({
+                "name": s(f, "name"),
+                "mountPath": s(f, "mountPath"),
+                "value": s(f, "value"),
+                "resourceName": config_name(prefix, s(f, "name")),
+            });
+            if let Some(r) = f.get("remoteRef") {
+                e["remoteRef"] = r.clone();
+            }
+            e
+        })
+        .collect();
+    let secret_file_list: Vec<Value> = sec_files
+        .iter()
+        .map(|f| {
+            let mut e = json!({
+                "name": s(f, "name"),
+                "mountPath": s(f, "mountPath"),
+                "resourceName": secret_file_name(prefix, s(f, "name"), f.get("remoteRef")),
+            });
+            if let Some(r) = f.get("remoteRef") {
+                e["remoteRef"] = r.clone();
+            }
+            e
+        })
+        .collect();
+    let mut env_from = Vec::new();
+    if !cfg_envs.is_empty() {
+        env_from.push(json!({"configMapRef": {"name": env_config_name(prefix)}}));
+    }
+    if !sec_envs.is_empty() {
+        env_from.push(json!({"secretRef": {"name": secret_env_name(prefix, &sec_envs)}}));
+    }
+    let mounts: Vec<Value> = cfg_files
+        .iter()
+        .chain(sec_files.iter())
+        .map(|f| {
+            json!({
+                "name": volume_name(s(f, "mountPath"), s(f, "name")),
+                "mountPath": format!("{}/{}", s(f, "mountPath"), s(f, "name")),
+                "subPath": s(f, "name"),
+            })
+        })
+        .collect();
+    // Volumes by name (a secret file replaces a config file of the same mount), sorted by name.
+    let mut volumes: BTreeMap<String, Value> = BTreeMap::new();
+    for f in &cfg_files {
+        let n = volume_name(s(f, "mountPath"), s(f, "name"));
+        volumes.insert(
+            n.clone(),
+            json!({"name": n, "configMap": {"name": config_name(prefix, s(f, "name"))}}),
+        );
+    }
+    for f in &sec_files {
+        let n = volume_name(s(f, "mountPath"), s(f, "name"));
+        volumes.insert(
+            n.clone(),
+            json!({"name": n, "secret": {"secretName": secret_file_name(prefix, s(f, "name"), f.get("remoteRef"))}}),
+        );
+    }
+    let config_envs = if cfg_envs.is_empty() {
+        json!([])
+    } else {
+        json!([{"resourceName": env_config_name(prefix), "envs": cfg_envs}])
+    };
+    let secret_envs = if sec_envs.is_empty() {
+        json!([])
+    } else {
+        json!([{"resourceName": secret_env_name(prefix, &sec_envs), "envs": sec_envs}])
+    };
+    json!({
+        "configFileList": config_file_list,
+        "secretFileList": secret_file_list,
+        "containerEnvFrom": env_from,
+        "configVolumeMounts": mounts,
+        "configVolumes": volumes.into_values().collect::<Vec<_>>(),
+        "configEnvs": config_envs,
+        "secretEnvs": secret_envs,
+        "servicePorts": service_ports(workload),
+        "dependencyEnvVars": dependencies.get("envVars").cloned().unwrap_or(json!([])),
+        "dependencyVolumeMounts": dependencies.get("volumeMounts").cloned().unwrap_or(json!([])),
+        "dependencyVolumes": dependencies.get("volumes").cloned().unwrap_or(json!([])),
+    })
+}
+
+/// Upstream's `buildServicePorts`: one port per endpoint in name order, skipping a repeated
+/// port/protocol, named after the endpoint (a DNS label of at most 15 characters, made unique).
+fn service_ports(workload: &Value) -> Vec<Value> {
+    let Some(eps) = workload.get("endpoints").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&String> = eps.keys().collect();
+    names.sort();
+    let mut out = Vec::new();
+    let mut used: std::collections::BTreeSet<String> = Default::default();
+    let mut seen: std::collections::BTreeSet<String> = Default::default();
+    for n in names {
+        let ep = &eps[n];
+        let port = ep.get("port").and_then(Value::as_i64).unwrap_or(0);
+        let target = ep
+            .get("targetPort")
+            .and_then(Value::as_i64)
+            .filter(|t| *t != 0)
+            .unwrap_or(port);
+        let protocol = match s(ep, "type") {
+            "UDP" => "UDP",
+            _ => "TCP",
+        };
+        if !seen.insert(format!("{port}/{protocol}")) {
+            continue;
+        }
+        let name = unique_port_name(n, port, &used);
+        used.insert(name.clone());
+        out.push(json!({"name": name, "port": port, "targetPort": target, "protocol": protocol}));
+    }
+    out
+}
+
+fn sanitize_port_name(name: &str) -> String {
+    let lower = name.to_lowercase().replace('_', "-");
+    let kept: String = lower
+        .chars()
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+        .collect();
+    let t = kept.trim_matches('-');
+    if t.len() > 15 {
+        t[..15].trim_end_matches('-').to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+fn unique_port_name(endpoint: &str, port: i64, used: &std::collections::BTreeSet<String>) -> String {
+    let mut base = sanitize_port_name(endpoint);
+    if base.is_empty() {
+        base = format!("port-{port}");
+    }
+    let mut name = base.clone();
+    let mut counter = 2;
+    while used.contains(&name) {
+        name = format!("{base}-{counter}");
+        if name.len() > 15 {
+            let suffix = format!("-{counter}");
+            let max = 15usize.saturating_sub(suffix.len());
+            name = if max > 0 {
+                format!("{}{suffix}", &base[..max.min(base.len())])
+            } else {
+                format!("p-{counter}")
+            };
+        }
+        counter += 1;
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // internal/pipeline/component/context/derived.go: buildServicePorts sorts endpoints by
+    // name, maps UDP to UDP and everything else to TCP, drops a repeated port/protocol and
+    // shortens names to 15 characters.
+    #[test]
+    fn service_ports_follow_upstream() {
+        let wl = json!({"endpoints": {
+            "zeta_API": {"port": 9090, "targetPort": 9090, "type": "gRPC"},
+            "alpha": {"port": 8080, "targetPort": 80, "type": "HTTP"},
+            "dup": {"port": 8080, "targetPort": 8080, "type": "REST"},
+            "very-long-endpoint-name": {"port": 53, "targetPort": 53, "type": "UDP"},
+        }});
+        assert_eq!(
+            json!(service_ports(&wl)),
+            json!([
+                {"name": "alpha", "port": 8080, "targetPort": 80, "protocol": "TCP"},
+                {"name": "very-long-endpo", "port": 53, "targetPort": 53, "protocol": "UDP"},
+                {"name": "zeta-api", "port": 9090, "targetPort": 9090, "protocol": "TCP"},
+            ])
+        );
+    }
+
+    // derived.go uniquePortName: a taken name gets -2, -3… within 15 characters.
+    #[test]
+    fn port_names_are_made_unique() {
+        let mut used = std::collections::BTreeSet::new();
+        used.insert("abcdefghijklmno".to_string());
+        assert_eq!(unique_port_name("abcdefghijklmno", 1, &used), "abcdefghijklm-2");
+        assert_eq!(unique_port_name("___", 80, &used), "port-80");
+    }
+
+    // The names upstream's pipeline test pins for its configurations-and-secrets case
+    // (internal/pipeline/component/testdata/configurations-and-secrets/
+    // expected-resources-with-config-helpers.yaml): component test-app, environment dev, the
+    // workload after the binding's overrides, secrets resolved through their SecretReferences.
+    #[test]
+    fn derived_names_match_upstream_vectors() {
+        let rr = |k: &str, p: &str| json!({"key": k, "property": p});
+        let cfg = json!({
+            "configs": {
+                "envs": [
+                    {"name": "LOG_LEVEL", "value": "error"},
+                    {"name": "DEBUG_MODE", "value": "true"},
+                    {"name": "NEW_CONFIG", "value": "production"},
+                ],
+                "files": [
+                    {"name": "config.json", "mountPath": "/etc/config", "value": "{}"},
+                    {"name": "app.properties", "mountPath": "/etc/config", "value": "x"},
+                ],
+            },
+            "secrets": {
+                "envs": [
+                    {"name": "DB_PASSWORD", "value": "", "remoteRef": rr("prod/db", "password")},
+                    {"name": "API_KEY", "value": "", "remoteRef": rr("dev/api", "api_key")},
+                ],
+                "files": [
+                    {"name": "tls.crt", "mountPath": "/etc/tls", "value": "", "remoteRef": rr("prod/certificates", "tls.crt")},
+                    {"name": "application.yaml", "mountPath": "/etc/config", "value": "", "remoteRef": rr("dev/config", "application.yaml")},
+                ],
+            },
+        });
+        let deps = json!({"envVars": [], "volumeMounts": [], "volumes": []});
+        let d = derived(&cfg, &json!({"endpoints": {}}), &deps, "test-app-dev");
+        assert_eq!(
+            d["containerEnvFrom"],
+            json!([
+                {"configMapRef": {"name": "test-app-dev-env-configs-6f21fc92"}},
+                {"secretRef": {"name": "test-app-dev-env-secrets-757009dd"}},
+            ])
+        );
+        let names = |k: &str, f: &str| -> Vec<String> {
+            d[k].as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.pointer(f).and_then(Value::as_str).unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names("configFileList", "/resourceName"),
+            [
+                "test-app-dev-config-config-json-9aa130bc",
+                "test-app-dev-config-app-properties-ac691794"
+            ]
+        );
+        assert_eq!(
+            names("secretFileList", "/resourceName"),
+            [
+                "test-app-dev-secret-tls-crt-1381e562",
+                "test-app-dev-secret-application-yaml-07d48de3"
+            ]
+        );
+        assert_eq!(
+            names("configVolumeMounts", "/name"),
+            [
+                "file-mount-6c698306",
+                "file-mount-d08babc2",
+                "file-mount-9b2ef275",
+                "file-mount-5953ef7b"
+            ]
+        );
+        // Volumes are sorted by name; a secret file's volume names its secret.
+        assert_eq!(
+            d["configVolumes"],
+            json!([
+                {"name": "file-mount-5953ef7b", "secret": {"secretName": "test-app-dev-secret-application-yaml-07d48de3"}},
+                {"name": "file-mount-6c698306", "configMap": {"name": "test-app-dev-config-config-json-9aa130bc"}},
+                {"name": "file-mount-9b2ef275", "secret": {"secretName": "test-app-dev-secret-tls-crt-1381e562"}},
+                {"name": "file-mount-d08babc2", "configMap": {"name": "test-app-dev-config-app-properties-ac691794"}},
+            ])
+        );
+        assert_eq!(
+            d["secretEnvs"][0]["resourceName"],
+            json!("test-app-dev-env-secrets-757009dd")
+        );
+    }
+
+    // derived.go generateVolumeHash: "file-mount-" + FNV-32a of mountPath/filename.
+    #[test]
+    fn volume_names_hash_the_mount_path() {
+        assert_eq!(
+            volume_name("/etc/config", "app.yaml"),
+            format!("file-mount-{:08x}", fnv32a(b"/etc/config/app.yaml"))
+        );
+    }
+}
