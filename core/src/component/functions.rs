@@ -131,7 +131,11 @@ fn omit(
 /// these macros only on the bare identifiers `configurations`, `dependencies` and `workload`; the
 /// receiver is recognised here by its shape (the three variables have disjoint keys).
 fn helper_view(name: &str, receiver: &Map) -> Option<&'static str> {
-    let has = |k: &str| receiver.map.contains_key(&Key::String(Arc::new(k.to_string())));
+    let has = |k: &str| {
+        receiver
+            .map
+            .contains_key(&Key::String(Arc::new(k.to_string())))
+    };
     let configurations = has("configs") && has("secrets");
     let dependencies = has("envVars") && has("items");
     let workload = has("container") && has("endpoints");

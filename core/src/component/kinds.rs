@@ -766,14 +766,24 @@ fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
                 ),
             )
         };
-        r.errors
-            .push(r.loc.error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint));
+        r.errors.push(
+            r.loc
+                .error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint),
+        );
     }
 }
 
 /// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
 fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
     let pre = p(&["spec", "preRenderValidations"]);
+    if !r.list(v, &pre).is_empty() && !r.list(v, &p(&["spec", "validations"])).is_empty() {
+        // Upstream's CRD rule.
+        r.invalid(
+            &pre,
+            "set only one of spec.validations and spec.preRenderValidations",
+            "validations is deprecated upstream; move its rules to preRenderValidations",
+        );
+    }
     let key = if r.list(v, &pre).is_empty() {
         "validations"
     } else {

@@ -522,7 +522,13 @@ fn compile_type(
     compile_resources(&t.resources, vars, exprs, limits, &mut errs);
     compile_validations(&t.validations, vars, exprs, limits, &mut errs);
     for e in &t.embedded {
-        exprs.add_value(&e.parameters, &e.at.key("parameters"), vars, limits, &mut errs);
+        exprs.add_value(
+            &e.parameters,
+            &e.at.key("parameters"),
+            vars,
+            limits,
+            &mut errs,
+        );
         exprs.add_value(
             &e.environment_configs,
             &e.at.key("environmentConfigs"),
@@ -827,8 +833,8 @@ fn plan<'u, 'a>(
             !l.components.is_empty() || !l.releases.is_empty() || !l.snapshots.is_empty();
         // Upstream kinds always render for an environment the inputs know (its Environment is
         // read); the proposal's kinds, given no environment at all, render the defaults.
-        let upstream_run = l.types.iter().any(|t| t.upstream)
-            || l.releases.iter().any(|r| r.type_def.upstream);
+        let upstream_run =
+            l.types.iter().any(|t| t.upstream) || l.releases.iter().any(|r| r.type_def.upstream);
         if renders_something && !known.contains(want) && (!known.is_empty() || upstream_run) {
             let list: Vec<&str> = known.iter().copied().collect();
             let hint = match crate::suggest::nearest(want, list.iter().copied()) {

@@ -188,7 +188,14 @@ fn render_upstream(
         workload_spec: wl_spec,
         addon_params,
     } = resolve(unit, &suffix)?;
-    let up = super::upstream::build(comp, &unit.env, &unit.namespace, &wl_spec, platform)?;
+    let up = super::upstream::build(
+        comp,
+        &unit.workload.loc,
+        &unit.env,
+        &unit.namespace,
+        &wl_spec,
+        platform,
+    )?;
     let c = Ctx {
         unit,
         r: Renderer {
@@ -207,8 +214,13 @@ fn render_upstream(
             ("environmentConfigs", params.env_part.clone()),
         ],
     );
-    c.validations(&ctx, &ty.loc, &ty.validations, &format!("ComponentType {:?}", ty.name))
-        .map_err(|e| vec![e])?;
+    c.validations(
+        &ctx,
+        &ty.loc,
+        &ty.validations,
+        &format!("ComponentType {:?}", ty.name),
+    )
+    .map_err(|e| vec![e])?;
     let mut resources: Vec<Value> = Vec::new();
     let mut made_by: Vec<(&Loc<'_>, &ResourceTpl)> = Vec::new();
     for t in &ty.resources {
@@ -218,25 +230,44 @@ fn render_upstream(
     }
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
-        let ps = c
-            .r
-            .render(&ctx, &e.parameters, &e.at.key("parameters"))
+        let ps =
+            c.r.render(&ctx, &e.parameters, &e.at.key("parameters"))
+                .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
+        let es =
+            c.r.render(
+                &ctx,
+                &e.environment_configs,
+                &e.at.key("environmentConfigs"),
+            )
             .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
-        let es = c
-            .r
-            .render(&ctx, &e.environment_configs, &e.at.key("environmentConfigs"))
-            .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
-        let what = format!("Trait {:?} (embedded instance {:?})", addon.name, e.instance);
+        let what = format!(
+            "Trait {:?} (embedded instance {:?})",
+            addon.name, e.instance
+        );
         let params = trait_params(
             addon,
             &what,
             (&ps, &ty.loc, e.at.key("parameters")),
             (&es, &ty.loc, e.at.key("environmentConfigs")),
         )?;
-        c.apply_trait(&ctx, addon, &e.instance, &params, &mut resources, &mut made_by)?;
+        c.apply_trait(
+            &ctx,
+            addon,
+            &e.instance,
+            &params,
+            &mut resources,
+            &mut made_by,
+        )?;
     }
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
-        c.apply_trait(&ctx, addon, &use_.instance, params, &mut resources, &mut made_by)?;
+        c.apply_trait(
+            &ctx,
+            addon,
+            &use_.instance,
+            params,
+            &mut resources,
+            &mut made_by,
+        )?;
     }
     check_schemas(&c, &resources, &made_by, &opts.schemas)?;
     if opts.provenance {
@@ -482,10 +513,11 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
     let mut addon_params = Vec::new();
     for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
         let what = format!("Trait {:?} (instance {:?})", addon.name, use_.instance);
-        let (ov, ov_loc, ov_at) = match unit
-            .deployment
-            .and_then(|d| d.addon_overrides.get(&use_.instance).map(|(v, at)| (v, d, at)))
-        {
+        let (ov, ov_loc, ov_at) = match unit.deployment.and_then(|d| {
+            d.addon_overrides
+                .get(&use_.instance)
+                .map(|(v, at)| (v, d, at))
+        }) {
             Some((v, d, at)) => (v, &d.loc, at.clone()),
             None => (&empty, &comp.loc, FieldPath::root()),
         };
@@ -605,14 +637,21 @@ impl Ctx<'_, '_, '_> {
     ) -> Result<(), Diagnostic> {
         for v in rules {
             let at = v.at.key("rule");
-            match self.r.eval(ctx, &v.rule, &at).map_err(|e| self.tpl_diag(loc, e))? {
+            match self
+                .r
+                .eval(ctx, &v.rule, &at)
+                .map_err(|e| self.tpl_diag(loc, e))?
+            {
                 CelValue::Bool(true) => {}
                 CelValue::Bool(false) => {
                     return Err(loc.error(
                         codes::VALIDATION_FAILED,
                         &v.at,
                         format!("{what} validation failed: {}{}", v.message, self.suffix()),
-                        format!("the rule ${{{}}} is false for this component", v.rule.trim()),
+                        format!(
+                            "the rule ${{{}}} is false for this component",
+                            v.rule.trim()
+                        ),
                     ))
                 }
                 other => {
@@ -649,7 +688,10 @@ impl Ctx<'_, '_, '_> {
             &[
                 ("parameters", params.all.clone()),
                 ("environmentConfigs", params.env_part.clone()),
-                ("trait", json!({"name": addon.name, "instanceName": instance})),
+                (
+                    "trait",
+                    json!({"name": addon.name, "instanceName": instance}),
+                ),
             ],
         );
         self.validations(

@@ -21,7 +21,7 @@ use crate::fieldpath::FieldPath;
 use crate::observed::Observed;
 
 use super::functions::{fnv32a, safe_name_with};
-use super::kinds::ComponentDef;
+use super::kinds::{ComponentDef, Loc};
 
 /// The name of the hidden variable holding the helpers' precomputed views. `@` cannot start a
 /// CEL identifier, so no template can read it directly.
@@ -95,11 +95,25 @@ pub(crate) struct Upstream {
 /// Everything a failing lookup needs to say where.
 struct Blame<'c, 'a> {
     comp: &'c ComponentDef<'a>,
+    /// The Workload, where problems with its configuration are reported.
+    workload: &'c Loc<'a>,
     env: &'c str,
     errors: Vec<Diagnostic>,
 }
 
 impl Blame<'_, '_> {
+    fn at_workload(&mut self, code: crate::diag::Code, at: FieldPath, what: String, hint: String) {
+        self.errors.push(self.workload.error(
+            code,
+            &at,
+            format!(
+                "{what} (component {:?}, environment {:?})",
+                self.comp.name, self.env
+            ),
+            hint,
+        ));
+    }
+
     fn missing(&mut self, what: String, hint: String) {
         self.errors.push(self.comp.loc.error(
             codes::PLATFORM_INPUT,
@@ -118,6 +132,7 @@ impl Blame<'_, '_> {
 /// environment's overrides applied.
 pub(crate) fn build(
     comp: &ComponentDef<'_>,
+    workload: &Loc<'_>,
     env: &str,
     namespace: &str,
     workload_spec: &Value,
@@ -125,6 +140,7 @@ pub(crate) fn build(
 ) -> Result<Upstream, Vec<Diagnostic>> {
     let mut b = Blame {
         comp,
+        workload,
         env,
         errors: Vec::new(),
     };
@@ -334,7 +350,10 @@ pub(crate) fn build(
     {
         dataplane_var.insert("annotations".into(), Value::Object(a.clone()));
     }
-    let gateway = gateway_data(env_value.and_then(|e| e.pointer("/spec/gateway")), dp_gateway);
+    let gateway = gateway_data(
+        env_value.and_then(|e| e.pointer("/spec/gateway")),
+        dp_gateway,
+    );
     let mut environment_var = Map::new();
     if let Some(g) = &gateway {
         environment_var.insert("gateway".into(), g.clone());
@@ -361,7 +380,11 @@ pub(crate) fn build(
 fn workload_data(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
     let c = spec.get("container").cloned().unwrap_or(json!({}));
     let mut container = Map::new();
-    if let Some(i) = c.get("image").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+    if let Some(i) = c
+        .get("image")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
         container.insert("image".into(), json!(i));
     }
     for k in ["command", "args"] {
@@ -417,7 +440,9 @@ fn workload_data(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
                 endpoints.insert(name.clone(), Value::Object(e));
             }
         }
-        Some(_) => b.missing(
+        Some(_) => b.at_workload(
+            codes::COMPONENT_INVALID,
+            FieldPath::root().key("spec").key("endpoints"),
             "the Workload's spec.endpoints is not a map of endpoint name → endpoint".into(),
             "write endpoints: {http: {type: HTTP, port: 8080}}".into(),
         ),
@@ -432,12 +457,15 @@ fn remote_ref(
     namespace: &str,
     platform: &Platform<'_>,
     what: &str,
+    at: FieldPath,
     b: &mut Blame<'_, '_>,
 ) -> Option<Value> {
     let name = r.get("name").and_then(Value::as_str).unwrap_or("");
     let key = r.get("key").and_then(Value::as_str).unwrap_or("");
     let Some(found) = platform.find("SecretReference", Some(namespace), name) else {
-        b.missing(
+        b.at_workload(
+            codes::PLATFORM_INPUT,
+            at,
             format!("{what} reads SecretReference {name:?}, which is not among the inputs"),
             format!("add the SecretReference {name:?} (namespace {namespace:?}) to the inputs: upstream resolves the secret's remote reference from it"),
         );
@@ -472,8 +500,12 @@ fn remote_ref(
                 .iter()
                 .filter_map(|d| d.get("secretKey").and_then(Value::as_str))
                 .collect();
-            b.missing(
-                format!("{what} reads key {key:?} of SecretReference {name:?}, which has no such key"),
+            b.at_workload(
+                codes::PLATFORM_INPUT,
+                at,
+                format!(
+                    "{what} reads key {key:?} of SecretReference {name:?}, which has no such key"
+                ),
                 format!("keys of the SecretReference: {}", keys.join(", ")),
             );
             None
@@ -494,11 +526,27 @@ fn configurations(
     let mut sec_envs = Vec::new();
     let mut cfg_files = Vec::new();
     let mut sec_files = Vec::new();
-    for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
+    let container_at = FieldPath::root().key("spec").key("container");
+    let secret_at = |list: &str, i: usize| {
+        container_at
+            .key(list)
+            .index(i)
+            .key("valueFrom")
+            .key("secretKeyRef")
+    };
+    for (i, e) in c
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let name = e.get("key").and_then(Value::as_str).unwrap_or("");
         match e.pointer("/valueFrom/secretKeyRef") {
             Some(r) if r.is_object() => {
-                if let Some(rr) = remote_ref(r, namespace, platform, &format!("env {name:?}"), b) {
+                let what = format!("env {name:?}");
+                if let Some(rr) = remote_ref(r, namespace, platform, &what, secret_at("env", i), b)
+                {
                     sec_envs.push(json!({"name": name, "value": "", "remoteRef": rr}));
                 }
             }
@@ -508,13 +556,24 @@ fn configurations(
             })),
         }
     }
-    for f in c.get("files").and_then(Value::as_array).into_iter().flatten() {
+    for (i, f) in c
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let name = f.get("key").and_then(Value::as_str).unwrap_or("");
         let mount = f.get("mountPath").and_then(Value::as_str).unwrap_or("");
         match f.pointer("/valueFrom/secretKeyRef") {
             Some(r) if r.is_object() => {
-                if let Some(rr) = remote_ref(r, namespace, platform, &format!("file {name:?}"), b) {
-                    sec_files.push(json!({"name": name, "mountPath": mount, "value": "", "remoteRef": rr}));
+                let what = format!("file {name:?}");
+                if let Some(rr) =
+                    remote_ref(r, namespace, platform, &what, secret_at("files", i), b)
+                {
+                    sec_files.push(
+                        json!({"name": name, "mountPath": mount, "value": "", "remoteRef": rr}),
+                    );
                 }
             }
             _ => cfg_files.push(json!({
@@ -541,21 +600,22 @@ fn dependencies(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        for item in items {
+        for (i, item) in items.iter().enumerate() {
             let name = item
                 .get("component")
                 .or_else(|| item.get("ref"))
                 .and_then(Value::as_str)
                 .unwrap_or("?");
-            b.errors.push(b.comp.loc.error(
+            b.at_workload(
                 codes::UNSUPPORTED_FEATURE,
-                &FieldPath::root().key("metadata").key("name"),
-                format!(
-                    "the Workload declares a dependency on {list} {name:?}, which kiln cannot resolve offline yet (component {:?}, environment {:?})",
-                    b.comp.name, b.env
-                ),
-                "upstream injects the dependency's env vars and volumes through ${dependencies.*}; kiln refuses rather than render without them",
-            ));
+                FieldPath::root()
+                    .key("spec")
+                    .key("dependencies")
+                    .key(list)
+                    .index(i),
+                format!("the Workload declares a dependency on {list} {name:?}, which kiln cannot resolve offline yet"),
+                "upstream injects the dependency's env vars and volumes through ${dependencies.*}; kiln refuses rather than render without them".into(),
+            );
         }
     }
     json!({"items": [], "resources": [], "envVars": [], "volumeMounts": [], "volumes": []})
@@ -604,7 +664,11 @@ fn endpoint_data(ep: &Value) -> Value {
             if let Some(p) = li.get("port").and_then(Value::as_i64).filter(|p| *p != 0) {
                 lm.insert("port".into(), json!(p));
             }
-            if let Some(s) = li.get("host").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(s) = li
+                .get("host")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 lm.insert("host".into(), json!(s));
             }
             m.insert(l.into(), Value::Object(lm));
@@ -638,7 +702,9 @@ fn remote_ref_hash(r: Option<&Value>) -> String {
         None => String::new(),
         Some(r) => format!(
             "{:08x}",
-            fnv32a(format!("{}\0{}\0{}", s(r, "key"), s(r, "property"), s(r, "version")).as_bytes())
+            fnv32a(
+                format!("{}\0{}\0{}", s(r, "key"), s(r, "property"), s(r, "version")).as_bytes()
+            )
         ),
     }
 }
@@ -824,7 +890,11 @@ fn sanitize_port_name(name: &str) -> String {
     }
 }
 
-fn unique_port_name(endpoint: &str, port: i64, used: &std::collections::BTreeSet<String>) -> String {
+fn unique_port_name(
+    endpoint: &str,
+    port: i64,
+    used: &std::collections::BTreeSet<String>,
+) -> String {
     let mut base = sanitize_port_name(endpoint);
     if base.is_empty() {
         base = format!("port-{port}");
@@ -877,7 +947,10 @@ mod tests {
     fn port_names_are_made_unique() {
         let mut used = std::collections::BTreeSet::new();
         used.insert("abcdefghijklmno".to_string());
-        assert_eq!(unique_port_name("abcdefghijklmno", 1, &used), "abcdefghijklm-2");
+        assert_eq!(
+            unique_port_name("abcdefghijklmno", 1, &used),
+            "abcdefghijklm-2"
+        );
         assert_eq!(unique_port_name("___", 80, &used), "port-80");
     }
 
