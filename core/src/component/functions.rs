@@ -173,10 +173,7 @@ fn helper(
         }
     };
     if ftx.name == "toEndpointResources" {
-        return Err(fail(
-            ftx,
-            "workload.toEndpointResources() is not implemented by kiln (it parses each endpoint's API schema); refused rather than rendered without routes",
-        ));
+        return endpoint_resources(ftx, receiver, &args);
     }
     if !args.is_empty() {
         return Err(fail(ftx, format!("{}() takes no arguments", ftx.name)));
@@ -209,6 +206,52 @@ fn helper(
             ),
         )),
     }
+}
+
+/// `workload.toEndpointResources(name)`: upstream returns the routes it extracts from the
+/// endpoint's API schema (OpenAPI, protobuf) as an optional, none for an endpoint without one.
+/// kiln does not parse API schemas: an endpoint without a schema gives `optional.none()` as
+/// upstream does, one with a schema is refused by name.
+fn endpoint_resources(
+    ftx: &FunctionContext<'_, '_>,
+    receiver: &Map,
+    args: &[Value],
+) -> Result<Value, ExecutionError> {
+    let is_workload = helper_view("toServicePorts", receiver).is_some();
+    let [Value::String(name)] = args else {
+        return Err(fail(
+            ftx,
+            "workload.toEndpointResources takes one endpoint name",
+        ));
+    };
+    if !is_workload {
+        return Err(fail(ftx, "toEndpointResources is called on workload"));
+    }
+    let with_schema = ftx
+        .ptx
+        .get_variable(super::upstream::DERIVED)
+        .map(|v| Value::try_from(v.as_ref()))
+        .transpose()?
+        .and_then(|d| match d {
+            Value::Map(m) => m
+                .map
+                .get(&Key::String(Arc::new("endpointsWithSchema".into())))
+                .cloned(),
+            _ => None,
+        });
+    let has_schema = match with_schema {
+        Some(Value::List(l)) => l.iter().any(|v| matches!(v, Value::String(s) if s == name)),
+        _ => false,
+    };
+    if has_schema {
+        return Err(fail(
+            ftx,
+            format!(
+                "workload.toEndpointResources({name:?}): endpoint {name:?} has an API schema, and kiln does not extract routes from API schemas (upstream's schemaextract); refused rather than rendered without them"
+            ),
+        ));
+    }
+    Ok(Value::Opaque(Arc::new(cel::objects::OptionalValue::none())))
 }
 
 fn name_parts(

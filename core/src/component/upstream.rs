@@ -359,7 +359,23 @@ pub(crate) fn build(
         environment_var.insert("gateway".into(), g.clone());
     }
     let prefix = format!("{}-{env}", comp.name);
-    let derived = derived(&configurations, &workload, &dependencies, &prefix);
+    let mut derived = derived(&configurations, &workload, &dependencies, &prefix);
+    // Endpoints whose API schema `toEndpointResources` would parse (kiln refuses those).
+    let with_schema: Vec<&String> = workload_spec
+        .get("endpoints")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(_, e)| {
+                    e.pointer("/schema/content")
+                        .and_then(Value::as_str)
+                        .is_some_and(|c| !c.trim().is_empty())
+                })
+                .map(|(k, _)| k)
+                .collect()
+        })
+        .unwrap_or_default();
+    derived["endpointsWithSchema"] = json!(with_schema);
     let mut vars = vec![
         ("metadata", metadata),
         ("dataplane", Value::Object(dataplane_var)),
