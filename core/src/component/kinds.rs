@@ -728,6 +728,17 @@ const TYPE_SPEC_FIELDS: &[&str] = &[
     "resources",
 ];
 
+/// The fields of an upstream ReleaseBinding's spec kiln acts on.
+const BINDING_SPEC_FIELDS: &[&str] = &[
+    "owner",
+    "environment",
+    "releaseName",
+    "componentTypeEnvironmentConfigs",
+    "traitEnvironmentConfigs",
+    "workloadOverrides",
+    "state",
+];
+
 /// The fields of an upstream Trait's spec kiln acts on.
 const TRAIT_SPEC_FIELDS: &[&str] = &[
     "parameters",
@@ -1293,6 +1304,19 @@ pub(crate) fn deployment_def<'a>(
                     ),
                     "write field: value pairs",
                 ),
+            }
+        }
+    }
+    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
+        check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
+        if let Some(state) = r.opt_string(v, &p(&["spec", "state"])) {
+            if state != "Active" {
+                r.errors.push(r.loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &p(&["spec", "state"]),
+                    format!("ReleaseBinding state {state:?} is not implemented by kiln"),
+                    "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
+                ));
             }
         }
     }

@@ -149,6 +149,18 @@ fn err(
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
 
+/// Upstream kinds its controllers render into data-plane objects through pipelines kiln does not
+/// implement (resources and their types: what a workload's resource dependencies point at).
+/// Passing them through would hand a GitOps tool control-plane objects instead of what upstream
+/// renders from them, so they are refused.
+const UNRENDERED_KINDS: &[&str] = &[
+    "ResourceType",
+    "ClusterResourceType",
+    "Resource",
+    "ResourceRelease",
+    "ResourceReleaseBinding",
+];
+
 /// The kinds the front-end renders from, with their upstream aliases: what a near miss is
 /// measured against.
 const RENDERING_KINDS: &[&str] = &[
@@ -229,6 +241,13 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.releases.push(r);
                 }
             }
+            _ if UNRENDERED_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} is rendered by upstream's resource pipeline, which kiln does not implement"),
+                "upstream's controller turns resources and their types into data-plane objects; kiln refuses them rather than pass them through unrendered — leave them out of a kiln render",
+            )),
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
                 codes::COMPONENT_INVALID,

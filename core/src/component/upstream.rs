@@ -395,6 +395,34 @@ pub(crate) fn build(
 /// with `targetPort` defaulting to `port` and `visibility` always starting with `project`.
 fn workload_data(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
     let c = spec.get("container").cloned().unwrap_or(json!({}));
+    // Upstream's Container has these fields and no others (its API server prunes the rest); a
+    // field kiln would drop silently, such as `resources` from a workload override, is refused.
+    for k in c.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(
+            k.as_str(),
+            "name" | "image" | "command" | "args" | "env" | "files"
+        ) {
+            b.at_workload(
+                codes::UNSUPPORTED_FEATURE,
+                FieldPath::root().key("spec").key("container").key(k),
+                format!("the container field {k:?} is not part of upstream's Workload and would not render"),
+                "upstream's container has image, command, args, env and files; set resources through the type's environmentConfigs".into(),
+            );
+        }
+    }
+    for k in spec.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(
+            k.as_str(),
+            "owner" | "container" | "endpoints" | "dependencies" | "name"
+        ) {
+            b.at_workload(
+                codes::UNSUPPORTED_FEATURE,
+                FieldPath::root().key("spec").key(k),
+                format!("the Workload field {k:?} is not part of upstream's Workload and would not render with an upstream ComponentType"),
+                "upstream's Workload has owner, container, endpoints and dependencies".into(),
+            );
+        }
+    }
     let mut container = Map::new();
     if let Some(i) = c
         .get("image")
