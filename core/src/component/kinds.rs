@@ -120,6 +120,8 @@ pub(crate) struct Validation {
 #[derive(Debug, Clone)]
 pub(crate) struct EmbeddedTrait {
     pub name: String,
+    /// `Trait` or `ClusterTrait`, when given.
+    pub kind: Option<String>,
     pub instance: String,
     pub parameters: Value,
     pub environment_configs: Value,
@@ -210,6 +212,8 @@ pub(crate) struct AddonDef<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct AddonUse {
     pub name: String,
+    /// `kind` of an upstream trait reference (`Trait` or `ClusterTrait`), when given.
+    pub kind: Option<String>,
     pub instance: String,
     pub config: Value,
     pub at: FieldPath,
@@ -224,6 +228,8 @@ pub(crate) struct ComponentDef<'a> {
     pub name: String,
     /// `metadata.uid`, when the Component was exported from a cluster.
     pub uid: Option<String>,
+    /// `spec.componentType.kind` (`ComponentType` or `ClusterComponentType`), when given.
+    pub type_kind: Option<String>,
     pub namespace: Option<String>,
     pub labels: Value,
     pub annotations: Value,
@@ -863,6 +869,9 @@ fn embedded_traits(r: &mut Reader<'_, '_>, v: &Value) -> Vec<EmbeddedTrait> {
             }
             out.push(EmbeddedTrait {
                 name,
+                kind: get(v, &e_at.key("kind"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 instance,
                 parameters,
                 environment_configs,
@@ -1184,6 +1193,10 @@ pub(crate) fn component_def<'a>(
                 seen.insert(inst.clone(), loc.at(&e_at));
                 addons.push(AddonUse {
                     name: an,
+                    kind: entry
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                     instance: inst,
                     config,
                     at: e_at.clone(),
@@ -1203,6 +1216,10 @@ pub(crate) fn component_def<'a>(
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        type_kind: v
+            .pointer("/spec/componentType/kind")
+            .and_then(Value::as_str)
             .map(str::to_string),
         namespace,
         labels,

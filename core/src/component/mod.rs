@@ -658,8 +658,26 @@ fn resolve<'u, 'a>(
             2
         }
     };
-    let mut candidates: Vec<&&TypeDef<'a>> =
-        types.iter().filter(|t| t.name == c.type_name).collect();
+    // Upstream tells a ComponentType from a ClusterComponentType of the same name by the
+    // reference's kind; so does kiln, for definitions of those kinds.
+    let kind_fits = |want: &Option<String>, v: &Value, kinds: [&str; 2]| -> bool {
+        let have = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        match want {
+            Some(w) if kinds.contains(&w.as_str()) && kinds.contains(&have) => w == have,
+            _ => true,
+        }
+    };
+    let mut candidates: Vec<&&TypeDef<'a>> = types
+        .iter()
+        .filter(|t| t.name == c.type_name)
+        .filter(|t| {
+            kind_fits(
+                &c.type_kind,
+                &t.value,
+                ["ComponentType", "ClusterComponentType"],
+            )
+        })
+        .collect();
     candidates.sort_by_key(|t| ns_rank(&t.namespace));
     let type_def = match candidates.first() {
         Some(t) if t.workload_type == c.workload_type => Some(**t),
@@ -700,7 +718,11 @@ fn resolve<'u, 'a>(
     };
     let mut used = Vec::new();
     for u in &c.addons {
-        let mut cands: Vec<&&AddonDef<'a>> = addons.iter().filter(|a| a.name == u.name).collect();
+        let mut cands: Vec<&&AddonDef<'a>> = addons
+            .iter()
+            .filter(|a| a.name == u.name)
+            .filter(|a| kind_fits(&u.kind, &a.value, ["Trait", "ClusterTrait"]))
+            .collect();
         cands.sort_by_key(|a| ns_rank(&a.namespace));
         match cands.first() {
             Some(a) => used.push(**a),
@@ -723,10 +745,22 @@ fn resolve<'u, 'a>(
     let mut embedded = Vec::new();
     if let Some(t) = type_def {
         for e in &t.embedded {
-            let mut cands: Vec<&&AddonDef<'a>> =
-                addons.iter().filter(|a| a.name == e.name).collect();
+            let mut cands: Vec<&&AddonDef<'a>> = addons
+                .iter()
+                .filter(|a| a.name == e.name)
+                .filter(|a| kind_fits(&e.kind, &a.value, ["Trait", "ClusterTrait"]))
+                .collect();
             cands.sort_by_key(|a| ns_rank(&a.namespace));
             match cands.first() {
+                Some(a) if !a.upstream => diags.push(t.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &e.at.key("name"),
+                    format!(
+                        "ComponentType {:?} embeds {:?}, an Addon of the proposal's kinds, not an upstream Trait",
+                        t.name, e.name
+                    ),
+                    "embedded traits are upstream Traits or ClusterTraits (openAPIV3Schema sections)",
+                )),
                 Some(a) => embedded.push(**a),
                 None if failed.contains(&e.name) => {}
                 None => diags.push(t.loc.error(
