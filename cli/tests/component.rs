@@ -363,3 +363,50 @@ fn a_binding_with_release_name_renders_the_release_not_the_live_component() {
     assert!(!out.contains("image: ghcr.io/shop/api:1.0"), "{out}");
     assert_eq!(out.matches("kind: Deployment").count(), 1, "{out}");
 }
+
+/// OpenChoreo's default component types (samples/getting-started/component-types, copied into the
+/// golden case) load and type-check on their own: `kiln validate` accepts each, with the
+/// upstream context's variables (`configurations`, `dependencies`, `dataplane`, `gateway`,
+/// `metadata.componentName`…) and helper functions.
+#[test]
+fn upstream_default_types_pass_validate() {
+    let dir = testdata("upstream-default-types");
+    for t in [
+        "01-type-service.yaml",
+        "01-type-webapp.yaml",
+        "01-type-worker.yaml",
+        "01-type-scheduled-task.yaml",
+    ] {
+        let o = kiln(&dir, &["validate", t]);
+        assert!(
+            o.status.success(),
+            "{t}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// A misspelt context field of an upstream type is caught when it loads (KLN3008), as upstream's
+/// admission webhook checks templates against its context: upstream's `metadata` has
+/// `componentName`, not the proposal's `component`.
+#[test]
+fn upstream_type_templates_are_type_checked_against_upstream_context() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("type.yaml"),
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterComponentType\nmetadata: {name: web}\nspec:\n  workloadType: deployment\n  resources:\n    - id: deployment\n      template:\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: \"${metadata.componentNme}\"}\n",
+    )
+    .unwrap();
+    let o = kiln(tmp.path(), &["validate", "type.yaml"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("KLN3008") && err.contains("componentNme"), "{err}");
+    // The same template reading upstream's field validates.
+    fs::write(
+        tmp.path().join("type.yaml"),
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterComponentType\nmetadata: {name: web}\nspec:\n  workloadType: deployment\n  resources:\n    - id: deployment\n      template:\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: \"${metadata.componentName}\"}\n",
+    )
+    .unwrap();
+    let o = kiln(tmp.path(), &["validate", "type.yaml"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
