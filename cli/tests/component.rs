@@ -400,7 +400,10 @@ fn upstream_type_templates_are_type_checked_against_upstream_context() {
     let o = kiln(tmp.path(), &["validate", "type.yaml"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("KLN3008") && err.contains("componentNme"), "{err}");
+    assert!(
+        err.contains("KLN3008") && err.contains("componentNme"),
+        "{err}"
+    );
     // The same template reading upstream's field validates.
     fs::write(
         tmp.path().join("type.yaml"),

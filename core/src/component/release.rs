@@ -270,10 +270,135 @@ fn render_upstream(
         )?;
     }
     check_schemas(&c, &resources, &made_by, &opts.schemas)?;
+    add_dp_resource_hash(&ty.workload_type, &mut resources);
     if opts.provenance {
         provenance(unit, &mut resources, &made_by);
     }
     finish(&c, resources)
+}
+
+/// Upstream's `addDPResourceHashAnnotation` (`internal/pipeline/component/pipeline.go`): for a
+/// deployment or statefulset type, a hash of every other resource (without its metadata, sorted
+/// by kind, apiVersion, namespace, name) goes into the main workload's pod-template annotation
+/// `openchoreo.dev/dp-resource-hash`, so a change of a ConfigMap or Secret rolls the pods.
+/// Upstream hashes go-spew's `%#v` text of the objects (`k8s.io/utils/dump.ForHash`) with
+/// FNV-32a and encodes the decimal with `rand.SafeEncodeString`; numbers are written as the
+/// float64 that upstream's JSON-decoded templates and context hold.
+fn add_dp_resource_hash(workload_type: &str, resources: &mut [Value]) {
+    let main_kind = match workload_type {
+        "deployment" => "Deployment",
+        "statefulset" => "StatefulSet",
+        _ => return,
+    };
+    let kind_of = |r: &Value| {
+        r.get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut others: Vec<&Value> = resources
+        .iter()
+        .filter(|r| kind_of(r) != main_kind)
+        .collect();
+    if others.is_empty() {
+        return;
+    }
+    others.sort_by_key(|r| order::key(r));
+    let mut text = String::from("([]map[string]interface {})[");
+    for (i, r) in others.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        let mut m = r.as_object().cloned().unwrap_or_default();
+        m.remove("metadata");
+        spew_map(&m, &mut text);
+    }
+    text.push(']');
+    let hash = super::functions::fnv32a(text.as_bytes());
+    let encoded = safe_encode(&hash.to_string());
+    if let Some(main) = resources.iter_mut().find(|r| kind_of(r) == main_kind) {
+        if let Some(spec) = main.get_mut("spec").and_then(Value::as_object_mut) {
+            let tpl = spec.entry("template").or_insert_with(|| json!({}));
+            if !tpl.is_object() {
+                *tpl = json!({});
+            }
+            let md = tpl
+                .as_object_mut()
+                .map(|t| t.entry("metadata").or_insert_with(|| json!({})));
+            if let Some(md) = md {
+                if !md.is_object() {
+                    *md = json!({});
+                }
+                if let Some(md) = md.as_object_mut() {
+                    let ann = md.entry("annotations").or_insert_with(|| json!({}));
+                    if !ann.is_object() {
+                        *ann = json!({});
+                    }
+                    if let Some(a) = ann.as_object_mut() {
+                        a.insert("openchoreo.dev/dp-resource-hash".into(), json!(encoded));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `k8s.io/apimachinery/pkg/util/rand.SafeEncodeString`.
+fn safe_encode(s: &str) -> String {
+    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    s.chars()
+        .map(|c| ALPHANUMS[(c as usize) % ALPHANUMS.len()] as char)
+        .collect()
+}
+
+/// go-spew's `%#v` of a `map[string]interface {}` met as a slice element or map value's content:
+/// `map[k:(type)v …]`, keys sorted.
+fn spew_map(m: &serde_json::Map<String, Value>, out: &mut String) {
+    out.push_str("map[");
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(k);
+        out.push(':');
+        spew_typed(&m[k.as_str()], out);
+    }
+    out.push(']');
+}
+
+/// go-spew's `%#v` of an `interface {}` value: its dynamic type in parentheses, then the value.
+fn spew_typed(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("(interface {})<nil>"),
+        Value::Bool(b) => {
+            out.push_str("(bool)");
+            out.push_str(if *b { "true" } else { "false" });
+        }
+        Value::Number(n) => {
+            out.push_str("(float64)");
+            out.push_str(&super::template::go_g(n.as_f64().unwrap_or(0.0)));
+        }
+        Value::String(s) => {
+            out.push_str("(string)");
+            out.push_str(s);
+        }
+        Value::Array(a) => {
+            out.push_str("([]interface {})[");
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                spew_typed(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push_str("(map[string]interface {})");
+            spew_map(m, out);
+        }
+    }
 }
 
 /// An upstream trait instance's two sections: its parameters and its environmentConfigs, each
@@ -1162,4 +1287,69 @@ fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, 
     }
     order::sort(&mut resources);
     Ok(resources)
+}
+
+#[cfg(test)]
+mod dp_hash_tests {
+    use super::*;
+
+    /// The hash upstream's pipeline test pins ("Pinned: part of the upgrade contract") for its
+    /// configurations-and-secrets case
+    /// (internal/pipeline/component/testdata/configurations-and-secrets/
+    /// expected-resources-with-config-helpers.yaml): three ConfigMaps and three ExternalSecrets
+    /// next to the Deployment.
+    #[test]
+    fn dp_resource_hash_matches_upstream_vector() {
+        let labels = json!({"openchoreo.dev/component": "test-app"});
+        let cm = |name: &str, data: Value| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "namespace": "test-namespace", "labels": labels},
+                   "data": data})
+        };
+        let es = |name: &str, data: Value| {
+            json!({"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret",
+                   "metadata": {"name": name, "namespace": "test-namespace", "labels": labels},
+                   "spec": {"refreshInterval": "15s",
+                            "secretStoreRef": {"name": "dev-vault-store", "kind": "ClusterSecretStore"},
+                            "target": {"name": name, "creationPolicy": "Owner"},
+                            "data": data}})
+        };
+        let rr = |k: &str, p: &str| json!({"key": k, "property": p});
+        let mut resources = vec![
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "test-component-dev-12345678"},
+                   "spec": {"replicas": 3, "template": {"spec": {}}}}),
+            // The env ConfigMap's template sets no namespace, which sorts it first.
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "test-app-dev-env-configs-6f21fc92", "labels": labels},
+                   "data": {"LOG_LEVEL": "error", "DEBUG_MODE": "true", "NEW_CONFIG": "production"}}),
+            cm(
+                "test-app-dev-config-app-properties-ac691794",
+                json!({"app.properties": "app.name=myapp\napp.version=1.0.0\n"}),
+            ),
+            cm(
+                "test-app-dev-config-config-json-9aa130bc",
+                json!({"config.json": "{\n  \"database\": {\n    \"host\": \"prod.db.example.com\",\n    \"port\": 5432\n  }\n}\n"}),
+            ),
+            es(
+                "test-app-dev-env-secrets-757009dd",
+                json!([{"secretKey": "DB_PASSWORD", "remoteRef": rr("prod/db", "password")},
+                      {"secretKey": "API_KEY", "remoteRef": rr("dev/api", "api_key")}]),
+            ),
+            es(
+                "test-app-dev-secret-application-yaml-07d48de3",
+                json!([{"secretKey": "application.yaml", "remoteRef": rr("dev/config", "application.yaml")}]),
+            ),
+            es(
+                "test-app-dev-secret-tls-crt-1381e562",
+                json!([{"secretKey": "tls.crt", "remoteRef": rr("prod/certificates", "tls.crt")}]),
+            ),
+        ];
+        add_dp_resource_hash("deployment", &mut resources);
+        assert_eq!(
+            resources[0]
+                .pointer("/spec/template/metadata/annotations/openchoreo.dev~1dp-resource-hash"),
+            Some(&json!("696979b485"))
+        );
+    }
 }
