@@ -96,6 +96,8 @@ pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceTpl {
     pub id: Option<String>,
+    /// Upstream's `targetPlane` (`dataplane` when absent).
+    pub target_plane: Option<String>,
     pub include_when: Option<String>,
     pub for_each: Option<String>,
     pub var: String,
@@ -609,6 +611,9 @@ fn resource_tpl(
     };
     Some(ResourceTpl {
         id,
+        target_plane: get(v, &at.key("targetPlane"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         include_when,
         for_each,
         var,
