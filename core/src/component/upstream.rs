@@ -266,7 +266,7 @@ pub(crate) fn build(
     });
     let workload = workload_data(workload_spec, &mut b);
     let configurations = configurations(workload_spec, namespace, platform, &mut b);
-    let dependencies = dependencies(workload_spec, &mut b);
+    let dependencies = dependencies(workload_spec, comp, namespace, env, platform, &mut b);
     if !b.errors.is_empty() {
         return Err(b.errors);
     }
@@ -633,36 +633,213 @@ fn configurations(
     })
 }
 
-/// The `dependencies` variable. Upstream resolves a workload's declared dependencies against the
-/// other components' endpoints and the resources in the cluster; kiln does not yet, so a
-/// declared dependency is refused by name rather than rendered without its env vars.
-fn dependencies(spec: &Value, b: &mut Blame<'_, '_>) -> Value {
+/// The `dependencies` variable (upstream `newDependenciesContextData` over the controller's
+/// `buildConnectionItems`). An endpoint dependency resolves through the target component's live
+/// ReleaseBinding in the same environment, from `--observed`: upstream reads the URL of the
+/// endpoint for the dependency's visibility from that binding's `status.endpoints`
+/// (`resolveConnection`), and binds it to env vars (`buildEnvVarsForConnection`). Upstream
+/// renders a dependency it cannot resolve yet without its env vars and retries later; offline
+/// there is no later, so kiln refuses it by name, as it does resource dependencies, which it
+/// does not resolve.
+fn dependencies(
+    spec: &Value,
+    comp: &ComponentDef<'_>,
+    namespace: &str,
+    env: &str,
+    platform: &Platform<'_>,
+    b: &mut Blame<'_, '_>,
+) -> Value {
     let deps = spec.get("dependencies");
-    for list in ["endpoints", "resources"] {
-        let items = deps
-            .and_then(|d| d.get(list))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for (i, item) in items.iter().enumerate() {
-            let name = item
-                .get("component")
-                .or_else(|| item.get("ref"))
-                .and_then(Value::as_str)
-                .unwrap_or("?");
-            b.at_workload(
-                codes::UNSUPPORTED_FEATURE,
-                FieldPath::root()
-                    .key("spec")
-                    .key("dependencies")
-                    .key(list)
-                    .index(i),
-                format!("the Workload declares a dependency on {list} {name:?}, which kiln cannot resolve offline yet"),
-                "upstream injects the dependency's env vars and volumes through ${dependencies.*}; kiln refuses rather than render without them".into(),
-            );
-        }
+    let at = |list: &str, i: usize| {
+        FieldPath::root()
+            .key("spec")
+            .key("dependencies")
+            .key(list)
+            .index(i)
+    };
+    let resources = deps
+        .and_then(|d| d.get("resources"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (i, item) in resources.iter().enumerate() {
+        let name = item.get("ref").and_then(Value::as_str).unwrap_or("?");
+        b.at_workload(
+            codes::UNSUPPORTED_FEATURE,
+            at("resources", i),
+            format!("the Workload depends on resource {name:?}; kiln does not render upstream's resources, so it cannot resolve the dependency"),
+            "upstream injects the resource's outputs as env vars and files through ${dependencies.*}; kiln refuses rather than render without them".into(),
+        );
     }
-    json!({"items": [], "resources": [], "envVars": [], "volumeMounts": [], "volumes": []})
+    let endpoints = deps
+        .and_then(|d| d.get("endpoints"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut items = Vec::new();
+    let mut env_vars = Vec::new();
+    for (i, conn) in endpoints.iter().enumerate() {
+        let target = s(conn, "component");
+        let endpoint = s(conn, "name");
+        let visibility = s(conn, "visibility");
+        let project = match s(conn, "project") {
+            "" => comp.project.clone().unwrap_or_default(),
+            p => p.to_string(),
+        };
+        let what = format!(
+            "the dependency on endpoint {endpoint:?} of component {target:?} (project {project:?}, visibility {visibility:?})"
+        );
+        let url = match resolve_connection(
+            platform, namespace, &project, target, env, endpoint, visibility,
+        ) {
+            Ok(u) => u,
+            Err(why) => {
+                b.at_workload(
+                    codes::PLATFORM_INPUT,
+                    at("endpoints", i),
+                    format!("{what} cannot be resolved offline: {why}"),
+                    format!("upstream reads the URL from the live ReleaseBinding of {target:?} in environment {env:?} (its status.endpoints); pass it with --observed"),
+                );
+                continue;
+            }
+        };
+        let mut vars = Vec::new();
+        let bind = |k: &str| {
+            conn.pointer(&format!("/envBindings/{k}"))
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+        };
+        let entry = |name: &str, value: String| {
+            if value.is_empty() {
+                json!({"name": name})
+            } else {
+                json!({"name": name, "value": value})
+            }
+        };
+        let port = url.get("port").and_then(Value::as_i64).unwrap_or(0);
+        if let Some(n) = bind("address") {
+            vars.push(entry(n, endpoint_address(&url)));
+        }
+        if let Some(n) = bind("host") {
+            vars.push(entry(n, s(&url, "host").to_string()));
+        }
+        if let Some(n) = bind("port") {
+            vars.push(entry(
+                n,
+                if port != 0 {
+                    port.to_string()
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        if let Some(n) = bind("basePath") {
+            vars.push(entry(n, s(&url, "path").to_string()));
+        }
+        env_vars.extend(vars.iter().cloned());
+        items.push(json!({
+            "namespace": namespace,
+            "project": project,
+            "component": target,
+            "endpoint": endpoint,
+            "visibility": visibility,
+            "envVars": vars,
+        }));
+    }
+    json!({"items": items, "resources": [], "envVars": env_vars, "volumeMounts": [], "volumes": []})
+}
+
+/// Upstream's `resolveConnection`: the one ReleaseBinding of the target component in the
+/// environment, not undeployed, with a URL for the visibility in its status.
+fn resolve_connection(
+    platform: &Platform<'_>,
+    namespace: &str,
+    project: &str,
+    component: &str,
+    env: &str,
+    endpoint: &str,
+    visibility: &str,
+) -> Result<Value, String> {
+    let Some(o) = platform.observed.as_ref() else {
+        return Err("no --observed state holds its ReleaseBinding".into());
+    };
+    let bindings: Vec<&Value> = o
+        .select(
+            super::API_VERSION,
+            "ReleaseBinding",
+            Some(namespace),
+            &json!({}),
+        )
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|rb| {
+            rb.pointer("/spec/owner/projectName")
+                .and_then(Value::as_str)
+                == Some(project)
+                && rb
+                    .pointer("/spec/owner/componentName")
+                    .and_then(Value::as_str)
+                    == Some(component)
+                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
+        })
+        .collect();
+    let rb =
+        match bindings.as_slice() {
+            [] => {
+                return Err(format!(
+                    "no observed ReleaseBinding of {project}/{component} for environment {env:?}"
+                ))
+            }
+            [one] => *one,
+            _ => return Err(format!(
+                "several observed ReleaseBindings of {project}/{component} for environment {env:?}"
+            )),
+        };
+    if rb.pointer("/spec/state").and_then(Value::as_str) == Some("Undeploy") {
+        return Err("the component is undeployed".into());
+    }
+    let eps = rb
+        .pointer("/status/endpoints")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(ep) = eps.iter().find(|e| s(e, "name") == endpoint) else {
+        return Err(format!(
+            "endpoint {endpoint:?} is not (yet) in the binding's status"
+        ));
+    };
+    let url = match visibility {
+        "project" | "namespace" => ep.get("serviceURL").cloned(),
+        "external" => ["https", "http", "tls"]
+            .iter()
+            .find_map(|k| ep.pointer(&format!("/externalURLs/{k}")).cloned()),
+        _ => None,
+    };
+    url.filter(Value::is_object)
+        .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
+}
+
+/// Upstream's `formatEndpointAddress`.
+fn endpoint_address(url: &Value) -> String {
+    let scheme = s(url, "scheme");
+    let mut out = String::new();
+    if matches!(scheme, "http" | "https" | "ws" | "wss" | "tls") {
+        out.push_str(scheme);
+        out.push_str("://");
+    }
+    out.push_str(s(url, "host"));
+    let port = url.get("port").and_then(Value::as_i64).unwrap_or(0);
+    if port != 0 {
+        out.push_str(&format!(":{port}"));
+    }
+    let path = s(url, "path");
+    if !path.is_empty() {
+        if !path.starts_with('/') {
+            out.push('/');
+        }
+        out.push_str(path);
+    }
+    out
 }
 
 /// A gateway spec as the template sees it: only configured ingress/egress and external/internal
