@@ -270,7 +270,11 @@ fn render_upstream(
         )?;
     }
     check_schemas(&c, &resources, &made_by, &opts.schemas)?;
-    add_dp_resource_hash(&ty.workload_type, &mut resources);
+    let data_plane: Vec<bool> = made_by
+        .iter()
+        .map(|(_, t)| t.target_plane.as_deref().unwrap_or("dataplane") == "dataplane")
+        .collect();
+    add_dp_resource_hash(&ty.workload_type, &mut resources, &data_plane);
     if opts.provenance {
         provenance(unit, &mut resources, &made_by);
     }
@@ -284,7 +288,7 @@ fn render_upstream(
 /// Upstream hashes go-spew's `%#v` text of the objects (`k8s.io/utils/dump.ForHash`) with
 /// FNV-32a and encodes the decimal with `rand.SafeEncodeString`; numbers are written as the
 /// float64 that upstream's JSON-decoded templates and context hold.
-fn add_dp_resource_hash(workload_type: &str, resources: &mut [Value]) {
+fn add_dp_resource_hash(workload_type: &str, resources: &mut [Value], data_plane: &[bool]) {
     let main_kind = match workload_type {
         "deployment" => "Deployment",
         "statefulset" => "StatefulSet",
@@ -296,9 +300,12 @@ fn add_dp_resource_hash(workload_type: &str, resources: &mut [Value]) {
             .unwrap_or("")
             .to_string()
     };
+    // Only data-plane resources count (upstream renders the others into another release).
     let mut others: Vec<&Value> = resources
         .iter()
-        .filter(|r| kind_of(r) != main_kind)
+        .zip(data_plane.iter().chain(std::iter::repeat(&true)))
+        .filter(|(r, dp)| **dp && kind_of(r) != main_kind)
+        .map(|(r, _)| r)
         .collect();
     if others.is_empty() {
         return;
@@ -1345,7 +1352,15 @@ mod dp_hash_tests {
                 json!([{"secretKey": "tls.crt", "remoteRef": rr("prod/certificates", "tls.crt")}]),
             ),
         ];
-        add_dp_resource_hash("deployment", &mut resources);
+        // A resource for the observability plane does not count (upstream hashes data-plane
+        // resources only).
+        resources.push(
+            json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+                              "metadata": {"name": "alerts"}, "spec": {"groups": []}}),
+        );
+        let mut planes = vec![true; resources.len() - 1];
+        planes.push(false);
+        add_dp_resource_hash("deployment", &mut resources, &planes);
         assert_eq!(
             resources[0]
                 .pointer("/spec/template/metadata/annotations/openchoreo.dev~1dp-resource-hash"),

@@ -783,18 +783,19 @@ fn resolve_connection(
                 && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
         })
         .collect();
-    let rb =
-        match bindings.as_slice() {
-            [] => {
-                return Err(format!(
-                    "no observed ReleaseBinding of {project}/{component} for environment {env:?}"
-                ))
-            }
-            [one] => *one,
-            _ => return Err(format!(
+    let rb = match bindings.as_slice() {
+        [] => {
+            return Err(format!(
+                "no observed ReleaseBinding of {project}/{component} for environment {env:?}"
+            ))
+        }
+        [one] => *one,
+        _ => {
+            return Err(format!(
                 "several observed ReleaseBindings of {project}/{component} for environment {env:?}"
-            )),
-        };
+            ))
+        }
+    };
     if rb.pointer("/spec/state").and_then(Value::as_str) == Some("Undeploy") {
         return Err("the component is undeployed".into());
     }
