@@ -76,6 +76,37 @@ impl Platform<'_> {
     }
 }
 
+impl Platform<'_> {
+    /// Upstream's `getDefaultNotificationChannelName`: the ObservabilityAlertsNotificationChannel
+    /// of the namespace that is the environment's default (inputs first, then observed state).
+    /// None when there is none (upstream then leaves the field out).
+    fn default_notification_channel(&self, namespace: &str, env: &str) -> Option<String> {
+        const KIND: &str = "ObservabilityAlertsNotificationChannel";
+        let is_default = |v: &Value| {
+            v.get("kind").and_then(Value::as_str) == Some(KIND)
+                && v.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .is_none_or(|n| n == namespace)
+                && v.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
+                && v.pointer("/spec/isEnvDefault").and_then(Value::as_bool) == Some(true)
+        };
+        let name = |v: &Value| {
+            v.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        if let Some(d) = self.docs.iter().find(|d| is_default(&d.value)) {
+            return name(&d.value);
+        }
+        let o = self.observed.as_ref()?;
+        o.select(super::API_VERSION, KIND, Some(namespace), &json!({}))
+            .ok()?
+            .into_iter()
+            .find(|v| is_default(v))
+            .and_then(name)
+    }
+}
+
 fn uid_of(v: &Value) -> Option<String> {
     v.pointer("/metadata/uid")
         .and_then(Value::as_str)
@@ -357,6 +388,9 @@ pub(crate) fn build(
     let mut environment_var = Map::new();
     if let Some(g) = &gateway {
         environment_var.insert("gateway".into(), g.clone());
+    }
+    if let Some(ch) = platform.default_notification_channel(namespace, env) {
+        environment_var.insert("defaultNotificationChannel".into(), json!(ch));
     }
     let prefix = format!("{}-{env}", comp.name);
     let mut derived = derived(&configurations, &workload, &dependencies, &prefix);
