@@ -413,3 +413,48 @@ fn upstream_type_templates_are_type_checked_against_upstream_context() {
     let o = kiln(tmp.path(), &["validate", "type.yaml"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The platform objects an upstream render reads (Project, Environment, data plane, with their
+/// uids) may come from `--observed` instead of the inputs: the component renders the same
+/// objects, and the observed ones are not part of the output.
+#[test]
+fn upstream_platform_objects_may_come_from_observed_state() {
+    let dir = testdata("upstream-embedded-traits");
+    let from_inputs = stdout(&kiln(
+        &dir,
+        &[
+            "render",
+            "--namespace",
+            "default",
+            "00-platform.yaml",
+            "inputs.yaml",
+        ],
+    ));
+    let from_observed = stdout(&kiln(
+        &dir,
+        &[
+            "render",
+            "--namespace",
+            "default",
+            "--observed",
+            "00-platform.yaml",
+            "inputs.yaml",
+        ],
+    ));
+    assert_eq!(
+        rendered_objects(&from_inputs),
+        rendered_objects(&from_observed)
+    );
+    assert!(
+        !from_observed.contains("kind: Environment"),
+        "{from_observed}"
+    );
+    // Without either, the render names what it misses.
+    let o = kiln(&dir, &["render", "--namespace", "default", "inputs.yaml"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("KLN6024") && err.contains("Environment \"dev\""),
+        "{err}"
+    );
+}
