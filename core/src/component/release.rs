@@ -579,6 +579,39 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
     let ty = unit.type_def;
     let what = format!("ComponentType {:?}", ty.name);
     let mut errors = Vec::new();
+    // Upstream's Component has these fields; any other would not render (its API server prunes
+    // it), so a proposal-era field on a Component of an upstream type is a mistake.
+    if comp.loc.doc.kind() == Some("Component") {
+        let spec_at = FieldPath::root().key("spec");
+        for k in comp
+            .value
+            .get("spec")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            if !matches!(
+                k.as_str(),
+                "owner"
+                    | "componentType"
+                    | "autoDeploy"
+                    | "autoBuild"
+                    | "parameters"
+                    | "traits"
+                    | "workflow"
+            ) {
+                errors.push(comp.loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &spec_at.key(k),
+                    format!(
+                        "Component field spec.{k} is not part of upstream's Component and would not render with ComponentType {:?}{suffix}",
+                        ty.name
+                    ),
+                    "upstream's Component has owner, componentType, autoDeploy, autoBuild, parameters, traits and workflow",
+                ));
+            }
+        }
+    }
     let p_schema = ty
         .schemas
         .params
