@@ -320,14 +320,19 @@ pub(crate) fn build(
         MAX_NAMESPACE_NAME,
         "",
     );
-    let mut labels = Map::new();
-    labels.insert(LABEL_NAMESPACE.into(), json!(namespace));
-    labels.insert(LABEL_PROJECT.into(), json!(project));
-    labels.insert(LABEL_COMPONENT.into(), json!(comp.name));
-    labels.insert(LABEL_ENVIRONMENT.into(), json!(env));
-    labels.insert(LABEL_COMPONENT_UID.into(), json!(component_uid));
-    labels.insert(LABEL_ENVIRONMENT_UID.into(), json!(environment_uid));
-    labels.insert(LABEL_PROJECT_UID.into(), json!(project_uid));
+    // In key order, as upstream's maps are written.
+    let mut sorted = BTreeMap::new();
+    sorted.insert(LABEL_NAMESPACE, json!(namespace));
+    sorted.insert(LABEL_PROJECT, json!(project));
+    sorted.insert(LABEL_COMPONENT, json!(comp.name));
+    sorted.insert(LABEL_ENVIRONMENT, json!(env));
+    sorted.insert(LABEL_COMPONENT_UID, json!(component_uid));
+    sorted.insert(LABEL_ENVIRONMENT_UID, json!(environment_uid));
+    sorted.insert(LABEL_PROJECT_UID, json!(project_uid));
+    let labels: Map<String, Value> = sorted
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     let mut metadata = json!({
         "componentName": comp.name,
         "componentUID": component_uid,
