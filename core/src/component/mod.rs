@@ -1259,7 +1259,7 @@ where
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
-    let platform = upstream::Platform {
+    let mut platform = upstream::Platform {
         // The live Components too: a release records no uid, the live object has it.
         docs: l
             .platform
@@ -1268,16 +1268,54 @@ where
             .chain(l.components.iter().map(|c| c.loc.doc))
             .collect(),
         observed: opts.observed.clone(),
+        ..Default::default()
     };
+    let is_broken = |u: &release::Unit<'_, '_>| {
+        l.is_broken(&u.component.loc)
+            || l.is_broken(&u.type_def.loc)
+            || l.is_broken(&u.workload.loc)
+            || u.deployment.is_some_and(|d| l.is_broken(&d.loc))
+            || u.addons.iter().any(|a| l.is_broken(&a.loc))
+    };
+    // A dependency on a component rendered in this run resolves against that component's
+    // service URL, as its controller would write it into its ReleaseBinding: a first pass
+    // renders the upstream units (without resolving their own dependencies) to find them.
+    let has_dependencies = units.iter().any(|u| {
+        u.type_def.upstream
+            && u.workload
+                .spec
+                .pointer("/dependencies/endpoints")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+    });
+    if has_dependencies {
+        let first = upstream::Platform {
+            docs: platform.docs.clone(),
+            observed: platform.observed.clone(),
+            skip_dependencies: true,
+            ..Default::default()
+        };
+        let found: Vec<_> = units
+            .par_iter()
+            .filter(|u| u.type_def.upstream && !is_broken(u))
+            .filter_map(|u| {
+                let objs = release::render(u, &l.exprs, opts, &first).ok()?;
+                let key = (
+                    u.namespace.clone(),
+                    u.component.project.clone().unwrap_or_default(),
+                    u.component.name.clone(),
+                    u.env.clone(),
+                );
+                Some((key, upstream::service_statuses(&objs, &u.workload.spec)))
+            })
+            .collect();
+        platform.statuses = found.into_iter().collect();
+    }
+    let platform = platform;
     let results: Vec<Result<Option<T>, Vec<Diagnostic>>> = units
         .par_iter()
         .map(|u| {
-            let broken = l.is_broken(&u.component.loc)
-                || l.is_broken(&u.type_def.loc)
-                || l.is_broken(&u.workload.loc)
-                || u.deployment.is_some_and(|d| l.is_broken(&d.loc))
-                || u.addons.iter().any(|a| l.is_broken(&a.loc));
-            if broken {
+            if is_broken(u) {
                 return release::check_parameters(u).map(|()| None);
             }
             release::render(u, &l.exprs, opts, &platform)
@@ -1448,6 +1486,7 @@ pub fn create_snapshot(
             .chain(l.components.iter().map(|c| c.loc.doc))
             .collect(),
         observed: opts.observed.clone(),
+        ..Default::default()
     };
     if let Err(ds) = release::render(&u, &l.exprs, opts, &platform) {
         return Err(Diagnostics(ds));

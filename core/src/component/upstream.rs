@@ -45,6 +45,12 @@ const MAX_NAMESPACE_NAME: usize = 63;
 pub(crate) struct Platform<'a> {
     pub docs: Vec<&'a Document>,
     pub observed: Option<Observed>,
+    /// The endpoint statuses of the components rendered in this run, as upstream's controller
+    /// writes them into their ReleaseBindings (`resolveServiceURLs`), keyed by namespace,
+    /// project, component and environment: what a dependency on one of them resolves against.
+    pub statuses: BTreeMap<(String, String, String, String), Vec<Value>>,
+    /// Render without resolving dependencies (the first pass, which only computes `statuses`).
+    pub skip_dependencies: bool,
 }
 
 /// Where a platform object was found.
@@ -718,6 +724,9 @@ fn dependencies(
     let mut items = Vec::new();
     let mut env_vars = Vec::new();
     for (i, conn) in endpoints.iter().enumerate() {
+        if platform.skip_dependencies {
+            break;
+        }
         let target = s(conn, "component");
         let endpoint = s(conn, "name");
         let visibility = s(conn, "visibility");
@@ -799,17 +808,18 @@ fn resolve_connection(
     endpoint: &str,
     visibility: &str,
 ) -> Result<Value, String> {
-    let Some(o) = platform.observed.as_ref() else {
-        return Err("no --observed state holds its ReleaseBinding".into());
+    let observed: Vec<&Value> = match platform.observed.as_ref() {
+        Some(o) => o
+            .select(
+                super::API_VERSION,
+                "ReleaseBinding",
+                Some(namespace),
+                &json!({}),
+            )
+            .unwrap_or_default(),
+        None => Vec::new(),
     };
-    let bindings: Vec<&Value> = o
-        .select(
-            super::API_VERSION,
-            "ReleaseBinding",
-            Some(namespace),
-            &json!({}),
-        )
-        .unwrap_or_default()
+    let bindings: Vec<&Value> = observed
         .into_iter()
         .filter(|rb| {
             rb.pointer("/spec/owner/projectName")
@@ -822,10 +832,34 @@ fn resolve_connection(
                 && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
         })
         .collect();
+    let key = (
+        namespace.to_string(),
+        project.to_string(),
+        component.to_string(),
+        env.to_string(),
+    );
     let rb = match bindings.as_slice() {
+        // The target rendered in this run: its service URL, as its controller would write it.
+        [] if platform.statuses.contains_key(&key) => {
+            let ep = platform.statuses[&key]
+                .iter()
+                .find(|e| s(e, "name") == endpoint)
+                .ok_or_else(|| {
+                    format!("component {component:?} (rendered in this run) has no Service port for endpoint {endpoint:?}")
+                })?;
+            return match visibility {
+                "project" | "namespace" => ep
+                    .get("serviceURL")
+                    .cloned()
+                    .ok_or_else(|| format!("endpoint {endpoint:?} has no service URL")),
+                _ => Err(format!(
+                    "kiln derives only service URLs (visibility project or namespace) from a component rendered in the same run; the {visibility} URL comes from the gateway routes upstream resolves, so pass the target's live ReleaseBinding with --observed"
+                )),
+            };
+        }
         [] => {
             return Err(format!(
-                "no observed ReleaseBinding of {project}/{component} for environment {env:?}"
+                "no ReleaseBinding of {project}/{component} for environment {env:?} among --observed, and the component is not rendered in this run"
             ))
         }
         [one] => *one,
@@ -857,6 +891,87 @@ fn resolve_connection(
     };
     url.filter(Value::is_object)
         .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
+}
+
+/// Upstream's `resolveServiceURLs` (`internal/controller/releasebinding/endpoint_resolve.go`)
+/// over a rendered release: the Service (`v1`) whose ports match most of the workload's endpoint
+/// ports (the only one, when there is one; the first of equals), and for each endpoint whose port
+/// it has, `{name, type, serviceURL: {scheme, host: <service>.<namespace>.svc.cluster.local, port,
+/// path}}`.
+pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<Value> {
+    let Some(endpoints) = workload_spec.get("endpoints").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let services: Vec<(&str, &str, Vec<i64>)> = objects
+        .iter()
+        .filter(|o| s(o, "apiVersion") == "v1" && s(o, "kind") == "Service")
+        .map(|o| {
+            let ports = o
+                .pointer("/spec/ports")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("port").and_then(Value::as_i64))
+                .filter(|p| *p > 0 && *p <= i64::from(i32::MAX))
+                .collect();
+            let name = o
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let ns = o
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            (name, ns, ports)
+        })
+        .collect();
+    let ep_ports: std::collections::BTreeSet<i64> = endpoints
+        .values()
+        .filter_map(|e| e.get("port").and_then(Value::as_i64))
+        .collect();
+    let best = match services.as_slice() {
+        [] => return Vec::new(),
+        [one] => one,
+        many => {
+            let mut best = &many[0];
+            let mut best_count = None;
+            for svc in many {
+                let count = svc.2.iter().filter(|p| ep_ports.contains(p)).count();
+                if best_count.is_none_or(|b| count > b) {
+                    best_count = Some(count);
+                    best = svc;
+                }
+            }
+            best
+        }
+    };
+    let mut names: Vec<&String> = endpoints.keys().collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let ep = &endpoints[name];
+        let port = ep.get("port").and_then(Value::as_i64).unwrap_or(0);
+        if !best.2.contains(&port) {
+            continue;
+        }
+        let scheme = match s(ep, "type") {
+            "Websocket" => "ws",
+            "gRPC" => "grpc",
+            "TCP" => "tcp",
+            "UDP" => "udp",
+            _ => "http",
+        };
+        let mut url = json!({
+            "scheme": scheme,
+            "host": format!("{}.{}.svc.cluster.local", best.0, best.1),
+            "port": port,
+        });
+        if !s(ep, "basePath").is_empty() {
+            url["path"] = json!(s(ep, "basePath"));
+        }
+        out.push(json!({"name": name, "type": s(ep, "type"), "serviceURL": url}));
+    }
+    out
 }
 
 /// Upstream's `formatEndpointAddress`.
