@@ -13,6 +13,8 @@
 //! - `overrides`: an environment's env/file overrides merged into a copy of the workload;
 //! - `pointer` and `patch`: addon patch paths with filters, and the operations;
 //! - `release`: one Component in one environment → its resources (creates, patches, removes);
+//! - `upstream`: the context of upstream kinds (ComponentType, Trait…) as OpenChoreo's controller
+//!   builds it: names, labels, configurations, data plane, dependencies, helper views;
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
 //!
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
@@ -1370,7 +1372,13 @@ pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnosti
     let mut diags = Vec::new();
     for d in docs.iter().filter(|d| is_component_document(d)) {
         let loc = Loc::new(d);
-        match d.kind().and_then(canonical_kind) {
+        let kind = d.kind().unwrap_or("");
+        let canonical = canonical_kind(kind).or(match kind {
+            "ClusterComponentType" => Some("ComponentTypeDefinition"),
+            "ClusterTrait" => Some("Addon"),
+            _ => None,
+        });
+        match canonical {
             Some("ComponentTypeDefinition") => {
                 if let Some(t) = kinds::type_def(loc, &d.value, &mut diags) {
                     let title = format!("ComponentTypeDefinition/{}", t.name);
