@@ -316,11 +316,21 @@ fn rendered_objects(out: &str) -> Vec<String> {
 fn component_release_renders_like_the_live_definitions() {
     let live = stdout(&kiln(
         &testdata("upstream-aliases"),
-        &["render", "--env", "prod", "inputs.yaml"],
+        &["render", "--env", "prod", "00-platform.yaml", "inputs.yaml"],
     ));
+    // A release does not record the Component's uid: the live Component comes from --observed.
     let released = stdout(&kiln(
         &testdata("component-release"),
-        &["render", "--env", "prod", "binding.yaml", "release.yaml"],
+        &[
+            "render",
+            "--env",
+            "prod",
+            "--observed",
+            "observed.live",
+            "00-platform.yaml",
+            "binding.yaml",
+            "release.yaml",
+        ],
     ));
     assert_eq!(rendered_objects(&live), rendered_objects(&released));
     assert!(released.contains("image: ghcr.io/shop/api:1.0"));
@@ -343,8 +353,108 @@ fn a_binding_with_release_name_renders_the_release_not_the_live_component() {
         tmp.path().join("release.yaml"),
     )
     .unwrap();
+    fs::copy(
+        testdata("upstream-aliases").join("00-platform.yaml"),
+        tmp.path().join("00-platform.yaml"),
+    )
+    .unwrap();
     let out = stdout(&kiln(tmp.path(), &["render", "."]));
     assert!(out.contains("image: ghcr.io/shop/api:0.9"), "{out}");
     assert!(!out.contains("image: ghcr.io/shop/api:1.0"), "{out}");
     assert_eq!(out.matches("kind: Deployment").count(), 1, "{out}");
+}
+
+/// OpenChoreo's default component types (samples/getting-started/component-types, copied into the
+/// golden case) load and type-check on their own: `kiln validate` accepts each, with the
+/// upstream context's variables (`configurations`, `dependencies`, `dataplane`, `gateway`,
+/// `metadata.componentName`…) and helper functions.
+#[test]
+fn upstream_default_types_pass_validate() {
+    let dir = testdata("upstream-default-types");
+    for t in [
+        "01-type-service.yaml",
+        "01-type-webapp.yaml",
+        "01-type-worker.yaml",
+        "01-type-scheduled-task.yaml",
+    ] {
+        let o = kiln(&dir, &["validate", t]);
+        assert!(
+            o.status.success(),
+            "{t}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// A misspelt context field of an upstream type is caught when it loads (KLN3008), as upstream's
+/// admission webhook checks templates against its context: upstream's `metadata` has
+/// `componentName`, not the proposal's `component`.
+#[test]
+fn upstream_type_templates_are_type_checked_against_upstream_context() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("type.yaml"),
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterComponentType\nmetadata: {name: web}\nspec:\n  workloadType: deployment\n  resources:\n    - id: deployment\n      template:\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: \"${metadata.componentNme}\"}\n",
+    )
+    .unwrap();
+    let o = kiln(tmp.path(), &["validate", "type.yaml"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("KLN3008") && err.contains("componentNme"),
+        "{err}"
+    );
+    // The same template reading upstream's field validates.
+    fs::write(
+        tmp.path().join("type.yaml"),
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterComponentType\nmetadata: {name: web}\nspec:\n  workloadType: deployment\n  resources:\n    - id: deployment\n      template:\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {name: \"${metadata.componentName}\"}\n",
+    )
+    .unwrap();
+    let o = kiln(tmp.path(), &["validate", "type.yaml"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The platform objects an upstream render reads (Project, Environment, data plane, with their
+/// uids) may come from `--observed` instead of the inputs: the component renders the same
+/// objects, and the observed ones are not part of the output.
+#[test]
+fn upstream_platform_objects_may_come_from_observed_state() {
+    let dir = testdata("upstream-embedded-traits");
+    let from_inputs = stdout(&kiln(
+        &dir,
+        &[
+            "render",
+            "--namespace",
+            "default",
+            "00-platform.yaml",
+            "inputs.yaml",
+        ],
+    ));
+    let from_observed = stdout(&kiln(
+        &dir,
+        &[
+            "render",
+            "--namespace",
+            "default",
+            "--observed",
+            "00-platform.yaml",
+            "inputs.yaml",
+        ],
+    ));
+    assert_eq!(
+        rendered_objects(&from_inputs),
+        rendered_objects(&from_observed)
+    );
+    assert!(
+        !from_observed.contains("kind: Environment"),
+        "{from_observed}"
+    );
+    // Without either, the render names what it misses.
+    let o = kiln(&dir, &["render", "--namespace", "default", "inputs.yaml"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("KLN6024") && err.contains("Environment \"dev\""),
+        "{err}"
+    );
 }

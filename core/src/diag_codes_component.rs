@@ -51,4 +51,13 @@ code_table! { COMPONENT;
     /// A rendered resource does not fit the Kubernetes schema of its kind (built-in, or a CRD of
     /// the run): an unknown field, a wrong type, a value outside an enum.
     COMPONENT_SCHEMA = "KLN6023", "component-schema";
+    /// An upstream-kind render needs a platform object that is not among the inputs (or
+    /// `--observed`): the Environment, its DataPlane, the Project, a SecretReference, or the uid
+    /// of one of them.
+    PLATFORM_INPUT = "KLN6024", "platform-input";
+    /// A ComponentType or Trait `validations` rule evaluated to false (or not to a bool).
+    VALIDATION_FAILED = "KLN6025", "validation-failed";
+    /// A definition uses a feature of upstream OpenChoreo that kiln does not implement; refused
+    /// rather than ignored, because upstream's controller would render something for it.
+    UNSUPPORTED_FEATURE = "KLN6026", "unsupported-feature";
 }

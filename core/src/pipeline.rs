@@ -820,6 +820,7 @@ where
         }
         component_opts.schemas = defs.schemas.clone();
         component_opts.provenance = opts.provenance;
+        component_opts.observed = opts.observed.clone();
         match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);

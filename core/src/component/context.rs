@@ -136,6 +136,75 @@ pub(crate) fn resolve_params(
     Ok(Params { all, env_part })
 }
 
+/// Upstream's `applySchemaSection`: defaults of one schema section (`parameters` or
+/// `environmentConfigs`) applied to the values given for it, then validated against it. Unlike
+/// the proposal's merged parameters, the two sections are separate variables.
+pub(crate) fn resolve_section(
+    section: &Value,
+    what: &str,
+    section_name: &str,
+    value: &Value,
+    src: &Source<'_, '_>,
+) -> Result<Value, Vec<Diagnostic>> {
+    let mut v = if value.is_object() {
+        value.clone()
+    } else {
+        json!({})
+    };
+    schema::apply_defaults(section, &mut v);
+    let errors: Vec<Diagnostic> = schema::validate(section, &v)
+        .into_iter()
+        .map(|viol| {
+            let rel = viol_path(&viol);
+            let hint = match viol.rule.as_str() {
+                "required" => format!("set the field: the {section_name} of {what} declare it without a default"),
+                "unknown field" | "additionalProperties" => format!(
+                    "the {section_name} of {what} declare no such field: check the spelling (kiln schema prints the schema)"
+                ),
+                rule => format!("the {section_name} of {what} constrain this field with {rule}"),
+            };
+            src.loc.error(
+                codes::PARAMETER_INVALID,
+                &src.at.join(&rel),
+                strip_path(&viol),
+                hint,
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(v)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Variables of an upstream ComponentType's templates (`ComponentContext` upstream).
+pub(crate) const UPSTREAM_TYPE_VARS: &[&str] = &[
+    "metadata",
+    "parameters",
+    "environmentConfigs",
+    "workload",
+    "configurations",
+    "dependencies",
+    "dataplane",
+    "environment",
+    "gateway",
+];
+
+/// Variables of an upstream Trait's templates (`TraitContext` upstream).
+pub(crate) const UPSTREAM_TRAIT_VARS: &[&str] = &[
+    "metadata",
+    "trait",
+    "parameters",
+    "environmentConfigs",
+    "workload",
+    "configurations",
+    "dependencies",
+    "dataplane",
+    "environment",
+    "gateway",
+];
+
 fn viol_path(v: &schema::Violation) -> FieldPath {
     if v.path.is_empty() || v.path == "(root)" {
         FieldPath::root()

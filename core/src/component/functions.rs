@@ -30,6 +30,18 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "sanitizeK8sResourceName",
     "oc_dns_label",
     "oc_hash",
+    // Upstream's helper macros on `configurations`, `dependencies` and `workload`
+    // (internal/pipeline/component/context/cel_extensions.go).
+    "toConfigFileList",
+    "toSecretFileList",
+    "toContainerEnvFrom",
+    "toContainerVolumeMounts",
+    "toVolumes",
+    "toConfigEnvsByContainer",
+    "toSecretEnvsByContainer",
+    "toServicePorts",
+    "toContainerEnvs",
+    "toEndpointResources",
 ];
 
 type Handler =
@@ -46,6 +58,16 @@ pub(crate) fn register(ctx: &mut Context<'_, '_>) {
         ("sanitizeK8sResourceName", generate_name),
         ("oc_dns_label", dns_label),
         ("oc_hash", hash),
+        ("toConfigFileList", helper),
+        ("toSecretFileList", helper),
+        ("toContainerEnvFrom", helper),
+        ("toContainerVolumeMounts", helper),
+        ("toVolumes", helper),
+        ("toConfigEnvsByContainer", helper),
+        ("toSecretEnvsByContainer", helper),
+        ("toServicePorts", helper),
+        ("toContainerEnvs", helper),
+        ("toEndpointResources", helper),
     ];
     for &(name, h) in handlers {
         // The names are not declared by the environment, so registration cannot be refused.
@@ -103,6 +125,133 @@ fn omit(
         return Err(fail(ftx, "oc_omit() takes no arguments"));
     }
     Ok(Value::Opaque(Arc::new(Omit)))
+}
+
+/// Which precomputed view a helper returns, by the variable it is called on. Upstream expands
+/// these macros only on the bare identifiers `configurations`, `dependencies` and `workload`; the
+/// receiver is recognised here by its shape (the three variables have disjoint keys).
+fn helper_view(name: &str, receiver: &Map) -> Option<&'static str> {
+    let has = |k: &str| {
+        receiver
+            .map
+            .contains_key(&Key::String(Arc::new(k.to_string())))
+    };
+    let configurations = has("configs") && has("secrets");
+    let dependencies = has("envVars") && has("items");
+    let workload = has("container") && has("endpoints");
+    Some(match name {
+        "toConfigFileList" if configurations => "configFileList",
+        "toSecretFileList" if configurations => "secretFileList",
+        "toContainerEnvFrom" if configurations => "containerEnvFrom",
+        "toContainerVolumeMounts" if configurations => "configVolumeMounts",
+        "toContainerVolumeMounts" if dependencies => "dependencyVolumeMounts",
+        "toVolumes" if configurations => "configVolumes",
+        "toVolumes" if dependencies => "dependencyVolumes",
+        "toConfigEnvsByContainer" if configurations => "configEnvs",
+        "toSecretEnvsByContainer" if configurations => "secretEnvs",
+        "toServicePorts" if workload => "servicePorts",
+        "toContainerEnvs" if dependencies => "dependencyEnvVars",
+        _ => return None,
+    })
+}
+
+fn helper(
+    ftx: &FunctionContext<'_, '_>,
+    this: Option<Value>,
+    args: Vec<Value>,
+) -> Result<Value, ExecutionError> {
+    let receiver = match &this {
+        Some(Value::Map(m)) => m,
+        _ => {
+            return Err(fail(
+                ftx,
+                format!(
+                    "{} is called on configurations, dependencies or workload, e.g. configurations.{}()",
+                    ftx.name, ftx.name
+                ),
+            ))
+        }
+    };
+    if ftx.name == "toEndpointResources" {
+        return endpoint_resources(ftx, receiver, &args);
+    }
+    if !args.is_empty() {
+        return Err(fail(ftx, format!("{}() takes no arguments", ftx.name)));
+    }
+    let Some(view) = helper_view(ftx.name, receiver) else {
+        return Err(fail(
+            ftx,
+            format!(
+                "{} is not defined on this value (see docs/component-types.md, helper functions)",
+                ftx.name
+            ),
+        ));
+    };
+    let derived = ftx
+        .ptx
+        .get_variable(super::upstream::DERIVED)
+        .map(|v| Value::try_from(v.as_ref()))
+        .transpose()?;
+    match derived {
+        Some(Value::Map(d)) => d
+            .map
+            .get(&Key::String(Arc::new(view.to_string())))
+            .cloned()
+            .ok_or_else(|| fail(ftx, format!("{} has no value (a bug in kiln)", ftx.name))),
+        _ => Err(fail(
+            ftx,
+            format!(
+                "{}() exists in the context of upstream kinds (ComponentType, ClusterComponentType, Trait, ClusterTrait) only",
+                ftx.name
+            ),
+        )),
+    }
+}
+
+/// `workload.toEndpointResources(name)`: upstream returns the routes it extracts from the
+/// endpoint's API schema (OpenAPI, protobuf) as an optional, none for an endpoint without one.
+/// kiln does not parse API schemas: an endpoint without a schema gives `optional.none()` as
+/// upstream does, one with a schema is refused by name.
+fn endpoint_resources(
+    ftx: &FunctionContext<'_, '_>,
+    receiver: &Map,
+    args: &[Value],
+) -> Result<Value, ExecutionError> {
+    let is_workload = helper_view("toServicePorts", receiver).is_some();
+    let [Value::String(name)] = args else {
+        return Err(fail(
+            ftx,
+            "workload.toEndpointResources takes one endpoint name",
+        ));
+    };
+    if !is_workload {
+        return Err(fail(ftx, "toEndpointResources is called on workload"));
+    }
+    let with_schema = ftx
+        .ptx
+        .get_variable(super::upstream::DERIVED)
+        .map(|v| Value::try_from(v.as_ref()))
+        .transpose()?
+        .and_then(|d| match d {
+            Value::Map(m) => m
+                .map
+                .get(&Key::String(Arc::new("endpointsWithSchema".into())))
+                .cloned(),
+            _ => None,
+        });
+    let has_schema = match with_schema {
+        Some(Value::List(l)) => l.iter().any(|v| matches!(v, Value::String(s) if s == name)),
+        _ => false,
+    };
+    if has_schema {
+        return Err(fail(
+            ftx,
+            format!(
+                "workload.toEndpointResources({name:?}): endpoint {name:?} has an API schema, and kiln does not extract routes from API schemas (upstream's schemaextract); refused rather than rendered without them"
+            ),
+        ));
+    }
+    Ok(Value::Opaque(Arc::new(cel::objects::OptionalValue::none())))
 }
 
 fn name_parts(
@@ -190,6 +339,13 @@ pub(crate) fn fnv32a(bytes: &[u8]) -> u32 {
 /// 8 hex digits of SHA-256 over the original parts joined by `-`, trim non-alphanumerics at both
 /// ends.
 pub(crate) fn safe_name(parts: &[String], limit: usize) -> String {
+    safe_name_with(parts, limit, "")
+}
+
+/// [`safe_name`] with `extra` appended (after a `-`) to the hashed text only, when not empty:
+/// upstream's `GenerateK8sNameWithExtraHashInput`, which lets a secret's remote reference change
+/// a name without appearing in it.
+pub(crate) fn safe_name_with(parts: &[String], limit: usize, extra_hash: &str) -> String {
     let n = parts.len().max(1);
     let budget_total = limit.saturating_sub(8 + n);
     let base = budget_total / n;
@@ -199,7 +355,12 @@ pub(crate) fn safe_name(parts: &[String], limit: usize) -> String {
         let budget = base + usize::from(i < extra);
         pieces.push(truncate(&sanitize(p), budget));
     }
-    let digest = Sha256::digest(parts.join("-").as_bytes());
+    let mut hashed = parts.join("-");
+    if !extra_hash.is_empty() {
+        hashed.push('-');
+        hashed.push_str(extra_hash);
+    }
+    let digest = Sha256::digest(hashed.as_bytes());
     let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     let joined = format!("{}-{hex}", pieces.join("-"));
     joined

@@ -96,11 +96,37 @@ pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceTpl {
     pub id: Option<String>,
+    /// Upstream's `targetPlane` (`dataplane` when absent).
+    pub target_plane: Option<String>,
     pub include_when: Option<String>,
     pub for_each: Option<String>,
     pub var: String,
     pub template: Value,
     /// Path of the entry (`spec.resources[0]`), relative to the definition.
+    pub at: FieldPath,
+}
+
+/// A `validations` rule of an upstream ComponentType or Trait.
+#[derive(Debug, Clone)]
+pub(crate) struct Validation {
+    /// The expression inside `${…}`.
+    pub rule: String,
+    pub message: String,
+    /// Path of the entry (`spec.validations[0]`).
+    pub at: FieldPath,
+}
+
+/// A trait a ComponentType embeds (`spec.traits[]`): applied to every component of the type,
+/// before the component's own traits, with parameters that may be `${…}` over the component's
+/// context.
+#[derive(Debug, Clone)]
+pub(crate) struct EmbeddedTrait {
+    pub name: String,
+    /// `Trait` or `ClusterTrait`, when given.
+    pub kind: Option<String>,
+    pub instance: String,
+    pub parameters: Value,
+    pub environment_configs: Value,
     pub at: FieldPath,
 }
 
@@ -113,6 +139,10 @@ pub(crate) struct TypeDef<'a> {
     pub workload_type: String,
     pub schemas: Schemas,
     pub resources: Vec<ResourceTpl>,
+    /// An upstream kind (ComponentType, ClusterComponentType): rendered with upstream's context.
+    pub upstream: bool,
+    pub validations: Vec<Validation>,
+    pub embedded: Vec<EmbeddedTrait>,
     /// The whole object, for snapshots.
     pub value: Value,
 }
@@ -174,6 +204,9 @@ pub(crate) struct AddonDef<'a> {
     pub creates: Vec<ResourceTpl>,
     pub patches: Vec<PatchDef>,
     pub removes: Vec<RemoveDef>,
+    /// An upstream kind (Trait, ClusterTrait).
+    pub upstream: bool,
+    pub validations: Vec<Validation>,
     pub value: Value,
 }
 
@@ -181,6 +214,8 @@ pub(crate) struct AddonDef<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct AddonUse {
     pub name: String,
+    /// `kind` of an upstream trait reference (`Trait` or `ClusterTrait`), when given.
+    pub kind: Option<String>,
     pub instance: String,
     pub config: Value,
     pub at: FieldPath,
@@ -193,6 +228,10 @@ pub(crate) struct AddonUse {
 pub(crate) struct ComponentDef<'a> {
     pub loc: Loc<'a>,
     pub name: String,
+    /// `metadata.uid`, when the Component was exported from a cluster.
+    pub uid: Option<String>,
+    /// `spec.componentType.kind` (`ComponentType` or `ClusterComponentType`), when given.
+    pub type_kind: Option<String>,
     pub namespace: Option<String>,
     pub labels: Value,
     pub annotations: Value,
@@ -541,6 +580,7 @@ fn resource_tpl(
     v: &Value,
     at: &FieldPath,
     with_id: bool,
+    default_var: Option<&str>,
 ) -> Option<ResourceTpl> {
     let entry = get(v, at)?;
     if !entry.is_object() {
@@ -557,7 +597,7 @@ fn resource_tpl(
         None
     };
     let include_when = r.control(v, &at.key("includeWhen"));
-    let (for_each, var) = r.for_each(v, at, None);
+    let (for_each, var) = r.for_each(v, at, default_var);
     let template = match get(v, &at.key("template")) {
         Some(t @ Value::Object(_)) => t.clone(),
         Some(_) | None => {
@@ -571,6 +611,9 @@ fn resource_tpl(
     };
     Some(ResourceTpl {
         id,
+        target_plane: get(v, &at.key("targetPlane"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         include_when,
         for_each,
         var,
@@ -606,7 +649,7 @@ pub(crate) fn type_def<'a>(
     let n = r.list(v, &res_at).len();
     let mut resources = Vec::new();
     for i in 0..n {
-        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true) {
+        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, None) {
             resources.push(t);
         }
     }
@@ -647,6 +690,13 @@ pub(crate) fn type_def<'a>(
             ));
         }
     }
+    let upstream = is_upstream_kind(v);
+    let (validations, embedded) = if upstream {
+        check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
+        (validations(&mut r, v), embedded_traits(&mut r, v))
+    } else {
+        (Vec::new(), Vec::new())
+    };
     if errors.len() > before {
         return None;
     }
@@ -657,8 +707,184 @@ pub(crate) fn type_def<'a>(
         workload_type: workload_type?,
         schemas,
         resources,
+        upstream,
+        validations,
+        embedded,
         value: v.clone(),
     })
+}
+
+/// Whether a type or trait document is one of upstream's current kinds, rendered with
+/// upstream's context. The first implementation's ComponentType and Trait (shorthand
+/// `spec.schema`) keep the proposal's context.
+fn is_upstream_kind(v: &Value) -> bool {
+    matches!(
+        v.get("kind").and_then(Value::as_str),
+        Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")
+    ) && v.get("spec").and_then(|s| s.get("schema")).is_none()
+}
+
+/// What kiln does with each field of an upstream ComponentType's spec: every field upstream's
+/// controller renders from is implemented; `allowedWorkflows` and `allowedTraits` govern builds
+/// and what developers may attach, not what renders.
+const TYPE_SPEC_FIELDS: &[&str] = &[
+    "workloadType",
+    "allowedWorkflows",
+    "allowedTraits",
+    "parameters",
+    "environmentConfigs",
+    "traits",
+    "validations",
+    "preRenderValidations",
+    "resources",
+];
+
+/// The fields of an upstream ReleaseBinding's spec kiln acts on.
+const BINDING_SPEC_FIELDS: &[&str] = &[
+    "owner",
+    "environment",
+    "releaseName",
+    "componentTypeEnvironmentConfigs",
+    "traitEnvironmentConfigs",
+    "workloadOverrides",
+    "state",
+];
+
+/// The fields of an upstream Trait's spec kiln acts on.
+const TRAIT_SPEC_FIELDS: &[&str] = &[
+    "parameters",
+    "environmentConfigs",
+    "validations",
+    "preRenderValidations",
+    "creates",
+    "patches",
+    "removes",
+];
+
+/// Refuse a spec field kiln does not act on: upstream's controller would render something for
+/// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
+fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
+    let spec_at = p(&["spec"]);
+    let keys: Vec<String> = v
+        .get("spec")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    for k in keys {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        let (msg, hint) = if k == "postRenderValidations" {
+            (
+                format!("{what} spec.postRenderValidations is not implemented by kiln"),
+                "upstream checks the rendered resources against these rules; kiln refuses rather than skip them — remove them to render with kiln".to_string(),
+            )
+        } else {
+            (
+                format!("{what} field spec.{k} is not known to kiln"),
+                format!(
+                    "kiln acts on {}; a newer upstream field may change what renders, so it is refused rather than ignored",
+                    known.join(", ")
+                ),
+            )
+        };
+        r.errors.push(
+            r.loc
+                .error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint),
+        );
+    }
+}
+
+/// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
+fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
+    let pre = p(&["spec", "preRenderValidations"]);
+    if !r.list(v, &pre).is_empty() && !r.list(v, &p(&["spec", "validations"])).is_empty() {
+        // Upstream's CRD rule.
+        r.invalid(
+            &pre,
+            "set only one of spec.validations and spec.preRenderValidations",
+            "validations is deprecated upstream; move its rules to preRenderValidations",
+        );
+    }
+    let key = if r.list(v, &pre).is_empty() {
+        "validations"
+    } else {
+        "preRenderValidations"
+    };
+    let at = p(&["spec", key]);
+    let mut out = Vec::new();
+    for i in 0..r.list(v, &at).len() {
+        let e_at = at.index(i);
+        let rule = r.control(v, &e_at.key("rule"));
+        if get(v, &e_at.key("rule")).is_none() {
+            r.invalid(
+                &e_at.key("rule"),
+                "a validation needs a rule",
+                "e.g. rule: ${size(workload.endpoints) > 0}",
+            );
+        }
+        let message = r.string(
+            v,
+            &e_at.key("message"),
+            "the message shown when the rule is false",
+        );
+        if let (Some(rule), Some(message)) = (rule, message) {
+            out.push(Validation {
+                rule,
+                message,
+                at: e_at,
+            });
+        }
+    }
+    out
+}
+
+/// A ComponentType's `spec.traits[]`.
+fn embedded_traits(r: &mut Reader<'_, '_>, v: &Value) -> Vec<EmbeddedTrait> {
+    let at = p(&["spec", "traits"]);
+    let mut out = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for i in 0..r.list(v, &at).len() {
+        let e_at = at.index(i);
+        if !get(v, &e_at).is_some_and(Value::is_object) {
+            r.invalid(
+                &e_at,
+                "an embedded trait must be a map",
+                "write {kind: Trait, name: NAME, instanceName: NAME, parameters: {...}}",
+            );
+            continue;
+        }
+        let name = r.string(v, &e_at.key("name"), "the Trait's metadata.name");
+        let instance = r.string(
+            v,
+            &e_at.key("instanceName"),
+            "a name unique among the type's embedded traits",
+        );
+        let parameters = r.map(v, &e_at.key("parameters"));
+        let environment_configs = r.map(v, &e_at.key("environmentConfigs"));
+        if let (Some(name), Some(instance)) = (name, instance) {
+            if let Some(prev) = seen.insert(instance.clone(), i) {
+                r.errors.push(r.loc.error(
+                    codes::DUPLICATE_INSTANCE,
+                    &e_at.key("instanceName"),
+                    format!("instanceName {instance:?} is used by embedded traits {prev} and {i}"),
+                    "give every embedded trait its own instanceName",
+                ));
+                continue;
+            }
+            out.push(EmbeddedTrait {
+                name,
+                kind: get(v, &e_at.key("kind"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                instance,
+                parameters,
+                environment_configs,
+                at: e_at,
+            });
+        }
+    }
+    out
 }
 
 fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
@@ -835,7 +1061,8 @@ pub(crate) fn addon_def<'a>(
     let c_at = p(&["spec", "creates"]);
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
-        if let Some(t) = resource_tpl(&mut r, v, &c_at.index(i), false) {
+        // Upstream's Trait creates default their forEach variable to `item`, as patches do.
+        if let Some(t) = resource_tpl(&mut r, v, &c_at.index(i), false, Some("item")) {
             creates.push(t);
         }
     }
@@ -853,6 +1080,13 @@ pub(crate) fn addon_def<'a>(
             removes.push(rd);
         }
     }
+    let upstream = is_upstream_kind(v);
+    let validations = if upstream {
+        check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
+        validations(&mut r, v)
+    } else {
+        Vec::new()
+    };
     if errors.len() > before {
         return None;
     }
@@ -864,6 +1098,8 @@ pub(crate) fn addon_def<'a>(
         creates,
         patches,
         removes,
+        upstream,
+        validations,
         value: v.clone(),
     })
 }
@@ -962,6 +1198,10 @@ pub(crate) fn component_def<'a>(
                 seen.insert(inst.clone(), loc.at(&e_at));
                 addons.push(AddonUse {
                     name: an,
+                    kind: entry
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                     instance: inst,
                     config,
                     at: e_at.clone(),
@@ -977,6 +1217,15 @@ pub(crate) fn component_def<'a>(
     Some(ComponentDef {
         loc: loc.clone(),
         name: name?,
+        uid: v
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        type_kind: v
+            .pointer("/spec/componentType/kind")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         namespace,
         labels,
         annotations,
@@ -1077,6 +1326,19 @@ pub(crate) fn deployment_def<'a>(
                     ),
                     "write field: value pairs",
                 ),
+            }
+        }
+    }
+    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
+        check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
+        if let Some(state) = r.opt_string(v, &p(&["spec", "state"])) {
+            if state != "Active" {
+                r.errors.push(r.loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &p(&["spec", "state"]),
+                    format!("ReleaseBinding state {state:?} is not implemented by kiln"),
+                    "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
+                ));
             }
         }
     }
@@ -1372,10 +1634,11 @@ pub(crate) fn release_def<'a>(
             }
         }
         Some(Value::Object(m)) if m.contains_key("workloadType") || m.contains_key("resources") => {
-            // The first version: the ComponentType spec itself, without a name.
+            // The first version: the ComponentType spec itself, without a name. It froze the
+            // first implementation's definitions, which render with the proposal's context.
             let obj = json!({
                 "apiVersion": super::API_VERSION,
-                "kind": "ComponentType",
+                "kind": "ComponentTypeDefinition",
                 "metadata": {"name": name.clone().unwrap_or_default()},
                 "spec": Value::Object(m.clone()),
             });
@@ -1425,9 +1688,10 @@ pub(crate) fn release_def<'a>(
                     );
                     continue;
                 }
+                // The first version's traits, like its type, keep the proposal's context.
                 let obj = json!({
                     "apiVersion": super::API_VERSION,
-                    "kind": "Trait",
+                    "kind": "Addon",
                     "metadata": {"name": tname},
                     "spec": spec,
                 });

@@ -13,6 +13,8 @@
 //! - `overrides`: an environment's env/file overrides merged into a copy of the workload;
 //! - `pointer` and `patch`: addon patch paths with filters, and the operations;
 //! - `release`: one Component in one environment → its resources (creates, patches, removes);
+//! - `upstream`: the context of upstream kinds (ComponentType, Trait…) as OpenChoreo's controller
+//!   builds it: names, labels, configurations, data plane, dependencies, helper views;
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
 //!
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
@@ -42,6 +44,7 @@ mod shorthand;
 pub mod snapshot;
 mod template;
 mod typecheck;
+mod upstream;
 
 use kinds::{
     canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, ReleaseDef, SnapshotDef, TypeDef,
@@ -70,6 +73,9 @@ pub struct Options {
     pub schemas: Schemas,
     /// Annotate rendered resources with the definition, component and resource that made them.
     pub provenance: bool,
+    /// Live objects (`--observed`): where an upstream render finds the Environment, DataPlane,
+    /// Project or uids the inputs do not hold.
+    pub observed: Option<crate::observed::Observed>,
 }
 
 impl Default for Options {
@@ -82,6 +88,7 @@ impl Default for Options {
             max_collection_size: crate::limits::DEFAULT_COMPONENT_COLLECTION_SIZE,
             schemas: Schemas::bundled(),
             provenance: false,
+            observed: None,
         }
     }
 }
@@ -113,6 +120,8 @@ struct Loaded<'a> {
     releases: Vec<ReleaseDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
+    /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
+    platform: Vec<&'a Document>,
     exprs: Exprs,
     /// `(file, document index)` of every document with an error: what uses one is checked as far
     /// as it can be (its own parameters) but not rendered.
@@ -141,6 +150,18 @@ fn err(
 
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
+
+/// Upstream kinds its controllers render into data-plane objects through pipelines kiln does not
+/// implement (resources and their types: what a workload's resource dependencies point at).
+/// Passing them through would hand a GitOps tool control-plane objects instead of what upstream
+/// renders from them, so they are refused.
+const UNRENDERED_KINDS: &[&str] = &[
+    "ResourceType",
+    "ClusterResourceType",
+    "Resource",
+    "ResourceRelease",
+    "ResourceReleaseBinding",
+];
 
 /// The kinds the front-end renders from, with their upstream aliases: what a near miss is
 /// measured against.
@@ -222,6 +243,13 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.releases.push(r);
                 }
             }
+            _ if UNRENDERED_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} is rendered by upstream's resource pipeline, which kiln does not implement"),
+                "upstream's controller turns resources and their types into data-plane objects; kiln refuses them rather than pass them through unrendered — leave them out of a kiln render",
+            )),
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
                 codes::COMPONENT_INVALID,
@@ -243,7 +271,10 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
             }
             // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
             // they pass through unchanged, like any document kiln does not render.
-            _ => l.others.push(v.clone()),
+            _ => {
+                l.others.push(v.clone());
+                l.platform.push(d);
+            }
         }
     }
     check_duplicates(&l, &mut diags);
@@ -479,6 +510,24 @@ fn compile_resources(
     }
 }
 
+fn compile_validations(
+    rules: &[kinds::Validation],
+    vars: &[&str],
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    errs: &mut Vec<TplError>,
+) {
+    for v in rules {
+        exprs.add_string(
+            &format!("${{{}}}", v.rule),
+            &v.at.key("rule"),
+            vars,
+            limits,
+            errs,
+        );
+    }
+}
+
 fn compile_type(
     t: &TypeDef<'_>,
     exprs: &mut Exprs,
@@ -486,7 +535,29 @@ fn compile_type(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    compile_resources(&t.resources, context::TYPE_VARS, exprs, limits, &mut errs);
+    let vars = if t.upstream {
+        context::UPSTREAM_TYPE_VARS
+    } else {
+        context::TYPE_VARS
+    };
+    compile_resources(&t.resources, vars, exprs, limits, &mut errs);
+    compile_validations(&t.validations, vars, exprs, limits, &mut errs);
+    for e in &t.embedded {
+        exprs.add_value(
+            &e.parameters,
+            &e.at.key("parameters"),
+            vars,
+            limits,
+            &mut errs,
+        );
+        exprs.add_value(
+            &e.environment_configs,
+            &e.at.key("environmentConfigs"),
+            vars,
+            limits,
+            &mut errs,
+        );
+    }
     push_tpl_errors(&t.loc, errs, diags);
 }
 
@@ -497,7 +568,12 @@ fn compile_addon(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    let base = context::ADDON_VARS;
+    let base = if a.upstream {
+        context::UPSTREAM_TRAIT_VARS
+    } else {
+        context::ADDON_VARS
+    };
+    compile_validations(&a.validations, base, exprs, limits, &mut errs);
     compile_resources(&a.creates, base, exprs, limits, &mut errs);
     for p in &a.patches {
         if let Some(e) = &p.for_each {
@@ -558,6 +634,8 @@ struct Inputs<'u, 'a> {
     component: &'u ComponentDef<'a>,
     type_def: &'u TypeDef<'a>,
     addons: Vec<&'u AddonDef<'a>>,
+    /// The traits the type embeds, one per `type_def.embedded` entry.
+    embedded: Vec<&'u AddonDef<'a>>,
     workload: &'u WorkloadDef<'a>,
 }
 
@@ -582,8 +660,26 @@ fn resolve<'u, 'a>(
             2
         }
     };
-    let mut candidates: Vec<&&TypeDef<'a>> =
-        types.iter().filter(|t| t.name == c.type_name).collect();
+    // Upstream tells a ComponentType from a ClusterComponentType of the same name by the
+    // reference's kind; so does kiln, for definitions of those kinds.
+    let kind_fits = |want: &Option<String>, v: &Value, kinds: [&str; 2]| -> bool {
+        let have = v.get("kind").and_then(Value::as_str).unwrap_or("");
+        match want {
+            Some(w) if kinds.contains(&w.as_str()) && kinds.contains(&have) => w == have,
+            _ => true,
+        }
+    };
+    let mut candidates: Vec<&&TypeDef<'a>> = types
+        .iter()
+        .filter(|t| t.name == c.type_name)
+        .filter(|t| {
+            kind_fits(
+                &c.type_kind,
+                &t.value,
+                ["ComponentType", "ClusterComponentType"],
+            )
+        })
+        .collect();
     candidates.sort_by_key(|t| ns_rank(&t.namespace));
     let type_def = match candidates.first() {
         Some(t) if t.workload_type == c.workload_type => Some(**t),
@@ -624,7 +720,11 @@ fn resolve<'u, 'a>(
     };
     let mut used = Vec::new();
     for u in &c.addons {
-        let mut cands: Vec<&&AddonDef<'a>> = addons.iter().filter(|a| a.name == u.name).collect();
+        let mut cands: Vec<&&AddonDef<'a>> = addons
+            .iter()
+            .filter(|a| a.name == u.name)
+            .filter(|a| kind_fits(&u.kind, &a.value, ["Trait", "ClusterTrait"]))
+            .collect();
         cands.sort_by_key(|a| ns_rank(&a.namespace));
         match cands.first() {
             Some(a) => used.push(**a),
@@ -644,6 +744,39 @@ fn resolve<'u, 'a>(
             }
         }
     }
+    let mut embedded = Vec::new();
+    if let Some(t) = type_def {
+        for e in &t.embedded {
+            let mut cands: Vec<&&AddonDef<'a>> = addons
+                .iter()
+                .filter(|a| a.name == e.name)
+                .filter(|a| kind_fits(&e.kind, &a.value, ["Trait", "ClusterTrait"]))
+                .collect();
+            cands.sort_by_key(|a| ns_rank(&a.namespace));
+            match cands.first() {
+                Some(a) if !a.upstream => diags.push(t.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &e.at.key("name"),
+                    format!(
+                        "ComponentType {:?} embeds {:?}, an Addon of the proposal's kinds, not an upstream Trait",
+                        t.name, e.name
+                    ),
+                    "embedded traits are upstream Traits or ClusterTraits (openAPIV3Schema sections)",
+                )),
+                Some(a) => embedded.push(**a),
+                None if failed.contains(&e.name) => {}
+                None => diags.push(t.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &e.at.key("name"),
+                    format!(
+                        "ComponentType {:?} embeds trait {:?} (instance {:?}), which is not among the inputs",
+                        t.name, e.name, e.instance
+                    ),
+                    "add the Trait to the inputs: upstream applies embedded traits to every component of the type",
+                )),
+            }
+        }
+    }
     let workload = match workload {
         Some(w) => Some(w),
         None => {
@@ -656,6 +789,26 @@ fn resolve<'u, 'a>(
             None
         }
     };
+    // A type renders with upstream's context or the proposal's; a trait written for the other
+    // would read variables that are not there.
+    if let Some(t) = type_def {
+        for (a, u) in used.iter().zip(&c.addons) {
+            if a.upstream != t.upstream {
+                diags.push(c.loc.error(
+                    codes::UNKNOWN_ADDON,
+                    &u.at.key("name"),
+                    format!(
+                        "{} {:?} cannot be used with {} {:?}",
+                        if a.upstream { "Trait" } else { "Addon" },
+                        a.name,
+                        if t.upstream { "ComponentType" } else { "ComponentTypeDefinition" },
+                        t.name
+                    ),
+                    "upstream kinds (ComponentType, Trait: openAPIV3Schema sections) and the proposal's (ComponentTypeDefinition, Addon, or spec.schema shorthand) render with different context variables; write both in one style",
+                ));
+            }
+        }
+    }
     if diags.len() > before || type_def.is_none() || used.len() < c.addons.len() {
         return None;
     }
@@ -663,6 +816,7 @@ fn resolve<'u, 'a>(
         component: c,
         type_def: type_def?,
         addons: used,
+        embedded,
         workload: workload?,
     })
 }
@@ -723,8 +877,20 @@ fn plan<'u, 'a>(
             .iter()
             .map(|d| d.environment.as_str())
             .chain(l.snapshots.iter().map(|s| s.environment.as_str()))
+            .chain(
+                l.platform
+                    .iter()
+                    .filter(|d| d.kind() == Some("Environment"))
+                    .filter_map(|d| d.name()),
+            )
             .collect();
-        if !known.is_empty() && !known.contains(want) {
+        let renders_something =
+            !l.components.is_empty() || !l.releases.is_empty() || !l.snapshots.is_empty();
+        // Upstream kinds always render for an environment the inputs know (its Environment is
+        // read); the proposal's kinds, given no environment at all, render the defaults.
+        let upstream_run =
+            l.types.iter().any(|t| t.upstream) || l.releases.iter().any(|r| r.type_def.upstream);
+        if renders_something && !known.contains(want) && (!known.is_empty() || upstream_run) {
             let list: Vec<&str> = known.iter().copied().collect();
             let hint = match crate::suggest::nearest(want, list.iter().copied()) {
                 Some(n) => format!(
@@ -732,11 +898,12 @@ fn plan<'u, 'a>(
                     crate::suggest::did_you_mean(n),
                     list.join(", ")
                 ),
+                None if list.is_empty() => "the inputs name no environment: add the environment's ComponentDeployment/ReleaseBinding (or its Environment)".to_string(),
                 None => format!("environments of the inputs: {}", list.join(", ")),
             };
             let mut d = Diagnostic::error(
                 codes::ENVIRONMENT,
-                format!("no ComponentDeployment or snapshot is for environment {want:?}"),
+                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {want:?}"),
             )
             .with_hint(hint);
             // Placed on the first component, whose environments these are.
@@ -1032,6 +1199,7 @@ fn unit<'u, 'a>(
         component: c,
         type_def: inputs.type_def,
         addons: inputs.addons.clone(),
+        embedded: inputs.embedded.clone(),
         workload: inputs.workload,
         deployment,
         env,
@@ -1093,18 +1261,66 @@ where
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
+    let mut platform = upstream::Platform {
+        // The live Components too: a release records no uid, the live object has it.
+        docs: l
+            .platform
+            .iter()
+            .copied()
+            .chain(l.components.iter().map(|c| c.loc.doc))
+            .collect(),
+        observed: opts.observed.clone(),
+        ..Default::default()
+    };
+    let is_broken = |u: &release::Unit<'_, '_>| {
+        l.is_broken(&u.component.loc)
+            || l.is_broken(&u.type_def.loc)
+            || l.is_broken(&u.workload.loc)
+            || u.deployment.is_some_and(|d| l.is_broken(&d.loc))
+            || u.addons.iter().any(|a| l.is_broken(&a.loc))
+    };
+    // A dependency on a component rendered in this run resolves against that component's
+    // service URL, as its controller would write it into its ReleaseBinding: a first pass
+    // renders the upstream units (without resolving their own dependencies) to find them.
+    let has_dependencies = units.iter().any(|u| {
+        u.type_def.upstream
+            && u.workload
+                .spec
+                .pointer("/dependencies/endpoints")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+    });
+    if has_dependencies {
+        let first = upstream::Platform {
+            docs: platform.docs.clone(),
+            observed: platform.observed.clone(),
+            skip_dependencies: true,
+            ..Default::default()
+        };
+        let found: Vec<_> = units
+            .par_iter()
+            .filter(|u| u.type_def.upstream && !is_broken(u))
+            .filter_map(|u| {
+                let objs = release::render(u, &l.exprs, opts, &first).ok()?;
+                let key = (
+                    u.namespace.clone(),
+                    u.component.project.clone().unwrap_or_default(),
+                    u.component.name.clone(),
+                    u.env.clone(),
+                );
+                Some((key, upstream::service_statuses(&objs, &u.workload.spec)))
+            })
+            .collect();
+        platform.statuses = found.into_iter().collect();
+    }
+    let platform = platform;
     let results: Vec<Result<Option<T>, Vec<Diagnostic>>> = units
         .par_iter()
         .map(|u| {
-            let broken = l.is_broken(&u.component.loc)
-                || l.is_broken(&u.type_def.loc)
-                || l.is_broken(&u.workload.loc)
-                || u.deployment.is_some_and(|d| l.is_broken(&d.loc))
-                || u.addons.iter().any(|a| l.is_broken(&a.loc));
-            if broken {
+            if is_broken(u) {
                 return release::check_parameters(u).map(|()| None);
             }
-            release::render(u, &l.exprs, opts)
+            release::render(u, &l.exprs, opts, &platform)
                 .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]))
         })
         .collect();
@@ -1156,7 +1372,13 @@ pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnosti
     let mut diags = Vec::new();
     for d in docs.iter().filter(|d| is_component_document(d)) {
         let loc = Loc::new(d);
-        match d.kind().and_then(canonical_kind) {
+        let kind = d.kind().unwrap_or("");
+        let canonical = canonical_kind(kind).or(match kind {
+            "ClusterComponentType" => Some("ComponentTypeDefinition"),
+            "ClusterTrait" => Some("Addon"),
+            _ => None,
+        });
+        match canonical {
             Some("ComponentTypeDefinition") => {
                 if let Some(t) = kinds::type_def(loc, &d.value, &mut diags) {
                     let title = format!("ComponentTypeDefinition/{}", t.name);
@@ -1263,7 +1485,18 @@ pub fn create_snapshot(
     let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {
         return Err(Diagnostics(errors));
     };
-    if let Err(ds) = release::render(&u, &l.exprs, opts) {
+    let platform = upstream::Platform {
+        // The live Components too: a release records no uid, the live object has it.
+        docs: l
+            .platform
+            .iter()
+            .copied()
+            .chain(l.components.iter().map(|c| c.loc.doc))
+            .collect(),
+        observed: opts.observed.clone(),
+        ..Default::default()
+    };
+    if let Err(ds) = release::render(&u, &l.exprs, opts, &platform) {
         return Err(Diagnostics(ds));
     }
     let mut comp_value = c.value.clone();

@@ -25,6 +25,8 @@ pub(crate) struct Unit<'u, 'a> {
     pub type_def: &'u TypeDef<'a>,
     /// One per `component.addons` entry, same order.
     pub addons: Vec<&'u AddonDef<'a>>,
+    /// One per `type_def.embedded` entry, same order.
+    pub embedded: Vec<&'u AddonDef<'a>>,
     pub workload: &'u WorkloadDef<'a>,
     pub deployment: Option<&'u DeploymentDef<'a>>,
     pub env: String,
@@ -36,6 +38,9 @@ struct Ctx<'u, 'a, 'e> {
     r: Renderer<'e>,
     /// Most items one forEach may produce.
     max_items: usize,
+    /// The labels every rendered resource gets: upstream's `openchoreo.dev/*` labels for upstream
+    /// kinds, the first implementation's `openchoreo.org/*` labels for the proposal's.
+    labels: serde_json::Map<String, Value>,
 }
 
 impl Ctx<'_, '_, '_> {
@@ -67,7 +72,14 @@ pub(crate) fn render(
     unit: &Unit<'_, '_>,
     exprs: &Exprs,
     opts: &super::Options,
+    platform: &super::upstream::Platform<'_>,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    if unit.type_def.upstream {
+        return render_upstream(unit, exprs, opts, platform);
+    }
+    let mut labels = serde_json::Map::new();
+    labels.insert(LABEL_COMPONENT.into(), json!(unit.component.name));
+    labels.insert(LABEL_ENVIRONMENT.into(), json!(unit.env));
     let c = Ctx {
         unit,
         r: Renderer {
@@ -75,6 +87,7 @@ pub(crate) fn render(
             budget: opts.eval,
         },
         max_items: opts.max_collection_size,
+        labels,
     };
     let comp = unit.component;
     let ty = unit.type_def;
@@ -157,6 +170,312 @@ pub(crate) fn render(
     finish(&c, resources)
 }
 
+/// Render one unit of an upstream ComponentType as upstream's pipeline does
+/// (`internal/pipeline/component/pipeline.go`, `Render`): the context, the type's validations,
+/// its resources, its embedded traits, then the component's traits (each: validations, creates,
+/// patches, removes), then the labels of `metadata.labels` on every resource.
+fn render_upstream(
+    unit: &Unit<'_, '_>,
+    exprs: &Exprs,
+    opts: &super::Options,
+    platform: &super::upstream::Platform<'_>,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let suffix = format!(" (component {:?}, environment {:?})", comp.name, unit.env);
+    let Resolved {
+        params,
+        workload_spec: wl_spec,
+        addon_params,
+    } = resolve(unit, &suffix)?;
+    let up = super::upstream::build(
+        comp,
+        &unit.workload.loc,
+        &unit.env,
+        &unit.namespace,
+        &wl_spec,
+        platform,
+    )?;
+    let c = Ctx {
+        unit,
+        r: Renderer {
+            exprs,
+            budget: opts.eval,
+        },
+        max_items: opts.max_collection_size,
+        labels: up.labels.clone(),
+    };
+    let mut ctx = root_context().new_inner_scope();
+    with_vars(&mut ctx, &up.vars);
+    with_vars(
+        &mut ctx,
+        &[
+            ("parameters", params.all.clone()),
+            ("environmentConfigs", params.env_part.clone()),
+        ],
+    );
+    c.validations(
+        &ctx,
+        &ty.loc,
+        &ty.validations,
+        &format!("ComponentType {:?}", ty.name),
+    )
+    .map_err(|e| vec![e])?;
+    let mut resources: Vec<Value> = Vec::new();
+    let mut made_by: Vec<(&Loc<'_>, &ResourceTpl)> = Vec::new();
+    for t in &ty.resources {
+        let made = c.resource(&ctx, &ty.loc, t).map_err(|e| vec![e])?;
+        made_by.extend(std::iter::repeat_n((&ty.loc, t), made.len()));
+        resources.extend(made);
+    }
+    // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
+    for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
+        let ps =
+            c.r.render(&ctx, &e.parameters, &e.at.key("parameters"))
+                .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
+        let es =
+            c.r.render(
+                &ctx,
+                &e.environment_configs,
+                &e.at.key("environmentConfigs"),
+            )
+            .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
+        let what = format!(
+            "Trait {:?} (embedded instance {:?})",
+            addon.name, e.instance
+        );
+        let params = trait_params(
+            addon,
+            &what,
+            (&ps, &ty.loc, e.at.key("parameters")),
+            (&es, &ty.loc, e.at.key("environmentConfigs")),
+        )?;
+        c.apply_trait(
+            &ctx,
+            addon,
+            &e.instance,
+            &params,
+            &mut resources,
+            &mut made_by,
+        )?;
+    }
+    for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
+        c.apply_trait(
+            &ctx,
+            addon,
+            &use_.instance,
+            params,
+            &mut resources,
+            &mut made_by,
+        )?;
+    }
+    check_schemas(&c, &resources, &made_by, &opts.schemas)?;
+    let data_plane: Vec<bool> = made_by
+        .iter()
+        .map(|(_, t)| t.target_plane.as_deref().unwrap_or("dataplane") == "dataplane")
+        .collect();
+    add_dp_resource_hash(&ty.workload_type, &mut resources, &data_plane);
+    if opts.provenance {
+        provenance(unit, &mut resources, &made_by);
+    }
+    finish(&c, resources)
+}
+
+/// Upstream's `addDPResourceHashAnnotation` (`internal/pipeline/component/pipeline.go`): for a
+/// deployment or statefulset type, a hash of every other resource (without its metadata, sorted
+/// by kind, apiVersion, namespace, name) goes into the main workload's pod-template annotation
+/// `openchoreo.dev/dp-resource-hash`, so a change of a ConfigMap or Secret rolls the pods.
+/// Upstream hashes go-spew's `%#v` text of the objects (`k8s.io/utils/dump.ForHash`) with
+/// FNV-32a and encodes the decimal with `rand.SafeEncodeString`; numbers are written as the
+/// float64 that upstream's JSON-decoded templates and context hold.
+fn add_dp_resource_hash(workload_type: &str, resources: &mut [Value], data_plane: &[bool]) {
+    let main_kind = match workload_type {
+        "deployment" => "Deployment",
+        "statefulset" => "StatefulSet",
+        _ => return,
+    };
+    let kind_of = |r: &Value| {
+        r.get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    // Only data-plane resources count (upstream renders the others into another release).
+    let mut others: Vec<&Value> = resources
+        .iter()
+        .zip(data_plane.iter().chain(std::iter::repeat(&true)))
+        .filter(|(r, dp)| **dp && kind_of(r) != main_kind)
+        .map(|(r, _)| r)
+        .collect();
+    if others.is_empty() {
+        return;
+    }
+    others.sort_by_key(|r| order::key(r));
+    let mut text = String::from("([]map[string]interface {})[");
+    for (i, r) in others.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        let mut m = r.as_object().cloned().unwrap_or_default();
+        m.remove("metadata");
+        spew_map(&m, &mut text);
+    }
+    text.push(']');
+    let hash = super::functions::fnv32a(text.as_bytes());
+    let encoded = safe_encode(&hash.to_string());
+    if let Some(main) = resources.iter_mut().find(|r| kind_of(r) == main_kind) {
+        if let Some(spec) = main.get_mut("spec").and_then(Value::as_object_mut) {
+            let tpl = spec.entry("template").or_insert_with(|| json!({}));
+            if !tpl.is_object() {
+                *tpl = json!({});
+            }
+            let md = tpl
+                .as_object_mut()
+                .map(|t| t.entry("metadata").or_insert_with(|| json!({})));
+            if let Some(md) = md {
+                if !md.is_object() {
+                    *md = json!({});
+                }
+                if let Some(md) = md.as_object_mut() {
+                    let ann = md.entry("annotations").or_insert_with(|| json!({}));
+                    if !ann.is_object() {
+                        *ann = json!({});
+                    }
+                    if let Some(a) = ann.as_object_mut() {
+                        a.insert("openchoreo.dev/dp-resource-hash".into(), json!(encoded));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `k8s.io/apimachinery/pkg/util/rand.SafeEncodeString`.
+fn safe_encode(s: &str) -> String {
+    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    s.chars()
+        .map(|c| ALPHANUMS[(c as usize) % ALPHANUMS.len()] as char)
+        .collect()
+}
+
+/// go-spew's `%#v` of a `map[string]interface {}` met as a slice element or map value's content:
+/// `map[k:(type)v …]`, keys sorted.
+fn spew_map(m: &serde_json::Map<String, Value>, out: &mut String) {
+    out.push_str("map[");
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(k);
+        out.push(':');
+        spew_typed(&m[k.as_str()], out);
+    }
+    out.push(']');
+}
+
+/// go-spew's `%#v` of an `interface {}` value: its dynamic type in parentheses, then the value.
+fn spew_typed(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("(interface {})<nil>"),
+        Value::Bool(b) => {
+            out.push_str("(bool)");
+            out.push_str(if *b { "true" } else { "false" });
+        }
+        Value::Number(n) => {
+            out.push_str("(float64)");
+            out.push_str(&super::template::go_g(n.as_f64().unwrap_or(0.0)));
+        }
+        Value::String(s) => {
+            out.push_str("(string)");
+            out.push_str(s);
+        }
+        Value::Array(a) => {
+            out.push_str("([]interface {})[");
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                spew_typed(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push_str("(map[string]interface {})");
+            spew_map(m, out);
+        }
+    }
+}
+
+/// An upstream trait instance's two sections: its parameters and its environmentConfigs, each
+/// defaulted and validated against its own schema.
+fn trait_params(
+    addon: &AddonDef<'_>,
+    what: &str,
+    params: (&Value, &Loc<'_>, FieldPath),
+    env: (&Value, &Loc<'_>, FieldPath),
+) -> Result<Params, Vec<Diagnostic>> {
+    let p_schema = addon
+        .schemas
+        .params
+        .clone()
+        .unwrap_or_else(|| addon.schemas.merged.clone());
+    let mut errors = Vec::new();
+    let all = context::resolve_section(
+        &p_schema,
+        what,
+        "parameters",
+        params.0,
+        &Source {
+            loc: params.1,
+            at: params.2,
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let env_part = context::resolve_section(
+        &addon.schemas.env,
+        what,
+        "environmentConfigs",
+        env.0,
+        &Source {
+            loc: env.1,
+            at: env.2,
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    match (all, env_part) {
+        (Some(all), Some(env_part)) if errors.is_empty() => Ok(Params { all, env_part }),
+        _ => Err(errors),
+    }
+}
+
+fn provenance(unit: &Unit<'_, '_>, resources: &mut [Value], made_by: &[(&Loc<'_>, &ResourceTpl)]) {
+    let instance = format!("Component/{}", unit.component.name);
+    for (res, (loc, t)) in resources.iter_mut().zip(made_by) {
+        let definition = match unit
+            .addons
+            .iter()
+            .chain(&unit.embedded)
+            .find(|a| std::ptr::eq(&a.loc, *loc))
+        {
+            Some(a) => format!("Addon/{}", a.name),
+            None => format!("ComponentTypeDefinition/{}", unit.type_def.name),
+        };
+        let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
+        crate::render::annotate(
+            res,
+            &[
+                (crate::render::PROVENANCE_DEFINITION, &definition),
+                (crate::render::PROVENANCE_INSTANCE, &instance),
+                (crate::render::PROVENANCE_NODE, &node),
+            ],
+        );
+    }
+}
+
 /// A release's parameters, resolved: the component's (with the environment's overrides), the
 /// workload with the environment's overrides, each addon instance's.
 struct Resolved {
@@ -175,6 +494,9 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
         loc: &comp.loc,
         at: FieldPath::root().key("spec").key("parameters"),
     };
+    if ty.upstream {
+        return resolve_upstream(unit, suffix);
+    }
     let ov_src = unit.deployment.map(|d| Source {
         loc: &d.loc,
         at: d.overrides_at.clone(),
@@ -241,6 +563,142 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
     match (params, workload_spec) {
         (Some(params), Some(workload_spec)) if errors.is_empty() => Ok(Resolved {
             params,
+            workload_spec,
+            addon_params,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// [`resolve`] for an upstream ComponentType: `parameters` from the Component against
+/// `spec.parameters`, `environmentConfigs` from the binding against `spec.environmentConfigs`,
+/// and each trait instance's two sections likewise (upstream `processComponentParameters`,
+/// `ExtractTraitInstanceBindings`).
+fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic>> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    let what = format!("ComponentType {:?}", ty.name);
+    let mut errors = Vec::new();
+    // Upstream's Component has these fields; any other would not render (its API server prunes
+    // it), so a proposal-era field on a Component of an upstream type is a mistake.
+    if comp.loc.doc.kind() == Some("Component") {
+        let spec_at = FieldPath::root().key("spec");
+        for k in comp
+            .value
+            .get("spec")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            if !matches!(
+                k.as_str(),
+                "owner"
+                    | "componentType"
+                    | "autoDeploy"
+                    | "autoBuild"
+                    | "parameters"
+                    | "traits"
+                    | "workflow"
+            ) {
+                errors.push(comp.loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &spec_at.key(k),
+                    format!(
+                        "Component field spec.{k} is not part of upstream's Component and would not render with ComponentType {:?}{suffix}",
+                        ty.name
+                    ),
+                    "upstream's Component has owner, componentType, autoDeploy, autoBuild, parameters, traits and workflow",
+                ));
+            }
+        }
+    }
+    let p_schema = ty
+        .schemas
+        .params
+        .clone()
+        .unwrap_or_else(|| ty.schemas.merged.clone());
+    let all = context::resolve_section(
+        &p_schema,
+        &what,
+        "parameters",
+        &comp.parameters,
+        &Source {
+            loc: &comp.loc,
+            at: FieldPath::root().key("spec").key("parameters"),
+        },
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let empty = json!({});
+    let (env_value, env_src) = match unit.deployment {
+        Some(d) => (
+            &d.overrides,
+            Source {
+                loc: &d.loc,
+                at: d.overrides_at.clone(),
+            },
+        ),
+        None => (
+            &empty,
+            Source {
+                loc: &comp.loc,
+                at: FieldPath::root(),
+            },
+        ),
+    };
+    let env_part = context::resolve_section(
+        &ty.schemas.env,
+        &what,
+        "environmentConfigs",
+        env_value,
+        &env_src,
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let workload_spec = match unit
+        .deployment
+        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
+    {
+        None => Some(unit.workload.spec.clone()),
+        Some((d, o)) => overrides::apply(&unit.workload.spec, o)
+            .map_err(|(at, m)| {
+                errors.push(unit.workload.loc.error(
+                    codes::COMPONENT_INVALID,
+                    &at,
+                    format!(
+                        "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
+                        d.environment,
+                        d.loc.doc.file(),
+                    ),
+                    "env and files of a container are lists of {key, value} entries",
+                ))
+            })
+            .ok(),
+    };
+    let mut addon_params = Vec::new();
+    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
+        let what = format!("Trait {:?} (instance {:?})", addon.name, use_.instance);
+        let (ov, ov_loc, ov_at) = match unit.deployment.and_then(|d| {
+            d.addon_overrides
+                .get(&use_.instance)
+                .map(|(v, at)| (v, d, at))
+        }) {
+            Some((v, d, at)) => (v, &d.loc, at.clone()),
+            None => (&empty, &comp.loc, FieldPath::root()),
+        };
+        match trait_params(
+            addon,
+            &what,
+            (&use_.config, &comp.loc, use_.config_at.clone()),
+            (ov, ov_loc, ov_at),
+        ) {
+            Ok(p) => addon_params.push(p),
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    match (all, env_part, workload_spec) {
+        (Some(all), Some(env_part), Some(workload_spec)) if errors.is_empty() => Ok(Resolved {
+            params: Params { all, env_part },
             workload_spec,
             addon_params,
         }),
@@ -333,6 +791,102 @@ fn literal_prefix(template: &Value, path: &FieldPath) -> FieldPath {
 }
 
 impl Ctx<'_, '_, '_> {
+    /// Upstream's `EvaluateValidationRules`: each rule must be true; every failing rule is
+    /// reported, at the rule, with its message.
+    fn validations(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        rules: &[super::kinds::Validation],
+        what: &str,
+    ) -> Result<(), Diagnostic> {
+        for v in rules {
+            let at = v.at.key("rule");
+            match self
+                .r
+                .eval(ctx, &v.rule, &at)
+                .map_err(|e| self.tpl_diag(loc, e))?
+            {
+                CelValue::Bool(true) => {}
+                CelValue::Bool(false) => {
+                    return Err(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &v.at,
+                        format!("{what} validation failed: {}{}", v.message, self.suffix()),
+                        format!(
+                            "the rule ${{{}}} is false for this component",
+                            v.rule.trim()
+                        ),
+                    ))
+                }
+                other => {
+                    return Err(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &at,
+                        format!(
+                            "{what} validation rule must evaluate to a bool, got {:?}{}",
+                            other.type_of(),
+                            self.suffix()
+                        ),
+                        "write a comparison, e.g. ${size(workload.endpoints) > 0}",
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One upstream trait instance over the resources so far (upstream `ProcessTraits`):
+    /// validations, creates, patches, then removes.
+    fn apply_trait<'l>(
+        &self,
+        base: &Context<'_, 'static>,
+        addon: &'l AddonDef<'_>,
+        instance: &str,
+        params: &Params,
+        resources: &mut Vec<Value>,
+        made_by: &mut Vec<(&'l Loc<'l>, &'l ResourceTpl)>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let mut actx = base.new_inner_scope();
+        with_vars(
+            &mut actx,
+            &[
+                ("parameters", params.all.clone()),
+                ("environmentConfigs", params.env_part.clone()),
+                (
+                    "trait",
+                    json!({"name": addon.name, "instanceName": instance}),
+                ),
+            ],
+        );
+        self.validations(
+            &actx,
+            &addon.loc,
+            &addon.validations,
+            &format!("Trait {:?} (instance {instance:?})", addon.name),
+        )
+        .map_err(|e| vec![e])?;
+        for t in &addon.creates {
+            let made = self.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?;
+            made_by.extend(std::iter::repeat_n((&addon.loc, t), made.len()));
+            resources.extend(made);
+        }
+        for p in &addon.patches {
+            self.patch(&actx, addon, instance, p, resources)
+                .map_err(|e| vec![e])?;
+        }
+        let mut marked = vec![false; resources.len()];
+        for rm in &addon.removes {
+            self.remove(&actx, addon, instance, rm, resources, &mut marked)
+                .map_err(|e| vec![e])?;
+        }
+        let mut keep = marked.iter().map(|m| !m);
+        resources.retain(|_| keep.next().unwrap_or(true));
+        let mut keep = marked.iter().map(|m| !m);
+        made_by.retain(|_| keep.next().unwrap_or(true));
+        Ok(())
+    }
+
     /// includeWhen → forEach → render → strip omit.
     fn resource(
         &self,
@@ -732,8 +1286,9 @@ fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, 
             }
             match labels.as_object_mut() {
                 Some(l) => {
-                    l.insert(LABEL_COMPONENT.into(), json!(comp.name));
-                    l.insert(LABEL_ENVIRONMENT.into(), json!(unit.env));
+                    for (k, v) in &c.labels {
+                        l.insert(k.clone(), v.clone());
+                    }
                 }
                 None => errors.push(comp.loc.error(
                     codes::RESOURCE_INVALID,
@@ -772,4 +1327,77 @@ fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, 
     }
     order::sort(&mut resources);
     Ok(resources)
+}
+
+#[cfg(test)]
+mod dp_hash_tests {
+    use super::*;
+
+    /// The hash upstream's pipeline test pins ("Pinned: part of the upgrade contract") for its
+    /// configurations-and-secrets case
+    /// (internal/pipeline/component/testdata/configurations-and-secrets/
+    /// expected-resources-with-config-helpers.yaml): three ConfigMaps and three ExternalSecrets
+    /// next to the Deployment.
+    #[test]
+    fn dp_resource_hash_matches_upstream_vector() {
+        let labels = json!({"openchoreo.dev/component": "test-app"});
+        let cm = |name: &str, data: Value| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "namespace": "test-namespace", "labels": labels},
+                   "data": data})
+        };
+        let es = |name: &str, data: Value| {
+            json!({"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret",
+                   "metadata": {"name": name, "namespace": "test-namespace", "labels": labels},
+                   "spec": {"refreshInterval": "15s",
+                            "secretStoreRef": {"name": "dev-vault-store", "kind": "ClusterSecretStore"},
+                            "target": {"name": name, "creationPolicy": "Owner"},
+                            "data": data}})
+        };
+        let rr = |k: &str, p: &str| json!({"key": k, "property": p});
+        let mut resources = vec![
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "test-component-dev-12345678"},
+                   "spec": {"replicas": 3, "template": {"spec": {}}}}),
+            // The env ConfigMap's template sets no namespace, which sorts it first.
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "test-app-dev-env-configs-6f21fc92", "labels": labels},
+                   "data": {"LOG_LEVEL": "error", "DEBUG_MODE": "true", "NEW_CONFIG": "production"}}),
+            cm(
+                "test-app-dev-config-app-properties-ac691794",
+                json!({"app.properties": "app.name=myapp\napp.version=1.0.0\n"}),
+            ),
+            cm(
+                "test-app-dev-config-config-json-9aa130bc",
+                json!({"config.json": "{\n  \"database\": {\n    \"host\": \"prod.db.example.com\",\n    \"port\": 5432\n  }\n}\n"}),
+            ),
+            es(
+                "test-app-dev-env-secrets-757009dd",
+                json!([{"secretKey": "DB_PASSWORD", "remoteRef": rr("prod/db", "password")},
+                      {"secretKey": "API_KEY", "remoteRef": rr("dev/api", "api_key")}]),
+            ),
+            es(
+                "test-app-dev-secret-application-yaml-07d48de3",
+                json!([{"secretKey": "application.yaml", "remoteRef": rr("dev/config", "application.yaml")}]),
+            ),
+            es(
+                "test-app-dev-secret-tls-crt-1381e562",
+                json!([{"secretKey": "tls.crt", "remoteRef": rr("prod/certificates", "tls.crt")}]),
+            ),
+        ];
+        // A resource for the observability plane does not count (upstream hashes data-plane
+        // resources only).
+        resources.push(
+            json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+                              "metadata": {"name": "alerts"}, "spec": {"groups": []}}),
+        );
+        let mut planes = vec![true; resources.len() - 1];
+        planes.push(false);
+        add_dp_resource_hash("deployment", &mut resources, &planes);
+        assert_eq!(
+            resources[0]
+                .pointer("/spec/template/metadata/annotations/openchoreo.dev~1dp-resource-hash"),
+            Some(&json!("696979b485"))
+        );
+    }
 }

@@ -36,6 +36,9 @@ pub(crate) struct Schemas {
     pub env: Value,
     /// Top-level fields of envOverrides.
     pub env_keys: BTreeSet<String>,
+    /// The parameters section alone (upstream `spec.parameters`), which an upstream render
+    /// checks a Component's `parameters` against; `None` for shorthand schemas.
+    pub params: Option<Value>,
     /// What every unit of this definition uses, derived from the above on first use.
     derived: std::sync::OnceLock<Derived>,
 }
@@ -155,6 +158,7 @@ pub(crate) fn from_shorthand(section: Option<&Value>) -> Result<Schemas, Vec<Sch
         merged: strip_top_default(merged),
         env: strip_top_default(env_schema),
         env_keys: env.keys().cloned().collect(),
+        params: None,
         derived: std::sync::OnceLock::new(),
     })
 }
@@ -221,14 +225,9 @@ pub(crate) fn from_openapi(
         let mut props = props;
         if let Some(ep) = e.get("properties").and_then(Value::as_object) {
             for (k, v) in ep {
-                if props.contains_key(k) {
-                    errors.push(err(
-                        FieldPath::root().key("environmentConfigs").key(k),
-                        format!(
-                            "field {k:?} is declared in both parameters and environmentConfigs"
-                        ),
-                    ));
-                }
+                // Upstream keeps parameters and environmentConfigs apart, so a field may be
+                // declared in both; the merged view (`kiln schema`, the proposal-era
+                // `envOverrides`) keeps the environment's declaration.
                 props.insert(k.clone(), v.clone());
             }
         }
@@ -251,6 +250,7 @@ pub(crate) fn from_openapi(
         merged,
         env: e,
         env_keys,
+        params: Some(p),
         derived: std::sync::OnceLock::new(),
     })
 }

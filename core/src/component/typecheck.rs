@@ -83,7 +83,14 @@ impl<'e> Checker<'e> {
             what: format!("ComponentTypeDefinition {:?}", t.name),
             diags: Vec::new(),
         };
-        let mut scope = self.base_scope(&t.schemas, false);
+        let mut scope = if t.upstream {
+            self.upstream_scope(&t.schemas, false)
+        } else {
+            self.base_scope(&t.schemas, false)
+        };
+        for v in &t.validations {
+            self.condition(&mut sink, "rule", &v.rule, &v.at.key("rule"), &mut scope);
+        }
         for r in &t.resources {
             self.resource(&mut sink, r, &mut scope);
         }
@@ -97,7 +104,14 @@ impl<'e> Checker<'e> {
             what: format!("Addon {:?}", a.name),
             diags: Vec::new(),
         };
-        let mut scope = self.base_scope(&a.schemas, true);
+        let mut scope = if a.upstream {
+            self.upstream_scope(&a.schemas, true)
+        } else {
+            self.base_scope(&a.schemas, true)
+        };
+        for v in &a.validations {
+            self.condition(&mut sink, "rule", &v.rule, &v.at.key("rule"), &mut scope);
+        }
         for r in &a.creates {
             self.resource(&mut sink, r, &mut scope);
         }
@@ -180,6 +194,64 @@ impl<'e> Checker<'e> {
             s.declare("addon", me.clone());
             s.declare("trait", me);
             s.declare("instanceName", Type::String);
+        }
+        s
+    }
+
+    /// The variables of upstream's `ComponentContext` / `TraitContext`: `parameters` and
+    /// `environmentConfigs` typed by their own sections, `metadata` by upstream's
+    /// `MetadataContext`; the platform views (`workload`, `configurations`, `dependencies`,
+    /// `dataplane`, `environment`, `gateway`) are `dyn`.
+    fn upstream_scope(&self, params: &shorthand::Schemas, is_trait: bool) -> Scope {
+        let string = json!({"type": "string"});
+        let string_map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let mut s = Scope::new();
+        let mut md = serde_json::Map::new();
+        for k in [
+            "componentName",
+            "componentUID",
+            "projectName",
+            "projectUID",
+            "dataPlaneName",
+            "dataPlaneUID",
+            "environmentName",
+            "environmentUID",
+            "name",
+            "namespace",
+            "componentNamespace",
+        ] {
+            md.insert(k.into(), string.clone());
+        }
+        for k in ["labels", "annotations", "podSelectors"] {
+            md.insert(k.into(), string_map.clone());
+        }
+        s.declare(
+            "metadata",
+            self.object(json!({"type": "object", "properties": Value::Object(md)})),
+        );
+        let typed = |v: &Value| Type::of_node(&self.k8s.node_of(&numbers_dynamic(v), false));
+        s.declare(
+            "parameters",
+            typed(params.params.as_ref().unwrap_or(&params.merged)),
+        );
+        s.declare("environmentConfigs", typed(&params.env));
+        for k in [
+            "workload",
+            "configurations",
+            "dependencies",
+            "dataplane",
+            "environment",
+            "gateway",
+        ] {
+            s.declare(k, Type::Dyn);
+        }
+        if is_trait {
+            s.declare(
+                "trait",
+                self.object(json!({"type": "object", "properties": {
+                    "name": string, "instanceName": string,
+                }})),
+            );
         }
         s
     }
