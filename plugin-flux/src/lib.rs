@@ -25,10 +25,10 @@
 #![allow(clippy::result_large_err)]
 
 pub mod artifact;
-pub mod inplace;
+pub use kiln_core::inplace;
 pub mod kustomization;
 pub mod preview;
-pub mod tree;
+pub use kiln_core::inplace::tree;
 pub mod vars;
 
 use std::collections::HashMap;
@@ -39,6 +39,17 @@ use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
 
 use inplace::{OutFile, Protect};
+
+/// Groups kiln-flux passes through by default: Flux's own kinds (Kustomization, HelmRelease,
+/// sources, alerts, image automation) are what a Flux tree holds besides manifests.
+pub const FLUX_GROUPS: &[&str] = &[
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "notification.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
+    "source.extensions.fluxcd.io",
+];
 
 /// What a run prints and its exit code.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
