@@ -376,7 +376,13 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         .flatten()
         .collect();
     let warnings = rendered.redacted_warnings(&[], &objects);
-    finish(&place, env, &opts, objects, in_repository(warnings, &place.root))
+    finish(
+        &place,
+        env,
+        &opts,
+        objects,
+        in_repository(warnings, &place.root),
+    )
 }
 
 /// The application directory has a kustomization: rendered in place and built by kustomize

@@ -99,10 +99,15 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
             None => errs.push(
                 Diagnostic::error(
                     codes::PATH_ESCAPE,
-                    format!("values file {} is outside the application directory", quote(v)),
+                    format!(
+                        "values file {} is outside the application directory",
+                        quote(v)
+                    ),
                 )
                 .in_file("ARGOCD_APP_PARAMETERS")
-                .with_hint("with a kustomization, values files are paths inside the application directory"),
+                .with_hint(
+                    "with a kustomization, values files are paths inside the application directory",
+                ),
             ),
         }
     }
@@ -186,7 +191,9 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
     if escapes.has_errors() {
         let mut ds = escapes.0;
         for d in &mut ds {
-            d.message = d.message.replace("the source root", "the repository checkout");
+            d.message = d
+                .message
+                .replace("the source root", "the repository checkout");
             if d.code == codes::PATH_ESCAPE {
                 d.hint = Some("kiln-cmp's trust boundary is the repository checkout: every path a kustomization names stays inside it; copy the file into the repository instead of pointing outside".into());
             }
@@ -208,6 +215,32 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
     .map_err(|d| with_scratch(vec![d]))?;
     let docs = kiln_core::document::parse_file("kustomize build", text, &limits.yaml)
         .map_err(|d| with_scratch(vec![d]))?;
+    // A ResourceGraphDefinition in kustomize's output came from outside the application
+    // directory (one inside is consumed, or in kro mode shipped): kiln did not render it, nor
+    // its instances. In kro mode RGDs are meant for the controller.
+    if !opts.kro_mode {
+        let stray: Vec<Diagnostic> = docs
+            .iter()
+            .filter(|d| {
+                d.kind() == Some("ResourceGraphDefinition")
+                    && d.api_version().is_some_and(|v| v.starts_with("kro.run/"))
+            })
+            .map(|d| {
+                Diagnostic::error(
+                    codes::REQUEST_INVALID,
+                    format!(
+                        "kustomize's output holds the ResourceGraphDefinition {}, which kiln did not render: it comes from outside the application directory",
+                        quote(d.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?"))
+                    ),
+                )
+                .in_file(app.clone())
+                .with_hint("kiln renders the inputs inside the application directory only: move the definitions and their instances into it, or point the Application at a directory that holds them")
+            })
+            .collect();
+        if !stray.is_empty() {
+            return Err(with_scratch(stray));
+        }
+    }
     Ok(Built {
         objects: docs.into_iter().map(|d| d.value).collect(),
         warnings: built.warnings,

@@ -854,7 +854,10 @@ fn kustomize_is_found_on_path_or_its_absence_is_an_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     let err = text(&o.stderr);
-    assert!(err.contains("neither kustomize nor kubectl is on PATH"), "{err}");
+    assert!(
+        err.contains("neither kustomize nor kubectl is on PATH"),
+        "{err}"
+    );
     let _ = bin;
 }
 
@@ -897,6 +900,41 @@ fn a_kustomization_leaving_the_checkout_is_refused_before_kustomize_runs() {
     }
 }
 
+/// A base outside the application directory is used as written: kiln does not render it, so
+/// a ResourceGraphDefinition it holds would reach Argo CD unrendered (and its instances with
+/// it). Refused, saying where kiln's inputs go.
+#[test]
+fn definitions_from_a_base_outside_the_app_directory_are_refused() {
+    let kubectl = kubectl().display().to_string();
+    let rgd = std::fs::read_to_string(repo().join("apps/web-kro/rgd.yaml")).unwrap();
+    let inst = std::fs::read_to_string(repo().join("apps/web-kro/instances.yaml")).unwrap();
+    let files = [
+        ("apps/base/rgd.yaml", rgd.as_str()),
+        ("apps/base/instances.yaml", inst.as_str()),
+        (
+            "apps/base/kustomization.yaml",
+            "resources: [rgd.yaml, instances.yaml]\n",
+        ),
+        (
+            "apps/overlay/kustomization.yaml",
+            "resources: [../base]\nnamePrefix: p-\n",
+        ),
+    ];
+    let o = Call {
+        files: &files,
+        extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+        ..Call::generate("apps/overlay")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}\n{}", text(&o.stdout));
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("holds the ResourceGraphDefinition \"p-webapps.example.com\""),
+        "{err}"
+    );
+}
+
 /// A remote base is refused unless the sidecar allows it (the trust boundary is the checkout).
 #[test]
 fn a_remote_base_is_refused_unless_the_sidecar_allows_it() {
@@ -922,7 +960,11 @@ fn a_remote_base_is_refused_unless_the_sidecar_allows_it() {
     }
     .run();
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("unknown plugin env"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("unknown plugin env"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// A kustomization below the application directory, with none at its top, is not what Argo CD
