@@ -935,6 +935,42 @@ fn definitions_from_a_base_outside_the_app_directory_are_refused() {
     );
 }
 
+/// KILN_KUSTOMIZE_BUILD_OPTIONS are added to the build as Argo CD adds `kustomize.buildOptions`:
+/// a file beside the application directory (inside the checkout) is refused by kustomize's
+/// default load restrictor and read with `--load-restrictor LoadRestrictionsNone`.
+#[test]
+fn the_sidecars_build_options_reach_kustomize() {
+    let kubectl = kubectl().display().to_string();
+    let files = [
+        (
+            "apps/web-kro/kustomization.yaml",
+            "resources: [rgd.yaml, instances.yaml, ../shared-cm.yaml]\n",
+        ),
+        (
+            "apps/shared-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
+        ),
+    ];
+    let run = |options: &str| {
+        Call {
+            files: &files,
+            extra_env: &[
+                ("KILN_KUSTOMIZE", kubectl.as_str()),
+                ("KILN_KUSTOMIZE_BUILD_OPTIONS", options),
+            ],
+            ..Call::generate("apps/web-kro")
+        }
+        .run()
+    };
+    let o = run("");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("kustomize build failed"), "{err}");
+    no_temporary_path(&err);
+    let o = run("--load-restrictor  LoadRestrictionsNone");
+    assert!(ok(&o).contains("name: shared"));
+}
+
 /// A remote base is refused unless the sidecar allows it (the trust boundary is the checkout).
 #[test]
 fn a_remote_base_is_refused_unless_the_sidecar_allows_it() {
