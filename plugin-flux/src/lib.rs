@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
+use kiln_core::vocabulary::Vocabulary;
 
 use inplace::{OutFile, Protect};
 
@@ -104,22 +105,25 @@ fn report(ds: &[Diagnostic], secrets: &Secrets) -> String {
     s
 }
 
-/// The diagnostic with a hint in kiln-flux's words: core's hints name the `kiln` command line's
-/// options, some of which kiln-flux does not have (`--crds`: a Flux tree's CRDs are in the
-/// tree), and the substitution check's fix is kiln-flux's `--protect`.
+/// kiln-flux's words for the `kiln` flags core's hints name: its own options have the CLI's
+/// names, except `--crds` (a Flux tree's CRDs are files of the tree).
+pub fn vocabulary() -> Vocabulary {
+    Vocabulary::new([("--crds", "a file of the tree")]).phrases([
+        (" to the inputs (or --crds)", " to the tree"),
+        (" (or --crds)", ""),
+    ])
+}
+
+/// The diagnostic in kiln-flux's words ([`vocabulary`]); the substitution check's fix is
+/// kiln-flux's `--protect`.
 pub fn door_hint(d: &Diagnostic) -> Diagnostic {
-    let mut d = d.clone();
+    let mut d = vocabulary().speak(d.clone());
     if d.code == codes::FLUX_UNESCAPED {
         d.hint = Some(format!(
             "build with --protect (escapes it: `$${{` for `${{`) or --protect=annotate (adds {}: {}), or escape it in the source",
             kiln_core::flux::SUBSTITUTE_KEY,
             kiln_core::flux::DISABLED
         ));
-    } else if let Some(h) = &d.hint {
-        d.hint = Some(
-            h.replace(" to the inputs (or --crds)", " to the tree")
-                .replace(" (or --crds)", ""),
-        );
     }
     d
 }
