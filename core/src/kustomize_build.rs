@@ -78,7 +78,11 @@ pub fn run(
         })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let mut msg = stderr.trim().replace(&dir.display().to_string(), shown);
+        let stderr: Vec<&str> = stderr.lines().map(without_log_header).collect();
+        let mut msg = stderr
+            .join("\n")
+            .trim()
+            .replace(&dir.display().to_string(), shown);
         let cwd_shown = cwd.display().to_string();
         if !cwd_shown.is_empty() && cwd_shown != "/" {
             msg = msg.replace(&cwd_shown, ".");
@@ -94,6 +98,20 @@ pub fn run(
         Diagnostic::error(codes::NOT_UTF8, "kustomize wrote output that is not UTF-8")
             .in_file(shown.to_string())
     })
+}
+
+/// A line of kubectl's log without its header (`E1127 16:20:20.444300   12595 run.go:72] `):
+/// the time and process id would make the same failure a different message every run.
+fn without_log_header(line: &str) -> &str {
+    let b = line.as_bytes();
+    let header = b.len() > 5
+        && matches!(b[0], b'E' | b'W' | b'I' | b'F')
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b' ';
+    match line.find("] ") {
+        Some(i) if header => &line[i + 2..],
+        _ => line,
+    }
 }
 
 /// Write a scratch copy: `others` (files outside the rendered tree, byte for byte) at their
@@ -133,6 +151,17 @@ pub fn io_err(p: &Path, e: &std::io::Error) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubectls_log_header_is_left_out() {
+        assert_eq!(
+            without_log_header(
+                "E1127 16:20:20.444300   12595 run.go:72] \"command failed\" err=\"x\""
+            ),
+            "\"command failed\" err=\"x\""
+        );
+        assert_eq!(without_log_header("Error: x] y"), "Error: x] y");
+    }
 
     #[test]
     fn kubectl_and_kustomize_are_run_as_each_builds() {

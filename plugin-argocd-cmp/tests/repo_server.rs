@@ -967,6 +967,8 @@ fn the_sidecars_build_options_reach_kustomize() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("kustomize build failed"), "{err}");
     no_temporary_path(&err);
+    // Argo CD caches errors too: the same failure is the same message (no log time or pid).
+    assert_eq!(text(&run("").stderr), err);
     let o = run("--load-restrictor  LoadRestrictionsNone");
     assert!(ok(&o).contains("name: shared"));
 }
