@@ -53,10 +53,12 @@ pub mod fieldpath;
 /// Flux postBuild variable substitution (`${var}` in rendered objects), for the Flux door.
 pub mod flux;
 pub mod graph;
+pub mod inplace;
 pub mod inventory;
 pub mod ir;
 pub mod kro;
 pub mod kurel;
+pub mod kustomize_build;
 pub mod kustomize_paths;
 pub mod layout;
 pub mod limits;

@@ -6,7 +6,9 @@
 //! at an option they cannot set. A door gives a [`Vocabulary`]: for each flag, what its user
 //! writes instead; [`Vocabulary::speak`] rewrites a diagnostic's message, hint and file with it.
 //! A replacement holding `{}` takes the flag's argument there (`--env NAME` with
-//! `spec.environment: {}` is `spec.environment: NAME`).
+//! `spec.environment: {}` is `spec.environment: NAME`); [`Vocabulary::forms`] gives a flag one
+//! form without an argument and one with (`{key}` and `{value}` split a `PATH=VALUE` argument),
+//! and [`Vocabulary::phrases`] whole phrases a door says differently.
 //! [`cli_flags`] finds the flags a text still names, so a door's test can hold that none is left.
 //!
 //! ```
@@ -26,7 +28,20 @@ use crate::diag::Diagnostic;
 /// What a door's user writes for each command-line flag.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Vocabulary {
-    words: Vec<(String, String)>,
+    words: Vec<Word>,
+    phrases: Vec<(String, String)>,
+}
+
+/// One flag's replacements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    flag: String,
+    /// Without an argument (and for a replacement that takes none).
+    bare: String,
+    /// With the argument: `{}` stands for it, or `{key}` and `{value}` for the two sides of a
+    /// `KEY=VALUE` argument (an argument without `=` gives `bare ARG`). `None`: the flag takes
+    /// no argument here, and a following word stays as it is.
+    with_arg: Option<String>,
 }
 
 impl Vocabulary {
@@ -43,22 +58,93 @@ impl Vocabulary {
         Self {
             words: words
                 .into_iter()
-                .map(|(f, r)| (f.into(), r.into()))
+                .map(|(f, r)| {
+                    let r: String = r.into();
+                    if r.contains("{}") {
+                        Word {
+                            flag: f.into(),
+                            bare: r.replacen(" {}", "", 1).replacen("{}", "", 1),
+                            with_arg: Some(r),
+                        }
+                    } else {
+                        Word {
+                            flag: f.into(),
+                            bare: r,
+                            with_arg: None,
+                        }
+                    }
+                })
                 .collect(),
+            phrases: Vec::new(),
         }
     }
 
-    /// The replacement of `flag`, if the vocabulary has one.
+    /// A vocabulary of `(flag, without an argument, with one)` triples: `("--pass-through",
+    /// "passThrough", "passThrough: [{}]")` says `--pass-through acme.io` as
+    /// `passThrough: [acme.io]` and a bare `--pass-through` as `passThrough`; `{key}` and
+    /// `{value}` split a `KEY=VALUE` argument (`set: {{key}: {value}}`).
+    pub fn forms<I, F, B, W>(words: I) -> Self
+    where
+        I: IntoIterator<Item = (F, B, W)>,
+        F: Into<String>,
+        B: Into<String>,
+        W: Into<String>,
+    {
+        Self {
+            words: words
+                .into_iter()
+                .map(|(f, b, w)| Word {
+                    flag: f.into(),
+                    bare: b.into(),
+                    with_arg: Some(w.into()),
+                })
+                .collect(),
+            phrases: Vec::new(),
+        }
+    }
+
+    /// These words too (a flag given twice: the first wins).
+    pub fn and(mut self, other: Vocabulary) -> Self {
+        self.words.extend(other.words);
+        self.phrases.extend(other.phrases);
+        self
+    }
+
+    /// Whole phrases said differently, replaced before the flags (`" (or --crds)"` by `""` for
+    /// a door whose CRDs are its inputs).
+    pub fn phrases<I, F, T>(mut self, phrases: I) -> Self
+    where
+        I: IntoIterator<Item = (F, T)>,
+        F: Into<String>,
+        T: Into<String>,
+    {
+        self.phrases
+            .extend(phrases.into_iter().map(|(f, t)| (f.into(), t.into())));
+        self
+    }
+
+    /// The replacement of `flag` (without an argument), if the vocabulary has one.
     pub fn word(&self, flag: &str) -> Option<&str> {
-        self.words
-            .iter()
-            .find(|(f, _)| f == flag)
-            .map(|(_, r)| r.as_str())
+        self.entry(flag).map(|w| w.bare.as_str())
+    }
+
+    fn entry(&self, flag: &str) -> Option<&Word> {
+        self.words.iter().find(|w| w.flag == flag)
     }
 
     /// `text` with every flag the vocabulary knows replaced; other text, and flags it does not
     /// know, are left as they are.
     pub fn text(&self, text: &str) -> String {
+        let mut phrased;
+        let text = if self.phrases.iter().any(|(f, _)| text.contains(f.as_str())) {
+            phrased = text.to_string();
+            for (f, t) in &self.phrases {
+                phrased = phrased.replace(f.as_str(), t);
+            }
+            phrased.as_str()
+        } else {
+            text
+        };
         let mut out = String::with_capacity(text.len());
         let mut rest = 0;
         for (at, flag) in flag_spans(text) {
@@ -66,20 +152,26 @@ impl Vocabulary {
                 // Taken as the argument of the flag before.
                 continue;
             }
-            if let Some(r) = self.word(flag) {
-                out.push_str(&text[rest..at]);
-                rest = at + flag.len();
-                if r.contains("{}") {
-                    let arg = argument(&text[rest..]);
-                    if arg.is_empty() {
-                        out.push_str(&r.replacen(" {}", "", 1).replacen("{}", "", 1));
+            let Some(w) = self.entry(flag) else {
+                continue;
+            };
+            out.push_str(&text[rest..at]);
+            rest = at + flag.len();
+            let arg = argument(&text[rest..]);
+            match &w.with_arg {
+                Some(form) if !arg.is_empty() => {
+                    let said = if form.contains("{key}") {
+                        match arg.split_once('=') {
+                            Some((k, v)) => form.replacen("{key}", k, 1).replacen("{value}", v, 1),
+                            None => format!("{} {arg}", w.bare),
+                        }
                     } else {
-                        out.push_str(&r.replacen("{}", arg, 1));
-                        rest += 1 + arg.len();
-                    }
-                } else {
-                    out.push_str(r);
+                        form.replacen("{}", arg, 1)
+                    };
+                    out.push_str(&said);
+                    rest += 1 + arg.len();
                 }
+                _ => out.push_str(&w.bare),
             }
         }
         out.push_str(&text[rest..]);
@@ -96,16 +188,22 @@ impl Vocabulary {
 }
 
 /// The argument at the start of `rest` (what follows a flag): after one space, a word that does
-/// not start with `-` or `(`, up to white space, without closing punctuation.
+/// not start with `-`, `(` or a quote, up to white space, without closing punctuation, and not
+/// one of the sentence's own words (`or`, `and`, `to`, `is`, `with`).
 fn argument(rest: &str) -> &str {
     let Some(after) = rest.strip_prefix(' ') else {
         return "";
     };
-    if after.starts_with(['-', '(', ' ']) {
+    if after.starts_with(['-', '(', ' ', '"', '`']) {
         return "";
     }
     let word = after.split(char::is_whitespace).next().unwrap_or("");
-    word.trim_end_matches([')', ',', ';', ':', '.'])
+    let word = word.trim_end_matches([')', ',', ';', ':', '.']);
+    // A word of the sentence, not an argument.
+    if matches!(word, "or" | "and" | "to" | "is" | "with") {
+        return "";
+    }
+    word
 }
 
 /// The command-line flags `text` names (`--word`, at the start of a word), in order.
@@ -182,6 +280,24 @@ mod tests {
         assert_eq!(
             v.text("pass --env NAME or add one; (--env) or --env, then --limit output-bytes=2Gi)."),
             "pass spec.environment: NAME or add one; (spec.environment:) or spec.environment:, then a higher output-bytes=2Gi (not settable here))."
+        );
+    }
+
+    #[test]
+    fn forms_with_and_without_an_argument_and_phrases() {
+        let v = Vocabulary::forms([
+            ("--pass-through", "passThrough", "passThrough: [{}]"),
+            ("--set", "set", "set: {{key}: {value}}"),
+        ])
+        .and(Vocabulary::new([("--allow-empty", "allowEmpty: true")]))
+        .phrases([(" (or --crds)", "")]);
+        assert_eq!(
+            v.text("say so with --pass-through acme.io (or --crds); or --pass-through, or --pass-through to them"),
+            "say so with passThrough: [acme.io]; or passThrough, or passThrough to them"
+        );
+        assert_eq!(
+            v.text("write --set a.b=3, --set \"x=1\" or --set x; (--allow-empty) --allow-empty x"),
+            "write set: {a.b: 3}, set \"x=1\" or set x; (allowEmpty: true) allowEmpty: true x"
         );
     }
 }

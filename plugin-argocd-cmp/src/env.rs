@@ -55,7 +55,32 @@ pub struct Env {
     /// The plugin env entries kiln documents, by their name without `ARGOCD_ENV_` (the
     /// prefixed variable wins over an unprefixed one of the same name).
     pub plugin_env: BTreeMap<String, String>,
+    /// The sidecar's settings for applications with a kustomization ([`Sidecar`]).
+    pub sidecar: Sidecar,
 }
+
+/// Settings of the sidecar itself, for applications whose directory holds a kustomization: set
+/// on the sidecar container only (unprefixed names; an Application cannot set them, and an
+/// `ARGOCD_ENV_KILN_…` is an unknown plugin env).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sidecar {
+    /// `KILN_KUSTOMIZE`: the program that builds (`kustomize`, or `kubectl`, run as
+    /// `kubectl kustomize`); unset: `kustomize`, else `kubectl`, found on `PATH`.
+    pub kustomize: Option<String>,
+    /// `KILN_KUSTOMIZE_BUILD_OPTIONS`: options added to every build, split at whitespace, as Argo
+    /// CD's `kustomize.buildOptions` in `argocd-cm`.
+    pub build_options: Vec<String>,
+    /// `KILN_ALLOW_REMOTE_BASES=true`: let kustomizations name remote bases and files (refused
+    /// otherwise: the trust boundary is the checkout).
+    pub allow_remote_bases: bool,
+}
+
+/// The names of the sidecar's settings ([`Sidecar`]).
+pub const SIDECAR_NAMES: &[&str] = &[
+    "KILN_KUSTOMIZE",
+    "KILN_KUSTOMIZE_BUILD_OPTIONS",
+    "KILN_ALLOW_REMOTE_BASES",
+];
 
 /// The plugin env names kiln reads (as `ARGOCD_ENV_NAME`, or `NAME` set on the sidecar): the
 /// ones of [`crate::options::OPTIONS`].
@@ -137,6 +162,30 @@ impl Env {
                 },
             },
             plugin_env,
+            sidecar: Sidecar {
+                kustomize: get("KILN_KUSTOMIZE"),
+                build_options: get("KILN_KUSTOMIZE_BUILD_OPTIONS")
+                    .map(|s| s.split_whitespace().map(String::from).collect())
+                    .unwrap_or_default(),
+                allow_remote_bases: match get("KILN_ALLOW_REMOTE_BASES").as_deref() {
+                    None | Some("false") => false,
+                    Some("true") => true,
+                    Some(other) => {
+                        errs.push(
+                            Diagnostic::error(
+                                codes::REQUEST_INVALID,
+                                format!(
+                                    "KILN_ALLOW_REMOTE_BASES is {}, not true or false",
+                                    crate::options::quote(other)
+                                ),
+                            )
+                            .in_file("KILN_ALLOW_REMOTE_BASES")
+                            .with_hint("set it on the kiln sidecar container to true or false"),
+                        );
+                        false
+                    }
+                },
+            },
         };
         (env, errs)
     }

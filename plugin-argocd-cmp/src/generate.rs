@@ -180,9 +180,10 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
 pub const KUSTOMIZATION_NAMES: &[&str] =
     &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-/// A kustomization in the application directory, one error each: kiln-cmp renders the kiln
-/// inputs of a directory and does not run kustomize, so a kustomization would otherwise be read
-/// as a manifest ("document has no apiVersion") or, without an extension, silently left out.
+/// A kustomization below an application directory that has none at its top, one error each:
+/// Argo CD builds a directory with kustomize only when the kustomization is at its top, and kiln
+/// follows it; read as a manifest the kustomization would fail ("document has no apiVersion")
+/// or, without an extension, be silently left out.
 pub fn kustomizations(place: &Place) -> Vec<Diagnostic> {
     let Ok(root) = kiln_core::source::Root::named(&place.root, PathBuf::new()) else {
         return Vec::new();
@@ -199,10 +200,10 @@ pub fn kustomizations(place: &Place) -> Vec<Diagnostic> {
         .map(|f| {
             Diagnostic::error(
                 codes::REQUEST_INVALID,
-                "kiln-cmp does not build kustomizations: this directory would be rendered without it",
+                "a kustomization below the application directory is not built: only one at its top is",
             )
             .in_file(f.display().to_string())
-            .with_hint("render the kiln inputs with kiln-krm from Argo CD's own kustomize instead (docs/argocd.md, Without a sidecar), or keep the kustomization in an Application of its own")
+            .with_hint("point the Application's source.path at the directory of the kustomization (kiln renders it in place and builds it), or add a kustomization.yaml at the top of the application directory that names it")
         })
         .collect()
 }
@@ -355,6 +356,9 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(p) => p,
         Err(d) => return failed(&[d]),
     };
+    if crate::kustomize::top_kustomization(&place).is_some() {
+        return generate_kustomized(&place, env, &opts);
+    }
     let kustomizations = kustomizations(&place);
     if !kustomizations.is_empty() {
         return failed(&kustomizations);
@@ -371,6 +375,45 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         .into_iter()
         .flatten()
         .collect();
+    let warnings = rendered.redacted_warnings(&[], &objects);
+    finish(
+        &place,
+        env,
+        &opts,
+        objects,
+        in_repository(warnings, &place.root),
+    )
+}
+
+/// The application directory has a kustomization: rendered in place and built by kustomize
+/// ([`crate::kustomize`]).
+fn generate_kustomized(place: &Place, env: &Env, opts: &Options) -> Outcome {
+    match crate::kustomize::build(place, env, opts) {
+        Ok(b) => finish(
+            place,
+            env,
+            opts,
+            b.objects,
+            in_repository(b.warnings, &place.root),
+        ),
+        Err(f) => {
+            let mut ds = in_repository(f.diagnostics, &place.root);
+            if let Some(s) = &f.scratch {
+                ds = in_repository(ds, s);
+            }
+            failed(&ds)
+        }
+    }
+}
+
+/// The objects on stdout, warnings on stderr; an empty result is refused unless allowed.
+fn finish(
+    place: &Place,
+    env: &Env,
+    opts: &Options,
+    objects: Vec<serde_json::Value>,
+    warnings: Vec<Diagnostic>,
+) -> Outcome {
     if objects.is_empty() && !opts.allow_empty {
         // With auto-prune, an empty stream deletes every resource of the application.
         return failed(&[Diagnostic::error(
@@ -390,10 +433,7 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(stdout) => Outcome {
             stdout,
             // Warnings go to stderr: Argo CD logs them, and they never fail the run unless strict.
-            stderr: report(&in_repository(
-                rendered.redacted_warnings(&[], &objects),
-                &place.root,
-            )),
+            stderr: report(&warnings),
             code: 0,
         },
         Err(d) => failed(&[d]),

@@ -15,6 +15,7 @@ pub mod discover;
 pub mod env;
 pub mod generate;
 pub mod kit;
+pub mod kustomize;
 pub mod options;
 pub mod parameters;
 

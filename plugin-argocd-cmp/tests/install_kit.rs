@@ -253,3 +253,47 @@ fn the_example_applications_name_the_plugin_and_its_parameters() {
     envs.sort();
     assert_eq!(envs, ["development", "production"]);
 }
+
+#[path = "../../cli/tests/readme/mod.rs"]
+mod readme;
+
+/// Issue 23.18: the install kit's README runs as it says: kiln-cmp installed from the checkout
+/// prints the shipped plugin configuration and renders an application directory as the
+/// repo-server runs it. `docker build` is not run here (no daemon): the Dockerfile it names is
+/// checked to build kiln-cmp and ship kubectl and the plugin configuration.
+#[test]
+fn the_install_kit_runs_as_its_readme_says() {
+    let d = tempfile::tempdir().unwrap();
+    readme::copy_in("examples/webapp", d.path());
+    let ran = readme::run(
+        "deploy/argocd/README.md",
+        d.path(),
+        &[("kiln-cmp", env!("CARGO_BIN_EXE_kiln-cmp").into())],
+        &["plugin-argocd-cmp"],
+        &["docker"],
+        &[],
+    );
+    assert_eq!(ran.len(), 2, "plugin-yaml and generate");
+    assert_eq!(
+        String::from_utf8_lossy(&ran[0].output.stdout),
+        kiln_cmp::PLUGIN_YAML
+    );
+    let out = String::from_utf8_lossy(&ran[1].output.stdout);
+    assert!(out.contains("kind: Deployment"), "{out}");
+    let text = std::fs::read_to_string(readme::repo().join("deploy/argocd/README.md")).unwrap();
+    let docker = readme::sh_lines(&text)
+        .into_iter()
+        .find(|l| l.starts_with("docker build"))
+        .expect("the README builds the image");
+    assert!(docker.contains("-f deploy/argocd/Dockerfile"), "{docker}");
+    let dockerfile =
+        std::fs::read_to_string(readme::repo().join("deploy/argocd/Dockerfile")).unwrap();
+    for needed in [
+        "cargo build --release --locked -p kiln-cmp",
+        "/usr/local/bin/kiln-cmp",
+        "/usr/local/bin/kubectl",
+        "COPY deploy/argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml",
+    ] {
+        assert!(dockerfile.contains(needed), "the Dockerfile lacks {needed}");
+    }
+}

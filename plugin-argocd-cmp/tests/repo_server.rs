@@ -741,8 +741,274 @@ fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
 /// Item 23.7: kiln-cmp does not run kustomize; a kustomization in the application directory
 /// (any name Argo CD takes for one: util/kustomize/kustomize.go, `KustomizationNames`) is refused
 /// with what to do, instead of "document has no apiVersion" or a render that leaves it out.
+/// kubectl, found on PATH, or a test failure naming what to install: a check that needs the real
+/// `kubectl kustomize` must not pass by skipping.
+fn kubectl() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("kubectl"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("kubectl is needed by this test and is not on PATH: install kubectl 1.27 or newer (kustomize v5 is built in)")
+        })
+}
+
+/// An overlay in the application directory: Argo CD would build the directory with kustomize
+/// (util/kustomize/kustomize.go, `Build`: `kustomize build <path>`), so kiln-cmp renders the
+/// directory in place and builds it with the real kustomize: the overlay's namePrefix and its
+/// patch of a rendered Deployment reach the output, and the consumed definition is gone.
 #[test]
-fn a_kustomization_in_the_app_directory_is_refused_with_what_to_do() {
+fn a_kustomization_in_the_app_directory_is_rendered_in_place_and_built() {
+    let kubectl = kubectl();
+    for name in kiln_cmp::generate::KUSTOMIZATION_NAMES {
+        let path = format!("apps/web-kro/{name}");
+        let overlay = "namePrefix: prod-
+resources:
+- rgd.yaml
+- instances.yaml
+- extra
+patches:
+- target: {kind: Deployment, name: shop}
+  patch: |
+    - op: replace
+      path: /spec/replicas
+      value: 5
+";
+        let files = [
+            (path.as_str(), overlay),
+            (
+                "apps/web-kro/extra/kustomization.yaml",
+                "resources: [cm.yaml]\n",
+            ),
+            (
+                "apps/web-kro/extra/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {a: b}\n",
+            ),
+        ];
+        let kubectl = kubectl.display().to_string();
+        let extra_env = [("KILN_KUSTOMIZE", kubectl.as_str())];
+        let o = Call {
+            files: &files,
+            extra_env: &extra_env,
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        let out = ok(&o);
+        let objs = objects(&out);
+        assert!(
+            objs.contains(&("Deployment".into(), "prod-shop".into())),
+            "{name}: {objs:?}\n{out}"
+        );
+        assert!(
+            objs.contains(&("Service".into(), "prod-shop".into())),
+            "{objs:?}"
+        );
+        assert!(
+            objs.contains(&("ConfigMap".into(), "prod-extra".into())),
+            "{objs:?}"
+        );
+        assert!(
+            !objs
+                .iter()
+                .any(|(k, _)| k == "ResourceGraphDefinition" || k == "WebApp"),
+            "{objs:?}"
+        );
+        let deployment = out
+            .split("\n---\n")
+            .find(|d| d.contains("kind: Deployment"))
+            .unwrap();
+        assert!(deployment.contains("replicas: 5"), "{deployment}");
+        assert!(deployment.contains("namespace: team-a"), "{deployment}");
+        // Same input, same bytes.
+        let again = Call {
+            files: &files,
+            extra_env: &extra_env,
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        assert_eq!(ok(&again), out);
+    }
+}
+
+/// Without KILN_KUSTOMIZE, kustomize (or kubectl) is found on PATH; with neither there, the run
+/// fails saying what to install, and prints nothing.
+#[test]
+fn kustomize_is_found_on_path_or_its_absence_is_an_error() {
+    let bin = kubectl();
+    let files = [(
+        "apps/web-kro/kustomization.yaml",
+        "resources: [rgd.yaml, instances.yaml]\n",
+    )];
+    let o = Call {
+        files: &files,
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    assert!(ok(&o).contains("kind: Deployment"));
+    let empty = tempfile::tempdir().unwrap();
+    let o = Call {
+        files: &files,
+        ..Call::generate("apps/web-kro")
+    }
+    .run_with(|c| c.env("PATH", empty.path()).output().unwrap());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("neither kustomize nor kubectl is on PATH"),
+        "{err}"
+    );
+    let _ = bin;
+}
+
+/// kustomize runs on the real disk, and with its default load restrictor it loads a base
+/// directory from anywhere: every path a kustomization names is checked to stay in the checkout
+/// before kustomize runs (KLN1002), and nothing is printed.
+#[test]
+fn a_kustomization_leaving_the_checkout_is_refused_before_kustomize_runs() {
+    let kubectl = kubectl().display().to_string();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("kustomization.yaml"),
+        "resources: [secret.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        outside.path().join("secret.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leaked}\ndata: {token: s3cr3t}\n",
+    )
+    .unwrap();
+    let absolute = format!(
+        "resources: [rgd.yaml, instances.yaml, {}]\n",
+        outside.path().display()
+    );
+    let climbing = "resources: [rgd.yaml, instances.yaml]\nconfigMapGenerator:\n- name: c\n  files: [../../../../../../../../etc/hostname]\n";
+    for k in [absolute.as_str(), climbing] {
+        let files = [("apps/web-kro/kustomization.yaml", k)];
+        let o = Call {
+            files: &files,
+            extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+        assert!(err.contains("error[KLN1002]"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
+        no_temporary_path(&err);
+    }
+}
+
+/// A base outside the application directory is used as written: kiln does not render it, so
+/// a ResourceGraphDefinition it holds would reach Argo CD unrendered (and its instances with
+/// it). Refused, saying where kiln's inputs go.
+#[test]
+fn definitions_from_a_base_outside_the_app_directory_are_refused() {
+    let kubectl = kubectl().display().to_string();
+    let rgd = std::fs::read_to_string(repo().join("apps/web-kro/rgd.yaml")).unwrap();
+    let inst = std::fs::read_to_string(repo().join("apps/web-kro/instances.yaml")).unwrap();
+    let files = [
+        ("apps/base/rgd.yaml", rgd.as_str()),
+        ("apps/base/instances.yaml", inst.as_str()),
+        (
+            "apps/base/kustomization.yaml",
+            "resources: [rgd.yaml, instances.yaml]\n",
+        ),
+        (
+            "apps/overlay/kustomization.yaml",
+            "resources: [../base]\nnamePrefix: p-\n",
+        ),
+    ];
+    let o = Call {
+        files: &files,
+        extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+        ..Call::generate("apps/overlay")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}\n{}", text(&o.stdout));
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("holds the ResourceGraphDefinition \"p-webapps.example.com\""),
+        "{err}"
+    );
+}
+
+/// KILN_KUSTOMIZE_BUILD_OPTIONS are added to the build as Argo CD adds `kustomize.buildOptions`:
+/// a file beside the application directory (inside the checkout) is refused by kustomize's
+/// default load restrictor and read with `--load-restrictor LoadRestrictionsNone`.
+#[test]
+fn the_sidecars_build_options_reach_kustomize() {
+    let kubectl = kubectl().display().to_string();
+    let files = [
+        (
+            "apps/web-kro/kustomization.yaml",
+            "resources: [rgd.yaml, instances.yaml, ../shared-cm.yaml]\n",
+        ),
+        (
+            "apps/shared-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\n",
+        ),
+    ];
+    let run = |options: &str| {
+        Call {
+            files: &files,
+            extra_env: &[
+                ("KILN_KUSTOMIZE", kubectl.as_str()),
+                ("KILN_KUSTOMIZE_BUILD_OPTIONS", options),
+            ],
+            ..Call::generate("apps/web-kro")
+        }
+        .run()
+    };
+    let o = run("");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("kustomize build failed"), "{err}");
+    no_temporary_path(&err);
+    // Argo CD caches errors too: the same failure is the same message (no log time or pid).
+    assert_eq!(text(&run("").stderr), err);
+    let o = run("--load-restrictor  LoadRestrictionsNone");
+    assert!(ok(&o).contains("name: shared"));
+}
+
+/// A remote base is refused unless the sidecar allows it (the trust boundary is the checkout).
+#[test]
+fn a_remote_base_is_refused_unless_the_sidecar_allows_it() {
+    let files = [(
+        "apps/web-kro/kustomization.yaml",
+        "resources: [rgd.yaml, instances.yaml, 'https://github.com/example/base//deploy?ref=v1']\n",
+    )];
+    let o = Call {
+        files: &files,
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(err.contains("error[KLN1014]"), "{err}");
+    assert!(err.contains("KILN_ALLOW_REMOTE_BASES=true"), "{err}");
+    // The Application cannot allow it: only the sidecar's own environment can.
+    let o = Call {
+        files: &files,
+        plugin_env: &[("KILN_ALLOW_REMOTE_BASES", "true")],
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("unknown plugin env"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A kustomization below the application directory, with none at its top, is not what Argo CD
+/// builds: refused, saying what to do.
+#[test]
+fn a_kustomization_below_the_app_directory_is_refused_with_what_to_do() {
     for name in kiln_cmp::generate::KUSTOMIZATION_NAMES {
         let path = format!("apps/web-kro/overlay/{name}");
         let files = [(path.as_str(), "resources:\n- ../rgd.yaml\n")];
@@ -757,10 +1023,10 @@ fn a_kustomization_in_the_app_directory_is_refused_with_what_to_do() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
             err.starts_with(&format!(
-                "error[KLN1010]: {path}: kiln-cmp does not build kustomizations"
+                "error[KLN1010]: {path}: a kustomization below the application directory is not built"
             )),
             "{err}"
         );
-        assert!(err.contains("kiln-krm"), "{err}");
+        assert!(err.contains("source.path"), "{err}");
     }
 }

@@ -25,10 +25,10 @@
 #![allow(clippy::result_large_err)]
 
 pub mod artifact;
-pub mod inplace;
+pub use kiln_core::inplace;
 pub mod kustomization;
 pub mod preview;
-pub mod tree;
+pub use kiln_core::inplace::tree;
 pub mod vars;
 
 use std::collections::HashMap;
@@ -37,8 +37,20 @@ use std::path::{Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
+use kiln_core::vocabulary::Vocabulary;
 
 use inplace::{OutFile, Protect};
+
+/// Groups kiln-flux passes through by default: Flux's own kinds (Kustomization, HelmRelease,
+/// sources, alerts, image automation) are what a Flux tree holds besides manifests.
+pub const FLUX_GROUPS: &[&str] = &[
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "notification.toolkit.fluxcd.io",
+    "image.toolkit.fluxcd.io",
+    "source.extensions.fluxcd.io",
+];
 
 /// What a run prints and its exit code.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -93,22 +105,25 @@ fn report(ds: &[Diagnostic], secrets: &Secrets) -> String {
     s
 }
 
-/// The diagnostic with a hint in kiln-flux's words: core's hints name the `kiln` command line's
-/// options, some of which kiln-flux does not have (`--crds`: a Flux tree's CRDs are in the
-/// tree), and the substitution check's fix is kiln-flux's `--protect`.
+/// kiln-flux's words for the `kiln` flags core's hints name: its own options have the CLI's
+/// names, except `--crds` (a Flux tree's CRDs are files of the tree).
+pub fn vocabulary() -> Vocabulary {
+    Vocabulary::new([("--crds", "a file of the tree")]).phrases([
+        (" to the inputs (or --crds)", " to the tree"),
+        (" (or --crds)", ""),
+    ])
+}
+
+/// The diagnostic in kiln-flux's words ([`vocabulary`]); the substitution check's fix is
+/// kiln-flux's `--protect`.
 pub fn door_hint(d: &Diagnostic) -> Diagnostic {
-    let mut d = d.clone();
+    let mut d = vocabulary().speak(d.clone());
     if d.code == codes::FLUX_UNESCAPED {
         d.hint = Some(format!(
             "build with --protect (escapes it: `$${{` for `${{`) or --protect=annotate (adds {}: {}), or escape it in the source",
             kiln_core::flux::SUBSTITUTE_KEY,
             kiln_core::flux::DISABLED
         ));
-    } else if let Some(h) = &d.hint {
-        d.hint = Some(
-            h.replace(" to the inputs (or --crds)", " to the tree")
-                .replace(" (or --crds)", ""),
-        );
     }
     d
 }

@@ -187,7 +187,11 @@ fn build(a: BuildArgs) -> Outcome {
         render: inplace::Options {
             environment: a.environment,
             namespace: a.namespace,
-            pass_through: a.pass_through,
+            pass_through: kiln_flux::FLUX_GROUPS
+                .iter()
+                .map(|g| g.to_string())
+                .chain(a.pass_through)
+                .collect(),
             strict: a.strict,
             kro_mode: a.mode == "kro",
             emit_crds: a.emit_crds,
@@ -196,6 +200,7 @@ fn build(a: BuildArgs) -> Outcome {
             limits,
             protect: a.protect.as_deref().and_then(kiln_flux::parse_protect),
             lint: false,
+            ..Default::default()
         },
         preview: preview::Options {
             kubectl: a.kubectl,

@@ -22,17 +22,16 @@
 //! kustomize-controller sets it when it applies.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
 use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::flux::postbuild::{self, PostBuild};
-use kiln_core::kustomize_paths;
 use kiln_core::redact::Secrets;
 use kiln_core::source::Root;
+use kiln_core::{kustomize_build, kustomize_paths};
 use serde_json::{Map, Value};
 
-use crate::inplace::{is_kustomization_file, OutFile};
+use crate::inplace::is_kustomization_file;
 use crate::kustomization::Kustomization;
 use crate::vars::Sources;
 
@@ -135,38 +134,16 @@ pub fn preview(
         return Err(Failure::from(escapes));
     }
     let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
-    let out = Command::new(&kubectl)
-        .arg("kustomize")
-        .arg("--load-restrictor")
-        .arg("LoadRestrictionsNone")
-        .arg(&dir)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            fail(
-                Diagnostic::error(
-                    codes::REQUEST_INVALID,
-                    format!("cannot run {}: {e}", kubectl.display()),
-                )
-                .with_hint("check that kubectl is installed and executable"),
-            )
-        })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let shown = spec_rel.display().to_string();
-        let msg = stderr.trim().replace(&dir.display().to_string(), &shown);
-        return Err(fail(
-            Diagnostic::error(codes::REQUEST_INVALID, format!("kustomize build failed: {msg}"))
-                .in_file(shown)
-                .with_hint("the rendered tree, with the Kustomization's transformations, is what Flux builds; fix the kustomization.yaml or the Kustomization's patches, images or components"),
-        ));
-    }
-    let text = String::from_utf8(out.stdout).map_err(|_| {
-        fail(Diagnostic::error(
-            codes::NOT_UTF8,
-            "kustomize wrote output that is not UTF-8",
-        ))
-    })?;
+    // Flux's build: load restrictions off (fluxcd/pkg kustomize, `SecureBuild`).
+    let text = kustomize_build::run(
+        &kustomize_build::Program(kubectl),
+        &dir,
+        stage,
+        &["--load-restrictor".into(), "LoadRestrictionsNone".into()],
+        &spec_rel.display().to_string(),
+        "the rendered tree, with the Kustomization's transformations, is what Flux builds; fix the kustomization.yaml or the Kustomization's patches, images or components",
+    )
+    .map_err(fail)?;
     let docs = parse_file("kustomize build", text, &opts.yaml).map_err(fail)?;
     let mut secrets = Secrets::default();
     let mut objects: Vec<Value> = match (&k.post_build, opts.substitute) {
@@ -235,36 +212,9 @@ fn set_metadata(o: &mut Value, field: &str, pairs: &Map<String, Value>) {
 
 /// Write the scratch copy: `others` (the source root's files outside `spec.path`, byte for
 /// byte) and `built` (the rendered tree) at `spec_rel`.
-pub fn stage(
-    stage: &Path,
-    spec_rel: &Path,
-    others: &[OutFile],
-    built: &[OutFile],
-) -> Result<(), Diagnostic> {
-    let put = |path: PathBuf, f: &OutFile| -> Result<(), Diagnostic> {
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| io_err(&path, &e))?;
-        }
-        std::fs::write(&path, &f.bytes).map_err(|e| io_err(&path, &e))
-    };
-    for f in others {
-        put(stage.join(&f.rel), f)?;
-    }
-    std::fs::create_dir_all(stage.join(spec_rel)).map_err(|e| io_err(stage, &e))?;
-    for f in built {
-        put(stage.join(spec_rel).join(&f.rel), f)?;
-    }
-    Ok(())
-}
+pub use kiln_core::kustomize_build::stage;
 
-fn io_err(p: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(
-        codes::IO_READ,
-        format!("cannot write the scratch copy: {e}"),
-    )
-    .in_file(p.display().to_string())
-    .with_hint("check the space and permissions of the temporary directory (TMPDIR)")
-}
+use kiln_core::kustomize_build::io_err;
 
 /// Rewrite (or generate) the kustomization file at `dir` with the Kustomization's fields.
 pub fn write_overlay(dir: &Path, k: &Kustomization, yaml: &YamlLimits) -> Result<(), Diagnostics> {

@@ -6,6 +6,7 @@
 //! the exit code is 1 whenever any result is an error, as kyaml's framework does.
 
 use kiln_core::diag::{Diagnostic, Severity};
+use kiln_core::vocabulary::Vocabulary;
 use serde_json::{Map, Value};
 
 /// Where a diagnostic points in the orchestrator's terms.
@@ -33,97 +34,34 @@ pub fn resource_ref(obj: &Value) -> Option<Value> {
     Some(Value::Object(r))
 }
 
-/// How a `kiln` flag is said in the Render configuration.
-#[derive(Clone, Copy)]
-enum Said {
-    /// A list field: `FIELD: [ARG]`.
-    List,
-    /// A scalar field: `FIELD: ARG`.
-    Scalar,
-    /// A boolean field that the flag turns on: `FIELD: true`.
-    On,
-    /// `set`: `PATH=VALUE` becomes `set: {PATH: VALUE}`.
-    Set,
-}
-
 /// kiln-core's hints name the `kiln` CLI's flags; a kiln-krm user writes Render spec fields (or
-/// the same keys in kpt's ConfigMap). Flags with no counterpart here stay as they are; `--limit`
-/// is kiln-krm's own flag too.
-const FLAGS: [(&str, &str, Said); 10] = [
-    ("--pass-through", "passThrough", Said::List),
-    ("--env", "environment", Said::Scalar),
-    ("--namespace", "namespace", Said::Scalar),
-    ("--observed", "observed", Said::List),
-    ("--mode", "mode", Said::Scalar),
-    ("--allow-empty", "allowEmpty", Said::On),
-    ("--strict", "strict", Said::On),
-    ("--values", "values", Said::List),
-    ("--set", "set", Said::Set),
-    ("--crds", "paths", Said::List),
-];
-
-/// `text` with the CLI's flags said as Render spec fields: `--pass-through acme.io` becomes
-/// `passThrough: [acme.io]`, `--env NAME` `environment: NAME`, `(--allow-empty)`
-/// `(allowEmpty: true)`.
-pub fn door_words(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    'scan: while let Some(at) = rest.find("--") {
-        out.push_str(&rest[..at]);
-        let here = &rest[at..];
-        for (flag, field, said) in FLAGS {
-            let Some(after) = here.strip_prefix(flag) else {
-                continue;
-            };
-            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-') {
-                continue;
-            }
-            // The argument: the next word, unless it opens a remark or another flag.
-            let arg = after
-                .strip_prefix(' ')
-                .map(|a| {
-                    let end = a
-                        .find(|c: char| c.is_whitespace() || matches!(c, ')' | ',' | ';'))
-                        .unwrap_or(a.len());
-                    a[..end].trim_end_matches([':', '.'])
-                })
-                .filter(|w| {
-                    !w.is_empty()
-                        && !w.starts_with(['(', '-', '"', '`'])
-                        && !matches!(*w, "or" | "and" | "to" | "is" | "with")
-                });
-            let consumed = arg.map_or(0, |a| 1 + a.len());
-            match (said, arg) {
-                (Said::On, _) => {
-                    out.push_str(field);
-                    out.push_str(": true");
-                    rest = after;
-                    continue 'scan;
-                }
-                (Said::List, Some(a)) => out.push_str(&format!("{field}: [{a}]")),
-                (Said::Scalar, Some(a)) => out.push_str(&format!("{field}: {a}")),
-                (Said::Set, Some(a)) => match a.split_once('=') {
-                    Some((p, v)) => out.push_str(&format!("{field}: {{{p}: {v}}}")),
-                    None => out.push_str(&format!("{field} {a}")),
-                },
-                (_, None) => out.push_str(field),
-            }
-            rest = &after[consumed..];
-            continue 'scan;
-        }
-        out.push_str("--");
-        rest = &here[2..];
-    }
-    out.push_str(rest);
-    out
+/// the same keys in kpt's ConfigMap): `--pass-through acme.io` is `passThrough: [acme.io]`,
+/// `--env NAME` `environment: NAME`, `(--allow-empty)` `(allowEmpty: true)`. Flags with no
+/// counterpart here stay as they are; `--limit` is kiln-krm's own flag too.
+pub fn vocabulary() -> Vocabulary {
+    Vocabulary::forms([
+        ("--pass-through", "passThrough", "passThrough: [{}]"),
+        ("--env", "environment", "environment: {}"),
+        ("--namespace", "namespace", "namespace: {}"),
+        ("--observed", "observed", "observed: [{}]"),
+        ("--mode", "mode", "mode: {}"),
+        ("--values", "values", "values: [{}]"),
+        ("--set", "set", "set: {{key}: {value}}"),
+        ("--crds", "paths", "paths: [{}]"),
+    ])
+    .and(Vocabulary::new([
+        ("--allow-empty", "allowEmpty: true"),
+        ("--strict", "strict: true"),
+    ]))
 }
 
 /// One diagnostic as a result.
 pub fn from_diagnostic(d: &Diagnostic, at: &Location) -> Value {
     let mut r = Map::new();
-    let mut message = format!("{}: {}", d.code.id, door_words(&d.message));
+    let words = vocabulary();
+    let mut message = format!("{}: {}", d.code.id, words.text(&d.message));
     if let Some(h) = &d.hint {
-        message.push_str(&format!(" (hint: {})", door_words(h)));
+        message.push_str(&format!(" (hint: {})", words.text(h)));
     }
     r.insert("message".into(), message.into());
     let severity = match d.severity {
@@ -175,8 +113,9 @@ pub fn exit_code(results: &[Value]) -> u8 {
 /// diagnostic names a file kiln made up for an item.
 pub fn human(d: &Diagnostic, at: &Location) -> String {
     let mut d = d.clone();
-    d.message = door_words(&d.message);
-    d.hint = d.hint.as_deref().map(door_words);
+    let words = vocabulary();
+    d.message = words.text(&d.message);
+    d.hint = d.hint.as_deref().map(|h| words.text(h));
     if let Some((path, index)) = &at.file {
         d.file = Some(if *index > 0 {
             format!("{path} (document {index})")
@@ -290,7 +229,7 @@ mod tests {
                 "--settings and --env-file and a -- b",
             ),
         ] {
-            assert_eq!(door_words(cli), door, "{cli}");
+            assert_eq!(vocabulary().text(cli), door, "{cli}");
         }
     }
 

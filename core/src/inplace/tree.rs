@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use kiln_core::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, Diagnostic, Diagnostics};
 use rayon::prelude::*;
 
 /// One file of a tree.

@@ -1,4 +1,4 @@
-//! Rendering a tree in place: the output tree has the input's file layout, with kiln's inputs
+//! Rendering a tree in place (kiln-flux's build, kiln-cmp's kustomize applications): the output tree has the input's file layout, with kiln's inputs
 //! replaced by what they render and every other file byte for byte.
 //!
 //! Per file of the tree:
@@ -27,33 +27,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kiln_core::diag::{codes, Diagnostic, Diagnostics};
-use kiln_core::document::{parse_source_with_warnings, SourceFile};
-use kiln_core::flux::{lint, DISABLED, SUBSTITUTE_KEY};
-use kiln_core::limits::Limits;
-use kiln_core::output;
-use kiln_core::request::{self, OriginKind, Request};
-use kiln_core::source::Input;
+use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::document::{parse_source_with_warnings, SourceFile};
+use crate::flux::{lint, DISABLED, SUBSTITUTE_KEY};
+use crate::limits::Limits;
+use crate::output;
+use crate::request::{self, OriginKind, Request};
+use crate::source::Input;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::tree;
+pub mod tree;
 
 /// Where pass-through `openchoreo.dev` documents of the component front-end go.
 // TODO(core): `Origin` of `OriginKind::ComponentPassthrough` names no file, so these documents
 // cannot be put back where they came from.
 pub const OPENCHOREO_FILE: &str = "openchoreo.yaml";
-
-/// Groups kiln passes through by default in a Flux tree: Flux's own kinds (Kustomization,
-/// HelmRelease, sources, alerts, image automation) are what such trees hold besides manifests.
-pub const FLUX_GROUPS: &[&str] = &[
-    "kustomize.toolkit.fluxcd.io",
-    "source.toolkit.fluxcd.io",
-    "helm.toolkit.fluxcd.io",
-    "notification.toolkit.fluxcd.io",
-    "image.toolkit.fluxcd.io",
-    "source.extensions.fluxcd.io",
-];
 
 /// How rendered objects are kept from Flux's postBuild substitution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +60,7 @@ pub struct Options {
     pub environment: Option<String>,
     /// Default namespace of namespaced objects that set none.
     pub namespace: Option<String>,
-    /// Further groups whose unknown kinds pass through (besides [`FLUX_GROUPS`]).
+    /// Groups whose unknown kinds pass through (a door adds its tool's own: kiln-flux Flux's).
     pub pass_through: Vec<String>,
     /// Warnings fail the build.
     pub strict: bool,
@@ -90,6 +79,12 @@ pub struct Options {
     pub observed: Vec<PathBuf>,
     /// Leave out the provenance annotations.
     pub no_provenance: bool,
+    /// kurel values files, relative to the tree (confined to it, as every path of the request).
+    pub values: Vec<PathBuf>,
+    /// kurel `path=value` overrides.
+    pub sets: Vec<String>,
+    /// kro mode: sync waves on CRDs and RGDs.
+    pub sync_waves: bool,
 }
 
 /// One file of the output tree.
@@ -127,7 +122,7 @@ enum Role {
 /// not part of it (a `kubectl get -o yaml` dump in a CI workspace).
 fn observed_inputs(paths: &[PathBuf], limits: &Limits) -> Result<Vec<Input>, Diagnostics> {
     let named: Vec<Input> = paths.iter().cloned().map(Input::Path).collect();
-    let loaded = kiln_core::source::load_inputs_with_files(&named, &limits.yaml);
+    let loaded = crate::source::load_inputs_with_files(&named, &limits.yaml);
     if loaded.diagnostics.has_errors() {
         return Err(loaded.diagnostics);
     }
@@ -158,7 +153,7 @@ pub fn is_kustomization_file(rel: &str) -> bool {
 pub fn is_manifest_name(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
     base.rsplit_once('.')
-        .is_some_and(|(_, e)| kiln_core::source::MANIFEST_EXTENSIONS.contains(&e))
+        .is_some_and(|(_, e)| crate::source::MANIFEST_EXTENSIONS.contains(&e))
 }
 
 /// The directories of kurel packages in the tree (in sorted order), and the extensions beside
@@ -182,7 +177,7 @@ fn packages(dir: &Path, files: &[tree::File]) -> (Vec<String>, Vec<String>) {
         }
         if d.ends_with(".local.kurel") {
             locals.push(d);
-        } else if kiln_core::kurel::is_package(&dir.join(&d)) {
+        } else if crate::kurel::is_package(&dir.join(&d)) {
             pkgs.push(d);
         }
     }
@@ -227,7 +222,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // would be outside the tree; and walked as a plain tree, its files would be read as
     // manifests (or pass through unrendered). `kiln render DIR` renders it as a package, so the
     // door says what to do rather than build something else.
-    if kiln_core::kurel::is_package(dir) {
+    if crate::kurel::is_package(dir) {
         return Err(Diagnostics(vec![Diagnostic::error(
             codes::REQUEST_INVALID,
             format!(
@@ -237,8 +232,8 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         )
         .in_file(dir.display().to_string())
         .with_hint(
-            "build the directory that holds the package: kiln-flux writes the package's objects \
-             to NAME.yaml beside its directory (docs/flux.md)",
+            "build the directory that holds the package: rendered in place, a package's objects \
+             go to NAME.yaml beside its directory",
         )]));
     }
     let (pkgs, locals) = packages(dir, &files);
@@ -282,8 +277,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         return Err(diags);
     }
     inputs.extend(pkgs.iter().map(|p| Input::Path(p.into())));
-    let mut pass_through: Vec<String> = FLUX_GROUPS.iter().map(|s| s.to_string()).collect();
-    pass_through.extend(opts.pass_through.iter().cloned());
+    let pass_through = opts.pass_through.clone();
     let req = Request {
         inputs,
         root: Some(dir.to_path_buf()),
@@ -300,6 +294,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             request::Mode::Direct
         },
         emit_crds: opts.emit_crds,
+        sync_waves: opts.sync_waves,
+        values: opts.values.clone(),
+        sets: opts.sets.clone(),
         observed: observed_inputs(&opts.observed, &opts.limits)?,
         no_provenance: opts.no_provenance,
         ..Request::default()
@@ -564,7 +561,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     limits.output_bytes
                 ),
             )
-            .with_hint(kiln_core::limits::Limit::OutputBytes.hint("build a smaller tree")),
+            .with_hint(crate::limits::Limit::OutputBytes.hint("build a smaller tree")),
         );
         return Err(diags);
     }
@@ -652,7 +649,7 @@ fn rewrite_kustomizations(
         match output::to_yaml(&value) {
             Ok(text) => {
                 f.bytes = format!(
-                    "# Rewritten by kiln-flux: resources name the rendered tree's files.\n{text}"
+                    "# Rewritten by kiln: resources name the rendered tree's files.\n{text}"
                 )
                 .into_bytes()
             }
@@ -669,7 +666,7 @@ fn rewrite_kustomizations(
 /// The path below the tree that `entry`, written in the kustomization of `kdir`, names; `None`
 /// for a remote or absolute entry, or one that leaves the tree.
 fn in_tree(kdir: &str, entry: &str) -> Option<String> {
-    if entry.starts_with('/') || kiln_core::kustomize_paths::is_remote(entry) {
+    if entry.starts_with('/') || crate::kustomize_paths::is_remote(entry) {
         return None;
     }
     let mut parts: Vec<&str> = kdir.split('/').filter(|c| !c.is_empty()).collect();
@@ -736,7 +733,7 @@ fn document_count(f: &OutFile, limits: &Limits) -> Result<usize, Diagnostic> {
         text,
     });
     parse_source_with_warnings(&source, &limits.yaml)
-        .map(|(docs, _)| kiln_core::document::expand_lists(docs).len())
+        .map(|(docs, _)| crate::document::expand_lists(docs).len())
 }
 
 /// The manifests of an output tree as one YAML stream, in path order: every `.yaml`, `.yml` and
