@@ -650,3 +650,53 @@ fn endless_stdin_is_read_within_the_limit_by_every_door() {
         );
     }
 }
+
+/// Several runs writing to one `-o` target at the same time (two CI jobs, a watch loop): each
+/// either succeeds or fails with a message, and what is left is always one whole output, equal
+/// to a single run's, never a mix or half a file. Directories and single files alike.
+#[test]
+fn concurrent_writers_to_one_output_leave_a_whole_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    big_stream(tmp.path());
+    let single = kiln(tmp.path(), &["render", "big.yaml"]);
+    assert_eq!(single.status.code(), Some(0));
+    for target in ["out", "out.yaml"] {
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_kiln"))
+                    .current_dir(tmp.path())
+                    .args(["render", "big.yaml", "-o", target])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut succeeded = 0;
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            match o.status.code() {
+                Some(0) => succeeded += 1,
+                Some(1) => assert!(
+                    !o.stderr.is_empty(),
+                    "{target}: a failure without a message"
+                ),
+                other => panic!("{target}: exit {other:?}: {}", text(&o.stderr)),
+            }
+        }
+        assert!(succeeded >= 1, "{target}: no writer succeeded");
+        let written = if target == "out" {
+            std::fs::read(tmp.path().join("out/manifests.yaml")).unwrap()
+        } else {
+            std::fs::read(tmp.path().join(target)).unwrap()
+        };
+        assert_eq!(written, single.stdout, "{target}: not one whole output");
+        // No temporary file or directory is left beside the target.
+        let leftovers: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.contains(".kiln-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{target}: left {leftovers:?}");
+    }
+}
