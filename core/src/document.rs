@@ -460,6 +460,25 @@ fn parse_yaml_saphyr(
     limits: &YamlLimits,
     duplicate_keys: DuplicateKeyPolicy,
 ) -> Result<Vec<Value>, Diagnostic> {
+    // Count what the aliases expand to before the reader replays them: merge keys (`<<: [*a,
+    // *a, …]`) replay far more slowly than plain aliases, so a merge bomb took 15 s and 600 MB
+    // to reach the replay limit.
+    if text.contains('*') {
+        if let Some(line) = alias_expansion_over(text, limits.max_alias_nodes) {
+            return Err(Diagnostic::error(
+                codes::YAML_BUDGET,
+                format!(
+                    "aliases expand to more than {} nodes (the alias expansion limit)",
+                    limits.max_alias_nodes
+                ),
+            )
+            .in_file(name)
+            .at_line(line, None)
+            .with_hint(
+                Limit::AliasNodes.hint("split the input, avoid alias chains that multiply"),
+            ));
+        }
+    }
     let budget = limits.saphyr_budget();
     let replayed = limits.max_replayed_events();
     let options = serde_saphyr::options! {
@@ -782,6 +801,48 @@ pub fn locate_value(text: &str, doc: usize, path: &FieldPath) -> Option<std::ops
 
 /// The parser's events without the ones that are not part of the node structure (comments,
 /// anchor metadata), so the walk in [`locate`] sees only nodes.
+/// The line of the first alias at which expanding the text's aliases would produce more than
+/// `max` nodes, counted in one pass over the parser's events: each anchored node's size (its
+/// aliases expanded) is remembered, so an alias costs one lookup however much it expands to,
+/// and a chain of aliases or of merge keys (which merge aliases) is counted without replaying
+/// it. `None` when the expansion stays within `max`, or when the text does not parse (the
+/// reader reports that).
+fn alias_expansion_over(text: &str, max: usize) -> Option<usize> {
+    let mut sizes: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    // Per open collection: its anchor (0: none) and its size so far.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut total = 0usize;
+    for item in Events(Parser::new_from_str(text)) {
+        let (event, span) = item.ok()?;
+        let done = match event {
+            Event::Scalar(_, _, anchor, _) => Some((anchor, 1)),
+            Event::Alias(id) => {
+                let n = sizes.get(&id).copied().unwrap_or(1);
+                total = total.saturating_add(n);
+                if total > max {
+                    return Some(span.start.line());
+                }
+                Some((0, n))
+            }
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+                open.push((anchor, 1));
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => open.pop(),
+            _ => None,
+        };
+        if let Some((anchor, n)) = done {
+            if anchor != 0 {
+                sizes.insert(anchor, n);
+            }
+            if let Some(parent) = open.last_mut() {
+                parent.1 = parent.1.saturating_add(n);
+            }
+        }
+    }
+    None
+}
+
 struct Events<'a>(Parser<'a, StrInput<'a>>);
 
 impl<'a> Iterator for Events<'a> {
