@@ -49,7 +49,7 @@ use crate::limits::Limits;
 use crate::pipeline::{self, Options};
 pub use crate::pipeline::{Origin, OriginKind};
 use crate::redact::{SecretPath, Secrets};
-use crate::source::{load_inputs_in, Access, FoundPackage, Input};
+use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 
 /// Everything one run needs, whatever door it came through.
 #[derive(Debug, Clone, Default)]
@@ -223,7 +223,85 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, finish)
+    render_units_from(req, None, None, finish)
+}
+
+/// [`render_units`] with every path of the request read inside `root` (as [`Request::root`]
+/// would, which is ignored here), files named as `root` names them. What `kiln diff` renders a
+/// repository's working tree with: every path of the run relative to the repository's top, and
+/// no file of the run outside it.
+pub fn render_units_within<T, F>(
+    req: &Request,
+    root: &Root,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    render_units_from(req, None, Some(Access::Within(root.clone())), finish)
+}
+
+/// [`render_units_within`] a tree that is not on disk (a committed revision), its paths those
+/// of the request (relative to the tree's top). The snapshot is written into a private temporary
+/// directory for the run and removed after it; files are named by their path in the tree, in
+/// diagnostics too (a kurel package's files included).
+pub fn render_snapshot<T, F>(
+    req: &Request,
+    snapshot: &Snapshot,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let tree = snapshot
+        .materialize()
+        .map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?;
+    let rename_files = |files: Vec<Arc<SourceFile>>| -> Vec<Arc<SourceFile>> {
+        files
+            .into_iter()
+            .map(|f| {
+                let name = tree.tree_name(&f.name);
+                if name == f.name {
+                    f
+                } else {
+                    Arc::new(SourceFile {
+                        name,
+                        text: f.text.clone(),
+                    })
+                }
+            })
+            .collect()
+    };
+    let rename_diag = |mut d: Diagnostic| {
+        d.file = d.file.map(|f| tree.tree_name(&f));
+        let top = format!("{}/", tree.path().display());
+        d.message = d.message.replace(&top, "");
+        d.hint = d.hint.map(|h| h.replace(&top, ""));
+        d
+    };
+    match render_units_within(req, tree.root(), finish) {
+        Ok(mut r) => {
+            r.files = rename_files(std::mem::take(&mut r.files));
+            r.warnings = std::mem::take(&mut r.warnings)
+                .into_iter()
+                .map(rename_diag)
+                .collect();
+            for o in &mut r.origins {
+                o.file = tree.tree_name(&o.file);
+            }
+            Ok(r)
+        }
+        Err(mut f) => {
+            f.files = rename_files(std::mem::take(&mut f.files));
+            f.diagnostics = std::mem::take(&mut f.diagnostics)
+                .into_iter()
+                .map(rename_diag)
+                .collect();
+            Err(f)
+        }
+    }
 }
 
 /// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
@@ -246,12 +324,13 @@ where
             other => other.clone(),
         })
         .collect();
-    render_units_from(&req, Some(inputs), finish)
+    render_units_from(&req, Some(inputs), None, finish)
 }
 
 fn render_units_from<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
+    access: Option<Access>,
     finish: F,
 ) -> Result<Rendered<T>, Failed>
 where
@@ -276,7 +355,7 @@ where
             problems,
         })
     };
-    let r = render_checked(req, owned, checked)?;
+    let r = render_checked(req, owned, access, checked)?;
     let mut problems = Vec::new();
     // A hash map: only lookups, never iterated (problems follow unit order). Ordered maps
     // compared whole identity tuples at every step, a tenth of a large pass-through's time.
@@ -388,6 +467,7 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
 fn render_checked<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
+    access: Option<Access>,
     finish: F,
 ) -> Result<Rendered<T>, Failed>
 where
@@ -399,9 +479,10 @@ where
     } else {
         vec![crate::redact::set_arguments_document(&req.sets)]
     };
-    let access = match &req.root {
-        None => Access::AsGiven,
-        Some(dir) => match Access::within(dir) {
+    let access = match (access, &req.root) {
+        (Some(a), _) => a,
+        (None, None) => Access::AsGiven,
+        (None, Some(dir)) => match Access::within(dir) {
             Ok(a) => a,
             Err(d) => return Err(Failed::new(vec![d], Vec::new(), &extra)),
         },
@@ -630,11 +711,10 @@ fn without_values_files(
     if values.is_empty() {
         return documents;
     }
-    let real = |p: &Path| std::fs::canonicalize(p).ok();
     let named: std::collections::HashSet<PathBuf> = values
         .iter()
         .filter_map(|v| access.resolve(v).ok())
-        .filter_map(|p| real(&p))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     let mut seen: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     documents
@@ -643,7 +723,7 @@ fn without_values_files(
             let file = d.file().to_string();
             !*seen
                 .entry(file)
-                .or_insert_with_key(|f| real(Path::new(f)).is_some_and(|r| named.contains(&r)))
+                .or_insert_with_key(|f| access.real_of_name(f).is_some_and(|r| named.contains(&r)))
         })
         .collect()
 }

@@ -64,6 +64,17 @@ impl Root {
         }
     }
 
+    /// The path inside the root of a file this root named `name` ([`Root::display_name`]).
+    pub fn rel_of_name(&self, name: &str) -> Option<PathBuf> {
+        if self.display.as_os_str().is_empty() || self.display == Path::new(".") {
+            return Some(PathBuf::from(name));
+        }
+        Path::new(name)
+            .strip_prefix(&self.display)
+            .ok()
+            .map(Path::to_path_buf)
+    }
+
     /// Resolve a relative path inside the root, refusing anything that would leave it.
     pub fn resolve(&self, rel: &Path) -> Result<PathBuf, Diagnostic> {
         let name = self.display_name(rel);
@@ -502,6 +513,17 @@ impl Access {
         }
     }
 
+    /// The real path of the file a run with this access named `name` (its display name), when
+    /// it exists.
+    pub fn real_of_name(&self, name: &str) -> Option<PathBuf> {
+        match self {
+            Access::AsGiven => fs::canonicalize(name).ok(),
+            Access::Within(root) => root
+                .rel_of_name(name)
+                .and_then(|rel| root.resolve(&rel).ok()),
+        }
+    }
+
     /// Whether `path` names a directory (false when it cannot be resolved).
     pub fn is_dir(&self, path: &Path) -> bool {
         self.resolve(path).is_ok_and(|p| p.is_dir())
@@ -697,6 +719,152 @@ pub fn load_owned_inputs_in(
         files,
         diagnostics: diags,
         packages,
+    }
+}
+
+/// The files of a tree that is not on disk, such as a committed revision of a repository: what
+/// `kiln diff` renders for the base side. Paths are relative to the tree's top and may not leave
+/// it; symlinks keep their target as written in the tree.
+///
+/// A snapshot is rendered by [`Snapshot::materialize`]: its files are written into a private
+/// temporary directory (mode 0700, removed when the [`Materialized`] is dropped) and every path of
+/// the run is then read through a [`Root`] at that directory, with the rules of any confined run:
+/// `..`, absolute paths and symlinks whose target leaves the tree are refused (KLN1002). A path
+/// from inside a revision never leaves it. Every input kind (manifests, kro, component types,
+/// kurel packages with their local extensions, values files, instance directories, CRDs) reads a
+/// revision exactly as it reads a working tree.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    entries: Vec<(PathBuf, SnapshotEntry)>,
+}
+
+/// One entry of a [`Snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotEntry {
+    /// A file's bytes.
+    File(Vec<u8>),
+    /// A file known only by its size (larger than the run reads): written as a sparse file of
+    /// that size, so that reading it fails on the size limit, as the real file would.
+    Oversized(u64),
+    /// A symbolic link and its target, as stored.
+    Symlink(PathBuf),
+}
+
+impl Snapshot {
+    /// An empty snapshot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an entry at `rel`, a path relative to the tree's top. A path that is absolute or
+    /// holds `..` is refused (KLN1002): it names nothing inside the tree.
+    pub fn add(&mut self, rel: &Path, entry: SnapshotEntry) -> Result<(), Diagnostic> {
+        let name = rel.display().to_string();
+        if rel.as_os_str().is_empty() {
+            return Err(escape(&name, "the path is empty"));
+        }
+        for c in rel.components() {
+            match c {
+                Component::Normal(_) | Component::CurDir => {}
+                Component::ParentDir => return Err(escape(&name, "the path contains `..`")),
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(escape(&name, "the path is absolute"))
+                }
+            }
+        }
+        self.entries.push((rel.to_path_buf(), entry));
+        Ok(())
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Write the snapshot into a new private temporary directory.
+    pub fn materialize(&self) -> Result<Materialized, Diagnostic> {
+        let fail = |what: &str, p: &Path, e: std::io::Error| {
+            Diagnostic::error(
+                codes::IO_READ,
+                format!("cannot {what} {} in a temporary directory: {e}", p.display()),
+            )
+            .with_hint("the revision's files are written into the system's temporary directory (TMPDIR) to be rendered: check that it is writable and has room")
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("kiln-rev-")
+            .tempdir()
+            .map_err(|e| fail("create", Path::new("kiln-rev-*"), e))?;
+        let top = fs::canonicalize(dir.path()).map_err(|e| fail("open", dir.path(), e))?;
+        for (rel, entry) in &self.entries {
+            let path = top.join(rel);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| fail("create", rel, e))?;
+            }
+            match entry {
+                SnapshotEntry::File(bytes) => {
+                    fs::write(&path, bytes).map_err(|e| fail("write", rel, e))?
+                }
+                SnapshotEntry::Oversized(len) => fs::File::create(&path)
+                    .and_then(|f| f.set_len(*len))
+                    .map_err(|e| fail("write", rel, e))?,
+                SnapshotEntry::Symlink(target) => {
+                    #[cfg(unix)]
+                    std::os::unix::fs::symlink(target, &path).map_err(|e| fail("link", rel, e))?;
+                    #[cfg(not(unix))]
+                    {
+                        let _ = target;
+                        return Err(Diagnostic::error(
+                            codes::NOT_A_FILE,
+                            format!("{} is a symbolic link, which kiln reads from a revision only on Unix", rel.display()),
+                        )
+                        .in_file(rel.display().to_string()));
+                    }
+                }
+            }
+        }
+        let root = Root::named(&top, PathBuf::new())?;
+        Ok(Materialized {
+            _dir: dir,
+            top,
+            root,
+        })
+    }
+}
+
+/// A [`Snapshot`] written to disk; the directory is removed when this is dropped.
+#[derive(Debug)]
+pub struct Materialized {
+    _dir: tempfile::TempDir,
+    top: PathBuf,
+    root: Root,
+}
+
+impl Materialized {
+    /// The root every path of the run is read under; it names files by their path in the tree
+    /// (`apps/web.yaml`), as a run confined to the tree's top on disk would.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The directory the files were written to.
+    pub fn path(&self) -> &Path {
+        &self.top
+    }
+
+    /// `name` with the temporary directory taken off its front: what a file that a front-end
+    /// named by its real path (a kurel package's files) is called in the tree.
+    pub fn tree_name(&self, name: &str) -> String {
+        let top = self.top.display().to_string();
+        match name.strip_prefix(&top) {
+            Some(rest) if rest.is_empty() => ".".to_string(),
+            Some(rest) if rest.starts_with('/') => rest[1..].to_string(),
+            _ => name.to_string(),
+        }
     }
 }
 
