@@ -1220,6 +1220,48 @@ mod tests {
         fs::remove_dir_all(d).unwrap();
     }
 
+    /// A run confined to a root that names files by their path in it (what `kiln diff` does
+    /// with a repository): a values file met in the walk is still known as the values file.
+    #[test]
+    fn a_root_named_by_relative_paths_finds_its_values_files() {
+        let d = scratch();
+        let root = Root::named(&d.join("root"), PathBuf::new()).unwrap();
+        let req = Request {
+            inputs: vec![Input::Path(PathBuf::new())],
+            values: vec!["values/prod.yaml".into()],
+            ..Request::default()
+        };
+        let out = render_units_within(&req, &root, Ok).expect("renders");
+        assert_eq!(out.units.len(), 1);
+        assert_eq!(out.units[0][0]["data"]["mode"], "prod");
+        // The same tree as a snapshot: files named as in the tree, removed after.
+        let mut snap = Snapshot::new();
+        for rel in [
+            "app.kurel/parameters.yaml",
+            "app.kurel/resources/cm.yaml",
+            "values/prod.yaml",
+        ] {
+            let bytes = fs::read(d.join("root").join(rel)).unwrap();
+            snap.add(Path::new(rel), crate::source::SnapshotEntry::File(bytes))
+                .unwrap();
+        }
+        let out = render_snapshot(&req, &snap, Ok).expect("renders");
+        assert_eq!(out.units[0][0]["data"]["mode"], "prod");
+        let mut names: Vec<&str> = out.files.iter().map(|f| f.name.as_str()).collect();
+        names.sort();
+        // The values file is read twice: in the walk and as values.
+        names.dedup();
+        assert_eq!(
+            names,
+            [
+                "app.kurel/parameters.yaml",
+                "app.kurel/resources/cm.yaml",
+                "values/prod.yaml"
+            ]
+        );
+        fs::remove_dir_all(d).unwrap();
+    }
+
     #[test]
     fn the_same_paths_are_the_users_own_without_a_root() {
         let d = scratch();

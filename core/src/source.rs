@@ -861,7 +861,7 @@ impl Materialized {
     pub fn tree_name(&self, name: &str) -> String {
         let top = self.top.display().to_string();
         match name.strip_prefix(&top) {
-            Some(rest) if rest.is_empty() => ".".to_string(),
+            Some("") => ".".to_string(),
             Some(rest) if rest.starts_with('/') => rest[1..].to_string(),
             _ => name.to_string(),
         }
@@ -975,6 +975,77 @@ mod tests {
             assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
         }
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A snapshot's paths stay inside it, and so do its symlinks once written: the rules of a
+    /// confined run.
+    #[test]
+    fn snapshots_keep_their_paths_and_symlinks_inside() {
+        let mut s = Snapshot::new();
+        for bad in ["../x.yaml", "/etc/passwd", "a/../../x.yaml", ""] {
+            let e = s
+                .add(Path::new(bad), SnapshotEntry::File(Vec::new()))
+                .unwrap_err();
+            assert_eq!(e.code, codes::PATH_ESCAPE, "{bad}");
+        }
+        s.add(
+            Path::new("apps/cm.yaml"),
+            SnapshotEntry::File(b"a: 1\n".to_vec()),
+        )
+        .unwrap();
+        s.add(
+            Path::new("apps/big.yaml"),
+            SnapshotEntry::Oversized(1 << 30),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            s.add(
+                Path::new("apps/in.yaml"),
+                SnapshotEntry::Symlink("cm.yaml".into()),
+            )
+            .unwrap();
+            s.add(
+                Path::new("apps/up.yaml"),
+                SnapshotEntry::Symlink("../../../../../../etc/hostname".into()),
+            )
+            .unwrap();
+            s.add(
+                Path::new("apps/abs.yaml"),
+                SnapshotEntry::Symlink("/etc/hostname".into()),
+            )
+            .unwrap();
+        }
+        let m = s.materialize().unwrap();
+        let dir = m.path().to_path_buf();
+        let root = m.root();
+        assert_eq!(root.display_name(Path::new("apps/cm.yaml")), "apps/cm.yaml");
+        assert_eq!(
+            root.read_to_string(Path::new("apps/cm.yaml"), 100).unwrap(),
+            "a: 1\n"
+        );
+        let e = root
+            .read_to_string(Path::new("apps/big.yaml"), 100)
+            .unwrap_err();
+        assert_eq!(e.code, codes::YAML_BUDGET);
+        #[cfg(unix)]
+        {
+            assert_eq!(
+                root.read_to_string(Path::new("apps/in.yaml"), 100).unwrap(),
+                "a: 1\n"
+            );
+            for out in ["apps/up.yaml", "apps/abs.yaml"] {
+                let e = root.read_to_string(Path::new(out), 100).unwrap_err();
+                assert_eq!(e.code, codes::PATH_ESCAPE, "{out}");
+            }
+        }
+        assert_eq!(
+            m.tree_name(&dir.join("apps/x.yaml").display().to_string()),
+            "apps/x.yaml"
+        );
+        assert_eq!(m.tree_name("elsewhere/x.yaml"), "elsewhere/x.yaml");
+        drop(m);
+        assert!(!dir.exists(), "the temporary directory is removed");
     }
 
     #[test]
