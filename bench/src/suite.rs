@@ -476,7 +476,12 @@ fn diff_figures(
             .trim()
             .parse()
             .map_err(|_| "the instance's replicas is not a number")?;
-        format!("{}{}{}", &instance.text[..at], n % 9 + 1, &instance.text[end..])
+        format!(
+            "{}{}{}",
+            &instance.text[..at],
+            n % 9 + 1,
+            &instance.text[end..]
+        )
     };
     let _ = std::fs::remove_dir_all(dir.join(".git"));
     git(&["init", "-q"])?;

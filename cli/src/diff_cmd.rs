@@ -230,8 +230,42 @@ pub fn run(
         req.observed = observed.iter().cloned().map(Input::Path).collect();
         req
     };
-    let base_req = request(base_env);
-    let head_req = request(head_env);
+    let mut base_req = request(base_env);
+    let mut head_req = request(head_env);
+    // An input that exists on one side only (an application added or removed by the change) is
+    // read on that side; the other side has none of its objects. One missing on both sides is
+    // left in, to fail as a path that does not exist.
+    let exists = |src: &Source, rel: &Path| -> bool {
+        match src {
+            Source::WorkTree => std::fs::symlink_metadata(workdir.join(rel)).is_ok(),
+            Source::Commit { oid, .. } => {
+                rel.as_os_str().is_empty()
+                    || repo
+                        .find_commit(*oid)
+                        .and_then(|c| c.tree())
+                        .is_ok_and(|t| t.get_path(rel).is_ok())
+            }
+        }
+    };
+    let (on_base, on_head): (Vec<bool>, Vec<bool>) = inputs
+        .iter()
+        .map(|p| (exists(&base_src, p), exists(&head_src, p)))
+        .unzip();
+    for (req, here, there) in [
+        (&mut base_req, &on_base, &on_head),
+        (&mut head_req, &on_head, &on_base),
+    ] {
+        let keep: Vec<Input> = inputs
+            .iter()
+            .zip(here.iter().zip(there.iter()))
+            .filter(|(_, (h, t))| **h || !**t)
+            .map(|(p, _)| Input::Path(p.clone()))
+            .collect();
+        if keep.is_empty() {
+            req.allow_empty = true;
+        }
+        req.inputs = keep;
+    }
 
     let snapshot = |src: &Source| -> Result<Option<Snapshot>, String> {
         match src {

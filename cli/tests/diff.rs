@@ -104,6 +104,44 @@ fn the_working_tree_against_head() {
     );
 }
 
+/// A directory that exists on one side only (an application added, or removed, by the change):
+/// its objects are added or removed, the other side does not fail.
+#[test]
+fn a_path_on_one_side_only() {
+    let (_t, r) = repo();
+    write(&r, "apps/web/cm.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(&r, "apps/shop/cm.yaml", CM_NEW);
+    let o = kiln(&r, &["diff", "apps/web", "apps/shop"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/new\n0 changed, 1 added, 0 removed, 1 unchanged\n"
+    );
+    let o = kiln(&r, &["diff", "apps/shop"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/new\n0 changed, 1 added, 0 removed, 0 unchanged\n"
+    );
+    // Removed by the change.
+    fs::remove_dir_all(r.join("apps/web")).unwrap();
+    let o = kiln(&r, &["diff", "apps/web"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "- removed ConfigMap prod/web\n0 changed, 0 added, 1 removed, 0 unchanged\n"
+    );
+    // On neither side: the path does not exist.
+    let o = kiln(&r, &["diff", "apps/nothing"]);
+    assert_eq!(code(&o), 4);
+    assert!(
+        text(&o.stderr).contains("apps/nothing"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// Objects are matched by identity: a file renamed, an object moved to another file, a stream
 /// reordered and keys written in another order are not changes.
 #[test]
