@@ -120,7 +120,7 @@ pub fn run(
     } else {
         args.paths.clone()
     };
-    if paths.iter().chain(&strategy.observed).any(|p| p == "-") {
+    if paths.iter().any(|p| p == "-") {
         return usage(
             "kiln diff reads no standard input (`-`)",
             "name files or directories of the repository: each side reads them from its own revision",
@@ -170,17 +170,41 @@ pub fn run(
         named.extend(v.iter().cloned());
         Ok(v)
     };
-    let (inputs, values, crds, instances, observed) = match (|| {
+    let (inputs, values, crds, instances) = match (|| {
         Ok::<_, ExitCode>((
             map(&paths)?,
             map(&kurel.values)?,
             map(&common.crds.iter().cloned().collect::<Vec<_>>())?,
             map(&kurel.instances.iter().cloned().collect::<Vec<_>>())?,
-            map(&strategy.observed)?,
         ))
     })() {
         Ok(v) => v,
         Err(code) => return code,
+    };
+
+    // Observed state is live objects, not part of a revision: read once, as given (the user's
+    // own paths), and the same for both sides.
+    let observed: Vec<Input> = if strategy.observed.is_empty() {
+        Vec::new()
+    } else {
+        let given: Vec<Input> = strategy
+            .observed
+            .iter()
+            .map(|p| Input::from_arg(p))
+            .collect();
+        let loaded = kiln_core::source::load_inputs_with_files(&given, &common.limits().yaml);
+        if loaded.diagnostics.has_errors() {
+            report::print(&loaded.diagnostics.0, &loaded.files, common.diagnostics);
+            return ExitCode::from(SIDE_FAILED);
+        }
+        loaded
+            .files
+            .iter()
+            .map(|f| Input::Text {
+                name: f.name.clone(),
+                text: f.text.clone(),
+            })
+            .collect()
     };
 
     // The two sides.
@@ -227,7 +251,7 @@ pub fn run(
         req.values = values.clone();
         req.crds = crds.clone();
         req.instances = instances.first().cloned();
-        req.observed = observed.iter().cloned().map(Input::Path).collect();
+        req.observed = observed.clone();
         req
     };
     let mut base_req = request(base_env);
@@ -323,8 +347,15 @@ pub fn run(
     for d in base.extra_documents.iter().chain(&head.extra_documents) {
         report::note_document(d.clone());
     }
-    let base_objects: Vec<Value> = base.units.concat();
-    let head_objects: Vec<Value> = head.units.concat();
+    let (mut base, mut head) = (base, head);
+    let base_objects: Vec<Value> = std::mem::take(&mut base.units)
+        .into_iter()
+        .flatten()
+        .collect();
+    let head_objects: Vec<Value> = std::mem::take(&mut head.units)
+        .into_iter()
+        .flatten()
+        .collect();
     // Warnings of each side, said which.
     let mut strict_failed = false;
     for (side, r, objs) in [

@@ -497,6 +497,34 @@ fn usage_errors() {
     assert_eq!(code(&o), 2);
 }
 
+/// Observed state is live objects, read once as given (here from outside the repository) for
+/// both sides.
+#[test]
+fn observed_state_is_read_as_given_for_both_sides() {
+    let (t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(
+        t.path(),
+        "live/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: live, namespace: prod}\n",
+    );
+    let live = t.path().join("live/cm.yaml");
+    let o = kiln(&r, &["diff", "--observed", live.to_str().unwrap(), "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 1 unchanged\n"
+    );
+    let o = kiln(&r, &["diff", "--observed", "../missing.yaml", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert!(
+        text(&o.stderr).contains("missing.yaml"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// A symlink committed in a revision may not lead out of the repository, as on disk.
 #[cfg(unix)]
 #[test]
