@@ -88,6 +88,24 @@ fn the_working_tree_against_head() {
          1 changed, 1 added, 1 removed, 0 unchanged\n"
     );
     assert_eq!(text(&o.stderr), "");
+    // Colours when asked (on a terminal by default): removed lines red, added green.
+    let o = kiln(&r, &["diff", "--color", "always", "apps"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("\x1b[31m-  mode: slow\x1b[0m\n\x1b[32m+  mode: fast\x1b[0m\n"),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("\x1b[1;32m+ added ConfigMap prod/new\x1b[0m\n"),
+        "{out:?}"
+    );
+    // Less context.
+    let o = kiln(&r, &["diff", "-U", "0", "apps"]);
+    assert!(
+        text(&o.stdout).contains("@@ -7 +7 @@\n-  mode: slow\n+  mode: fast\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
     let o = kiln(&r, &["diff", "--exit-code", "apps"]);
     assert_eq!(code(&o), 1);
     // From a subdirectory, paths are the user's, relative to where kiln runs.
