@@ -598,6 +598,26 @@ fn kurel_packages_render_from_a_revision() {
         "{}",
         text(&o.stdout)
     );
+    // Values files are read from each side too.
+    write(&r, "pkgs/values/prod.yaml", "mode: prod\n");
+    commit_all(&r, "values");
+    write(&r, "pkgs/values/prod.yaml", "mode: production\n");
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--no-provenance",
+            "--values",
+            "pkgs/values/prod.yaml",
+            "pkgs/app.kurel",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("-  mode: prod\n+  mode: production\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
     // A package broken in the base: its files are named by their path in the revision (never
     // by the temporary directory the revision is read from).
     write(
