@@ -462,27 +462,20 @@ fn diff_figures(
             ))
         }
     };
-    let instance = g
+    // The first file of the tree with a numeric `replicas:` (an instance, not the definition's
+    // schema), that number changed.
+    let change = |text: &str| -> Option<String> {
+        let at = text.find("  replicas: ")? + "  replicas: ".len();
+        let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+        let n: u64 = text[at..end].trim().parse().ok()?;
+        Some(format!("{}{}{}", &text[..at], n % 9 + 1, &text[end..]))
+    };
+    let (instance, changed) = g
         .files
         .iter()
-        .find(|f| f.path.starts_with(&format!("{tree}/")) && f.text.contains("  replicas: "))
-        .ok_or("no instance with replicas to change")?;
-    let changed = {
-        let at = instance.text.find("  replicas: ").expect("found above") + "  replicas: ".len();
-        let end = instance.text[at..]
-            .find('\n')
-            .map_or(instance.text.len(), |e| at + e);
-        let n: u64 = instance.text[at..end]
-            .trim()
-            .parse()
-            .map_err(|_| "the instance's replicas is not a number")?;
-        format!(
-            "{}{}{}",
-            &instance.text[..at],
-            n % 9 + 1,
-            &instance.text[end..]
-        )
-    };
+        .filter(|f| f.path.starts_with(&format!("{tree}/")))
+        .find_map(|f| change(&f.text).map(|c| (f, c)))
+        .ok_or("no instance with a numeric replicas to change")?;
     let _ = std::fs::remove_dir_all(dir.join(".git"));
     git(&["init", "-q"])?;
     git(&["add", tree])?;

@@ -316,9 +316,15 @@ pub fn run(
             return ExitCode::from(SIDE_FAILED);
         }
     };
+    // Each unit's objects become comparison entries on the worker that rendered them; only what
+    // redaction needs of the objects is kept (Secrets, or all with --secret paths).
+    let finish = |objs: Vec<Value>| -> Result<Side, Diagnostic> {
+        let entries = objs.iter().map(kiln_core::diff::Entry::of).collect();
+        Ok((entries, crate::for_redaction(objs, common)))
+    };
     let render = |req: &Request, snap: &Option<Snapshot>| match snap {
-        None => request::render_units_within(req, &worktree, Ok),
-        Some(s) => request::render_snapshot(req, s, Ok),
+        None => request::render_units_within(req, &worktree, finish),
+        Some(s) => request::render_snapshot(req, s, finish),
     };
     // Both sides at once: each also renders its units in parallel inside.
     let (base, head) = rayon::join(
@@ -348,14 +354,8 @@ pub fn run(
         report::note_document(d.clone());
     }
     let (mut base, mut head) = (base, head);
-    let base_objects: Vec<Value> = std::mem::take(&mut base.units)
-        .into_iter()
-        .flatten()
-        .collect();
-    let head_objects: Vec<Value> = std::mem::take(&mut head.units)
-        .into_iter()
-        .flatten()
-        .collect();
+    let (base_entries, base_objects) = split(std::mem::take(&mut base.units));
+    let (head_entries, head_objects) = split(std::mem::take(&mut head.units));
     // Warnings of each side, said which.
     let mut strict_failed = false;
     for (side, r, objs) in [
@@ -390,14 +390,14 @@ pub fn run(
     let options = kiln_core::diff::Options {
         context: args.context,
     };
-    let mut diff = match kiln_core::diff::compare(&base_objects, &head_objects, &secrets, &options)
-    {
-        Ok(d) => d,
-        Err(d) => {
-            report::print(&[d], &files, common.diagnostics);
-            return ExitCode::from(SIDE_FAILED);
-        }
-    };
+    let mut diff =
+        match kiln_core::diff::compare_entries(&base_entries, &head_entries, &secrets, &options) {
+            Ok(d) => d,
+            Err(d) => {
+                report::print(&[d], &files, common.diagnostics);
+                return ExitCode::from(SIDE_FAILED);
+            }
+        };
     diff.base = base_label;
     diff.head = head_label;
     let text = match args.format {
@@ -429,6 +429,19 @@ pub fn run(
     }
 }
 
+/// What a side keeps of each unit: its comparison entries, and the objects redaction needs.
+type Side = (Vec<kiln_core::diff::Entry>, Vec<Value>);
+
+fn split(units: Vec<Side>) -> (Vec<kiln_core::diff::Entry>, Vec<Value>) {
+    let mut entries = Vec::new();
+    let mut objects = Vec::new();
+    for (e, o) in units {
+        entries.extend(e);
+        objects.extend(o);
+    }
+    (entries, objects)
+}
+
 /// Print the diagnostics of a side that did not render, saying which side it is.
 fn side_failed(side: &str, f: &Failed, format: DiagFormat) {
     for d in &f.extra_documents {
@@ -442,10 +455,7 @@ fn side_failed(side: &str, f: &Failed, format: DiagFormat) {
 
 /// A committed side's files are called `REV:path` (git's own notation) in its diagnostics, so
 /// every message says which side it is about.
-fn named_for(
-    r: Result<Rendered<Vec<Value>>, Failed>,
-    src: &Source,
-) -> Result<Rendered<Vec<Value>>, Failed> {
+fn named_for(r: Result<Rendered<Side>, Failed>, src: &Source) -> Result<Rendered<Side>, Failed> {
     let Source::Commit { spec, .. } = src else {
         return r;
     };

@@ -553,7 +553,10 @@ fn summary<T>(r: &Rendered<T>) -> String {
 
 /// The rendered objects redaction must know about once the objects themselves are gone:
 /// Secrets, or every object when `--secret` paths are named.
-fn for_redaction(objects: Vec<serde_json::Value>, common: &Common) -> Vec<serde_json::Value> {
+pub(crate) fn for_redaction(
+    objects: Vec<serde_json::Value>,
+    common: &Common,
+) -> Vec<serde_json::Value> {
     if !common.secret.is_empty() {
         return objects;
     }
