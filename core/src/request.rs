@@ -255,6 +255,16 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    // Plain manifests are read from memory; anything that needs files (a kurel package, values
+    // files, instance directories, CRDs, symlinks) is rendered from a written-out tree.
+    if req.values.is_empty() && req.instances.is_none() && req.crds.is_empty() {
+        if let Some(inputs) = snapshot.as_texts(&req.inputs, req.limits.yaml.max_input_bytes) {
+            let mut own = req.clone();
+            own.root = None;
+            own.inputs = inputs;
+            return render_units_owned(own, finish);
+        }
+    }
     let tree = snapshot
         .materialize()
         .map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?;
@@ -1260,6 +1270,86 @@ mod tests {
             ]
         );
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A snapshot of plain manifests is read from memory and renders exactly what the same
+    /// snapshot written out renders (same objects, same order, same file names); anything that
+    /// needs files takes the written-out path.
+    #[test]
+    fn snapshots_read_from_memory_render_as_written_out() {
+        use crate::source::SnapshotEntry;
+        let cm = |n: &str| {
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}}}\n").into_bytes()
+        };
+        let mut snap = Snapshot::new();
+        for (rel, bytes) in [
+            ("apps/b.yaml", cm("b")),
+            ("apps/a/z.yml", cm("z")),
+            ("apps/a.yaml", cm("a")),
+            ("apps/.hidden/x.yaml", cm("hidden")),
+            ("apps/readme.md", b"# not a manifest\n".to_vec()),
+            (
+                "other/o.json",
+                br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o"}}"#.to_vec(),
+            ),
+            ("other/named.txt", cm("named")),
+        ] {
+            snap.add(Path::new(rel), SnapshotEntry::File(bytes))
+                .unwrap();
+        }
+        let req = Request {
+            inputs: vec![
+                Input::Path("apps".into()),
+                Input::Path("./other/o.json".into()),
+                Input::Path("other/named.txt".into()),
+            ],
+            ..Request::default()
+        };
+        let texts = snap
+            .as_texts(&req.inputs, 1 << 20)
+            .expect("plain manifests");
+        let names: Vec<String> = texts
+            .iter()
+            .map(|i| match i {
+                Input::Text { name, .. } => name.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "apps/a/z.yml",
+                "apps/a.yaml",
+                "apps/b.yaml",
+                "./other/o.json",
+                "other/named.txt"
+            ]
+        );
+        let from_memory = render_snapshot(&req, &snap, Ok).unwrap();
+        let tree = snap.materialize().unwrap();
+        let from_disk = render_units_within(&req, tree.root(), Ok).unwrap();
+        assert_eq!(from_memory.units, from_disk.units);
+        assert_eq!(from_memory.origins, from_disk.origins);
+        // What needs files: a symlink, a kurel package, a file over the limit, a missing path.
+        let mut linked = snap.clone();
+        linked
+            .add(
+                Path::new("apps/l.yaml"),
+                SnapshotEntry::Symlink("b.yaml".into()),
+            )
+            .unwrap();
+        assert!(linked.as_texts(&req.inputs, 1 << 20).is_none());
+        let mut pkg = snap.clone();
+        pkg.add(
+            Path::new("apps/p.kurel/parameters.yaml"),
+            SnapshotEntry::File(b"kurel: {}\n".to_vec()),
+        )
+        .unwrap();
+        assert!(pkg.as_texts(&req.inputs, 1 << 20).is_none());
+        assert!(snap.as_texts(&req.inputs, 10).is_none());
+        assert!(snap
+            .as_texts(&[Input::Path("nowhere".into())], 1 << 20)
+            .is_none());
     }
 
     #[test]

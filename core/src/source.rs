@@ -786,6 +786,66 @@ impl Snapshot {
         self.entries.is_empty()
     }
 
+    /// The request's inputs read straight from the snapshot, as in-memory texts, when nothing
+    /// in them needs files on disk: every input is a path of the snapshot, and what they hold
+    /// (walked as [`Root::walk`] walks: hidden entries skipped, manifest extensions, sorted by
+    /// name) is regular UTF-8 files within `max_bytes`, with no symlink and nothing that may be
+    /// a kurel package (a `*.kurel` directory or a `parameters.yaml`). `None` otherwise: the
+    /// snapshot is then rendered from disk ([`Snapshot::materialize`]), which applies every
+    /// rule. Files are named by their path in the tree, as a materialized snapshot names them.
+    pub fn as_texts(&self, inputs: &[Input], max_bytes: usize) -> Option<Vec<Input>> {
+        let mut out = Vec::new();
+        for input in inputs {
+            let Input::Path(p) = input else {
+                return None;
+            };
+            let base = normal(p)?;
+            // The entries at or under `base`, in the walk's order.
+            let mut found: Vec<(&Path, &SnapshotEntry)> = self
+                .entries
+                .iter()
+                .filter(|(rel, _)| base.as_os_str().is_empty() || rel.starts_with(&base))
+                .map(|(rel, e)| (rel.as_path(), e))
+                .collect();
+            if found.is_empty() {
+                return None;
+            }
+            // Sorted as a walk visits them: each directory's entries by name.
+            found.sort_by(|a, b| a.0.components().cmp(b.0.components()));
+            let named_file = found.len() == 1 && found[0].0 == base;
+            for (rel, entry) in found {
+                let SnapshotEntry::File(bytes) = entry else {
+                    return None;
+                };
+                let under = rel.strip_prefix(&base).unwrap_or(rel);
+                let package = rel.iter().any(|c| {
+                    c.to_str()
+                        .is_none_or(|c| c.ends_with(".kurel") || c == "parameters.yaml")
+                });
+                if package || bytes.len() > max_bytes {
+                    return None;
+                }
+                if !named_file {
+                    let hidden = under
+                        .iter()
+                        .any(|c| c.to_str().is_none_or(|c| c.starts_with('.')));
+                    if hidden || !has_manifest_extension(rel) {
+                        continue;
+                    }
+                }
+                let text = String::from_utf8(bytes.clone()).ok()?;
+                // Named as a walk from the path as given names them.
+                let name = if under.as_os_str().is_empty() {
+                    p.display().to_string()
+                } else {
+                    p.join(under).display().to_string()
+                };
+                out.push(Input::Text { name, text });
+            }
+        }
+        Some(out)
+    }
+
     /// Write the snapshot into a new private temporary directory.
     pub fn materialize(&self) -> Result<Materialized, Diagnostic> {
         let fail = |what: &str, p: &Path, e: std::io::Error| {
@@ -847,6 +907,19 @@ impl Snapshot {
             root,
         })
     }
+}
+
+/// `p` without `.` components; `None` when it holds `..` or is absolute.
+fn normal(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// A [`Snapshot`] written to disk; the directory is removed when this is dropped.
