@@ -221,16 +221,16 @@ impl Entry {
 fn write_canonical(v: &Value, out: &mut String) {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
+            let mut pairs: Vec<(&String, &Value)> = m.iter().collect();
+            pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
             out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
+            for (i, (k, v)) in pairs.into_iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
                 out.push(':');
-                write_canonical(&m[k], out);
+                write_canonical(v, out);
             }
             out.push('}');
         }
