@@ -310,6 +310,22 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
             }),
         );
     }
+    if sizes.iter().any(|s| s.diff.is_ok()) {
+        t.row(
+            "kiln diff, one instance changed (wall)",
+            cells(sizes, |s| match &s.diff {
+                Ok(d) => secs(d.diff.wall),
+                Err(_) => "–".into(),
+            }),
+        );
+        t.row(
+            "  ÷ kiln render of the same tree",
+            cells(sizes, |s| match &s.diff {
+                Ok(d) => format!("{:.2}×", ratio(d.diff.wall, d.render.wall)),
+                Err(_) => "–".into(),
+            }),
+        );
+    }
     t.row(
         "growth t(N)/t(prev N) (ideal)",
         sizes
@@ -700,6 +716,41 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
         }
         None => goal(G_MEM, Status::Skip, no_goal_n()),
     });
+    const G_DIFF: &str = "kiln diff within 2.5× of one render (issue 27)";
+    const G_DIFF_WALL: &str = "kiln diff of 10 000 instances in under 1 s (issue 27)";
+    let diff_at = webapp
+        .sizes
+        .as_ref()
+        .ok()
+        .and_then(|v| v.iter().rev().find(|s| s.diff.is_ok()));
+    out.push(match diff_at.map(|s| (s, &s.diff)) {
+        Some((s, Ok(d))) => at_most(G_DIFF, ratio(d.diff.wall, d.render.wall), 2.5, false, |v| {
+            format!(
+                "{v:.2}× at N={} ({} vs {}; {})",
+                s.n,
+                secs(d.diff.wall),
+                secs(d.render.wall),
+                d.summary
+            )
+        }),
+        _ => goal(
+            G_DIFF,
+            Status::Skip,
+            webapp
+                .sizes
+                .as_ref()
+                .ok()
+                .and_then(|v| v.iter().find_map(|s| s.diff.as_ref().err().cloned()))
+                .unwrap_or_else(|| "no size measured".into()),
+        ),
+    });
+    out.push(match at(GOAL_N).map(|s| &s.diff) {
+        Some(Ok(d)) => at_most(G_DIFF_WALL, d.diff.wall.as_secs_f64(), 1.0, true, |v| {
+            format!("{v:.3} s")
+        }),
+        Some(Err(why)) => goal(G_DIFF_WALL, Status::Skip, why.clone()),
+        None => goal(G_DIFF_WALL, Status::Skip, no_goal_n()),
+    });
     out.push(match at(GOAL_N).map(|s| (s, &s.flux_artifact)) {
         Some((s, Ok(b))) => at_most(G_FLUX, ratio(b.wall, s.all.wall), 1.3, false, |v| {
             format!("{v:.2}× ({} vs {})", secs(b.wall), secs(s.all.wall))
@@ -772,6 +823,10 @@ fn size_json(s: &SizeFigures) -> Value {
         "kiln_per_app": per_process_json(&s.per_app),
         "kustomize_per_overlay": per_process_json(&s.kustomize),
         "ratios": kust_ratios,
+        "diff": match &s.diff {
+            Ok(d) => json!({"best_s": dur(d.diff.wall), "render_best_s": dur(d.render.wall), "over_render": ratio(d.diff.wall, d.render.wall), "max_rss_kib": d.diff.max_rss_kib, "summary": d.summary}),
+            Err(why) => json!({"skipped": why}),
+        },
         "flux_artifact": match &s.flux_artifact {
             Ok(b) => json!({"best_s": dur(b.wall), "runs_s": b.walls.iter().map(|d| dur(*d)).collect::<Vec<_>>(), "max_rss_kib": b.max_rss_kib, "over_kiln_all_cores": ratio(b.wall, s.all.wall)}),
             Err(why) => json!({"skipped": why}),

@@ -137,6 +137,20 @@ pub struct SizeFigures {
     /// `kiln-flux build DIR --artifact FILE` of the same tree (fleets rendered from one
     /// directory), interleaved with the all-cores render.
     pub flux_artifact: Result<Batch, String>,
+    /// `kiln diff TREE` with one instance changed in the working tree of a git repository
+    /// holding the fleet, interleaved with `kiln render TREE` of the same tree.
+    pub diff: Result<DiffFigures, String>,
+}
+
+/// `kiln diff` against `kiln render` of the same tree, measured in the same run.
+#[derive(Debug, Clone)]
+pub struct DiffFigures {
+    /// `kiln diff TREE` (HEAD against the working tree, one instance changed).
+    pub diff: Batch,
+    /// `kiln render TREE`, all cores, interleaved with the diff runs.
+    pub render: Batch,
+    /// The diff's summary line (`N changed, N added, N removed, N unchanged`).
+    pub summary: String,
 }
 
 impl SizeFigures {
@@ -338,6 +352,16 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
             }
         }
     }
+    let diff = match flux_tree {
+        None => Err("the fleet is not rendered from one directory".into()),
+        Some(tree) => {
+            log(format!(
+                "N={n}: kiln diff (one instance changed) and kiln render of the same tree, {} run(s) each",
+                cfg.batch_runs
+            ));
+            diff_figures(cfg, dir, tree, g)
+        }
+    };
     let bytes_all = read_outputs(&out_all)?;
     let identical = read_outputs(&out1)? == bytes_all;
     let objects = count_documents(&bytes_all);
@@ -405,7 +429,100 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
         per_app,
         kustomize,
         flux_artifact,
+        diff,
     })
+}
+
+/// Make the fleet directory a git repository holding `tree`, change one instance (its first
+/// `replicas:`) in the working tree, and time `kiln diff TREE` against `kiln render TREE`,
+/// interleaved. The instance is restored and the repository removed afterwards.
+fn diff_figures(
+    cfg: &Config,
+    dir: &Path,
+    tree: &str,
+    g: &Generated,
+) -> Result<DiffFigures, String> {
+    let git = |args: &[&str]| -> Result<(), String> {
+        let o = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "kiln-bench")
+            .env("GIT_AUTHOR_EMAIL", "kiln-bench@localhost")
+            .env("GIT_COMMITTER_NAME", "kiln-bench")
+            .env("GIT_COMMITTER_EMAIL", "kiln-bench@localhost")
+            .output()
+            .map_err(|e| format!("skipped: git cannot run: {e}"))?;
+        if o.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ))
+        }
+    };
+    // The first file of the tree with a numeric `replicas:` (an instance, not the definition's
+    // schema), that number changed.
+    let change = |text: &str| -> Option<String> {
+        let at = text.find("  replicas: ")? + "  replicas: ".len();
+        let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+        let n: u64 = text[at..end].trim().parse().ok()?;
+        Some(format!("{}{}{}", &text[..at], n % 9 + 1, &text[end..]))
+    };
+    let (instance, changed) = g
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&format!("{tree}/")))
+        .find_map(|f| change(&f.text).map(|c| (f, c)))
+        .ok_or("no instance with a numeric replicas to change")?;
+    let _ = std::fs::remove_dir_all(dir.join(".git"));
+    git(&["init", "-q"])?;
+    git(&["add", tree])?;
+    git(&["commit", "-q", "-m", "fleet"])?;
+    let path = dir.join(&instance.path);
+    std::fs::write(&path, &changed).map_err(|e| e.to_string())?;
+    let result = (|| {
+        let mut diff = Batch {
+            wall: Duration::MAX,
+            max_rss_kib: 0,
+            walls: Vec::new(),
+        };
+        let mut render = diff.clone();
+        let out = dir.join("out-diff.txt");
+        for _ in 0..cfg.batch_runs.max(1) {
+            let r = measure::run(
+                &mut kiln_cmd(cfg, dir, &["diff".into(), tree.into()], None),
+                measure::Sink::File(&out),
+            )?;
+            if !r.success() {
+                return Err(format!("kiln diff {tree} failed ({})", r.reason()));
+            }
+            diff.wall = diff.wall.min(r.wall);
+            diff.max_rss_kib = diff.max_rss_kib.max(r.max_rss_kib);
+            diff.walls.push(r.wall);
+            let r = measure::run(
+                &mut kiln_cmd(cfg, dir, &["render".into(), tree.into()], None),
+                measure::Sink::File(&dir.join("out-diff-render.yaml")),
+            )?;
+            if !r.success() {
+                return Err(format!("kiln render {tree} failed ({})", r.reason()));
+            }
+            render.wall = render.wall.min(r.wall);
+            render.max_rss_kib = render.max_rss_kib.max(r.max_rss_kib);
+            render.walls.push(r.wall);
+        }
+        let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+        let summary = text.lines().last().unwrap_or("").to_string();
+        Ok(DiffFigures {
+            diff,
+            render,
+            summary,
+        })
+    })();
+    let _ = std::fs::write(&path, &instance.text);
+    let _ = std::fs::remove_dir_all(dir.join(".git"));
+    result
 }
 
 /// `kiln-flux build TREE --artifact FILE` once: wall and peak RSS.

@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 mod component_cmd;
+mod diff_cmd;
 mod graph_cmd;
 mod kurel_cmd;
 mod progress;
@@ -68,6 +69,8 @@ function for kustomize and kpt), kiln-cmp (an Argo CD config-management plugin) 
       the status kro would write on each instance, from live objects
   kiln info testdata/kurel/monitoring/shop.kurel
       a kurel package's parameters, resources and patches
+  kiln diff examples/webapp --base HEAD
+      what the working tree changes in the rendered objects since the last commit
 
 Exit codes: 0 success, 1 errors found (nothing written), 2 usage error, 3 internal error, 141 \
 the reader of stdout went away."
@@ -223,7 +226,8 @@ impl Command {
             | Command::Status { common, .. }
             | Command::Schema { common, .. }
             | Command::Info { common, .. }
-            | Command::Promote { common, .. } => common,
+            | Command::Promote { common, .. }
+            | Command::Diff { common, .. } => common,
             Command::Snapshot {
                 action: SnapshotAction::Create { common, .. },
             } => common,
@@ -276,6 +280,31 @@ enum Command {
         /// an error: an empty stream applied by a GitOps tool deletes what it manages.
         #[arg(long)]
         allow_empty: bool,
+        #[command(flatten)]
+        strategy: StrategyArgs,
+        #[command(flatten)]
+        kurel: kurel_cmd::KurelArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Compare the rendered objects of two revisions (or two environments), object by object.
+    #[command(
+        long_about = "Render the same inputs at two points and compare the objects by identity (group, kind, \
+namespace, name): a reordering or a file move is not a change. The base is a revision of the git repository \
+holding the paths (--base, default HEAD), read from the repository's objects: nothing is checked out and the \
+working tree and index are never touched. The head is the working tree (uncommitted and untracked files \
+included) or --head REV. --env and --base-env compare two environments. Values of Secret objects are shown \
+only as [redacted] / [redacted, changed].\n\nExit codes: 0 (with or without differences), 1 differences \
+with --exit-code, 2 usage error (an unknown revision, a path outside the repository), 4 a side does not \
+render (its diagnostics name the side: files of a revision are called REV:path).",
+        after_help = "Examples:\n  kiln diff apps/                          # HEAD against the working tree\n  \
+kiln diff --base origin/main --format markdown apps/ > comment.md\n  \
+kiln diff --base main...HEAD --head HEAD --exit-code apps/\n  \
+kiln diff --env prod --base-env staging components/   # what promoting staging to prod changes"
+    )]
+    Diff {
+        #[command(flatten)]
+        args: diff_cmd::DiffArgs,
         #[command(flatten)]
         strategy: StrategyArgs,
         #[command(flatten)]
@@ -560,7 +589,10 @@ fn summary<T>(r: &Rendered<T>) -> String {
 
 /// The rendered objects redaction must know about once the objects themselves are gone:
 /// Secrets, or every object when `--secret` paths are named.
-fn for_redaction(objects: Vec<serde_json::Value>, common: &Common) -> Vec<serde_json::Value> {
+pub(crate) fn for_redaction(
+    objects: Vec<serde_json::Value>,
+    common: &Common,
+) -> Vec<serde_json::Value> {
     if !common.secret.is_empty() {
         return objects;
     }
@@ -816,6 +848,12 @@ fn run(cli: Cli) -> ExitCode {
             action: SnapshotAction::Create { args, common },
         } => component_cmd::snapshot_create(&args, &common),
         Command::Promote { args, common } => component_cmd::promote(&args, &common),
+        Command::Diff {
+            args,
+            strategy,
+            kurel,
+            common,
+        } => diff_cmd::run(&args, &strategy, &kurel, &common),
         Command::Status {
             paths,
             observed,

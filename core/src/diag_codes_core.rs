@@ -37,6 +37,9 @@ code_table! { CORE;
     /// A document that passes through does not fit its kind's schema (the bundled Kubernetes
     /// schema, or the CRD of the run): a wrong type, an unknown field, a value outside an enum.
     PASSTHROUGH_SCHEMA = "KLN1020", "passthrough-schema";
+    /// `kiln diff`: a revision or repository cannot be read (an unknown revision, a path outside
+    /// the repository, a bare repository).
+    GIT_REVISION = "KLN1030", "git-revision";
 
     /// A ResourceGraphDefinition field has the wrong shape or a missing required value.
     RGD_INVALID = "KLN2001", "rgd-invalid";

@@ -47,6 +47,7 @@
 
 pub mod component;
 pub mod diag;
+pub mod diff;
 pub mod document;
 pub mod expr;
 pub mod fieldpath;

@@ -49,7 +49,7 @@ use crate::limits::Limits;
 use crate::pipeline::{self, Options};
 pub use crate::pipeline::{Origin, OriginKind};
 use crate::redact::{SecretPath, Secrets};
-use crate::source::{load_inputs_in, Access, FoundPackage, Input};
+use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 
 /// Everything one run needs, whatever door it came through.
 #[derive(Debug, Clone, Default)]
@@ -223,7 +223,95 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, finish)
+    render_units_from(req, None, None, finish)
+}
+
+/// [`render_units`] with every path of the request read inside `root` (as [`Request::root`]
+/// would, which is ignored here), files named as `root` names them. What `kiln diff` renders a
+/// repository's working tree with: every path of the run relative to the repository's top, and
+/// no file of the run outside it.
+pub fn render_units_within<T, F>(
+    req: &Request,
+    root: &Root,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    render_units_from(req, None, Some(Access::Within(root.clone())), finish)
+}
+
+/// [`render_units_within`] a tree that is not on disk (a committed revision), its paths those
+/// of the request (relative to the tree's top). The snapshot is written into a private temporary
+/// directory for the run and removed after it; files are named by their path in the tree, in
+/// diagnostics too (a kurel package's files included).
+pub fn render_snapshot<T, F>(
+    req: &Request,
+    snapshot: &Snapshot,
+    finish: F,
+) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    // Plain manifests are read from memory; anything that needs files (a kurel package, values
+    // files, instance directories, CRDs, symlinks) is rendered from a written-out tree.
+    if req.values.is_empty() && req.instances.is_none() && req.crds.is_empty() {
+        if let Some(inputs) = snapshot.as_texts(&req.inputs, req.limits.yaml.max_input_bytes) {
+            let mut own = req.clone();
+            own.root = None;
+            own.inputs = inputs;
+            return render_units_owned(own, finish);
+        }
+    }
+    let tree = snapshot
+        .materialize()
+        .map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?;
+    let rename_files = |files: Vec<Arc<SourceFile>>| -> Vec<Arc<SourceFile>> {
+        files
+            .into_iter()
+            .map(|f| {
+                let name = tree.tree_name(&f.name);
+                if name == f.name {
+                    f
+                } else {
+                    Arc::new(SourceFile {
+                        name,
+                        text: f.text.clone(),
+                    })
+                }
+            })
+            .collect()
+    };
+    let rename_diag = |mut d: Diagnostic| {
+        d.file = d.file.map(|f| tree.tree_name(&f));
+        let top = format!("{}/", tree.path().display());
+        d.message = d.message.replace(&top, "");
+        d.hint = d.hint.map(|h| h.replace(&top, ""));
+        d
+    };
+    match render_units_within(req, tree.root(), finish) {
+        Ok(mut r) => {
+            r.files = rename_files(std::mem::take(&mut r.files));
+            r.warnings = std::mem::take(&mut r.warnings)
+                .into_iter()
+                .map(rename_diag)
+                .collect();
+            for o in &mut r.origins {
+                o.file = tree.tree_name(&o.file);
+            }
+            Ok(r)
+        }
+        Err(mut f) => {
+            f.files = rename_files(std::mem::take(&mut f.files));
+            f.diagnostics = std::mem::take(&mut f.diagnostics)
+                .into_iter()
+                .map(rename_diag)
+                .collect();
+            Err(f)
+        }
+    }
 }
 
 /// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
@@ -246,12 +334,13 @@ where
             other => other.clone(),
         })
         .collect();
-    render_units_from(&req, Some(inputs), finish)
+    render_units_from(&req, Some(inputs), None, finish)
 }
 
 fn render_units_from<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
+    access: Option<Access>,
     finish: F,
 ) -> Result<Rendered<T>, Failed>
 where
@@ -276,7 +365,7 @@ where
             problems,
         })
     };
-    let r = render_checked(req, owned, checked)?;
+    let r = render_checked(req, owned, access, checked)?;
     let mut problems = Vec::new();
     // A hash map: only lookups, never iterated (problems follow unit order). Ordered maps
     // compared whole identity tuples at every step, a tenth of a large pass-through's time.
@@ -414,6 +503,7 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
 fn render_checked<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
+    access: Option<Access>,
     finish: F,
 ) -> Result<Rendered<T>, Failed>
 where
@@ -425,9 +515,10 @@ where
     } else {
         vec![crate::redact::set_arguments_document(&req.sets)]
     };
-    let access = match &req.root {
-        None => Access::AsGiven,
-        Some(dir) => match Access::within(dir) {
+    let access = match (access, &req.root) {
+        (Some(a), _) => a,
+        (None, None) => Access::AsGiven,
+        (None, Some(dir)) => match Access::within(dir) {
             Ok(a) => a,
             Err(d) => return Err(Failed::new(vec![d], Vec::new(), &extra)),
         },
@@ -667,11 +758,10 @@ fn without_values_files(
     if values.is_empty() {
         return documents;
     }
-    let real = |p: &Path| std::fs::canonicalize(p).ok();
     let named: std::collections::HashSet<PathBuf> = values
         .iter()
         .filter_map(|v| access.resolve(v).ok())
-        .filter_map(|p| real(&p))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
     let mut seen: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     documents
@@ -680,7 +770,7 @@ fn without_values_files(
             let file = d.file().to_string();
             !*seen
                 .entry(file)
-                .or_insert_with_key(|f| real(Path::new(f)).is_some_and(|r| named.contains(&r)))
+                .or_insert_with_key(|f| access.real_of_name(f).is_some_and(|r| named.contains(&r)))
         })
         .collect()
 }
@@ -1185,6 +1275,128 @@ mod tests {
         req.crds = vec![d.join("outside")];
         assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1002"]);
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A run confined to a root that names files by their path in it (what `kiln diff` does
+    /// with a repository): a values file met in the walk is still known as the values file.
+    #[test]
+    fn a_root_named_by_relative_paths_finds_its_values_files() {
+        let d = scratch();
+        let root = Root::named(&d.join("root"), PathBuf::new()).unwrap();
+        let req = Request {
+            inputs: vec![Input::Path(PathBuf::new())],
+            values: vec!["values/prod.yaml".into()],
+            ..Request::default()
+        };
+        let out = render_units_within(&req, &root, Ok).expect("renders");
+        assert_eq!(out.units.len(), 1);
+        assert_eq!(out.units[0][0]["data"]["mode"], "prod");
+        // The same tree as a snapshot: files named as in the tree, removed after.
+        let mut snap = Snapshot::new();
+        for rel in [
+            "app.kurel/parameters.yaml",
+            "app.kurel/resources/cm.yaml",
+            "values/prod.yaml",
+        ] {
+            let bytes = fs::read(d.join("root").join(rel)).unwrap();
+            snap.add(Path::new(rel), crate::source::SnapshotEntry::File(bytes))
+                .unwrap();
+        }
+        let out = render_snapshot(&req, &snap, Ok).expect("renders");
+        assert_eq!(out.units[0][0]["data"]["mode"], "prod");
+        let mut names: Vec<&str> = out.files.iter().map(|f| f.name.as_str()).collect();
+        names.sort();
+        // The values file is read twice: in the walk and as values.
+        names.dedup();
+        assert_eq!(
+            names,
+            [
+                "app.kurel/parameters.yaml",
+                "app.kurel/resources/cm.yaml",
+                "values/prod.yaml"
+            ]
+        );
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A snapshot of plain manifests is read from memory and renders exactly what the same
+    /// snapshot written out renders (same objects, same order, same file names); anything that
+    /// needs files takes the written-out path.
+    #[test]
+    fn snapshots_read_from_memory_render_as_written_out() {
+        use crate::source::SnapshotEntry;
+        let cm = |n: &str| {
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}}}\n").into_bytes()
+        };
+        let mut snap = Snapshot::new();
+        for (rel, bytes) in [
+            ("apps/b.yaml", cm("b")),
+            ("apps/a/z.yml", cm("z")),
+            ("apps/a.yaml", cm("a")),
+            ("apps/.hidden/x.yaml", cm("hidden")),
+            ("apps/readme.md", b"# not a manifest\n".to_vec()),
+            (
+                "other/o.json",
+                br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o"}}"#.to_vec(),
+            ),
+            ("other/named.txt", cm("named")),
+        ] {
+            snap.add(Path::new(rel), SnapshotEntry::File(bytes))
+                .unwrap();
+        }
+        let req = Request {
+            inputs: vec![
+                Input::Path("apps".into()),
+                Input::Path("./other/o.json".into()),
+                Input::Path("other/named.txt".into()),
+            ],
+            ..Request::default()
+        };
+        let texts = snap
+            .as_texts(&req.inputs, 1 << 20)
+            .expect("plain manifests");
+        let names: Vec<String> = texts
+            .iter()
+            .map(|i| match i {
+                Input::Text { name, .. } => name.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "apps/a/z.yml",
+                "apps/a.yaml",
+                "apps/b.yaml",
+                "./other/o.json",
+                "other/named.txt"
+            ]
+        );
+        let from_memory = render_snapshot(&req, &snap, Ok).unwrap();
+        let tree = snap.materialize().unwrap();
+        let from_disk = render_units_within(&req, tree.root(), Ok).unwrap();
+        assert_eq!(from_memory.units, from_disk.units);
+        assert_eq!(from_memory.origins, from_disk.origins);
+        // What needs files: a symlink, a kurel package, a file over the limit, a missing path.
+        let mut linked = snap.clone();
+        linked
+            .add(
+                Path::new("apps/l.yaml"),
+                SnapshotEntry::Symlink("b.yaml".into()),
+            )
+            .unwrap();
+        assert!(linked.as_texts(&req.inputs, 1 << 20).is_none());
+        let mut pkg = snap.clone();
+        pkg.add(
+            Path::new("apps/p.kurel/parameters.yaml"),
+            SnapshotEntry::File(b"kurel: {}\n".to_vec()),
+        )
+        .unwrap();
+        assert!(pkg.as_texts(&req.inputs, 1 << 20).is_none());
+        assert!(snap.as_texts(&req.inputs, 10).is_none());
+        assert!(snap
+            .as_texts(&[Input::Path("nowhere".into())], 1 << 20)
+            .is_none());
     }
 
     #[test]

@@ -64,6 +64,17 @@ impl Root {
         }
     }
 
+    /// The path inside the root of a file this root named `name` ([`Root::display_name`]).
+    pub fn rel_of_name(&self, name: &str) -> Option<PathBuf> {
+        if self.display.as_os_str().is_empty() || self.display == Path::new(".") {
+            return Some(PathBuf::from(name));
+        }
+        Path::new(name)
+            .strip_prefix(&self.display)
+            .ok()
+            .map(Path::to_path_buf)
+    }
+
     /// Resolve a relative path inside the root, refusing anything that would leave it.
     pub fn resolve(&self, rel: &Path) -> Result<PathBuf, Diagnostic> {
         let name = self.display_name(rel);
@@ -569,6 +580,17 @@ impl Access {
         }
     }
 
+    /// The real path of the file a run with this access named `name` (its display name), when
+    /// it exists.
+    pub fn real_of_name(&self, name: &str) -> Option<PathBuf> {
+        match self {
+            Access::AsGiven => fs::canonicalize(name).ok(),
+            Access::Within(root) => root
+                .rel_of_name(name)
+                .and_then(|rel| root.resolve(&rel).ok()),
+        }
+    }
+
     /// Whether `path` names a directory (false when it cannot be resolved).
     pub fn is_dir(&self, path: &Path) -> bool {
         self.resolve(path).is_ok_and(|p| p.is_dir())
@@ -757,6 +779,238 @@ pub fn load_owned_inputs_in(
     }
 }
 
+/// The files of a tree that is not on disk, such as a committed revision of a repository: what
+/// `kiln diff` renders for the base side. Paths are relative to the tree's top and may not leave
+/// it; symlinks keep their target as written in the tree.
+///
+/// A snapshot is rendered by [`Snapshot::materialize`]: its files are written into a private
+/// temporary directory (mode 0700, removed when the [`Materialized`] is dropped) and every path of
+/// the run is then read through a [`Root`] at that directory, with the rules of any confined run:
+/// `..`, absolute paths and symlinks whose target leaves the tree are refused (KLN1002). A path
+/// from inside a revision never leaves it. Every input kind (manifests, kro, component types,
+/// kurel packages with their local extensions, values files, instance directories, CRDs) reads a
+/// revision exactly as it reads a working tree.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    entries: Vec<(PathBuf, SnapshotEntry)>,
+}
+
+/// One entry of a [`Snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotEntry {
+    /// A file's bytes.
+    File(Vec<u8>),
+    /// A file known only by its size (larger than the run reads): written as a sparse file of
+    /// that size, so that reading it fails on the size limit, as the real file would.
+    Oversized(u64),
+    /// A symbolic link and its target, as stored.
+    Symlink(PathBuf),
+}
+
+impl Snapshot {
+    /// An empty snapshot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an entry at `rel`, a path relative to the tree's top. A path that is absolute or
+    /// holds `..` is refused (KLN1002): it names nothing inside the tree.
+    pub fn add(&mut self, rel: &Path, entry: SnapshotEntry) -> Result<(), Diagnostic> {
+        let name = rel.display().to_string();
+        if rel.as_os_str().is_empty() {
+            return Err(escape(&name, "the path is empty"));
+        }
+        for c in rel.components() {
+            match c {
+                Component::Normal(_) | Component::CurDir => {}
+                Component::ParentDir => return Err(escape(&name, "the path contains `..`")),
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(escape(&name, "the path is absolute"))
+                }
+            }
+        }
+        self.entries.push((rel.to_path_buf(), entry));
+        Ok(())
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The request's inputs read straight from the snapshot, as in-memory texts, when nothing
+    /// in them needs files on disk: every input is a path of the snapshot, and what they hold
+    /// (walked as [`Root::walk`] walks: hidden entries skipped, manifest extensions, sorted by
+    /// name) is regular UTF-8 files within `max_bytes`, with no symlink and nothing that may be
+    /// a kurel package (a `*.kurel` directory or a `parameters.yaml`). `None` otherwise: the
+    /// snapshot is then rendered from disk ([`Snapshot::materialize`]), which applies every
+    /// rule. Files are named by their path in the tree, as a materialized snapshot names them.
+    pub fn as_texts(&self, inputs: &[Input], max_bytes: usize) -> Option<Vec<Input>> {
+        let mut out = Vec::new();
+        for input in inputs {
+            let Input::Path(p) = input else {
+                return None;
+            };
+            let base = normal(p)?;
+            // The entries at or under `base`, in the walk's order.
+            let mut found: Vec<(&Path, &SnapshotEntry)> = self
+                .entries
+                .iter()
+                .filter(|(rel, _)| base.as_os_str().is_empty() || rel.starts_with(&base))
+                .map(|(rel, e)| (rel.as_path(), e))
+                .collect();
+            if found.is_empty() {
+                return None;
+            }
+            // Sorted as a walk visits them: each directory's entries by name.
+            found.sort_by(|a, b| a.0.components().cmp(b.0.components()));
+            let named_file = found.len() == 1 && found[0].0 == base;
+            for (rel, entry) in found {
+                let SnapshotEntry::File(bytes) = entry else {
+                    return None;
+                };
+                let under = rel.strip_prefix(&base).unwrap_or(rel);
+                let package = rel.iter().any(|c| {
+                    c.to_str()
+                        .is_none_or(|c| c.ends_with(".kurel") || c == "parameters.yaml")
+                });
+                if package || bytes.len() > max_bytes {
+                    return None;
+                }
+                if !named_file {
+                    let hidden = under
+                        .iter()
+                        .any(|c| c.to_str().is_none_or(|c| c.starts_with('.')));
+                    if hidden || !has_manifest_extension(rel) {
+                        continue;
+                    }
+                }
+                let text = String::from_utf8(bytes.clone()).ok()?;
+                // Named as a walk from the path as given names them.
+                let name = if under.as_os_str().is_empty() {
+                    p.display().to_string()
+                } else {
+                    p.join(under).display().to_string()
+                };
+                out.push(Input::Text { name, text });
+            }
+        }
+        Some(out)
+    }
+
+    /// Write the snapshot into a new private temporary directory.
+    pub fn materialize(&self) -> Result<Materialized, Diagnostic> {
+        let fail = |what: &str, p: &Path, e: std::io::Error| {
+            Diagnostic::error(
+                codes::IO_READ,
+                format!("cannot {what} {} in a temporary directory: {e}", p.display()),
+            )
+            .with_hint("the revision's files are written into the system's temporary directory (TMPDIR) to be rendered: check that it is writable and has room")
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("kiln-rev-");
+        // Creating ten thousand files on a disk-backed file system took seconds of system time
+        // on the build machine (112 µs per create); in memory it is a tenth of that. Unless
+        // TMPDIR says where, a writable /dev/shm is used.
+        let shm = Path::new("/dev/shm");
+        let dir = match std::env::var_os("TMPDIR") {
+            None if shm.is_dir() => builder.tempdir_in(shm).or_else(|_| builder.tempdir()),
+            _ => builder.tempdir(),
+        }
+        .map_err(|e| fail("create", Path::new("kiln-rev-*"), e))?;
+        let top = fs::canonicalize(dir.path()).map_err(|e| fail("open", dir.path(), e))?;
+        let dirs: BTreeSet<&Path> = self
+            .entries
+            .iter()
+            .filter_map(|(rel, _)| rel.parent())
+            .collect();
+        for d in dirs {
+            fs::create_dir_all(top.join(d)).map_err(|e| fail("create", d, e))?;
+        }
+        self.entries.par_iter().try_for_each(|(rel, entry)| {
+            let path = top.join(rel);
+            match entry {
+                SnapshotEntry::File(bytes) => {
+                    fs::write(&path, bytes).map_err(|e| fail("write", rel, e))?
+                }
+                SnapshotEntry::Oversized(len) => fs::File::create(&path)
+                    .and_then(|f| f.set_len(*len))
+                    .map_err(|e| fail("write", rel, e))?,
+                SnapshotEntry::Symlink(target) => {
+                    #[cfg(unix)]
+                    std::os::unix::fs::symlink(target, &path).map_err(|e| fail("link", rel, e))?;
+                    #[cfg(not(unix))]
+                    {
+                        let _ = target;
+                        return Err(Diagnostic::error(
+                            codes::NOT_A_FILE,
+                            format!("{} is a symbolic link, which kiln reads from a revision only on Unix", rel.display()),
+                        )
+                        .in_file(rel.display().to_string()));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        let root = Root::named(&top, PathBuf::new())?;
+        Ok(Materialized {
+            _dir: dir,
+            top,
+            root,
+        })
+    }
+}
+
+/// `p` without `.` components; `None` when it holds `..` or is absolute.
+fn normal(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A [`Snapshot`] written to disk; the directory is removed when this is dropped.
+#[derive(Debug)]
+pub struct Materialized {
+    _dir: tempfile::TempDir,
+    top: PathBuf,
+    root: Root,
+}
+
+impl Materialized {
+    /// The root every path of the run is read under; it names files by their path in the tree
+    /// (`apps/web.yaml`), as a run confined to the tree's top on disk would.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The directory the files were written to.
+    pub fn path(&self) -> &Path {
+        &self.top
+    }
+
+    /// `name` with the temporary directory taken off its front: what a file that a front-end
+    /// named by its real path (a kurel package's files) is called in the tree.
+    pub fn tree_name(&self, name: &str) -> String {
+        let top = self.top.display().to_string();
+        match name.strip_prefix(&top) {
+            Some("") => ".".to_string(),
+            Some(rest) if rest.starts_with('/') => rest[1..].to_string(),
+            _ => name.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -864,6 +1118,77 @@ mod tests {
             assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
         }
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A snapshot's paths stay inside it, and so do its symlinks once written: the rules of a
+    /// confined run.
+    #[test]
+    fn snapshots_keep_their_paths_and_symlinks_inside() {
+        let mut s = Snapshot::new();
+        for bad in ["../x.yaml", "/etc/passwd", "a/../../x.yaml", ""] {
+            let e = s
+                .add(Path::new(bad), SnapshotEntry::File(Vec::new()))
+                .unwrap_err();
+            assert_eq!(e.code, codes::PATH_ESCAPE, "{bad}");
+        }
+        s.add(
+            Path::new("apps/cm.yaml"),
+            SnapshotEntry::File(b"a: 1\n".to_vec()),
+        )
+        .unwrap();
+        s.add(
+            Path::new("apps/big.yaml"),
+            SnapshotEntry::Oversized(1 << 30),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            s.add(
+                Path::new("apps/in.yaml"),
+                SnapshotEntry::Symlink("cm.yaml".into()),
+            )
+            .unwrap();
+            s.add(
+                Path::new("apps/up.yaml"),
+                SnapshotEntry::Symlink("../../../../../../etc/hostname".into()),
+            )
+            .unwrap();
+            s.add(
+                Path::new("apps/abs.yaml"),
+                SnapshotEntry::Symlink("/etc/hostname".into()),
+            )
+            .unwrap();
+        }
+        let m = s.materialize().unwrap();
+        let dir = m.path().to_path_buf();
+        let root = m.root();
+        assert_eq!(root.display_name(Path::new("apps/cm.yaml")), "apps/cm.yaml");
+        assert_eq!(
+            root.read_to_string(Path::new("apps/cm.yaml"), 100).unwrap(),
+            "a: 1\n"
+        );
+        let e = root
+            .read_to_string(Path::new("apps/big.yaml"), 100)
+            .unwrap_err();
+        assert_eq!(e.code, codes::YAML_BUDGET);
+        #[cfg(unix)]
+        {
+            assert_eq!(
+                root.read_to_string(Path::new("apps/in.yaml"), 100).unwrap(),
+                "a: 1\n"
+            );
+            for out in ["apps/up.yaml", "apps/abs.yaml"] {
+                let e = root.read_to_string(Path::new(out), 100).unwrap_err();
+                assert_eq!(e.code, codes::PATH_ESCAPE, "{out}");
+            }
+        }
+        assert_eq!(
+            m.tree_name(&dir.join("apps/x.yaml").display().to_string()),
+            "apps/x.yaml"
+        );
+        assert_eq!(m.tree_name("elsewhere/x.yaml"), "elsewhere/x.yaml");
+        drop(m);
+        assert!(!dir.exists(), "the temporary directory is removed");
     }
 
     #[test]

@@ -1,0 +1,748 @@
+//! `kiln diff` over real git repositories made in the test: the working tree against HEAD,
+//! two committed revisions, a merge base, two environments; identity matching (a moved object,
+//! a renamed file and a reordered stream are not changes), provenance, Secrets, exit codes and
+//! the errors that name their side.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{text, write};
+
+/// Run `kiln args` in `dir`, without colour.
+fn kiln(dir: &Path, args: &[&str]) -> Output {
+    common::kiln(dir, args)
+}
+
+/// Run git in `dir` with a fixed identity and dates (commit ids do not depend on the clock).
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "kiln")
+        .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
+        .env("GIT_COMMITTER_NAME", "kiln")
+        .env("GIT_COMMITTER_EMAIL", "kiln@localhost")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs (it must be installed for these tests)");
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    text(&o.stdout).trim().to_string()
+}
+
+fn commit_all(dir: &Path, msg: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", msg]);
+}
+
+/// A repository at `<tmp>/repo` (the temp dir also holds things outside it).
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("repo");
+    fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    (t, r)
+}
+
+const CM_WEB: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: prod\ndata:\n  mode: slow\n  size: \"3\"\n";
+const CM_OLD: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n  namespace: prod\ndata:\n  a: b\n";
+const CM_NEW: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: new\n  namespace: prod\n";
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// The working tree (uncommitted changes, a new untracked file, a deleted file) against HEAD:
+/// the exact text, and the exit status with and without --exit-code.
+#[test]
+fn the_working_tree_against_head() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, "apps/old.yaml", CM_OLD);
+    commit_all(&r, "one");
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    fs::remove_file(r.join("apps/old.yaml")).unwrap();
+    write(&r, "apps/new.yaml", CM_NEW);
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/new\n\
+         - removed ConfigMap prod/old\n\
+         ~ changed ConfigMap prod/web\n\
+         --- a/ConfigMap/prod/web\n\
+         +++ b/ConfigMap/prod/web\n\
+         @@ -4,5 +4,5 @@\n   \
+         name: web\n   \
+         namespace: prod\n \
+         data:\n\
+         -  mode: slow\n\
+         +  mode: fast\n   \
+         size: \"3\"\n\
+         1 changed, 1 added, 1 removed, 0 unchanged\n"
+    );
+    assert_eq!(text(&o.stderr), "");
+    // Colours when asked (on a terminal by default): removed lines red, added green.
+    let o = kiln(&r, &["diff", "--color", "always", "apps"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("\x1b[31m-  mode: slow\x1b[0m\n\x1b[32m+  mode: fast\x1b[0m\n"),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("\x1b[1;32m+ added ConfigMap prod/new\x1b[0m\n"),
+        "{out:?}"
+    );
+    // Less context.
+    let o = kiln(&r, &["diff", "-U", "0", "apps"]);
+    assert!(
+        text(&o.stdout).contains("@@ -7 +7 @@\n-  mode: slow\n+  mode: fast\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 1);
+    // From a subdirectory, paths are the user's, relative to where kiln runs.
+    let o = kiln(&r.join("apps"), &["diff", "--exit-code", "."]);
+    assert_eq!(code(&o), 1);
+    assert!(text(&o.stdout).ends_with("1 changed, 1 added, 1 removed, 0 unchanged\n"));
+    // Nothing uncommitted: no differences, exit 0 even with --exit-code.
+    commit_all(&r, "two");
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 2 unchanged\n"
+    );
+}
+
+/// A directory that exists on one side only (an application added, or removed, by the change):
+/// its objects are added or removed, the other side does not fail.
+#[test]
+fn a_path_on_one_side_only() {
+    let (_t, r) = repo();
+    write(&r, "apps/web/cm.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(&r, "apps/shop/cm.yaml", CM_NEW);
+    let o = kiln(&r, &["diff", "apps/web", "apps/shop"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/new\n0 changed, 1 added, 0 removed, 1 unchanged\n"
+    );
+    let o = kiln(&r, &["diff", "apps/shop"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/new\n0 changed, 1 added, 0 removed, 0 unchanged\n"
+    );
+    // Removed by the change.
+    fs::remove_dir_all(r.join("apps/web")).unwrap();
+    let o = kiln(&r, &["diff", "apps/web"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "- removed ConfigMap prod/web\n0 changed, 0 added, 1 removed, 0 unchanged\n"
+    );
+    // On neither side: the path does not exist.
+    let o = kiln(&r, &["diff", "apps/nothing"]);
+    assert_eq!(code(&o), 4);
+    assert!(
+        text(&o.stderr).contains("apps/nothing"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// Objects are matched by identity: a file renamed, an object moved to another file, a stream
+/// reordered and keys written in another order are not changes.
+#[test]
+fn moves_renames_and_reorders_are_not_changes() {
+    let (_t, r) = repo();
+    write(&r, "apps/a.yaml", &format!("{CM_WEB}---\n{CM_OLD}"));
+    write(&r, "apps/b.yaml", CM_NEW);
+    commit_all(&r, "one");
+    fs::remove_file(r.join("apps/a.yaml")).unwrap();
+    fs::remove_file(r.join("apps/b.yaml")).unwrap();
+    // Renamed, moved between files, reordered, keys in another order.
+    write(&r, "apps/z/renamed.yaml", &format!("{CM_OLD}---\n{CM_NEW}"));
+    write(
+        &r,
+        "apps/moved.yaml",
+        "kind: ConfigMap\ndata:\n  size: \"3\"\n  mode: slow\nmetadata:\n  namespace: prod\n  name: web\napiVersion: v1\n",
+    );
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 3 unchanged\n"
+    );
+    // A change among moved keys shows alone, in the base's key order.
+    write(
+        &r,
+        "apps/moved.yaml",
+        "kind: ConfigMap\ndata:\n  size: \"4\"\n  mode: slow\nmetadata:\n  namespace: prod\n  name: web\napiVersion: v1\n",
+    );
+    let o = kiln(&r, &["diff", "apps"]);
+    assert!(
+        text(&o.stdout)
+            .contains(" data:\n   mode: slow\n-  size: \"3\"\n+  size: \"4\"\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+const RGD: &str = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: webapp
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WebApp
+    spec:
+      replicas: integer | default=1
+      password: string
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-config
+      data:
+        replicas: ${string(schema.spec.replicas)}
+        dsn: postgres://app:${schema.spec.password}@db
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata:
+        name: ${schema.metadata.name}-db
+      stringData:
+        password: ${schema.spec.password}
+"#;
+
+fn instance(replicas: u32, password: &str) -> String {
+    format!(
+        "apiVersion: kro.run/v1alpha1\nkind: WebApp\nmetadata:\n  name: shop\n  namespace: prod\nspec:\n  replicas: {replicas}\n  password: {password}\n"
+    )
+}
+
+/// Secrets never appear: a Secret's value (changed and unchanged), and the same value where a
+/// template copies it into another object, in text, markdown and JSON.
+#[test]
+fn secret_values_never_appear() {
+    let (_t, r) = repo();
+    write(&r, "apps/rgd.yaml", RGD);
+    write(&r, "apps/shop.yaml", &instance(1, "old-hunter2-secret"));
+    commit_all(&r, "one");
+    write(&r, "apps/shop.yaml", &instance(1, "new-hunter2-secret"));
+    for format in ["text", "markdown", "json"] {
+        let o = kiln(&r, &["diff", "--format", format, "apps"]);
+        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert!(!out.contains("hunter2"), "{format}: {out}");
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["summary"]["changed"], 2);
+        } else {
+            assert!(out.contains("2 changed"), "{format}: {out}");
+            assert!(
+                out.contains("-  password: \"[redacted]\"\n+  password: \"[redacted, changed]\"\n"),
+                "{format}: {out}"
+            );
+        }
+    }
+    // An unchanged Secret value stays [redacted] on both sides and is no change.
+    write(&r, "apps/shop.yaml", &instance(2, "old-hunter2-secret"));
+    let o = kiln(&r, &["diff", "apps"]);
+    let out = text(&o.stdout);
+    assert!(!out.contains("hunter2"), "{out}");
+    assert!(
+        out.contains("1 changed, 0 added, 0 removed, 1 unchanged"),
+        "{out}"
+    );
+    assert!(
+        out.contains("-  replicas: \"1\"\n+  replicas: \"2\"\n"),
+        "{out}"
+    );
+}
+
+/// Provenance annotations are compared like any field: renaming the definition shows.
+#[test]
+fn a_definition_rename_shows_in_provenance() {
+    let (_t, r) = repo();
+    write(&r, "apps/rgd.yaml", RGD);
+    write(&r, "apps/shop.yaml", &instance(1, "pw-123456"));
+    commit_all(&r, "one");
+    write(
+        &r,
+        "apps/rgd.yaml",
+        &RGD.replace("name: webapp", "name: webapp-v2"),
+    );
+    let o = kiln(&r, &["diff", "apps"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("-    kiln.dev/definition: ResourceGraphDefinition/webapp\n+    kiln.dev/definition: ResourceGraphDefinition/webapp-v2\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("2 changed, 0 added, 0 removed, 0 unchanged\n"),
+        "{out}"
+    );
+    // --no-provenance leaves them out of both sides.
+    let o = kiln(&r, &["diff", "--no-provenance", "apps"]);
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 2 unchanged\n"
+    );
+}
+
+/// Two committed revisions (--base, --head), a merge base (A...B), and a revision compared with
+/// itself while the working tree is dirty: a revision sees only its own files (an untracked or
+/// ignored file in the working tree is not part of it).
+#[test]
+fn committed_revisions_see_only_their_own_files() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, ".gitignore", "apps/ignored.yaml\n");
+    commit_all(&r, "one");
+    git(&r, &["checkout", "-q", "-b", "feature"]);
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    commit_all(&r, "feature");
+    git(&r, &["checkout", "-q", "main"]);
+    write(&r, "apps/other.yaml", CM_OLD);
+    commit_all(&r, "main moves on");
+    // Untracked and ignored files in the working tree.
+    write(&r, "apps/untracked.yaml", CM_NEW);
+    write(&r, "apps/ignored.yaml", &CM_NEW.replace("new", "ignored"));
+
+    let o = kiln(&r, &["diff", "--base", "main", "--head", "feature", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout).lines().last().unwrap(),
+        "1 changed, 0 added, 1 removed, 0 unchanged"
+    );
+    // The merge base of main and feature is the first commit: only the feature's change.
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--base",
+            "main...feature",
+            "--head",
+            "feature",
+            "apps",
+        ],
+    );
+    assert_eq!(
+        text(&o.stdout).lines().last().unwrap(),
+        "1 changed, 0 added, 0 removed, 0 unchanged"
+    );
+    // HEAD against itself: the untracked and ignored files are in neither side.
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "--head",
+            "HEAD",
+            "--exit-code",
+            "apps",
+        ],
+    );
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 2 unchanged\n"
+    );
+    // The working tree has both.
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(
+        text(&o.stdout),
+        "+ added ConfigMap prod/ignored\n+ added ConfigMap prod/new\n0 changed, 2 added, 0 removed, 2 unchanged\n"
+    );
+    // JSON names both sides.
+    let head = git(&r, &["rev-parse", "--short=7", "main"]);
+    let feature = git(&r, &["rev-parse", "--short=7", "feature"]);
+    let o = kiln(
+        &r,
+        &[
+            "diff", "--base", "main", "--head", "feature", "--format", "json", "apps",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["base"], format!("main ({head})"));
+    assert_eq!(v["head"], format!("feature ({feature})"));
+    assert_eq!(
+        v["summary"],
+        serde_json::json!({"added": 0, "removed": 1, "changed": 1, "unchanged": 0})
+    );
+    assert_eq!(v["objects"][0]["change"], "removed");
+    assert_eq!(v["objects"][0]["name"], "old");
+    assert_eq!(v["objects"][0]["diff"], serde_json::Value::Null);
+    assert_eq!(v["objects"][1]["change"], "changed");
+    assert_eq!(v["objects"][1]["apiVersion"], "v1");
+    assert_eq!(v["objects"][1]["namespace"], "prod");
+    assert!(v["objects"][1]["diff"]
+        .as_str()
+        .unwrap()
+        .contains("-  mode: slow\n+  mode: fast\n"));
+}
+
+/// kiln diff reads revisions from the object database: the working tree, the index and HEAD are
+/// exactly as they were.
+#[test]
+fn the_working_tree_and_index_are_never_touched() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    write(&r, "apps/staged.yaml", CM_NEW);
+    git(&r, &["add", "apps/staged.yaml"]);
+    let status = git(&r, &["status", "--porcelain"]);
+    let index = fs::read(r.join(".git/index")).unwrap();
+    let head = git(&r, &["rev-parse", "HEAD"]);
+    let o = kiln(&r, &["diff", "--base", "HEAD", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(fs::read(r.join(".git/index")).unwrap(), index);
+    assert_eq!(git(&r, &["status", "--porcelain"]), status);
+    assert_eq!(git(&r, &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        fs::read_to_string(r.join("apps/web.yaml")).unwrap(),
+        CM_WEB.replace("slow", "fast")
+    );
+}
+
+/// A base that does not render fails with its diagnostics, which say which side they come from
+/// (files of a revision are named REV:path); so does a broken working tree.
+#[test]
+fn a_side_that_fails_to_render_is_named() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(
+        &r,
+        "apps/bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n",
+    );
+    commit_all(&r, "broken");
+    fs::remove_file(r.join("apps/bad.yaml")).unwrap();
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 4, "{}", text(&o.stdout));
+    assert_eq!(text(&o.stdout), "", "no partial output");
+    let err = text(&o.stderr);
+    let short = git(&r, &["rev-parse", "--short=7", "HEAD"]);
+    assert!(
+        err.contains(&format!("error: HEAD ({short}) does not render:")),
+        "{err}"
+    );
+    assert!(err.contains("HEAD:apps/bad.yaml"), "{err}");
+    assert!(err.contains("KLN1004"), "{err}");
+    assert!(!err.contains("working tree"), "{err}");
+    assert!(
+        !err.contains("kiln-rev-"),
+        "the temporary directory is not shown: {err}"
+    );
+    // JSON diagnostics name the side through the file.
+    let o = kiln(&r, &["diff", "--diagnostics", "json", "apps"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(v["diagnostics"][0]["file"], "HEAD:apps/bad.yaml");
+    // The other way round: the working tree is broken.
+    git(&r, &["rm", "-q", "apps/bad.yaml"]);
+    git(&r, &["commit", "-q", "-m", "fixed"]);
+    write(
+        &r,
+        "apps/bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n",
+    );
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 4);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("error: working tree does not render:"),
+        "{err}"
+    );
+    assert!(!err.contains("HEAD ("), "{err}");
+}
+
+/// Unknown revisions, ranges, paths outside any repository and stdin are usage errors (2).
+#[test]
+fn usage_errors() {
+    let (t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    commit_all(&r, "one");
+    let o = kiln(&r, &["diff", "--base", "no-such-branch", "apps"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        text(&o.stderr).contains("error[KLN1030]: unknown revision \"no-such-branch\""),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = kiln(&r, &["diff", "--base", "HEAD..HEAD", "apps"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        text(&o.stderr).contains("is a range of commits"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Outside the repository (beside it), and outside any repository.
+    write(t.path(), "outside/cm.yaml", CM_NEW);
+    let o = kiln(&r, &["diff", "apps", "../outside"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        text(&o.stderr).contains("../outside is outside the repository"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = kiln(&t.path().join("outside"), &["diff", "."]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        text(&o.stderr).contains(". is not inside a git repository"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = kiln(&r, &["diff", "-"]);
+    assert_eq!(code(&o), 2);
+    let o = kiln(&r, &["diff", "--format", "yaml", "apps"]);
+    assert_eq!(code(&o), 2);
+}
+
+/// Observed state is live objects, read once as given (here from outside the repository) for
+/// both sides.
+#[test]
+fn observed_state_is_read_as_given_for_both_sides() {
+    let (t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(
+        t.path(),
+        "live/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: live, namespace: prod}\n",
+    );
+    let live = t.path().join("live/cm.yaml");
+    let o = kiln(&r, &["diff", "--observed", live.to_str().unwrap(), "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 1 unchanged\n"
+    );
+    let o = kiln(&r, &["diff", "--observed", "../missing.yaml", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert!(
+        text(&o.stderr).contains("missing.yaml"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A symlink committed in a revision may not lead out of the repository, as on disk.
+#[cfg(unix)]
+#[test]
+fn a_revision_symlink_never_leaves_the_repository() {
+    let (t, r) = repo();
+    write(t.path(), "outside/stolen.yaml", CM_NEW);
+    write(&r, "apps/web.yaml", CM_WEB);
+    std::os::unix::fs::symlink("../../outside/stolen.yaml", r.join("apps/link.yaml")).unwrap();
+    std::os::unix::fs::symlink(r.join("apps/web.yaml"), r.join("apps/abs.yaml")).unwrap();
+    commit_all(&r, "links");
+    let o = kiln(&r, &["diff", "--base", "HEAD", "--head", "HEAD", "apps"]);
+    assert_eq!(code(&o), 4, "{}", text(&o.stdout));
+    let err = text(&o.stderr);
+    assert!(err.contains("KLN1002"), "{err}");
+    assert!(err.contains("HEAD:apps/link.yaml"), "{err}");
+    assert!(err.contains("HEAD:apps/abs.yaml"), "{err}");
+    assert!(!err.contains("stolen"), "{err}");
+    // A symlink to another directory of the same repository is followed.
+    fs::remove_file(r.join("apps/link.yaml")).unwrap();
+    fs::remove_file(r.join("apps/abs.yaml")).unwrap();
+    write(&r, "shared/cm.yaml", CM_OLD);
+    std::os::unix::fs::symlink("../shared", r.join("apps/shared")).unwrap();
+    commit_all(&r, "shared");
+    let o = kiln(&r, &["diff", "--base", "HEAD", "--head", "HEAD", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 2 unchanged\n"
+    );
+}
+
+/// A kurel package in a revision: its parameters and local extension are read from the
+/// revision.
+#[test]
+fn kurel_packages_render_from_a_revision() {
+    let (_t, r) = repo();
+    write(
+        &r,
+        "pkgs/app.kurel/parameters.yaml",
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: slow\n",
+    );
+    write(
+        &r,
+        "pkgs/app.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: prod}\ndata: {mode: \"${mode}\"}\n",
+    );
+    commit_all(&r, "package");
+    write(&r, "pkgs/app.local.kurel/parameters.yaml", "mode: fast\n");
+    let o = kiln(&r, &["diff", "--no-provenance", "pkgs/app.kurel"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("-  mode: slow\n+  mode: fast\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
+    // Values files are read from each side too.
+    write(&r, "pkgs/values/prod.yaml", "mode: prod\n");
+    commit_all(&r, "values");
+    write(&r, "pkgs/values/prod.yaml", "mode: production\n");
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--no-provenance",
+            "--values",
+            "pkgs/values/prod.yaml",
+            "pkgs/app.kurel",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("-  mode: prod\n+  mode: production\n1 changed"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A package broken in the base: its files are named by their path in the revision (never
+    // by the temporary directory the revision is read from).
+    write(
+        &r,
+        "pkgs/app.kurel/parameters.yaml",
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: [slow\n",
+    );
+    commit_all(&r, "broken package");
+    write(
+        &r,
+        "pkgs/app.kurel/parameters.yaml",
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: slow\n",
+    );
+    let o = kiln(&r, &["diff", "--diagnostics", "json", "pkgs/app.kurel"]);
+    assert_eq!(code(&o), 4);
+    let err = text(&o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&err).unwrap();
+    assert_eq!(
+        v["diagnostics"][0]["file"], "HEAD:pkgs/app.kurel/parameters.yaml",
+        "{err}"
+    );
+    assert!(!err.contains("kiln-rev-"), "{err}");
+}
+
+/// Markdown for a pull-request comment: a table by kind, one collapsible section per changed
+/// object, added and removed listed, and a size limit that never cuts an object.
+#[test]
+fn markdown_for_a_pull_request() {
+    let (_t, r) = repo();
+    for i in 0..30 {
+        write(
+            &r,
+            &format!("apps/cm{i}.yaml"),
+            &CM_WEB.replace("name: web", &format!("name: web{i}")),
+        );
+    }
+    write(&r, "apps/old.yaml", CM_OLD);
+    commit_all(&r, "one");
+    for i in 0..30 {
+        write(
+            &r,
+            &format!("apps/cm{i}.yaml"),
+            &CM_WEB
+                .replace("name: web", &format!("name: web{i}"))
+                .replace("slow", "fast"),
+        );
+    }
+    fs::remove_file(r.join("apps/old.yaml")).unwrap();
+    let o = kiln(&r, &["diff", "--format", "markdown", "apps"]);
+    let md = text(&o.stdout);
+    let short = git(&r, &["rev-parse", "--short=7", "HEAD"]);
+    assert!(md.starts_with(&format!(
+        "### kiln diff: `HEAD ({short})` → `working tree`\n\n**30 changed, 0 added, 1 removed, 0 unchanged**\n\n| kind | changed | added | removed |\n| --- | ---: | ---: | ---: |\n| ConfigMap | 30 | 0 | 1 |\n"
+    )), "{md}");
+    assert_eq!(
+        md.matches("<details><summary>changed ConfigMap prod/web")
+            .count(),
+        30
+    );
+    assert!(md.contains("- removed `ConfigMap prod/old`"), "{md}");
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--format",
+            "markdown",
+            "--markdown-limit",
+            "2000",
+            "apps",
+        ],
+    );
+    let md = text(&o.stdout);
+    assert!(md.len() <= 2000, "{}", md.len());
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count()
+    );
+    assert!(md.contains("more object(s) not shown"), "{md}");
+}
+
+/// `--env` and `--base-env`: what promoting one environment to another changes.
+#[test]
+fn two_environments_of_one_revision() {
+    let (_t, r) = repo();
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/component/seed-web-app");
+    for f in [
+        "01-web-app.yaml",
+        "02-addons.yaml",
+        "03-component.yaml",
+        "04-deployments.yaml",
+    ] {
+        fs::copy(seed.join(f), r.join(f)).unwrap();
+    }
+    commit_all(&r, "component");
+    let o = kiln(
+        &r,
+        &[
+            "diff",
+            "--env",
+            "production",
+            "--base-env",
+            "development",
+            ".",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("-    openchoreo.org/environment: development\n+    openchoreo.org/environment: production\n"), "{out}");
+    assert!(
+        out.contains("+ added HorizontalPodAutoscaler.autoscaling checkout-service\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("2 changed, 2 added, 0 removed, 0 unchanged\n"),
+        "{out}"
+    );
+    // The same environment on both sides: nothing.
+    let o = kiln(&r, &["diff", "--env", "production", "--exit-code", "."]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+}
+
+/// `kiln diff --help` has examples.
+#[test]
+fn help_has_an_example() {
+    let o = kiln(Path::new("."), &["diff", "--help"]);
+    assert_eq!(code(&o), 0);
+    assert!(text(&o.stdout).contains("kiln diff --base origin/main --format markdown"));
+}

@@ -1,0 +1,718 @@
+//! Rendered-manifest diffs: what `kiln diff` prints.
+//!
+//! Two renders of one request (two revisions of a repository, or two environments) are compared
+//! object by object. Objects are matched by identity — API group, kind, namespace, name — never by
+//! file or position: an object that moves to another file, or to another place in the output, is
+//! the same object. A map's keys are compared as a map (a field that only moves is not a change);
+//! lists keep their order (in Kubernetes it means something).
+//!
+//! Each changed object gets a unified diff of its YAML, with the head's keys laid out in the
+//! base's order so that only what changed shows. Values of Secret objects (`data`,
+//! `stringData`) never appear: each is written as `[redacted]`, and as `[redacted, changed]`
+//! on the head side when it differs from the base's. Every other secret the run knows of
+//! ([`Secrets`]: what Secret templates read, `--secret` paths) is blanked out of the diff text as
+//! in diagnostics.
+//!
+//! ```
+//! use kiln_core::diff::{compare, Options};
+//! use serde_json::json;
+//!
+//! let base = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+//!     "metadata": {"name": "a"}, "data": {"k": "1"}})];
+//! let head = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+//!     "metadata": {"name": "a"}, "data": {"k": "2"}})];
+//! let d = compare(&base, &head, &Default::default(), &Options::default()).unwrap();
+//! assert_eq!(d.summary().changed, 1);
+//! assert!(d.objects[0].diff.as_deref().unwrap().contains("-  k: \"1\"\n+  k: \"2\"\n"));
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+use crate::diag::Diagnostic;
+use crate::redact::{Secrets, REDACTED};
+
+/// What a Secret's value is written as in a diff when it differs from the base's.
+pub const REDACTED_CHANGED: &str = "[redacted, changed]";
+
+/// How a diff is made.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Lines of context around each change.
+    pub context: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { context: 3 }
+    }
+}
+
+/// What happened to an object between base and head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Change {
+    /// In both, different.
+    Changed,
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+    /// In both, equal.
+    Unchanged,
+}
+
+impl Change {
+    /// `changed`, `added`, `removed`, `unchanged`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Changed => "changed",
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Unchanged => "unchanged",
+        }
+    }
+
+    fn marker(self) -> char {
+        match self {
+            Change::Changed => '~',
+            Change::Added => '+',
+            Change::Removed => '-',
+            Change::Unchanged => '=',
+        }
+    }
+}
+
+/// One object of either side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectDiff {
+    /// What happened to it.
+    pub change: Change,
+    /// Its apiVersion (the head's, or the base's for a removed object).
+    pub api_version: String,
+    /// Its API group (`""` for the core group).
+    pub group: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace, `None` when it has none.
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// For a changed object, the unified diff of its YAML (secrets redacted).
+    pub diff: Option<String>,
+}
+
+impl ObjectDiff {
+    /// `Kind.group` (just `Kind` in the core group).
+    pub fn kind_group(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// `Kind.group namespace/name` (or `Kind.group name`).
+    pub fn title(&self) -> String {
+        format!("{} {}", self.kind_group(), self.at())
+    }
+
+    fn at(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// The object's path in the diff headers: `Kind.group/namespace/name`.
+    fn path(&self) -> String {
+        format!("{}/{}", self.kind_group(), self.at())
+    }
+}
+
+/// Counts of a [`Diff`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Objects in both sides that differ.
+    pub changed: usize,
+    /// Objects only in head.
+    pub added: usize,
+    /// Objects only in base.
+    pub removed: usize,
+    /// Objects in both sides, equal.
+    pub unchanged: usize,
+}
+
+impl Summary {
+    /// Whether anything differs.
+    pub fn has_differences(&self) -> bool {
+        self.changed + self.added + self.removed > 0
+    }
+
+    /// `N changed, N added, N removed, N unchanged`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} changed, {} added, {} removed, {} unchanged",
+            self.changed, self.added, self.removed, self.unchanged
+        )
+    }
+}
+
+/// The comparison of two renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diff {
+    /// What the base side is (`HEAD`, `main (1a2b3c4)`, with its environment).
+    pub base: String,
+    /// What the head side is (`working tree`, a revision).
+    pub head: String,
+    /// Every object of either side, sorted by kind, group, namespace and name (unchanged ones
+    /// too, without a diff).
+    pub objects: Vec<ObjectDiff>,
+}
+
+/// An object's identity: API group, kind, namespace, name.
+type Identity = (String, String, String, String);
+
+fn identity(o: &Value) -> Identity {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    let api = s(o.get("apiVersion"));
+    let meta = o.get("metadata");
+    (
+        crate::scope::group_of(&api).to_string(),
+        s(o.get("kind")),
+        s(meta.and_then(|m| m.get("namespace"))),
+        s(meta.and_then(|m| m.get("name"))),
+    )
+}
+
+/// One rendered object as the comparison keeps it: its identity, its JSON with keys sorted
+/// (what equality is decided on: a map compared as a map) and its JSON as rendered (what a diff
+/// shows, keys in the template's order). Made on the worker that rendered the object, so a side
+/// of ten thousand instances is held as two texts per object rather than as values (a tenth of
+/// the memory, and no page faults to fill it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    identity: Identity,
+    api_version: String,
+    canonical: String,
+    json: String,
+}
+
+impl Entry {
+    /// The entry of one object.
+    pub fn of(o: &Value) -> Entry {
+        let mut canonical = String::new();
+        write_canonical(o, &mut canonical);
+        Entry {
+            identity: identity(o),
+            api_version: o
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            canonical,
+            json: serde_json::to_string(o).unwrap_or_default(),
+        }
+    }
+}
+
+/// JSON with every map's keys sorted.
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(&String, &Value)> = m.iter().collect();
+            pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in pairs.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                write_canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Index the entries of one side by identity. Identities are unique in a render that succeeded
+/// (KLN1012); should one repeat, the later object gets a `#N` suffix so nothing is dropped.
+fn index(entries: &[Entry]) -> HashMap<Identity, &Entry> {
+    let mut out: HashMap<Identity, &Entry> = HashMap::with_capacity(entries.len());
+    for e in entries {
+        let mut id = e.identity.clone();
+        if out.contains_key(&id) {
+            let name = id.3.clone();
+            let mut n = 2;
+            while out.contains_key(&id) {
+                id.3 = format!("{name}#{n}");
+                n += 1;
+            }
+        }
+        out.insert(id, e);
+    }
+    out
+}
+
+/// Compare the objects of two renders. `secrets` are blanked out of every diff (Secret objects'
+/// values are never written at all).
+pub fn compare(
+    base: &[Value],
+    head: &[Value],
+    secrets: &Secrets,
+    options: &Options,
+) -> Result<Diff, Diagnostic> {
+    let b: Vec<Entry> = base.iter().map(Entry::of).collect();
+    let h: Vec<Entry> = head.iter().map(Entry::of).collect();
+    compare_entries(&b, &h, secrets, options)
+}
+
+/// [`compare`] of entries made where the objects were rendered ([`Entry::of`]).
+pub fn compare_entries(
+    base: &[Entry],
+    head: &[Entry],
+    secrets: &Secrets,
+    options: &Options,
+) -> Result<Diff, Diagnostic> {
+    let b = index(base);
+    let h = index(head);
+    let mut ids: Vec<&Identity> = b
+        .keys()
+        .chain(h.keys().filter(|k| !b.contains_key(*k)))
+        .collect();
+    ids.sort_by(|x, y| (&x.1, &x.0, &x.2, &x.3).cmp(&(&y.1, &y.0, &y.2, &y.3)));
+    let mut objects = Vec::with_capacity(ids.len());
+    for id in ids {
+        let (bo, ho) = (b.get(id).copied(), h.get(id).copied());
+        let change = match (bo, ho) {
+            (Some(x), Some(y)) if x.canonical == y.canonical => Change::Unchanged,
+            (Some(_), Some(_)) => Change::Changed,
+            (None, Some(_)) => Change::Added,
+            _ => Change::Removed,
+        };
+        let shown = ho.or(bo).expect("an identity comes from one side");
+        let (group, kind, ns, name) = id.clone();
+        let mut od = ObjectDiff {
+            change,
+            api_version: shown.api_version.clone(),
+            group,
+            kind,
+            namespace: (!ns.is_empty()).then_some(ns),
+            name,
+            diff: None,
+        };
+        if let (Change::Changed, Some(x), Some(y)) = (change, bo, ho) {
+            let parse = |e: &Entry| {
+                serde_json::from_str::<Value>(&e.json).map_err(|err| {
+                    Diagnostic::error(
+                        crate::diag::codes::INTERNAL,
+                        format!("a rendered object does not read back: {err}"),
+                    )
+                })
+            };
+            od.diff = Some(unified(&parse(x)?, &parse(y)?, &od, secrets, options)?);
+        }
+        objects.push(od);
+    }
+    Ok(Diff {
+        base: String::new(),
+        head: String::new(),
+        objects,
+    })
+}
+
+/// The unified diff of one changed object's YAML.
+fn unified(
+    base: &Value,
+    head: &Value,
+    od: &ObjectDiff,
+    secrets: &Secrets,
+    options: &Options,
+) -> Result<String, Diagnostic> {
+    let mut b = base.clone();
+    let mut h = head.clone();
+    mask_secret_values(&mut b, &mut h);
+    align(&b, &mut h);
+    let bt = crate::output::to_yaml(&b)?;
+    let ht = crate::output::to_yaml(&h)?;
+    let path = od.path();
+    let text = similar::TextDiff::from_lines(&bt, &ht)
+        .unified_diff()
+        .context_radius(options.context)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    let mut text = secrets.redact(&text);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+fn is_secret(o: &Value) -> bool {
+    o.get("kind").and_then(Value::as_str) == Some("Secret")
+        && o.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// Replace the values of a Secret's `data` and `stringData` on both sides: `[redacted]`, and
+/// `[redacted, changed]` on the head side where the base holds another value (or none).
+fn mask_secret_values(base: &mut Value, head: &mut Value) {
+    for field in ["data", "stringData"] {
+        let old: Map<String, Value> = if is_secret(base) {
+            base.get(field)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Map::new()
+        };
+        if is_secret(head) {
+            if let Some(m) = head.get_mut(field).and_then(Value::as_object_mut) {
+                for (k, v) in m.iter_mut() {
+                    let same = old.get(k) == Some(v);
+                    *v = Value::String(if same { REDACTED } else { REDACTED_CHANGED }.into());
+                }
+            }
+        }
+        if is_secret(base) {
+            if let Some(m) = base.get_mut(field).and_then(Value::as_object_mut) {
+                for v in m.values_mut() {
+                    *v = Value::String(REDACTED.into());
+                }
+            }
+        }
+    }
+}
+
+/// Mask every Secret value of an object (for objects shown whole).
+pub fn mask_secret(o: &mut Value) {
+    if !is_secret(o) {
+        return;
+    }
+    for field in ["data", "stringData"] {
+        if let Some(m) = o.get_mut(field).and_then(Value::as_object_mut) {
+            for v in m.values_mut() {
+                *v = Value::String(REDACTED.into());
+            }
+        }
+    }
+}
+
+/// Lay out `head`'s map keys in `base`'s order (keys new in head after them, in their order),
+/// recursively, so that a field that only moved does not show in the text.
+fn align(base: &Value, head: &mut Value) {
+    match (base, head) {
+        (Value::Object(b), Value::Object(h)) => {
+            let mut old = std::mem::take(h);
+            for (k, bv) in b {
+                if let Some(mut hv) = old.shift_remove(k) {
+                    align(bv, &mut hv);
+                    h.insert(k.clone(), hv);
+                }
+            }
+            for (k, v) in old {
+                h.insert(k, v);
+            }
+        }
+        (Value::Array(b), Value::Array(h)) => {
+            for (bv, hv) in b.iter().zip(h.iter_mut()) {
+                align(bv, hv);
+            }
+        }
+        _ => {}
+    }
+}
+
+impl Diff {
+    /// The counts.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for o in &self.objects {
+            match o.change {
+                Change::Changed => s.changed += 1,
+                Change::Added => s.added += 1,
+                Change::Removed => s.removed += 1,
+                Change::Unchanged => s.unchanged += 1,
+            }
+        }
+        s
+    }
+
+    fn differing(&self) -> impl Iterator<Item = &ObjectDiff> {
+        self.objects
+            .iter()
+            .filter(|o| o.change != Change::Unchanged)
+    }
+
+    /// Text for a terminal or a log: each changed object with its diff, each added and removed
+    /// object on a line, then the summary line. `color` adds ANSI colours.
+    pub fn text(&self, color: bool) -> String {
+        let paint = |code: &str, s: &str| {
+            if color {
+                format!("\x1b[{code}m{s}\x1b[0m")
+            } else {
+                s.to_string()
+            }
+        };
+        let mut out = String::new();
+        for o in self.differing() {
+            let title = format!("{} {} {}", o.change.marker(), o.change.as_str(), o.title());
+            let code = match o.change {
+                Change::Added => "1;32",
+                Change::Removed => "1;31",
+                _ => "1",
+            };
+            out.push_str(&paint(code, &title));
+            out.push('\n');
+            if let Some(d) = &o.diff {
+                for line in d.lines() {
+                    let code = if line.starts_with("+++") || line.starts_with("---") {
+                        "1"
+                    } else if line.starts_with('+') {
+                        "32"
+                    } else if line.starts_with('-') {
+                        "31"
+                    } else if line.starts_with("@@") {
+                        "36"
+                    } else {
+                        ""
+                    };
+                    if code.is_empty() {
+                        out.push_str(line);
+                    } else {
+                        out.push_str(&paint(code, line));
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        out.push_str(&self.summary().line());
+        out.push('\n');
+        out
+    }
+
+    /// Markdown for a pull-request comment: a summary, a table of changes by kind, and a
+    /// collapsible section per changed object (added and removed objects listed). Past `limit`
+    /// bytes the remaining objects are counted, not shown: an object is never cut in the middle.
+    pub fn markdown(&self, limit: usize) -> String {
+        let s = self.summary();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "### kiln diff: {} → {}\n\n**{}**\n",
+            inline_code(&self.base),
+            inline_code(&self.head),
+            s.line()
+        );
+        if !s.has_differences() {
+            out.push_str("No rendered object changes.\n");
+            return out;
+        }
+        let mut kinds: Vec<(String, [usize; 3])> = Vec::new();
+        for o in self.differing() {
+            let kg = o.kind_group();
+            let i = match kinds.iter().position(|(k, _)| *k == kg) {
+                Some(i) => i,
+                None => {
+                    kinds.push((kg, [0; 3]));
+                    kinds.len() - 1
+                }
+            };
+            let col = match o.change {
+                Change::Changed => 0,
+                Change::Added => 1,
+                _ => 2,
+            };
+            kinds[i].1[col] += 1;
+        }
+        out.push_str("| kind | changed | added | removed |\n| --- | ---: | ---: | ---: |\n");
+        for (k, [c, a, r]) in &kinds {
+            let _ = writeln!(out, "| {} | {c} | {a} | {r} |", escape_cell(k));
+        }
+        out.push('\n');
+        // Room kept for the closing note.
+        let reserve = 200;
+        let mut left_out = 0usize;
+        // Changed objects first (each a collapsible diff), then the list of added and removed.
+        let changed = self.differing().filter(|o| o.diff.is_some());
+        let listed = self.differing().filter(|o| o.diff.is_none());
+        let mut list_started = false;
+        for o in changed.chain(listed) {
+            let section = match &o.diff {
+                Some(d) => {
+                    let fence = fence_for(d);
+                    format!(
+                        "<details><summary>{} {}</summary>\n\n{fence}diff\n{d}{fence}\n\n</details>\n\n",
+                        o.change.as_str(),
+                        html_escape(&o.title())
+                    )
+                }
+                None => format!(
+                    "{}- {} {}\n",
+                    if list_started { "" } else { "\n" },
+                    o.change.as_str(),
+                    inline_code(&o.title())
+                ),
+            };
+            if left_out > 0 || out.len() + section.len() + reserve > limit {
+                left_out += 1;
+                continue;
+            }
+            list_started |= o.diff.is_none();
+            out.push_str(&section);
+        }
+        if left_out > 0 {
+            let _ = writeln!(
+                out,
+                "\n_{left_out} more object(s) not shown: this comment is limited to {limit} bytes. Run `kiln diff` locally to see them all._"
+            );
+        }
+        out
+    }
+
+    /// `{"base","head","summary":{…},"objects":[{"change","apiVersion","kind","namespace","name","diff"}]}`,
+    /// objects that differ only.
+    pub fn json(&self) -> Value {
+        let s = self.summary();
+        let objects: Vec<Value> = self
+            .differing()
+            .map(|o| {
+                json!({
+                    "change": o.change.as_str(),
+                    "apiVersion": o.api_version,
+                    "kind": o.kind,
+                    "namespace": o.namespace,
+                    "name": o.name,
+                    "diff": o.diff,
+                })
+            })
+            .collect();
+        json!({
+            "base": self.base,
+            "head": self.head,
+            "summary": {
+                "added": s.added,
+                "removed": s.removed,
+                "changed": s.changed,
+                "unchanged": s.unchanged,
+            },
+            "objects": objects,
+        })
+    }
+}
+
+/// A code fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn inline_code(s: &str) -> String {
+    let fence = if s.contains('`') { "`` " } else { "`" };
+    let close = if s.contains('`') { " ``" } else { "`" };
+    format!("{fence}{s}{close}")
+}
+
+fn escape_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(name: &str, data: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "n"}, "data": data})
+    }
+
+    #[test]
+    fn objects_match_by_identity_not_position() {
+        let base = vec![cm("a", json!({"x": "1"})), cm("b", json!({"y": "2"}))];
+        let head = vec![cm("b", json!({"y": "2"})), cm("a", json!({"x": "1"}))];
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        assert_eq!(d.summary().unchanged, 2);
+        assert!(!d.summary().has_differences());
+    }
+
+    #[test]
+    fn moved_fields_are_not_changes_and_do_not_show() {
+        let base = vec![
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1", "y": "2"}}),
+        ];
+        let head = vec![
+            json!({"kind": "ConfigMap", "apiVersion": "v1", "data": {"y": "2", "x": "9"}, "metadata": {"name": "a"}}),
+        ];
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        assert_eq!(d.summary().changed, 1);
+        let text = d.objects[0].diff.clone().unwrap();
+        assert_eq!(
+            text,
+            "--- a/ConfigMap/a\n+++ b/ConfigMap/a\n@@ -3,5 +3,5 @@\n metadata:\n   name: a\n data:\n-  x: \"1\"\n+  x: \"9\"\n   \"y\": \"2\"\n"
+        );
+    }
+
+    #[test]
+    fn secret_values_never_show() {
+        let s = |v: &str| json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"password": v, "user": "admin-user"}});
+        let d = compare(
+            &[s("hunter2-old")],
+            &[s("hunter2-new")],
+            &Secrets::default(),
+            &Options::default(),
+        )
+        .unwrap();
+        let text = d.objects[0].diff.clone().unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains("admin-user"), "{text}");
+        assert!(
+            text.contains("-  password: \"[redacted]\"\n+  password: \"[redacted, changed]\"\n"),
+            "{text}"
+        );
+        assert!(text.contains("   user: \"[redacted]\"\n"), "{text}");
+    }
+
+    #[test]
+    fn markdown_is_never_cut_mid_object() {
+        let base: Vec<Value> = (0..50)
+            .map(|i| cm(&format!("c{i}"), json!({"k": "old"})))
+            .collect();
+        let head: Vec<Value> = (0..50)
+            .map(|i| cm(&format!("c{i}"), json!({"k": "new"})))
+            .collect();
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        let md = d.markdown(3000);
+        assert!(md.len() <= 3000, "{}", md.len());
+        assert_eq!(
+            md.matches("<details>").count(),
+            md.matches("</details>").count()
+        );
+        assert!(md.contains("more object(s) not shown"), "{md}");
+    }
+}
