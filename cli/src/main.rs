@@ -820,8 +820,8 @@ fn run(cli: Cli) -> ExitCode {
             strategy,
             kurel,
             common,
-        } => validate_command(
-            &request(
+        } => {
+            let mut req = request(
                 &paths,
                 env.as_deref(),
                 &pass_through,
@@ -829,10 +829,12 @@ fn run(cli: Cli) -> ExitCode {
                 &strategy,
                 &kurel,
                 &common,
-            ),
-            &kurel,
-            &common,
-        ),
+            );
+            // Without --env every environment is checked, each on its own: one component's
+            // releases for two environments are not duplicates of each other.
+            req.environments_apart = env.is_none();
+            validate_command(&req, &kurel, &common)
+        }
         Command::Schema {
             path,
             output_format,

@@ -91,3 +91,23 @@ fn validate_and_status_read_the_mixed_tree() {
         text(&o.stdout)
     );
 }
+
+/// `kiln validate DIR` without `--env` checks every environment, each on its own: one
+/// component's releases for two environments are not duplicates of each other (they were
+/// reported as KLN1012). `render` without `--env` still refuses to put both into one stream, and
+/// a real duplicate is still an error in `validate`.
+#[test]
+fn validate_checks_each_environment_on_its_own() {
+    let o = kiln(&root(), &["validate", TREE]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = kiln(&root(), &["render", TREE, "--diagnostics", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("KLN1012"), "{}", text(&o.stderr));
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same, namespace: web}\n";
+    common::write(tmp.path(), "a.yaml", cm);
+    common::write(tmp.path(), "b.yaml", cm);
+    let o = kiln(tmp.path(), &["validate", ".", "--diagnostics", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("KLN1012"), "{}", text(&o.stderr));
+}

@@ -82,6 +82,11 @@ pub struct Request {
     pub secrets: Vec<SecretPath>,
     /// Warnings fail the run.
     pub strict: bool,
+    /// Check each environment's component releases on their own: releases of one component for
+    /// different environments may hold the same object (group, kind, namespace, name). What
+    /// `kiln validate` without `--env` asks; a single output stream cannot hold both, so a
+    /// render keeps it off and such objects are duplicates (KLN1012).
+    pub environments_apart: bool,
     /// Groups whose kinds no definition of the run knows but that are meant to pass through
     /// unrendered (`*`: every group). Without it such a document is an error (KLN1011).
     pub pass_through: Vec<String>,
@@ -382,7 +387,17 @@ where
                 None => {
                     seen.insert(id, i);
                 }
-                Some(&first) => problems.push(duplicate(id, &r.origins[first], &r.origins[i])),
+                Some(&first) => {
+                    let (a, b) = (&r.origins[first], &r.origins[i]);
+                    let other_environment = a.kind == OriginKind::Component
+                        && b.kind == OriginKind::Component
+                        && a.detail.is_some()
+                        && b.detail.is_some()
+                        && a.detail != b.detail;
+                    if !(req.environments_apart && other_environment) {
+                        problems.push(duplicate(id, a, b));
+                    }
+                }
             }
         }
     }
