@@ -132,7 +132,11 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
     if !errs.is_empty() {
         return Err(errs.into());
     }
-    let files = tree::read(&place.root, &app_dir, max).map_err(|ds| Failed::from(ds.0))?;
+    // The checkout is read once: the application directory's files are rendered, the rest are
+    // staged byte for byte for the bases and files the kustomizations name.
+    let all = tree::read(&place.root, &place.root, max).map_err(|ds| Failed::from(ds.0))?;
+    let app = place.app.display().to_string();
+    let (files, others) = split_app(all, &app);
     let mut pass_through = crate::generate::cluster_groups(&env.kube_api_versions);
     pass_through.extend(opts.pass_through.iter().cloned());
     let render = inplace::Options {
@@ -152,19 +156,6 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
         sync_waves: opts.sync_waves,
     };
     let built = inplace::build(&app_dir, files, &render).map_err(|ds| Failed::from(ds.0))?;
-    // The rest of the checkout, byte for byte, for the bases and files the kustomizations name.
-    let all = tree::read(&place.root, &place.root, max).map_err(|ds| Failed::from(ds.0))?;
-    let app = place.app.display().to_string();
-    let prefix = format!("{app}/");
-    let others: Vec<OutFile> = all
-        .into_iter()
-        .filter(|f| app != "." && !f.rel.starts_with(&prefix))
-        .map(|f| OutFile {
-            rel: f.rel,
-            bytes: f.bytes,
-            executable: f.executable,
-        })
-        .collect();
     let scratch = tempfile::Builder::new()
         .prefix("kiln-cmp-")
         .tempdir()
@@ -245,4 +236,29 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
         objects: docs.into_iter().map(|d| d.value).collect(),
         warnings: built.warnings,
     })
+}
+
+/// The files of the checkout below the application directory `app` (their paths made relative
+/// to it), and the others as they are to be staged.
+fn split_app(all: Vec<tree::File>, app: &str) -> (Vec<tree::File>, Vec<OutFile>) {
+    if app == "." {
+        return (all, Vec::new());
+    }
+    let prefix = format!("{app}/");
+    let mut files = Vec::new();
+    let mut others = Vec::new();
+    for f in all {
+        match f.rel.strip_prefix(&prefix) {
+            Some(rel) => files.push(tree::File {
+                rel: rel.to_string(),
+                ..f
+            }),
+            None => others.push(OutFile {
+                rel: f.rel,
+                bytes: f.bytes,
+                executable: f.executable,
+            }),
+        }
+    }
+    (files, others)
 }
