@@ -176,9 +176,8 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
 }
 
 /// The file names Argo CD takes for a kustomization (util/kustomize/kustomize.go,
-/// `KustomizationNames`).
-pub const KUSTOMIZATION_NAMES: &[&str] =
-    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+/// `KustomizationNames`): kustomize's own, in its order.
+pub const KUSTOMIZATION_NAMES: &[&str] = kiln_core::kustomize_paths::KUSTOMIZATION_FILES;
 
 /// A kustomization below an application directory that has none at its top, one error each:
 /// Argo CD builds a directory with kustomize only when the kustomization is at its top, and kiln

@@ -58,8 +58,8 @@ pub const BUILTIN_TRANSFORMERS: [&str; 12] = [
     "replacements",
 ];
 
-/// The names kustomize looks for a kustomization under, in its order.
-const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+// The names kustomize looks for a kustomization under, in its order.
+use kiln_core::kustomize_paths::KUSTOMIZATION_FILES;
 
 const HINT: &str = "kustomize runs its own transformers before `transformers:`: keep kiln in a \
 base kustomization and put namePrefix, namespace, labels, patches, replicas and images in an \

@@ -143,10 +143,7 @@ fn is_hidden(rel: &str) -> bool {
 /// Whether a file name is one kustomize reads as its kustomization.
 pub fn is_kustomization_file(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
-    matches!(
-        base,
-        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
-    )
+    crate::kustomize_paths::KUSTOMIZATION_FILES.contains(&base)
 }
 
 /// Whether the file is a manifest by its extension (what kiln reads in a directory).
