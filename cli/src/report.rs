@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use kiln_core::diag::{Diagnostic, Severity};
 use kiln_core::document::SourceFile;
 use kiln_core::redact::{SecretPath, Secrets};
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, SourceCode};
 
 /// How diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -81,18 +81,115 @@ pub fn redact_log(text: &str, files: &[Arc<SourceFile>]) -> String {
     secrets(files).redact(text)
 }
 
-/// Byte offset of a 1-based line and column in a text.
-fn offset_of(text: &str, line: usize, column: Option<usize>) -> Option<usize> {
-    let mut off = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            let col = column.unwrap_or(1).saturating_sub(1);
-            let within = l.char_indices().nth(col).map(|(b, _)| b).unwrap_or(0);
-            return Some(off + within);
+/// Lines of context shown above and below the line a diagnostic points at (miette's default).
+const CONTEXT_LINES: usize = 1;
+/// At most this many bytes of a source line are shown. A longer line (a minified manifest, a
+/// 100 KB expression) is shown as a window around the column, cut with `…`: a snippet is there to
+/// point at the place, and a whole megabyte line buries the message.
+const SNIPPET_LINE_BYTES: usize = 160;
+
+/// The few lines of a file a diagnostic's snippet shows, each cut to [`SNIPPET_LINE_BYTES`],
+/// numbered as in the file. Only this excerpt is handed to miette, not a copy of the whole file
+/// per diagnostic.
+struct Excerpt {
+    name: String,
+    text: String,
+    /// 0-based line number of the excerpt's first line in the file.
+    first_line: usize,
+    /// 0-based line within the excerpt that the diagnostic points at, and how many bytes were
+    /// cut from its start (so the header's column is the file's).
+    target: Option<(usize, usize)>,
+    /// The label: byte offset and length within `text`.
+    label: Option<(usize, usize)>,
+}
+
+impl Excerpt {
+    fn around(name: &str, text: &str, line: usize, column: Option<usize>) -> Excerpt {
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut excerpt = Excerpt {
+            name: name.to_string(),
+            text: String::new(),
+            first_line: 0,
+            target: None,
+            label: None,
+        };
+        if line == 0 || line > lines.len() {
+            return excerpt;
         }
-        off += l.len();
+        let idx = line - 1;
+        let first = idx.saturating_sub(CONTEXT_LINES);
+        let last = (idx + CONTEXT_LINES).min(lines.len() - 1);
+        excerpt.first_line = first;
+        for (i, l) in lines.iter().enumerate().take(last + 1).skip(first) {
+            let body = l.trim_end_matches(['\n', '\r']);
+            if i != idx {
+                excerpt.text.push_str(&window(body, 0).0);
+                excerpt.text.push('\n');
+                continue;
+            }
+            let col = column.unwrap_or(1).saturating_sub(1);
+            let at = body.char_indices().nth(col).map(|(b, _)| b).unwrap_or(0);
+            let (shown, cut, at_in_shown) = window(body, at);
+            let start = excerpt.text.len();
+            let len = shown.len().saturating_sub(at_in_shown).max(1);
+            excerpt.label = Some((start + at_in_shown, len));
+            excerpt.target = Some((i - first, cut));
+            excerpt.text.push_str(&shown);
+            excerpt.text.push('\n');
+        }
+        excerpt
     }
-    None
+}
+
+/// A line cut to [`SNIPPET_LINE_BYTES`] around byte `at`: the text shown, how many bytes of the
+/// line were cut before it, and where `at` lands in the text shown.
+fn window(line: &str, at: usize) -> (String, usize, usize) {
+    if line.len() <= SNIPPET_LINE_BYTES {
+        return (line.to_string(), 0, at);
+    }
+    let floor = |mut b: usize| {
+        while !line.is_char_boundary(b) {
+            b -= 1;
+        }
+        b
+    };
+    let start = floor(at.saturating_sub(SNIPPET_LINE_BYTES / 3).min(line.len()));
+    let end = floor((start + SNIPPET_LINE_BYTES).min(line.len()));
+    let mut shown = String::new();
+    let mut at_in_shown = at - start;
+    if start > 0 {
+        shown.push('…');
+        at_in_shown += '…'.len_utf8();
+    }
+    shown.push_str(&line[start..end]);
+    if end < line.len() {
+        shown.push('…');
+    }
+    let cut = start.saturating_sub(if start > 0 { '…'.len_utf8() } else { 0 });
+    (shown, cut, at_in_shown)
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let inner = self.text.read_span(span, before, after)?;
+        let column = match self.target {
+            Some((line, cut)) if inner.line() == line => inner.column() + cut,
+            _ => inner.column(),
+        };
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            column,
+            inner.line_count(),
+        )))
+    }
 }
 
 fn render_human(
@@ -119,15 +216,11 @@ fn render_human(
     let mut out = String::new();
     match (source, d.line) {
         (Some(src), Some(line)) => {
-            if let Some(off) = offset_of(&src.text, line, d.column) {
-                let len = src.text[off..]
-                    .find('\n')
-                    .unwrap_or(src.text.len() - off)
-                    .max(1);
+            let excerpt = Excerpt::around(&src.name, &src.text, line, d.column);
+            if let Some((off, len)) = excerpt.label {
                 md = md.with_label(LabeledSpan::at(off..off + len, "here"));
             }
-            let report = miette::Report::new(md)
-                .with_source_code(NamedSource::new(src.name.clone(), src.text.clone()));
+            let report = miette::Report::new(md).with_source_code(excerpt);
             let _ = handler.render_report(&mut out, report.as_ref());
         }
         _ => {
@@ -214,12 +307,52 @@ pub fn print(diags: &[Diagnostic], files: &[Arc<SourceFile>], format: DiagFormat
 mod tests {
     use super::*;
 
+    fn shown(text: &str, line: usize, column: Option<usize>) -> String {
+        let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
+        let ex = Excerpt::around("f.yaml", text, line, column);
+        let (off, len) = ex.label.expect("a label");
+        let md = MietteDiagnostic::new("m").with_label(LabeledSpan::at(off..off + len, "here"));
+        let mut out = String::new();
+        handler
+            .render_report(
+                &mut out,
+                miette::Report::new(md).with_source_code(ex).as_ref(),
+            )
+            .unwrap();
+        out
+    }
+
     #[test]
-    fn offsets() {
-        let t = "ab\ncdé\nf";
-        assert_eq!(offset_of(t, 1, Some(1)), Some(0));
-        assert_eq!(offset_of(t, 2, Some(3)), Some(5));
-        assert_eq!(offset_of(t, 3, None), Some(8));
-        assert_eq!(offset_of(t, 9, None), None);
+    fn a_snippet_is_numbered_and_placed_as_in_the_file() {
+        let out = shown("a: 1\nb: x\nc: 3\nd: 4\n", 3, Some(4));
+        assert!(out.contains("[f.yaml:3:4]"), "{out}");
+        assert!(out.contains("2 │ b: x") && out.contains("3 │ c: 3") && out.contains("4 │ d: 4"));
+        assert!(!out.contains("a: 1"), "one line of context: {out}");
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        // A 100 KB expression on one line: the snippet shows the place, not the line.
+        let long = format!("x: \"${{{}+ oops}}\"\n", "a + ".repeat(25_000));
+        let text = format!("k: v\n{long}z: 1\n");
+        let col = long.find("oops").unwrap() + 1;
+        let out = shown(&text, 2, Some(col));
+        assert!(out.len() < 2_000, "{} bytes", out.len());
+        assert!(out.contains(&format!("[f.yaml:2:{col}]")), "{out}");
+        assert!(out.contains("oops") && out.contains('…'), "{out}");
+        // A long context line is cut too.
+        let out = shown(&format!("k: v\n{long}z: 1\n"), 3, Some(1));
+        assert!(out.len() < 2_000 && out.contains("z: 1"), "{out}");
+    }
+
+    #[test]
+    fn windows_cut_at_character_boundaries() {
+        let line = "é".repeat(500);
+        for at in [0, 2, 300, 998] {
+            let (shown, cut, at_in) = window(&line, at);
+            assert!(shown.len() <= SNIPPET_LINE_BYTES + 2 * '…'.len_utf8());
+            assert!(shown.is_char_boundary(at_in));
+            assert!(cut <= at);
+        }
     }
 }
