@@ -14,31 +14,15 @@ use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
-use crate::expr::budget::{execute, overrun, EvalBudget};
+use crate::expr::budget::{execute, overrun};
 use crate::expr::cel::{root_context, ExecutionErrorExt};
 use crate::expr::value::{from_cel, to_val, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
 use crate::ir::{Expr, GraphDef, HoleKind, Node, NodeKind, Part, Template};
+/// The evaluation limits of a unit (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::RenderLimits;
 use crate::observed::Observed;
 use cel::common::types::CelList;
-
-/// Limits on what one unit may produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RenderLimits {
-    /// Most items one forEach may produce (kro's `--rgd-max-collection-size`).
-    pub max_collection_size: usize,
-    /// Work one expression evaluation may do.
-    pub eval: EvalBudget,
-}
-
-impl Default for RenderLimits {
-    fn default() -> Self {
-        Self {
-            max_collection_size: 1000,
-            eval: EvalBudget::default(),
-        }
-    }
-}
 
 /// One unit to render.
 pub struct Unit<'a> {
