@@ -47,7 +47,7 @@ use crate::document::{Document, SourceFile};
 use crate::kurel;
 use crate::limits::Limits;
 use crate::pipeline::{self, Options};
-pub use crate::pipeline::{Origin, OriginKind};
+pub use crate::provenance::{Origin, OriginKind};
 use crate::redact::{SecretPath, Secrets};
 use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 

@@ -353,12 +353,12 @@ impl<'p> Prepared<'p> {
             } else {
                 rel.to_string()
             };
-            crate::render::annotate(
+            crate::provenance::annotate(
                 o,
                 &[
-                    (crate::render::PROVENANCE_DEFINITION, &definition),
-                    (crate::render::PROVENANCE_INSTANCE, &instance),
-                    (crate::render::PROVENANCE_NODE, &node),
+                    (crate::provenance::PROVENANCE_DEFINITION, &definition),
+                    (crate::provenance::PROVENANCE_INSTANCE, &instance),
+                    (crate::provenance::PROVENANCE_NODE, &node),
                 ],
             );
         }
