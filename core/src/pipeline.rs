@@ -736,7 +736,10 @@ where
                 }
                 (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
                 (Item::Instance(rgd, doc), Some(mode)) => {
-                    strategy::ship_instance(rgd, doc, &nesting, mode)?
+                    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+                    let instance = prepared.schema.clone();
+                    let unit = nesting.unit(rgd, doc, prepared);
+                    strategy::ship_instance(unit, instance, &opts.render, mode)?
                 }
                 (Item::Definition(d), mode) => {
                     vec![strategy::ship_definition(d, &mode.unwrap_or_default())]
