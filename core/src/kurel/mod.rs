@@ -57,7 +57,9 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 use crate::scope::Scopes;
 
-pub use package::{is_package, load, load_with_limits, LoadError, Origin, Package, PatchFile};
+/// What a package directory is: the input walk decides it (it stops there), in [`crate::source`].
+pub use crate::source::is_kurel_package as is_package;
+pub use package::{load, load_with_limits, LoadError, Origin, Package, PatchFile};
 
 /// Rendering options.
 #[derive(Debug, Clone, PartialEq, Eq)]
