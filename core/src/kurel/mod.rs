@@ -41,6 +41,7 @@ pub mod package;
 pub mod parameters;
 pub mod patch;
 pub mod schema;
+pub mod secrets;
 pub mod validate;
 pub mod values;
 pub mod variables;
