@@ -498,7 +498,7 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
     let kept = documents
         .into_iter()
         .filter(|d| {
-            let by_name = crate::inplace::is_kustomization_file(&d.source.name);
+            let by_name = crate::kustomize_paths::is_kustomization_file(&d.source.name);
             let by_group = d
                 .api_version()
                 .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"));
