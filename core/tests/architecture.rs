@@ -164,6 +164,33 @@ fn bench_modules_import_each_other_one_way() {
     );
 }
 
+/// docs/ARCHITECTURE.md draws the same layers: its table ("| 1 base | `diag`, … |") names the
+/// modules of each layer of [`LAYERS`], in the same order.
+#[test]
+fn the_architecture_document_draws_the_same_layers() {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/ARCHITECTURE.md"))
+            .expect("docs/ARCHITECTURE.md");
+    for (n, layer) in LAYERS.iter().enumerate() {
+        let head = format!("| {} {} | ", n + 1, layer.name);
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has no row starting {head:?}"));
+        let cell = row[head.len()..].split(" |").next().unwrap_or("");
+        let named: Vec<&str> = cell
+            .split(", ")
+            .map(|m| m.trim().trim_matches('`'))
+            .collect();
+        assert_eq!(
+            named, layer.modules,
+            "docs/ARCHITECTURE.md, layer {} ({}), does not match LAYERS in core/tests/architecture.rs",
+            n + 1,
+            layer.name
+        );
+    }
+}
+
 /// The reader below finds what it should: imports in `use` lines, grouped and inline paths,
 /// `super::` paths that leave a module, and nothing in comments, strings or test code.
 #[test]
