@@ -138,7 +138,8 @@ fn info_describes_the_packages_of_a_mixed_tree_and_names_what_it_skipped() {
     // With JSON diagnostics stderr is one JSON document (every package's, no note).
     let o = kiln(&root(), &["info", TREE, "--diagnostics", "json"]);
     assert_eq!(o.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&o.stderr).expect(&text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stderr).unwrap_or_else(|_| panic!("{}", text(&o.stderr)));
     assert_eq!(v, serde_json::json!({"diagnostics": []}));
 
     let kro = "testdata/strategies/nested-two-level";
