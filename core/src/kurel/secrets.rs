@@ -115,6 +115,19 @@ mod tests {
     }
 
     #[test]
+    fn a_patch_that_does_not_parse_still_has_its_secret_lines_blanked() {
+        let p = Arc::new(SourceFile {
+            name: "10-pw.kpatch".into(),
+            text:
+                "[secret.db]\nstringData.extra: patched-extra-secret\nstringData.other: [unclosed\n"
+                    .into(),
+        });
+        let s = Secrets::collect(std::slice::from_ref(&p), &[], &[], &[secret_lines]);
+        let src = s.redact_source(&p);
+        assert!(!src.contains("patched-extra-secret"), "{src}");
+    }
+
+    #[test]
     fn only_patch_files_are_read() {
         let f = SourceFile {
             name: "parameters.yaml".into(),
