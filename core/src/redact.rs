@@ -7,7 +7,8 @@
 //! in the inputs when it came from a file, and the functions that blank them out of a diagnostic
 //! ([`Secrets::redact_diagnostic`]), a file's text ([`Secrets::redact_source`]) or any other text
 //! ([`Secrets::redact`]), writing [`REDACTED`] instead. The doors collect them
-//! ([`Secrets::collect`]) and apply them at the last moment, just before printing.
+//! (`request::collect_secrets`, which calls [`Secrets::collect`] with the readers of every
+//! front-end's own file format) and apply them at the last moment, just before printing.
 //!
 //! What counts as secret:
 //!
