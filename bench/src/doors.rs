@@ -14,6 +14,7 @@
 //!   item) through `kiln-krm`, in MB/s of input (started by `sh -c` for the redirection: about a
 //!   millisecond of the figure).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -46,6 +47,26 @@ pub struct Doors {
     pub goals: Vec<Goal>,
     /// Every figure.
     pub json: Value,
+}
+
+/// The doors' rows and goals (issues 14 and 15), as the report prints them.
+pub fn text(d: &Doors) -> String {
+    let mut out =
+        String::from("\ndoors (one small app or package per row; see bench/src/doors.rs)\n");
+    let width = d
+        .rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (label, value) in &d.rows {
+        let _ = writeln!(out, "  {label:<width$}  {value}");
+    }
+    let _ = writeln!(out, "\ngoals (issues 14 and 15; doors)");
+    for g in &d.goals {
+        let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
+    }
+    out
 }
 
 const G_ARGO: &str =

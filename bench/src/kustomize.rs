@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::fleet::{AppSpec, GenFile};
+use crate::apps::{AppSpec, GenFile};
 
 /// Where the tree lives, relative to the fleet directory.
 pub const KUSTOMIZE_DIR: &str = "kustomize";

@@ -314,7 +314,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         doors::run(&root, &cfg.scratch, &tools, cfg.small_app_runs.min(20))
     });
     if let Some(d) = &doors {
-        print!("{}", report::doors_text(d));
+        print!("{}", doors::text(d));
     }
     if let Some(out) = &args.out {
         let path = if out.is_dir() {

@@ -229,26 +229,6 @@ pub fn text(env: &Environment, fleets: &[FleetResult], goals: &[Goal]) -> String
     out
 }
 
-/// The doors' rows and goals (issues 14 and 15).
-pub fn doors_text(d: &crate::doors::Doors) -> String {
-    let mut out =
-        String::from("\ndoors (one small app or package per row; see bench/src/doors.rs)\n");
-    let width = d
-        .rows
-        .iter()
-        .map(|(l, _)| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    for (label, value) in &d.rows {
-        let _ = writeln!(out, "  {label:<width$}  {value}");
-    }
-    let _ = writeln!(out, "\ngoals (issues 14 and 15; doors)");
-    for g in &d.goals {
-        let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
-    }
-    out
-}
-
 fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[SizeFigures]) {
     let mut t = Table::new(sizes);
     t.row(

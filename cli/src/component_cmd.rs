@@ -1,5 +1,6 @@
 //! `kiln snapshot create` and `kiln promote`: translate the command line into
-//! `kiln_core::component` calls; git access (promotion) lives here, at the edge.
+//! `kiln_core::component` calls (`snapshot create` reads its inputs through the request walk,
+//! as `render` does); git access (promotion) lives here, at the edge.
 //!
 //! Repository layout used by `kiln promote` (see docs/component-types.md):
 //!
@@ -20,8 +21,10 @@ use std::sync::Arc;
 use kiln_core::component::{self, snapshot, Options};
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
 use kiln_core::document::SourceFile;
+use kiln_core::request;
 use kiln_core::source::{load_inputs_with_files, Input};
 
+use crate::contents::{self, Kind};
 use crate::Common;
 
 /// Flags of `kiln snapshot create`.
@@ -91,12 +94,21 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// `kiln snapshot create`.
+/// `kiln snapshot create`: the inputs read as `render` reads them (the request walk), the
+/// component documents among them snapshotted; what else they hold (kro definitions and
+/// instances, kurel packages, plain manifests, kustomizations) is named on stderr and skipped.
 pub fn snapshot_create(args: &SnapshotCreateArgs, common: &Common) -> ExitCode {
     let limits = common.limits();
-    let loaded = load_inputs_with_files(&crate::inputs(&args.paths), &limits.yaml);
-    if loaded.diagnostics.has_errors() {
-        return fail(loaded.diagnostics.0, &loaded.files, common);
+    let loaded = match request::definitions(&crate::definitions_request(&args.paths, common)) {
+        Ok(d) => d,
+        Err(failed) => return crate::fail(&failed, common.diagnostics),
+    };
+    let skipped = contents::skipped(&loaded, Kind::Components);
+    if !skipped.is_empty() && common.diagnostics == crate::report::DiagFormat::Human {
+        eprintln!(
+            "note: kiln snapshot create reads component documents; skipped {}",
+            skipped.join(", ")
+        );
     }
     let opts = Options {
         env: Some(args.env.clone()),

@@ -384,7 +384,7 @@ pub fn run(
         .chain(&head.extra_documents)
         .cloned()
         .collect();
-    let mut secrets = kiln_core::redact::Secrets::collect(&files, &extra, &common.secret);
+    let mut secrets = kiln_core::request::collect_secrets(&files, &extra, &common.secret);
     secrets.add_objects(&base_objects, &common.secret);
     secrets.add_objects(&head_objects, &common.secret);
     let options = kiln_core::diff::Options {

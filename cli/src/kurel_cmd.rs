@@ -1,6 +1,7 @@
 //! kurel on the command line: the flags `render` and `validate` pass into the request (rendering
-//! itself goes through `kiln_core::request` like every other input), and the package-only
-//! commands `schema` and `info`. Data goes to stdout, logs and diagnostics to stderr.
+//! itself goes through `kiln_core::request` like every other input), `kiln schema` of a package
+//! directory, and `kiln info`, which reads a tree through the same request walk and describes
+//! the packages in it. Data goes to stdout, logs and diagnostics to stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,8 +10,10 @@ use std::sync::Arc;
 use kiln_core::diag::Diagnostic;
 use kiln_core::document::SourceFile;
 use kiln_core::kurel::{self, Package};
+use kiln_core::request;
 use serde_json::Value;
 
+use crate::contents::{self, Kind};
 use crate::report::{self, DiagFormat};
 use crate::Common;
 
@@ -114,35 +117,69 @@ pub fn schema(pkg: &str, format: crate::OutFormat, common: &Common) -> ExitCode 
     crate::emit(&text)
 }
 
-/// `kiln info PKG`: metadata, parameters, resources and patches (enabled or not, and why), as YAML.
-pub fn info(pkg: &str, common: &Common) -> ExitCode {
-    if !is_package(pkg) {
+/// `kiln info PATH`: the tree read as `render` reads it (the request walk), and every kurel
+/// package found in it described (metadata, parameters, resources, patches enabled or not and
+/// why) as a YAML stream, one document per package in walk order; on stderr, what else the tree
+/// holds, which `info` does not describe. A tree without a package is an error.
+pub fn info(paths: &[String], common: &Common) -> ExitCode {
+    let path = paths.join(" ");
+    let defs = match request::definitions(&crate::definitions_request(paths, common)) {
+        Ok(d) => d,
+        Err(failed) => return crate::fail(&failed, common.diagnostics),
+    };
+    let skipped = contents::skipped(&defs, Kind::Kurel);
+    if defs.packages.is_empty() {
         let d = Diagnostic::error(
             kiln_core::diag::codes::KUREL_PACKAGE,
-            format!("{pkg} is not a kurel package"),
+            format!("{path}: no kurel package found"),
         )
-        .in_file(pkg)
-        .with_hint(
-            "name a directory NAME.kurel/, or one with a parameters.yaml that has a kurel: key",
-        );
-        report::print(&[d], &[], common.diagnostics);
+        .with_hint(if skipped.is_empty() {
+            "kiln info describes kurel packages: name a directory NAME.kurel/, or one with a \
+             parameters.yaml that has a kurel: key (or a tree holding them)"
+                .to_string()
+        } else {
+            format!(
+                "kiln info describes kurel packages (a directory NAME.kurel/, or one with a \
+                 parameters.yaml that has a kurel: key); the inputs hold {}",
+                skipped.join(", ")
+            )
+        });
+        report::print(&[d], &defs.files, common.diagnostics);
         return ExitCode::from(1);
     }
-    let package = match load(pkg, common) {
-        Ok(p) => p,
-        Err(c) => return c,
-    };
-    let info = kurel::info::info(&package);
-    report::print(&info.warnings, &package.files, common.diagnostics);
-    match kiln_core::output::to_yaml(&info.value) {
-        // A package with errors is still described; the exit code says it is broken.
-        Ok(text) if info.warnings.iter().any(Diagnostic::is_error) => {
+    if !skipped.is_empty() && common.diagnostics == DiagFormat::Human {
+        eprintln!(
+            "note: kiln info describes kurel packages; skipped {}",
+            skipped.join(", ")
+        );
+    }
+    let mut docs = Vec::new();
+    // Every package's problems in one report (one JSON document with `--diagnostics json`).
+    let mut warnings = Vec::new();
+    let mut files = Vec::new();
+    for found in &defs.packages {
+        // The command line's paths are read as given (the request has no root), so the name
+        // the walk gives a package is a path to it, and the one `kiln info` has always shown.
+        let package = match load(&found.name, common) {
+            Ok(p) => p,
+            Err(c) => return c,
+        };
+        let info = kurel::info::info(&package);
+        warnings.extend(info.warnings);
+        files.extend(package.files);
+        docs.push(info.value);
+    }
+    report::print(&warnings, &files, common.diagnostics);
+    // A package with errors is still described; the exit code says it is broken.
+    let broken = warnings.iter().any(Diagnostic::is_error);
+    match kiln_core::output::yaml_stream(&docs) {
+        Ok(text) if broken => {
             let _ = crate::emit(&text);
             ExitCode::from(1)
         }
         Ok(text) => crate::emit(&text),
         Err(d) => {
-            report::print(&[d], &package.files, common.diagnostics);
+            report::print(&[d], &defs.files, common.diagnostics);
             ExitCode::from(1)
         }
     }

@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 mod component_cmd;
+mod contents;
 mod diff_cmd;
 mod graph_cmd;
 mod kurel_cmd;
@@ -324,10 +325,15 @@ kiln diff --env prod --base-env staging components/   # what promoting staging t
         #[command(flatten)]
         common: Common,
     },
-    /// Describe a kurel package: metadata, parameters, resources and patches (enabled and why).
+    /// Describe kurel packages: metadata, parameters, resources and patches (enabled and why)
+    ///
+    /// The inputs are read as `render` reads them: every kurel package found is described (a YAML
+    /// stream, one document per package); what else they hold is named on stderr and skipped.
     Info {
-        /// The package directory.
-        path: String,
+        /// kurel package directories, or files and directories holding packages (as `render`
+        /// takes them).
+        #[arg(required = true)]
+        paths: Vec<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -845,7 +851,7 @@ fn run(cli: Cli) -> ExitCode {
             }
             schema_cmd::run(&path, output_format, &common)
         }
-        Command::Info { path, common } => kurel_cmd::info(&path, &common),
+        Command::Info { paths, common } => kurel_cmd::info(&paths, &common),
         Command::Snapshot {
             action: SnapshotAction::Create { args, common },
         } => component_cmd::snapshot_create(&args, &common),

@@ -65,7 +65,7 @@ pub fn note_document(doc: serde_json::Value) {
 /// The secrets of this run, given the files it read.
 fn secrets(files: &[Arc<SourceFile>]) -> Secrets {
     with_known(|k| {
-        let mut s = Secrets::collect(files, &k.documents, &k.named);
+        let mut s = kiln_core::request::collect_secrets(files, &k.documents, &k.named);
         for r in k.rendered.iter() {
             s.add_value(r.value.clone());
         }

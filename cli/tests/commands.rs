@@ -1,6 +1,7 @@
-//! Every command reads what `render` reads (issue 28): `graph`, `schema`, `validate` and
-//! `status` accept the mixed tree `render` accepts (kro, components, kurel packages, plain
-//! manifests, a kustomization), each acts on the kinds it knows and says which it skipped.
+//! Every command reads what `render` reads (issue 28): `graph`, `schema`, `validate`, `status`,
+//! `info` and `snapshot create` accept the mixed tree `render` accepts (kro, components, kurel
+//! packages, plain manifests, a kustomization), each acts on the kinds it knows and says which it
+//! skipped.
 
 use std::path::{Path, PathBuf};
 
@@ -110,4 +111,117 @@ fn validate_checks_each_environment_on_its_own() {
     let o = kiln(tmp.path(), &["validate", ".", "--diagnostics", "json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("KLN1012"), "{}", text(&o.stderr));
+}
+
+/// `kiln info` describes every kurel package of the tree, each exactly as `kiln info PKG`
+/// describes it alone, and names what it skipped; a tree without a package (a strategies tree) is
+/// an error that says what the inputs hold.
+#[test]
+fn info_describes_the_packages_of_a_mixed_tree_and_names_what_it_skipped() {
+    let o = kiln(&root(), &["info", TREE]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "note: kiln info describes kurel packages; skipped 1 ResourceGraphDefinition(s) and 2 \
+         instance(s), 7 component document(s), 2 plain manifest(s)"
+    );
+    let out = text(&o.stdout);
+    let docs: Vec<&str> = out.split("---\n").collect();
+    assert_eq!(docs.len(), 2, "one document per package:\n{out}");
+    for (doc, pkg) in docs.iter().zip(["cache.kurel", "web.kurel"]) {
+        let alone = kiln(&root(), &["info", &format!("{TREE}/packages/{pkg}")]);
+        assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
+        assert_eq!(*doc, text(&alone.stdout), "{pkg} in the tree and alone");
+    }
+    assert!(docs[1].contains("localExtension: "), "{}", docs[1]);
+    // With JSON diagnostics stderr is one JSON document (every package's, no note).
+    let o = kiln(&root(), &["info", TREE, "--diagnostics", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stderr).unwrap_or_else(|_| panic!("{}", text(&o.stderr)));
+    assert_eq!(v, serde_json::json!({"diagnostics": []}));
+
+    let kro = "testdata/strategies/nested-two-level";
+    let o = kiln(
+        &root(),
+        &[
+            "info",
+            &format!("{kro}/rgds.yaml"),
+            &format!("{kro}/shop.yaml"),
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("KLN7001")
+            && err.contains("no kurel package found")
+            && err.contains("ResourceGraphDefinition(s) and 1 instance(s)"),
+        "{err}"
+    );
+}
+
+/// `kiln snapshot create` reads the mixed tree through the request walk, as `render` does (kurel
+/// packages are units, not files read as manifests; kustomizations are left out): the snapshot
+/// is the one of the component folder alone, and what it skipped is named; in a tree without
+/// components it names the kro inputs it saw.
+#[test]
+fn snapshot_create_reads_the_mixed_tree_and_names_what_it_skipped() {
+    let args = |path: &str| {
+        [
+            "snapshot",
+            "create",
+            "--component",
+            "checkout-service",
+            "--env",
+            "production",
+            path,
+        ]
+        .map(str::to_string)
+    };
+    let o = kiln(&root(), &args(TREE).each_ref().map(String::as_str));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "note: kiln snapshot create reads component documents; skipped 1 \
+             ResourceGraphDefinition(s) and 2 instance(s), kurel package(s) \
+             {TREE}/packages/cache.kurel, {TREE}/packages/web.kurel, 2 plain manifest(s)"
+        )
+    );
+    let components = format!("{TREE}/components");
+    let alone = kiln(&root(), &args(&components).each_ref().map(String::as_str));
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stderr));
+    assert!(alone.stderr.is_empty(), "{}", text(&alone.stderr));
+    assert_eq!(text(&o.stdout), text(&alone.stdout));
+    assert!(
+        text(&o.stdout).contains("kind: ComponentEnvSnapshot"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    let kro = "testdata/strategies/kro-mode";
+    let o = kiln(
+        &root(),
+        &[
+            "snapshot",
+            "create",
+            "--component",
+            "checkout-service",
+            "--env",
+            "production",
+            &format!("{kro}/rgds.yaml"),
+            &format!("{kro}/shop.yaml"),
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("skipped 4 ResourceGraphDefinition(s) and 1 instance(s)")
+            && err.contains("no Component named \"checkout-service\""),
+        "{err}"
+    );
 }

@@ -75,8 +75,24 @@ fn info_lists_patches_with_reasons() {
     ] {
         assert!(info.contains(want), "missing {want:?} in\n{info}");
     }
-    let out = kiln(&monitoring(), &["info", "."]);
-    assert_eq!(out.status.code(), Some(1), "not a package");
+    // A directory holding the package is read as `render` reads it: the package found is
+    // described as it is alone, and the plain manifests beside it are named and skipped.
+    let tree = kiln(&monitoring(), &["info", "."]);
+    assert!(tree.status.success(), "{}", text(&tree.stderr));
+    assert_eq!(text(&tree.stdout), info);
+    assert!(
+        text(&tree.stderr).contains("skipped 2 plain manifest(s)"),
+        "{}",
+        text(&tree.stderr)
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = kiln(empty.path(), &["info", "."]);
+    assert_eq!(out.status.code(), Some(1), "no package");
+    assert!(
+        text(&out.stderr).contains("no kurel package found"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -300,3 +300,33 @@ metadata: {name: x}
     }
     assert!(!tmp.path().join("etc").exists());
 }
+
+/// A kurel patch file is read for secrets by kurel itself (`kurel::secrets`, handed to redaction
+/// by `request::collect_secrets`): a patch that does not parse still has the value it writes into
+/// a Secret blanked from the snippet of its own syntax error.
+#[test]
+fn a_broken_kurel_patch_keeps_its_secret_lines_out_of_snippets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "app.kurel/parameters.yaml",
+        "kurel: {name: app, version: \"1.0.0\", appVersion: \"1.0\"}\nreplicas: 1\n",
+    );
+    write(
+        dir,
+        "app.kurel/resources/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: from-resource}\n",
+    );
+    write(
+        dir,
+        "app.kurel/patches/10-extra.kpatch",
+        "[secret.db]\nstringData.extra: patched-extra-secret\nstringData.other: [unclosed\n",
+    );
+    fails_without_leaking(
+        dir,
+        &["render", "app.kurel"],
+        "KLN7011",
+        &["patched-extra-secret"],
+    );
+}

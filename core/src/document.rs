@@ -14,50 +14,12 @@ use serde_saphyr::DuplicateKeyPolicy;
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::{FieldPath, Segment};
 use crate::limits::Limit;
+/// The reading limits (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::YamlLimits;
 
 /// The fast reader of the common block-YAML subset that [`parse_file`] tries before serde-saphyr.
 /// Public for the differential tests, the fuzz target and the benchmarks.
 pub mod fast;
-
-/// Limits on reading input, the same for every front-end (plain inputs, kurel packages and their
-/// values files, kpatch values, `--crds`). A breach is KLN1005 naming the limit and the line.
-///
-/// The defaults are deliberately larger than the YAML library's (1,024 documents, depth 64,
-/// 250,000 nodes, 1,000,000 events), which real repositories exceed: a rendered chart can hold
-/// thousands of manifests, generated lists run to millions of items, CRD schemas nest deeply.
-/// Every other budget of the library is derived from these (see [`YamlLimits::saphyr_budget`]),
-/// so there is one set of numbers to document and configure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct YamlLimits {
-    /// Largest accepted input, in bytes, per file. Scalar text after alias expansion is held to
-    /// the same size.
-    pub max_input_bytes: usize,
-    /// Most documents, per file and in all inputs together.
-    pub max_documents: usize,
-    /// Deepest nesting of collections (JSON files: also at most 128, serde_json's own limit).
-    pub max_depth: usize,
-    /// Most nodes (scalars, lists, maps) per file, aliases expanded: what a large generated list
-    /// runs into.
-    pub max_nodes: usize,
-    /// Most nodes that expanding aliases may produce, per file: this is what stops
-    /// billion-laughs expansion early, long before `max_nodes` worth of memory is spent.
-    pub max_alias_nodes: usize,
-    /// Most alias references (`*name`) per file.
-    pub max_aliases: usize,
-}
-
-impl Default for YamlLimits {
-    fn default() -> Self {
-        Self {
-            max_input_bytes: 64 << 20,
-            max_documents: 100_000,
-            max_depth: 128,
-            max_nodes: 5_000_000,
-            max_alias_nodes: 500_000,
-            max_aliases: 10_000,
-        }
-    }
-}
 
 impl YamlLimits {
     /// The YAML library's budget for these limits. Its own counters are set so that kiln's limits

@@ -42,6 +42,12 @@ use crate::source::Root;
 pub const KUSTOMIZATION_FILES: &[&str] =
     &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// Whether a file name is one kustomize reads as its kustomization.
+pub fn is_kustomization_file(rel: &str) -> bool {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    KUSTOMIZATION_FILES.contains(&base)
+}
+
 /// How far [`check`] goes.
 #[derive(Debug, Clone)]
 pub struct Options {

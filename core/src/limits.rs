@@ -22,10 +22,126 @@
 use std::fmt;
 
 use crate::diag::{codes, Code, Diagnostic};
-use crate::document::YamlLimits;
-use crate::expr::budget::EvalBudget;
-use crate::expr::cel::ExprLimits;
-use crate::render::RenderLimits;
+
+// The settings type of each stage is defined here, at the bottom, so that this module imports
+// nothing of the pipeline; each stage re-exports its own under its old path (`document::YamlLimits`,
+// `expr::cel::ExprLimits`, `expr::budget::EvalBudget`, `render::RenderLimits`) and keeps the code
+// that reads it (`YamlLimits::saphyr_budget` lives in `document`).
+
+/// Limits on reading input, the same for every front-end (plain inputs, kurel packages and their
+/// values files, kpatch values, `--crds`). A breach is KLN1005 naming the limit and the line.
+///
+/// The defaults are deliberately larger than the YAML library's (1,024 documents, depth 64,
+/// 250,000 nodes, 1,000,000 events), which real repositories exceed: a rendered chart can hold
+/// thousands of manifests, generated lists run to millions of items, CRD schemas nest deeply.
+/// Every other budget of the library is derived from these (see [`YamlLimits::saphyr_budget`]),
+/// so there is one set of numbers to document and configure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YamlLimits {
+    /// Largest accepted input, in bytes, per file. Scalar text after alias expansion is held to
+    /// the same size.
+    pub max_input_bytes: usize,
+    /// Most documents, per file and in all inputs together.
+    pub max_documents: usize,
+    /// Deepest nesting of collections (JSON files: also at most 128, serde_json's own limit).
+    pub max_depth: usize,
+    /// Most nodes (scalars, lists, maps) per file, aliases expanded: what a large generated list
+    /// runs into.
+    pub max_nodes: usize,
+    /// Most nodes that expanding aliases may produce, per file: this is what stops
+    /// billion-laughs expansion early, long before `max_nodes` worth of memory is spent.
+    pub max_alias_nodes: usize,
+    /// Most alias references (`*name`) per file.
+    pub max_aliases: usize,
+}
+
+impl Default for YamlLimits {
+    fn default() -> Self {
+        Self {
+            max_input_bytes: 64 << 20,
+            max_documents: 100_000,
+            max_depth: 128,
+            max_nodes: 5_000_000,
+            max_alias_nodes: 500_000,
+            max_aliases: 10_000,
+        }
+    }
+}
+
+/// Limits applied when compiling an expression, so a hostile template fails fast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExprLimits {
+    /// Longest accepted expression, in bytes.
+    pub max_length: usize,
+    /// Deepest accepted nesting (parentheses, calls, lists) as counted by the parser.
+    pub max_nesting: u16,
+    /// Deepest accepted expression tree, counted on the parsed tree: every operator, call,
+    /// selection and index is a level, so `1+1+…+1` with 5,000 terms is 5,000 levels deep
+    /// although it has no brackets. Every walk over the tree (kiln's checks, the evaluator,
+    /// dropping it) recurses once per level, so this is what keeps them inside their stacks.
+    pub max_depth: u16,
+}
+
+impl Default for ExprLimits {
+    fn default() -> Self {
+        Self {
+            max_length: 100_000,
+            max_nesting: 64,
+            max_depth: 250,
+        }
+    }
+}
+
+/// The deepest expression tree [`ExprLimits::max_depth`] may allow: every recursive walk over a
+/// tree this deep fits in the 2 MiB stack of a rayon worker, in debug builds too (a test in
+/// `expr::cel` walks trees of this depth, of every shape, on such a stack).
+pub const EXPRESSION_MAX_DEPTH: u16 = 1000;
+
+/// The deepest nesting the cel crate compiles: `Env::compile`, which expands the environment's
+/// macros, has its own parser limit, whatever [`ExprLimits::max_nesting`] says.
+pub const EXPRESSION_MAX_NESTING: u16 = 96;
+
+/// Limits of one expression evaluation. Configurable; defaults are generous for real templates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvalBudget {
+    /// Units of work: comprehension iterations (all comprehensions of the expression together),
+    /// plus a charge for copying large values (a quarter of an accumulator's entries per step;
+    /// one unit per 64 bytes of a grown value).
+    pub max_iterations: u64,
+    /// Largest value (string bytes; list and map entries plus the weight of what they hold) an
+    /// expression may build with a comprehension, `cel.bind` or a growing operation.
+    pub max_value_size: usize,
+}
+
+impl Default for EvalBudget {
+    fn default() -> Self {
+        Self {
+            max_iterations: 1_000_000,
+            max_value_size: 10 << 20,
+        }
+    }
+}
+
+/// Limits on what one unit may produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderLimits {
+    /// Most items one forEach may produce (kro's `--rgd-max-collection-size`).
+    pub max_collection_size: usize,
+    /// Work one expression evaluation may do.
+    pub eval: EvalBudget,
+}
+
+impl Default for RenderLimits {
+    fn default() -> Self {
+        Self {
+            max_collection_size: 1000,
+            eval: EvalBudget::default(),
+        }
+    }
+}
+
+/// kurel: the default bound on nested `${…}` references between parameters.
+pub const DEFAULT_VARIABLE_DEPTH: usize = 10;
 
 /// The default output limit: 1 GiB. Real fleets are far below it (the benchmark's largest,
 /// 10,000 kro instances and 10,000 components, render to 24 MB and 54 MB), and no GitOps tool
@@ -67,7 +183,7 @@ impl Default for Limits {
             eval: EvalBudget::default(),
             collection_size: RenderLimits::default().max_collection_size,
             component_collection_size: DEFAULT_COMPONENT_COLLECTION_SIZE,
-            variable_depth: crate::kurel::variables::DEFAULT_MAX_DEPTH,
+            variable_depth: DEFAULT_VARIABLE_DEPTH,
             output_bytes: DEFAULT_OUTPUT_BYTES,
         }
     }
@@ -275,13 +391,13 @@ impl Limit {
     /// The largest accepted value. Limits on nesting are capped: `yaml-depth` well inside what
     /// the recursive YAML parser and value conversions handle on kiln's stacks (deeper input
     /// would crash instead of failing with a diagnostic), `expression-nesting` at what the cel
-    /// crate compiles at all ([`crate::expr::cel::MAX_NESTING`]), `variable-depth` at ten times
+    /// crate compiles at all ([`EXPRESSION_MAX_NESTING`]), `variable-depth` at ten times
     /// kurel's own default. The others are bounded only by what the machine holds.
     pub fn max(self) -> u64 {
         match self {
             Limit::YamlDepth => 512,
-            Limit::ExpressionNesting => u64::from(crate::expr::cel::MAX_NESTING),
-            Limit::ExpressionDepth => u64::from(crate::expr::cel::MAX_DEPTH),
+            Limit::ExpressionNesting => u64::from(EXPRESSION_MAX_NESTING),
+            Limit::ExpressionDepth => u64::from(EXPRESSION_MAX_DEPTH),
             Limit::VariableDepth => 100,
             _ => usize::MAX as u64,
         }

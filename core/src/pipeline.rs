@@ -23,6 +23,9 @@ use crate::render::{render_unit, Nested, Provenance, RenderLimits, Unit};
 use crate::scope::Scopes;
 use crate::strategy::{self, KroMode};
 
+/// Each unit's origin (defined below the front-ends, in [`crate::provenance`]).
+pub use crate::provenance::{Origin, OriginKind};
+
 /// Settings of one run.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -562,50 +565,6 @@ pub fn render(docs: &[Document], opts: &Options) -> Result<Output, Diagnostics> 
     })
 }
 
-/// What produced a unit of output: a door that writes files (kpt, Flux) places the unit's objects
-/// by it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
-    /// What kind of input it is.
-    pub kind: OriginKind,
-    /// The input file (display name), or the kurel package directory.
-    pub file: String,
-    /// The document's index in its file (0 for a package).
-    pub index: usize,
-    /// The environment a component release is for; a kurel instance file's name with
-    /// `--instances`.
-    pub detail: Option<String>,
-}
-
-/// The kinds of [`Origin`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OriginKind {
-    /// A document that passes through unchanged (the unit is that one document).
-    Passthrough,
-    /// A kro instance, replaced by its objects.
-    Instance,
-    /// A component rendered for one environment (the release's objects).
-    Component,
-    /// Documents of the component front-end that it passes through (not rendering inputs).
-    ComponentPassthrough,
-    /// A kurel package (one instance of it).
-    Kurel,
-    /// kro mode: a ResourceGraphDefinition shipped as it is, or its generated instance CRD.
-    Definition,
-}
-
-impl Origin {
-    /// The origin of a document of an input file.
-    pub fn of(kind: OriginKind, doc: &Document) -> Self {
-        Self {
-            kind,
-            file: doc.file().to_string(),
-            index: doc.index,
-            detail: None,
-        }
-    }
-}
-
 /// The result of [`render_units`]: what `finish` made of each unit, in output order.
 #[derive(Debug, Clone, Default)]
 pub struct Units<T> {
@@ -777,7 +736,10 @@ where
                 }
                 (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
                 (Item::Instance(rgd, doc), Some(mode)) => {
-                    strategy::ship_instance(rgd, doc, &nesting, mode)?
+                    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+                    let instance = prepared.schema.clone();
+                    let unit = nesting.unit(rgd, doc, prepared);
+                    strategy::ship_instance(unit, instance, &opts.render, mode)?
                 }
                 (Item::Definition(d), mode) => {
                     vec![strategy::ship_definition(d, &mode.unwrap_or_default())]

@@ -7,7 +7,8 @@
 //! in the inputs when it came from a file, and the functions that blank them out of a diagnostic
 //! ([`Secrets::redact_diagnostic`]), a file's text ([`Secrets::redact_source`]) or any other text
 //! ([`Secrets::redact`]), writing [`REDACTED`] instead. The doors collect them
-//! ([`Secrets::collect`]) and apply them at the last moment, just before printing.
+//! (`request::collect_secrets`, which calls [`Secrets::collect`] with the readers of every
+//! front-end's own file format) and apply them at the last moment, just before printing.
 //!
 //! What counts as secret:
 //!
@@ -37,6 +38,12 @@ use serde_json::Value;
 use crate::diag::Diagnostic;
 use crate::document::{locate_value, parse_source, Document, SourceFile, YamlLimits};
 use crate::fieldpath::{FieldPath, Segment};
+
+/// How a front-end finds the secret values in a file of its own format (kurel's patches):
+/// `(line, values)` of the lines that write a Secret's data, or `None` for a file it does not
+/// read. Redaction itself reads YAML and JSON documents; the layer that knows every front-end
+/// passes the others in ([`Secrets::collect`]), so this module imports none of them.
+pub type FileSecrets = fn(&SourceFile) -> Option<Vec<(usize, Vec<String>)>>;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
@@ -256,8 +263,8 @@ struct Rule {
 /// A file as collection sees it.
 enum Parsed {
     Docs(Vec<Document>),
-    /// A kurel patch: `(line, secret values)` of operations on a Secret's data.
-    Kpatch(Vec<(usize, Vec<String>)>),
+    /// A file in a front-end's own format (a kurel patch): `(line, secret values)`.
+    Lines(Vec<(usize, Vec<String>)>),
     /// Did not parse: the lines of Secret data found by indentation.
     Unparsed(Vec<(usize, usize)>),
 }
@@ -308,8 +315,15 @@ impl Secrets {
 
     /// Collect the secrets of the files a run read, of in-memory objects (rendered output), and at
     /// the paths the user named. Files are parsed again (only when they may hold a secret, or when
-    /// there are paths to look up), so this costs nothing on a run with nothing to print.
-    pub fn collect(files: &[Arc<SourceFile>], objects: &[Value], named: &[SecretPath]) -> Secrets {
+    /// there are paths to look up), so this costs nothing on a run with nothing to print. A file
+    /// one of `formats` reads (a front-end's own format) is read by it; every other file as YAML.
+    /// `request::collect_secrets` passes the formats of every front-end.
+    pub fn collect(
+        files: &[Arc<SourceFile>],
+        objects: &[Value],
+        named: &[SecretPath],
+        formats: &[FileSecrets],
+    ) -> Secrets {
         let mut out = Secrets::default();
         let mut rules: Vec<Rule> = named.iter().flat_map(rules_of).collect();
         let mut parsed: Vec<Option<Parsed>> = files.iter().map(|_| None).collect();
@@ -317,7 +331,7 @@ impl Secrets {
         // else is secret (rules).
         for (i, f) in files.iter().enumerate() {
             if may_hold_secrets(&f.text) {
-                parsed[i] = Some(parse(f));
+                parsed[i] = Some(parse(f, formats));
             }
             let Some(p) = &parsed[i] else {
                 continue;
@@ -330,7 +344,7 @@ impl Secrets {
                         out.add_found(f, d.index, found);
                     }
                 }
-                Parsed::Kpatch(lines) => {
+                Parsed::Lines(lines) => {
                     for (line, values) in lines {
                         for v in values {
                             out.push(Secret {
@@ -366,7 +380,7 @@ impl Secrets {
         // Phase 2: the rules, in every document.
         if !rules.is_empty() {
             for (i, f) in files.iter().enumerate() {
-                let p = parsed[i].get_or_insert_with(|| parse(f));
+                let p = parsed[i].get_or_insert_with(|| parse(f, formats));
                 if let Parsed::Docs(docs) = p {
                     for d in docs {
                         let mut found = Vec::new();
@@ -571,13 +585,9 @@ fn may_hold_secrets(text: &str) -> bool {
     text.contains("ecret") || text.contains("oc:sensitive")
 }
 
-fn parse(f: &SourceFile) -> Parsed {
-    let name = f.name.as_str();
-    if [".kpatch", ".patch", ".toml"]
-        .iter()
-        .any(|e| name.ends_with(e))
-    {
-        return Parsed::Kpatch(kpatch_secrets(f));
+fn parse(f: &SourceFile, formats: &[FileSecrets]) -> Parsed {
+    if let Some(lines) = formats.iter().find_map(|read| read(f)) {
+        return Parsed::Lines(lines);
     }
     let file = Arc::new(SourceFile {
         name: f.name.clone(),
@@ -587,80 +597,6 @@ fn parse(f: &SourceFile) -> Parsed {
         Ok(docs) => Parsed::Docs(docs),
         Err(_) => Parsed::Unparsed(unparsed_secret_lines(&f.text)),
     }
-}
-
-/// Lines of a kurel patch that write into a Secret's `data` or `stringData`, with their values.
-fn kpatch_secrets(f: &SourceFile) -> Vec<(usize, Vec<String>)> {
-    use crate::kurel::kpatch::{parse_kpatch, Action, Seg};
-    let Ok((ops, _)) = parse_kpatch(&Arc::new(SourceFile {
-        name: f.name.clone(),
-        text: f.text.clone(),
-    })) else {
-        return unparsed_kpatch_lines(&f.text);
-    };
-    let mut out = Vec::new();
-    for op in ops {
-        let Some(line) = op.line else {
-            continue;
-        };
-        if !op.target.kind.eq_ignore_ascii_case("secret") {
-            continue;
-        }
-        let (into_data, whole) = match op.path.first() {
-            Some(Seg::Key(k)) if k == "data" || k == "stringData" => (true, op.path.len() == 1),
-            None => (false, true),
-            _ => (false, false),
-        };
-        let value = match &op.action {
-            Action::Set(v) | Action::Append(v) | Action::Merge(v) => v,
-            Action::Insert { value, .. } => value,
-            _ => continue,
-        };
-        let mut values = Vec::new();
-        if into_data {
-            let base = FieldPath::root();
-            if whole {
-                data_values(value, &base, &mut Vec::new())
-                    .into_iter()
-                    .for_each(|(_, v)| values.push(v));
-            } else {
-                leaves(value, &base, &mut |_, v| values.push(v));
-            }
-        } else if whole {
-            // A patch of the whole object: its data.
-            for key in ["data", "stringData"] {
-                if let Some(d) = value.get(key) {
-                    leaves(d, &FieldPath::root(), &mut |_, v| values.push(v));
-                }
-            }
-        }
-        if !values.is_empty() {
-            out.push((line, values));
-        }
-    }
-    out
-}
-
-/// A kpatch file that did not parse: lines under a `[secret.…]` header.
-fn unparsed_kpatch_lines(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut in_secret = false;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') && !t.starts_with("[-") && !t.starts_with("[+") {
-            in_secret = t[1..].to_ascii_lowercase().starts_with("secret.");
-            continue;
-        }
-        if in_secret {
-            if let Some((_, v)) = t.split_once(':') {
-                let v = v.trim().trim_matches(['"', '\'']);
-                if !v.is_empty() {
-                    out.push((i + 1, vec![v.to_string()]));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A YAML file that did not parse and mentions a Secret: the lines indented under `data:` or
@@ -832,6 +768,14 @@ fn data_values(d: &Value, base: &FieldPath, rules: &mut Vec<Rule>) -> Vec<(Field
         }
         out.push((p, s));
     });
+    out
+}
+
+/// Every scalar under `v`, as text (what a front-end reading its own format calls secret when it
+/// sits in a Secret's data).
+pub fn scalars(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    leaves(v, &FieldPath::root(), &mut |_, s| out.push(s));
     out
 }
 
@@ -1135,7 +1079,7 @@ spec:
             "secret.yaml",
             "kind: Secret\ndata:\n  key: aHVudGVyMjI=\nstringData:\n  other: s3cr3t-value\n",
         );
-        let s = Secrets::collect(&[rgd, inst, plain], &[], &[]);
+        let s = Secrets::collect(&[rgd, inst, plain], &[], &[], &[]);
         let v = values(&s);
         for want in [
             "template-literal-secret",
@@ -1183,7 +1127,12 @@ spec:
         );
         let inst = file("inst.yaml", "kind: App\nspec: {token: named-token-value}\n");
         let named = vec![SecretPath::parse("spec.token").unwrap()];
-        let s = Secrets::collect(&[ctd, comp, deploy, kurel_res, params, inst], &[], &named);
+        let s = Secrets::collect(
+            &[ctd, comp, deploy, kurel_res, params, inst],
+            &[],
+            &named,
+            &[],
+        );
         let v = values(&s);
         for want in [
             "api-key-value",
@@ -1201,7 +1150,7 @@ spec:
     fn diagnostics_and_snippets_are_blanked() {
         let text = "apiVersion: v1\nkind: Secret\nstringData:\n  password: \"hunter22\"\n  pin: \"42\"\n  key: |\n    -----BEGIN KEY-----\n    c2VjcmV0LWtleS1tYXRlcmlhbA\n";
         let f = file("s.yaml", text);
-        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[]);
+        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[], &[]);
         let src = s.redact_source(&f);
         assert!(!src.contains("hunter22") && !src.contains("42"), "{src}");
         assert!(!src.contains("c2VjcmV0"), "{src}");
@@ -1229,22 +1178,35 @@ spec:
     }
 
     #[test]
-    fn rendered_objects_and_kpatch_lines() {
+    fn rendered_objects() {
         let mut s = Secrets::default();
         s.add_objects(
             &[serde_json::json!({"kind": "List", "items": [{"kind": "Secret", "data": {"a": "cmVuZGVyZWQtc2VjcmV0"}}]})],
             &[],
         );
         assert!(values(&s).contains(&"rendered-secret"), "{:?}", values(&s));
+    }
+
+    /// A file a front-end reads in its own format is read by it (kurel's patches: see
+    /// `kurel::secrets`), and its secret lines are masked in snippets.
+    #[test]
+    fn files_of_a_front_end_format_are_read_by_it() {
+        fn lines(f: &SourceFile) -> Option<Vec<(usize, Vec<String>)>> {
+            f.name
+                .ends_with(".own")
+                .then(|| vec![(2, vec!["own-password".to_string()])])
+        }
         let p = file(
-            "10-pw.kpatch",
-            "[secret.db]\nstringData.password: kpatch-password\n[deployment.web]\nspec.replicas: 3\n",
+            "10-pw.own",
+            "[secret.db]\npassword: own-password\nreplicas: 3\n",
         );
-        let s = Secrets::collect(std::slice::from_ref(&p), &[], &[]);
-        assert_eq!(values(&s), ["kpatch-password"]);
+        let s = Secrets::collect(std::slice::from_ref(&p), &[], &[], &[lines]);
+        assert_eq!(values(&s), ["own-password"]);
         let src = s.redact_source(&p);
-        assert!(src.contains("stringData.password: [redacted]"), "{src}");
-        assert!(src.contains("spec.replicas: 3"), "{src}");
+        assert!(src.contains("password: [redacted]"), "{src}");
+        assert!(src.contains("replicas: 3"), "{src}");
+        let s = Secrets::collect(std::slice::from_ref(&p), &[], &[], &[]);
+        assert!(s.is_empty(), "{:?}", values(&s));
     }
 
     proptest::proptest! {
@@ -1296,7 +1258,7 @@ spec:
     fn unparsed_files_are_masked_by_indentation() {
         let text = "kind: Secret\nstringData:\n  password: hunter22\n  bad: [unclosed\nmetadata: {name: x}\n";
         let f = file("bad.yaml", text);
-        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[]);
+        let s = Secrets::collect(std::slice::from_ref(&f), &[], &[], &[]);
         let src = s.redact_source(&f);
         assert!(!src.contains("hunter22"), "{src}");
         assert!(src.contains("metadata: {name: x}"), "{src}");

@@ -14,31 +14,19 @@ use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
-use crate::expr::budget::{execute, overrun, EvalBudget};
+use crate::expr::budget::{execute, overrun};
 use crate::expr::cel::{root_context, ExecutionErrorExt};
 use crate::expr::value::{from_cel, to_val, OMIT_MARKER};
 use crate::fieldpath::FieldPath;
 use crate::ir::{Expr, GraphDef, HoleKind, Node, NodeKind, Part, Template};
+/// The evaluation limits of a unit (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::RenderLimits;
 use crate::observed::Observed;
+/// The provenance annotation names, shared by every front-end.
+pub use crate::provenance::{
+    annotate, PROVENANCE_DEFINITION, PROVENANCE_INSTANCE, PROVENANCE_NESTED_IN, PROVENANCE_NODE,
+};
 use cel::common::types::CelList;
-
-/// Limits on what one unit may produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RenderLimits {
-    /// Most items one forEach may produce (kro's `--rgd-max-collection-size`).
-    pub max_collection_size: usize,
-    /// Work one expression evaluation may do.
-    pub eval: EvalBudget,
-}
-
-impl Default for RenderLimits {
-    fn default() -> Self {
-        Self {
-            max_collection_size: 1000,
-            eval: EvalBudget::default(),
-        }
-    }
-}
 
 /// One unit to render.
 pub struct Unit<'a> {
@@ -90,38 +78,6 @@ pub struct Provenance {
     /// For a nested instance, the instances and nodes it is nested in, outermost first
     /// (`Shop/default/books#web`, joined by ` > `).
     pub nested_in: Option<String>,
-}
-
-/// Annotation naming the definition that produced an object (`ResourceGraphDefinition/webapp`).
-pub const PROVENANCE_DEFINITION: &str = "kiln.dev/definition";
-/// Annotation naming the instance that produced an object (`WebApp/prod/shop`).
-pub const PROVENANCE_INSTANCE: &str = "kiln.dev/instance";
-/// Annotation naming the resource (node) of the definition that produced an object.
-pub const PROVENANCE_NODE: &str = "kiln.dev/node";
-/// Annotation on the objects of a nested instance: the enclosing instances and their nodes,
-/// outermost first.
-pub const PROVENANCE_NESTED_IN: &str = "kiln.dev/nested-in";
-
-/// Add the provenance annotations to a rendered object (existing values are replaced: the
-/// object's origin is a fact, not an author's choice).
-pub fn annotate(obj: &mut Value, entries: &[(&str, &str)]) {
-    let Some(md) = obj.as_object_mut().and_then(|o| {
-        o.entry("metadata")
-            .or_insert_with(|| Value::Object(Default::default()))
-            .as_object_mut()
-    }) else {
-        return;
-    };
-    let ann = md
-        .entry("annotations")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !ann.is_object() {
-        *ann = Value::Object(Default::default());
-    }
-    let ann = ann.as_object_mut().expect("made an object above");
-    for (k, v) in entries {
-        ann.insert((*k).to_string(), Value::String((*v).to_string()));
-    }
 }
 
 impl Provenance {

@@ -47,8 +47,8 @@ use crate::document::{Document, SourceFile};
 use crate::kurel;
 use crate::limits::Limits;
 use crate::pipeline::{self, Options};
-pub use crate::pipeline::{Origin, OriginKind};
-use crate::redact::{SecretPath, Secrets};
+pub use crate::provenance::{Origin, OriginKind};
+use crate::redact::{FileSecrets, SecretPath, Secrets};
 use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 
 /// Everything one run needs, whatever door it came through.
@@ -186,7 +186,7 @@ impl Failed {
 
     /// The secrets of the inputs this run read, for doors that print diagnostics.
     pub fn secrets(&self, named: &[SecretPath]) -> Secrets {
-        Secrets::collect(&self.files, &self.extra_documents, named)
+        collect_secrets(&self.files, &self.extra_documents, named)
     }
 
     /// The diagnostics with every secret value blanked out.
@@ -206,7 +206,7 @@ impl<T> Rendered<T> {
         if self.warnings.is_empty() {
             return Vec::new();
         }
-        let mut s = Secrets::collect(&self.files, &self.extra_documents, named);
+        let mut s = collect_secrets(&self.files, &self.extra_documents, named);
         s.add_objects(rendered, named);
         self.warnings
             .iter()
@@ -498,7 +498,7 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
     let kept = documents
         .into_iter()
         .filter(|d| {
-            let by_name = crate::inplace::is_kustomization_file(&d.source.name);
+            let by_name = crate::kustomize_paths::is_kustomization_file(&d.source.name);
             let by_group = d
                 .api_version()
                 .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"));
@@ -1087,6 +1087,21 @@ fn read_instances(
             }
         }
     }
+}
+
+/// The readers of the front-ends' own file formats that hold secrets (kurel's patches), for
+/// [`Secrets::collect`].
+pub const SECRET_FORMATS: &[FileSecrets] = &[kurel::secrets::secret_lines];
+
+/// The secrets of the files a run read, of in-memory objects (rendered output, `--set`
+/// arguments) and at the paths the user named, every front-end's file format included: what a
+/// door blanks out of what it prints ([`Secrets::collect`] with [`SECRET_FORMATS`]).
+pub fn collect_secrets(
+    files: &[Arc<SourceFile>],
+    objects: &[Value],
+    named: &[SecretPath],
+) -> Secrets {
+    Secrets::collect(files, objects, named, SECRET_FORMATS)
 }
 
 /// The definitions of a request's inputs, for the commands that show them (`kiln graph`,

@@ -12,13 +12,8 @@ use crate::openapi::Schemas;
 /// Cluster-scoped kinds that have no bundled schema: kro's own.
 const EXTRA_CLUSTER_SCOPED: &[(&str, &str)] = &[("kro.run", "ResourceGraphDefinition")];
 
-/// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
-pub fn group_of(api_version: &str) -> &str {
-    match api_version.rsplit_once('/') {
-        Some((g, _)) => g,
-        None => "",
-    }
-}
+/// The group of an `apiVersion` (defined with the API catalogue, which scope reads).
+pub use crate::openapi::group_of;
 
 /// Scope knowledge: built-ins plus what the inputs declare.
 #[derive(Debug, Clone, Default)]

@@ -295,7 +295,7 @@ impl Root {
                     if s.ends_with(".local.kurel") {
                         continue;
                     }
-                    if crate::kurel::is_package(&child_real) {
+                    if is_kurel_package(&child_real) {
                         found.push(FoundPackage {
                             path: child_real,
                             name: self.display_name(&child),
@@ -522,6 +522,41 @@ pub struct Loaded {
     pub packages: Vec<FoundPackage>,
 }
 
+/// Whether `path` is a kurel package (the walk stops there: the directory is a unit of its own,
+/// loaded by the kurel front-end): a directory named `*.kurel` (not `*.local.kurel`), or one
+/// holding a `parameters.yaml` with a top-level `kurel:` key, or a prototype-style `kurel.yaml`
+/// next to `parameters.yaml`.
+pub fn is_kurel_package(path: &Path) -> bool {
+    let Ok(meta) = fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_dir() {
+        return false;
+    }
+    let name = fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_default();
+    if name.ends_with(".local.kurel") {
+        return false;
+    }
+    if name.ends_with(".kurel") {
+        return true;
+    }
+    let Ok(root) = Root::new(path) else {
+        return false;
+    };
+    let max = YamlLimits::default().max_input_bytes;
+    if let Ok(text) = root.read_to_string(Path::new("parameters.yaml"), max) {
+        // A cheap line check: a full parse happens on load.
+        if text.lines().any(|l| l.starts_with("kurel:")) {
+            return true;
+        }
+        return root.resolve(Path::new("kurel.yaml")).is_ok();
+    }
+    false
+}
+
 /// A kurel package directory found among the inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundPackage {
@@ -667,7 +702,7 @@ pub fn load_owned_inputs_in(
                 Err(d) => diags.push(d),
                 Ok((real, m)) if m.is_dir() => {
                     let display = PathBuf::from(access.display_name(p));
-                    if find_packages && crate::kurel::is_package(&real) {
+                    if find_packages && is_kurel_package(&real) {
                         packages.push(FoundPackage {
                             path: real,
                             name: display.display().to_string(),

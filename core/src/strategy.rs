@@ -14,8 +14,7 @@ use serde_json::Value;
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::kro::Rgd;
-use crate::pipeline::Nesting;
-use crate::render::{render_unit, Unit};
+use crate::render::{render_unit, RenderLimits, Unit};
 
 /// Settings of kro mode.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,22 +34,21 @@ pub const CRD_WAVE: &str = "-2";
 /// The wave of ResourceGraphDefinitions: after CRDs, before instances (wave 0).
 pub const RGD_WAVE: &str = "-1";
 
-/// Check an instance by rendering it, then give the instance as the controller should receive
-/// it: defaulted, in its namespace, without status.
+/// Check an instance by rendering its unit (as the pipeline builds it, nested compositions
+/// included), then give the instance as the controller should receive it: `instance` is its
+/// prepared value, defaulted, in its namespace, without status. The pipeline builds the unit, so
+/// that this module does not import the pipeline that calls it.
 pub fn ship_instance(
-    rgd: &Rgd,
-    doc: &Document,
-    nesting: &Nesting<'_>,
+    unit: Unit<'_>,
+    mut instance: Value,
+    limits: &RenderLimits,
     mode: &KroMode,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
-    let opts = nesting.opts;
-    let prepared = crate::kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
-    let mut instance = prepared.schema.clone();
     let unit = Unit {
         pending_ok: true,
-        ..nesting.unit(rgd, doc, prepared)
+        ..unit
     };
-    render_unit(&unit, &opts.render)?;
+    render_unit(&unit, limits)?;
     // Without the generated CRD in the same sync, Argo CD's dry run cannot know the kind
     // until kro has created it.
     if mode.sync_waves && !mode.emit_crds {

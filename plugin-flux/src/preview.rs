@@ -26,12 +26,12 @@ use std::path::{Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
 use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::flux::postbuild::{self, PostBuild};
+use kiln_core::kustomize_build;
+use kiln_core::kustomize_paths::{self, is_kustomization_file};
 use kiln_core::redact::Secrets;
 use kiln_core::source::Root;
-use kiln_core::{kustomize_build, kustomize_paths};
 use serde_json::{Map, Value};
 
-use crate::inplace::is_kustomization_file;
 use crate::kustomization::Kustomization;
 use crate::vars::Sources;
 

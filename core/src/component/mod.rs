@@ -1228,7 +1228,7 @@ pub struct RenderedUnits<T> {
     /// One entry per unit.
     pub units: Vec<T>,
     /// What produced each unit (same order as `units`).
-    pub origins: Vec<crate::pipeline::Origin>,
+    pub origins: Vec<crate::provenance::Origin>,
     /// Warnings (errors fail the render instead).
     pub warnings: Vec<Diagnostic>,
 }
@@ -1324,7 +1324,7 @@ where
                 .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]))
         })
         .collect();
-    use crate::pipeline::{Origin, OriginKind};
+    use crate::provenance::{Origin, OriginKind};
     let mut out = Vec::with_capacity(results.len() + 1);
     let mut origins = Vec::with_capacity(results.len() + 1);
     if !l.others.is_empty() {

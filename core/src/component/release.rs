@@ -157,12 +157,12 @@ pub(crate) fn render(
                 None => format!("ComponentTypeDefinition/{}", ty.name),
             };
             let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
-            crate::render::annotate(
+            crate::provenance::annotate(
                 res,
                 &[
-                    (crate::render::PROVENANCE_DEFINITION, &definition),
-                    (crate::render::PROVENANCE_INSTANCE, &instance),
-                    (crate::render::PROVENANCE_NODE, &node),
+                    (crate::provenance::PROVENANCE_DEFINITION, &definition),
+                    (crate::provenance::PROVENANCE_INSTANCE, &instance),
+                    (crate::provenance::PROVENANCE_NODE, &node),
                 ],
             );
         }
@@ -465,12 +465,12 @@ fn provenance(unit: &Unit<'_, '_>, resources: &mut [Value], made_by: &[(&Loc<'_>
             None => format!("ComponentTypeDefinition/{}", unit.type_def.name),
         };
         let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
-        crate::render::annotate(
+        crate::provenance::annotate(
             res,
             &[
-                (crate::render::PROVENANCE_DEFINITION, &definition),
-                (crate::render::PROVENANCE_INSTANCE, &instance),
-                (crate::render::PROVENANCE_NODE, &node),
+                (crate::provenance::PROVENANCE_DEFINITION, &definition),
+                (crate::provenance::PROVENANCE_INSTANCE, &instance),
+                (crate::provenance::PROVENANCE_NODE, &node),
             ],
         );
     }

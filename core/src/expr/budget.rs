@@ -46,26 +46,8 @@ use super::cel::Program;
 
 use super::library::{invoke, Call};
 
-/// Limits of one expression evaluation. Configurable; defaults are generous for real templates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EvalBudget {
-    /// Units of work: comprehension iterations (all comprehensions of the expression together),
-    /// plus a charge for copying large values (a quarter of an accumulator's entries per step;
-    /// one unit per 64 bytes of a grown value).
-    pub max_iterations: u64,
-    /// Largest value (string bytes; list and map entries plus the weight of what they hold) an
-    /// expression may build with a comprehension, `cel.bind` or a growing operation.
-    pub max_value_size: usize,
-}
-
-impl Default for EvalBudget {
-    fn default() -> Self {
-        Self {
-            max_iterations: 1_000_000,
-            max_value_size: 10 << 20,
-        }
-    }
-}
+/// The evaluation limits (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::EvalBudget;
 
 #[derive(Debug, Default)]
 struct Meter {

@@ -18,38 +18,10 @@ use cel::{Context, Env, ResolveResult, Value};
 
 use super::refs::{references, References};
 
-/// Limits applied when compiling an expression, so a hostile template fails fast.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExprLimits {
-    /// Longest accepted expression, in bytes.
-    pub max_length: usize,
-    /// Deepest accepted nesting (parentheses, calls, lists) as counted by the parser.
-    pub max_nesting: u16,
-    /// Deepest accepted expression tree, counted on the parsed tree: every operator, call,
-    /// selection and index is a level, so `1+1+…+1` with 5,000 terms is 5,000 levels deep
-    /// although it has no brackets. Every walk over the tree (kiln's checks, the evaluator,
-    /// dropping it) recurses once per level, so this is what keeps them inside their stacks.
-    pub max_depth: u16,
-}
-
-impl Default for ExprLimits {
-    fn default() -> Self {
-        Self {
-            max_length: 100_000,
-            max_nesting: 64,
-            max_depth: 250,
-        }
-    }
-}
-
-/// The deepest expression tree [`ExprLimits::max_depth`] may allow: every recursive walk over a
-/// tree this deep fits in the 2 MiB stack of a rayon worker, in debug builds too (a test in this
-/// module walks trees of this depth, of every shape, on such a stack).
-pub const MAX_DEPTH: u16 = 1000;
-
-/// The deepest nesting the cel crate compiles: `Env::compile`, which expands the environment's
-/// macros, has its own parser limit, whatever [`ExprLimits::max_nesting`] says.
-pub const MAX_NESTING: u16 = 96;
+/// The compile limits (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::{
+    ExprLimits, EXPRESSION_MAX_DEPTH as MAX_DEPTH, EXPRESSION_MAX_NESTING as MAX_NESTING,
+};
 
 /// The sentinel value `omit()` returns: the field or list element holding it is removed.
 #[derive(Debug, PartialEq, Eq)]

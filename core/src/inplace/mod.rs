@@ -140,11 +140,9 @@ fn is_hidden(rel: &str) -> bool {
     rel.split('/').any(|c| c.starts_with('.'))
 }
 
-/// Whether a file name is one kustomize reads as its kustomization.
-pub fn is_kustomization_file(rel: &str) -> bool {
-    let base = rel.rsplit('/').next().unwrap_or(rel);
-    crate::kustomize_paths::KUSTOMIZATION_FILES.contains(&base)
-}
+/// Whether a file name is one kustomize reads as its kustomization (defined with the names, in
+/// [`crate::kustomize_paths`]).
+pub use crate::kustomize_paths::is_kustomization_file;
 
 /// Whether the file is a manifest by its extension (what kiln reads in a directory).
 pub fn is_manifest_name(rel: &str) -> bool {

@@ -41,6 +41,7 @@ pub mod package;
 pub mod parameters;
 pub mod patch;
 pub mod schema;
+pub mod secrets;
 pub mod validate;
 pub mod values;
 pub mod variables;
@@ -57,7 +58,9 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 use crate::scope::Scopes;
 
-pub use package::{is_package, load, load_with_limits, LoadError, Origin, Package, PatchFile};
+/// What a package directory is: the input walk decides it (it stops there), in [`crate::source`].
+pub use crate::source::is_kurel_package as is_package;
+pub use package::{load, load_with_limits, LoadError, Origin, Package, PatchFile};
 
 /// Rendering options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -353,12 +356,12 @@ impl<'p> Prepared<'p> {
             } else {
                 rel.to_string()
             };
-            crate::render::annotate(
+            crate::provenance::annotate(
                 o,
                 &[
-                    (crate::render::PROVENANCE_DEFINITION, &definition),
-                    (crate::render::PROVENANCE_INSTANCE, &instance),
-                    (crate::render::PROVENANCE_NODE, &node),
+                    (crate::provenance::PROVENANCE_DEFINITION, &definition),
+                    (crate::provenance::PROVENANCE_INSTANCE, &instance),
+                    (crate::provenance::PROVENANCE_NODE, &node),
                 ],
             );
         }

@@ -167,40 +167,6 @@ pub struct LoadError {
     pub partial: Option<Box<Package>>,
 }
 
-/// Whether `path` is a kurel package: a directory named `*.kurel` (not `*.local.kurel`), or one
-/// holding a `parameters.yaml` with a top-level `kurel:` key, or a prototype-style `kurel.yaml`
-/// next to `parameters.yaml`.
-pub fn is_package(path: &Path) -> bool {
-    let Ok(meta) = fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_dir() {
-        return false;
-    }
-    let name = fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
-        .unwrap_or_default();
-    if name.ends_with(".local.kurel") {
-        return false;
-    }
-    if name.ends_with(".kurel") {
-        return true;
-    }
-    let Ok(root) = Root::new(path) else {
-        return false;
-    };
-    let max = YamlLimits::default().max_input_bytes;
-    if let Ok(text) = root.read_to_string(Path::new("parameters.yaml"), max) {
-        // A cheap line check: a full parse happens on load.
-        if text.lines().any(|l| l.starts_with("kurel:")) {
-            return true;
-        }
-        return root.resolve(Path::new("kurel.yaml")).is_ok();
-    }
-    false
-}
-
 struct Loader {
     diags: Diagnostics,
     files: Vec<Arc<SourceFile>>,

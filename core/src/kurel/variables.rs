@@ -18,9 +18,8 @@ use serde_json::{Map, Value};
 
 use crate::diag::{codes, Code};
 use crate::fieldpath::{FieldPath, Segment};
-
-/// Default bound on nested references.
-pub const DEFAULT_MAX_DEPTH: usize = 10;
+/// Default bound on nested references (defined with every other limit in [`crate::limits`]).
+pub use crate::limits::DEFAULT_VARIABLE_DEPTH as DEFAULT_MAX_DEPTH;
 
 /// Longest string a resolution may produce; stops exponential growth through mixed text.
 const MAX_STRING_BYTES: usize = 1 << 20;

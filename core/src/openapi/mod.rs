@@ -147,16 +147,20 @@ pub fn is_builtin_kind(api_version: &str, kind: &str) -> bool {
             .is_ok()
 }
 
+/// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
+pub fn group_of(api_version: &str) -> &str {
+    match api_version.rsplit_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
 /// Whether `group` (`""` for the core group) is one the bundled Kubernetes version serves.
 pub fn is_builtin_group(group: &str) -> bool {
     static GROUPS: std::sync::OnceLock<std::collections::BTreeSet<&'static str>> =
         std::sync::OnceLock::new();
     GROUPS
-        .get_or_init(|| {
-            builtin_kinds()
-                .map(|(api, _)| crate::scope::group_of(api))
-                .collect()
-        })
+        .get_or_init(|| builtin_kinds().map(|(api, _)| group_of(api)).collect())
         .contains(group)
 }
 
