@@ -383,6 +383,21 @@ fn corpus_packages_load() {
     );
 }
 
+/// `kiln info` reports what is wrong with a package's patch structure, as `render` does: a
+/// `requires` naming no patch is KLN7015 with exit 1 (the package is still described: info is not a
+/// manifest) (issue 30: a mutant that ignored structure errors in `enablement::plan` survived).
+#[test]
+fn info_reports_a_missing_requirement() {
+    let dir = testdata().join("bad/kurel/requires-missing");
+    let out = kiln(&dir, &["info", "app.kurel"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("KLN7015"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// `--max-depth` sets how deep variable references may nest: the golden case that fails at the
 /// default depth of 10 renders with a larger one, and a smaller one fails earlier.
 #[test]

@@ -93,16 +93,31 @@ fn resolve_ref(patches: &[PatchFile], from: usize, r: &PatchRef) -> Result<usize
                     names.join(", ")
                 )
             };
-            Err(r.loc.place(
-                Diagnostic::error(
-                    codes::KUREL_PATCH_REFERENCE,
-                    format!(
-                        "{} names patch {:?}, which does not exist",
-                        patches[from].id, r.name
-                    ),
+            // A package patch naming a local one: the patch exists, but the package cannot
+            // depend on what one site adds to it.
+            let local = patches.iter().any(|p| {
+                p.origin == Origin::Local
+                    && (p.id == want || strip(&p.id) == want || p.name == want)
+            });
+            let message = if local {
+                format!(
+                    "{} names patch {:?}, which is a local patch: a package's patches see the package's patches only",
+                    patches[from].id, r.name
                 )
-                .with_hint(hint),
-            ))
+            } else {
+                format!(
+                    "{} names patch {:?}, which does not exist",
+                    patches[from].id, r.name
+                )
+            };
+            let hint = if local {
+                "move the requirement into the local patch (a local patch may require package patches), or move the patch into the package".to_string()
+            } else {
+                hint
+            };
+            Err(r
+                .loc
+                .place(Diagnostic::error(codes::KUREL_PATCH_REFERENCE, message).with_hint(hint)))
         }
         many => Err(r.loc.place(
             Diagnostic::error(
