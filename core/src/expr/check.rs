@@ -539,6 +539,8 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
         },
         // kiln's metering and two-variable helpers (see expr::macros): they pass values through.
         "@kiln_go" | "@kiln_size" | "@kiln_grow" => Ok(arg(0)),
+        // `s.matches(re)` after kiln's macros (RE2 syntax): checked as what was written.
+        "@kiln_matches" => function("matches", Some(&arg(0)), &args[1.min(args.len())..]),
         "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),
         "@kiln_insert_entry" => Ok(join(&arg(0), &arg(1))),
         "@kiln_keys" => Ok(match arg(0) {

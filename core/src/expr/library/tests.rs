@@ -343,6 +343,21 @@ fn regex_functions() {
 }
 
 #[test]
+fn matches_reads_re2_as_cel_go_does() {
+    // cel-go compiles `matches` patterns with Go's regexp: `\d` and `\w` are ASCII there, and
+    // stacked repetitions are refused (apiextensions-apiserver validation_test.go, "stdlib regex
+    // functions": `self.str.matches('x++')` is "invalid matches argument").
+    is_true(r"!'١٢'.matches('^\\d+$') && '12'.matches('^\\d+$')");
+    is_true(r"!matches('é', '^\\w$') && matches('e', '^\\w$')");
+    is_true("'abc'.matches('b') && !'abc'.matches('^b')");
+    assert!(err("'xx'.matches('x++')").contains("invalid nested repetition operator"));
+    assert!(err("matches('xx', 'x**')").contains("invalid nested repetition operator"));
+    assert!(err("'x'.matches('(')").contains("Illegal regex"));
+    assert!(err("'x'.matches(1)").contains("no matching overload"));
+    assert!(err("1.matches('x')").contains("no matching overload"));
+}
+
+#[test]
 fn url_functions() {
     is_true("isURL('https://user:pass@example.com:80/path?query=val#fragment')");
     is_true("isURL('/absolute-path')");
