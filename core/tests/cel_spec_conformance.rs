@@ -121,7 +121,10 @@ fn cel_spec_simple_tests() {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
             let (id, why) = l.split_once('\t').expect("known.txt: id<TAB>reason");
-            assert!(!why.trim().is_empty(), "{id}: a known difference needs a reason");
+            assert!(
+                !why.trim().is_empty(),
+                "{id}: a known difference needs a reason"
+            );
             (id, why)
         })
         .collect();
@@ -136,7 +139,10 @@ fn cel_spec_simple_tests() {
         let case: Json = serde_json::from_str(line).unwrap();
         let id = case["id"].as_str().unwrap();
         if let Some(why) = case["skip"].as_str() {
-            assert!(!known.contains_key(id), "{id} is skipped and listed as known");
+            assert!(
+                !known.contains_key(id),
+                "{id} is skipped and listed as known"
+            );
             *counts.skipped.entry(why.to_string()).or_default() += 1;
             continue;
         }
@@ -175,7 +181,10 @@ fn cel_spec_simple_tests() {
         }
     }
     for id in known.keys() {
-        assert!(seen.iter().any(|s| s == id), "known.txt names {id}, which is not a case that runs");
+        assert!(
+            seen.iter().any(|s| s == id),
+            "known.txt names {id}, which is not a case that runs"
+        );
     }
     eprintln!(
         "cel-spec {}: {} run, {} as cel-spec, {} known differences, {} skipped",
