@@ -392,6 +392,8 @@ pub(crate) fn all() -> Vec<Macro> {
         Macro::receiver("all", 3, two_var(Kind::All)),
         Macro::receiver("exists", 3, two_var(Kind::Exists)),
         Macro::receiver("existsOne", 3, two_var(Kind::ExistsOne)),
+        // cel-go's ext/comprehensions.go also takes the standard spelling with two variables.
+        Macro::receiver("exists_one", 3, two_var(Kind::ExistsOne)),
         Macro::receiver("transformList", 3, two_var(Kind::Map)),
         Macro::receiver("transformList", 4, two_var(Kind::Map)),
         Macro::receiver("transformMap", 3, two_var(Kind::TransformMap)),
