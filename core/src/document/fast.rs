@@ -1524,7 +1524,15 @@ j: "  spaced  "
         // Events: comments count too.
         let text = format!("a: 1\n{}", "# c\n".repeat(150));
         assert!(check_with(&text, &limits).is_none());
-        assert!(crate::document::parse_yaml_reference("t.yaml", &text, &limits).is_err());
+        // The reference parser refuses it for the same reason (its budget), not for another.
+        let refused =
+            crate::document::parse_yaml_reference("t.yaml", &text, &limits).expect_err("an error");
+        assert_eq!(
+            refused.code,
+            crate::diag::codes::YAML_BUDGET,
+            "{}",
+            refused.message
+        );
         let text = format!("a: 1\n{}", "# c\n".repeat(100));
         assert!(check_with(&text, &limits).is_some());
     }
