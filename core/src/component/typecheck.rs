@@ -751,12 +751,16 @@ mod tests {
             "{refused}"
         );
         assert!(fits(&Type::list(Type::Int), &Type::list(Type::Double), 0).is_ok());
-        assert!(fits(
+        let refused = fits(
             &Type::map(Type::String, Type::Int),
             &Type::list(Type::Int),
-            0
+            0,
         )
-        .is_err());
+        .expect_err("an error");
+        assert!(
+            refused.contains("type kind mismatch: got map(string, int), expected list(int)"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -1454,12 +1454,21 @@ j: "  spaced  "
             declines(&over);
             let way_over = format!("{open}{}{node}", "# c\n".repeat(40));
             declines(&way_over);
-            assert!(crate::document::parse_yaml_reference(
-                "t.yaml",
-                &way_over,
-                &YamlLimits::default()
-            )
-            .is_err());
+            let refused =
+                crate::document::parse_yaml_reference("t.yaml", &way_over, &YamlLimits::default())
+                    .expect_err("an error");
+            // serde-saphyr's own refusal, which kiln reports as a YAML error.
+            assert_eq!(
+                refused.code,
+                crate::diag::codes::YAML_SYNTAX,
+                "{}",
+                refused.message
+            );
+            assert!(
+                refused.message.contains("too many buffered comments"),
+                "{}",
+                refused.message
+            );
         }
         // Elsewhere comments are unlimited (a licence header, commented-out blocks).
         let c = "# c\n".repeat(100);
