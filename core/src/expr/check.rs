@@ -727,6 +727,22 @@ mod tests {
             check("schema.spec.regions.all(i, r, size(r) > i)", &s).unwrap(),
             "bool"
         );
+        // `matches` reaches the checker as kiln's RE2 `@kiln_matches` and is checked as written.
+        assert_eq!(
+            check("schema.spec.regions.all(r, r.matches('^e'))", &s).unwrap(),
+            "bool"
+        );
+        assert_eq!(
+            check("matches(schema.spec.regions[0], '^e')", &s).unwrap(),
+            "bool"
+        );
+        let refused = check("schema.spec.replicas.matches('a')", &s).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("found no matching overload for 'matches' applied to '(int, string)'"),
+            "{refused}"
+        );
         let refused = check("schema.spec.replicas.startsWith('a')", &s).expect_err("an error");
         assert!(
             refused
