@@ -253,8 +253,10 @@ fn mermaid_is_one_flowchart_of_subgraphs_with_safe_ids() {
     assert_eq!(out.matches("flowchart").count(), 1, "{out}");
     assert_eq!(out.matches("-.->|nests|").count(), 3, "{out}");
     // The checker itself refuses what broke Mermaid before: a second diagram, a bare keyword id.
-    assert!(check_mermaid(&format!("{out}flowchart TD\n")).is_err());
-    assert!(check_mermaid("flowchart TD\n  end[\"x\"]\n").is_err());
+    let refused = check_mermaid(&format!("{out}flowchart TD\n")).expect_err("an error");
+    assert_eq!(refused, "unknown line: flowchart TD");
+    let refused = check_mermaid("flowchart TD\n  end[\"x\"]\n").expect_err("an error");
+    assert_eq!(refused, "node id \"end\"");
 }
 
 #[test]

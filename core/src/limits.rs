@@ -609,21 +609,31 @@ mod tests {
         assert_eq!(p("eval-cost=2M"), Ok((Limit::EvalCost, 2_000_000)));
         assert_eq!(p("aliases=10k"), Ok((Limit::Aliases, 10_000)));
         assert_eq!(p(" yaml-depth = 20 "), Ok((Limit::YamlDepth, 20)));
-        for bad in [
-            "input-bytes",
-            "nope=1",
-            "documents=",
-            "documents=-1",
-            "documents=0",
-            "documents=1.5",
-            "documents=1Xi",
-            "documents=_1",
-            "documents=99999999999999999999",
-            "output-bytes=20000000Ti",
-            "yaml-depth=513",
-            "expression-nesting=70000",
+        for (bad, why) in [
+            ("input-bytes", "expected NAME=VALUE"),
+            ("nope=1", "unknown limit \"nope\""),
+            ("documents=", "documents: \"\" is not a number"),
+            ("documents=-1", "documents: \"-1\" is not a number"),
+            ("documents=0", "documents: must be at least 1"),
+            ("documents=1.5", "documents: \"1.5\" is not a number"),
+            ("documents=1Xi", "documents: \"1Xi\" is not a number"),
+            ("documents=_1", "documents: \"_1\" is not a number"),
+            ("documents=99999999999999999999", "is too large"),
+            (
+                "output-bytes=20000000Ti",
+                "output-bytes: \"20000000Ti\" is too large",
+            ),
+            (
+                "yaml-depth=513",
+                "more than the highest accepted value, 512",
+            ),
+            (
+                "expression-nesting=70000",
+                "more than the highest accepted value, 96",
+            ),
         ] {
-            assert!(Setting::parse(bad).is_err(), "{bad} was accepted");
+            let refused = Setting::parse(bad).expect_err("an error");
+            assert!(refused.to_string().contains(why), "{bad}: {refused}");
         }
         let e = Setting::parse("nope=1").unwrap_err();
         assert!(

@@ -227,11 +227,12 @@ mod tests {
         assert!(!m(
             json!({"matchLabels": {"app": "db"}, "matchExpressions": [{"key": "zone", "operator": "Exists"}]})
         ));
-        assert!(selector_matches(
+        let refused = selector_matches(
             &json!({"matchExpressions": [{"key": "a", "operator": "Near"}]}),
-            labels
+            labels,
         )
-        .is_err());
+        .expect_err("an error");
+        assert!(refused.to_string().contains("Near"), "{refused}");
     }
 
     #[test]

@@ -1048,8 +1048,16 @@ mod tests {
                 "{p}"
             );
         }
-        for bad in ["", "a..b", "a.", "a[", "a[x]", ".a"] {
-            assert!(SecretPath::parse(bad).is_err(), "{bad}");
+        for (bad, why) in [
+            ("", "the path is empty"),
+            ("a..b", "empty segment"),
+            ("a.", "ends with ."),
+            ("a[", "unclosed ["),
+            ("a[x]", "[x] is not an index"),
+            (".a", "empty segment"),
+        ] {
+            let refused = SecretPath::parse(bad).expect_err("an error");
+            assert!(refused.to_string().contains(why), "{bad}: {refused}");
         }
     }
 

@@ -160,7 +160,8 @@ fn replay_counts_caught_panics() {
         let _ = std::panic::catch_unwind(|| panic!("caught inside the target"));
     }
     fn quiet(_: &[u8]) {}
-    assert!(replay(vec![Input::new("caught", caught, b"")]).is_err());
+    let refused = replay(vec![Input::new("caught", caught, b"")]).expect_err("an error");
+    assert_eq!(refused, "caught: panicked");
     assert!(replay(vec![Input::new("quiet", quiet, b"")]).is_ok());
 }
 

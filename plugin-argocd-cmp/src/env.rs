@@ -316,14 +316,18 @@ mod tests {
         );
         assert!(parse_parameters("null").unwrap().is_empty());
         assert!(parse_parameters("[]").unwrap().is_empty());
-        for bad in [
-            "{",
-            "{}",
-            "[1]",
-            r#"[{"name":"x","array":[1]}]"#,
-            r#"[{"string":"x"}]"#,
+        for (bad, why) in [
+            ("{", "not JSON"),
+            ("{}", "must be a JSON array of parameters, or null"),
+            ("[1]", "item 0 is not an object"),
+            (
+                r#"[{"name":"x","array":[1]}]"#,
+                "array must hold strings only",
+            ),
+            (r#"[{"string":"x"}]"#, "item 0 has no string name"),
         ] {
-            assert!(parse_parameters(bad).is_err(), "{bad}");
+            let refused = parse_parameters(bad).expect_err("an error");
+            assert!(refused.contains(why), "{bad}: {refused}");
         }
     }
 

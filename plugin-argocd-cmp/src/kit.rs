@@ -162,7 +162,12 @@ mod tests {
         )));
         assert!(r.ends_with(&format!("  # {END}\nb\n")) && !r.contains("old"));
         assert_eq!(regenerate(&r).unwrap(), r);
-        assert!(regenerate(&format!("# {BEGIN}nonsense\n# {END}\n")).is_err());
-        assert!(regenerate(&format!("# {BEGIN}options table\n")).is_err());
+        let refused = regenerate(&format!("# {BEGIN}nonsense\n# {END}\n")).expect_err("an error");
+        assert!(
+            refused.contains("unknown generated part \"nonsense\""),
+            "{refused}"
+        );
+        let refused = regenerate(&format!("# {BEGIN}options table\n")).expect_err("an error");
+        assert!(refused.contains("is not closed by"), "{refused}");
     }
 }

@@ -188,6 +188,11 @@ mod tests {
         assert_eq!(many["containers"]["b"]["file"][0]["key"], json!("f"));
         let none = apply(&json!({"image": "i"}), &ov).unwrap();
         assert_eq!(none["container"]["env"][0]["key"], json!("L"));
-        assert!(apply(&json!({"container": {"env": "x"}}), &ov).is_err());
+        let (at, why) = apply(&json!({"container": {"env": "x"}}), &ov).expect_err("an error");
+        assert_eq!(at.to_string(), "spec.container.env");
+        assert!(
+            why.contains("env must be a list of {key, …} entries"),
+            "{why}"
+        );
     }
 }

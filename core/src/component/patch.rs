@@ -215,7 +215,14 @@ mod tests {
             d,
             json!({"spec": {"volumes": [{"name": "v"}, {"name": "w"}], "a": {"b": 1}}})
         );
-        assert!(apply(&mut d, Op::Add, &t("/spec/missing/0"), Some(&json!(1))).is_err());
+        let refused =
+            apply(&mut d, Op::Add, &t("/spec/missing/0"), Some(&json!(1))).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("cannot index into /spec/missing: it does not exist"),
+            "{refused}"
+        );
         apply(
             &mut d,
             Op::Add,
@@ -230,10 +237,23 @@ mod tests {
     fn replace_and_remove() {
         let mut d = json!({"a": {"b": 1}, "l": [1, 2]});
         apply(&mut d, Op::Replace, &t("/a/b"), Some(&json!(2))).unwrap();
-        assert!(apply(&mut d, Op::Replace, &t("/a/c"), Some(&json!(2))).is_err());
+        let refused =
+            apply(&mut d, Op::Replace, &t("/a/c"), Some(&json!(2))).expect_err("an error");
+        assert!(
+            refused.to_string().contains("path /a/c does not exist"),
+            "{refused}"
+        );
         apply(&mut d, Op::Remove, &t("/a/zz"), None).unwrap();
-        assert!(apply(&mut d, Op::Remove, &t("/x/y"), None).is_err());
-        assert!(apply(&mut d, Op::Remove, &t("/l/5"), None).is_err());
+        let refused = apply(&mut d, Op::Remove, &t("/x/y"), None).expect_err("an error");
+        assert!(
+            refused.to_string().contains("path does not exist at /x"),
+            "{refused}"
+        );
+        let refused = apply(&mut d, Op::Remove, &t("/l/5"), None).expect_err("an error");
+        assert!(
+            refused.to_string().contains("path /l/5 does not exist"),
+            "{refused}"
+        );
         apply(&mut d, Op::Remove, &t("/l/0"), None).unwrap();
         assert_eq!(d, json!({"a": {"b": 2}, "l": [2]}));
     }
@@ -251,6 +271,13 @@ mod tests {
         assert_eq!(d, json!({"m": {"a": {"y": 1}, "b": 2, "c": 3}}));
         apply(&mut d, Op::MergeShallow, &t("/n/o"), Some(&json!({"k": 1}))).unwrap();
         assert_eq!(d["n"], json!({"o": {"k": 1}}));
-        assert!(apply(&mut d, Op::MergeShallow, &t("/m"), Some(&json!(1))).is_err());
+        let refused =
+            apply(&mut d, Op::MergeShallow, &t("/m"), Some(&json!(1))).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("mergeShallow needs a map value"),
+            "{refused}"
+        );
     }
 }

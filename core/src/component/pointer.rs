@@ -280,10 +280,32 @@ mod tests {
         assert!(pointers(&d, "/spec/containers/[?(@.name=='zz')]/env/-")
             .unwrap_err()
             .contains("matched 0"));
-        assert!(pointers(&d, "/spec/x/[?(@.name=='a')]").is_err());
-        assert!(pointers(&d, "spec").is_err());
-        assert!(pointers(&d, "").is_err());
-        assert!(parse("/a/[?(@.name!='a')]").is_err());
+        let refused = pointers(&d, "/spec/x/[?(@.name=='a')]").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("a filter needs a list at /spec/x"),
+            "{refused}"
+        );
+        let refused = pointers(&d, "spec").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("path \"spec\" must start with /"),
+            "{refused}"
+        );
+        let refused = pointers(&d, "").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("the root path \"\" cannot be patched"),
+            "{refused}"
+        );
+        let refused = parse("/a/[?(@.name!='a')]").expect_err("an error");
+        assert!(
+            refused.to_string().contains("unsupported filter"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -591,7 +591,13 @@ mod tests {
             Tpl::Parts(vec![Piece::Text("x-".into()), Piece::Expr("a".into())])
         );
         assert_eq!(classify("${a").unwrap(), Tpl::Literal);
-        assert!(classify("${a + ${b}}").is_err());
+        let refused = classify("${a + ${b}}").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("nested ${…} inside an expression"),
+            "{refused}"
+        );
         assert_eq!(
             classify("${{'a': 1}}").unwrap(),
             Tpl::Whole("{'a': 1}".into())

@@ -736,15 +736,31 @@ mod tests {
         assert!(fits(&Type::Int, &Type::Double, 0).is_ok());
         assert!(fits(&Type::Double, &Type::Int, 0).is_ok());
         assert!(fits(&Type::Int, &Type::IntOrString, 0).is_ok());
-        assert!(fits(&Type::Int, &Type::String, 0).is_err());
-        assert!(fits(&Type::Bool, &Type::String, 0).is_err());
+        let refused = fits(&Type::Int, &Type::String, 0).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("type kind mismatch: got int, expected string"),
+            "{refused}"
+        );
+        let refused = fits(&Type::Bool, &Type::String, 0).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("type kind mismatch: got bool, expected string"),
+            "{refused}"
+        );
         assert!(fits(&Type::list(Type::Int), &Type::list(Type::Double), 0).is_ok());
-        assert!(fits(
+        let refused = fits(
             &Type::map(Type::String, Type::Int),
             &Type::list(Type::Int),
-            0
+            0,
         )
-        .is_err());
+        .expect_err("an error");
+        assert!(
+            refused.contains("type kind mismatch: got map(string, int), expected list(int)"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -1454,12 +1454,21 @@ j: "  spaced  "
             declines(&over);
             let way_over = format!("{open}{}{node}", "# c\n".repeat(40));
             declines(&way_over);
-            assert!(crate::document::parse_yaml_reference(
-                "t.yaml",
-                &way_over,
-                &YamlLimits::default()
-            )
-            .is_err());
+            let refused =
+                crate::document::parse_yaml_reference("t.yaml", &way_over, &YamlLimits::default())
+                    .expect_err("an error");
+            // serde-saphyr's own refusal, which kiln reports as a YAML error.
+            assert_eq!(
+                refused.code,
+                crate::diag::codes::YAML_SYNTAX,
+                "{}",
+                refused.message
+            );
+            assert!(
+                refused.message.contains("too many buffered comments"),
+                "{}",
+                refused.message
+            );
         }
         // Elsewhere comments are unlimited (a licence header, commented-out blocks).
         let c = "# c\n".repeat(100);
@@ -1524,7 +1533,15 @@ j: "  spaced  "
         // Events: comments count too.
         let text = format!("a: 1\n{}", "# c\n".repeat(150));
         assert!(check_with(&text, &limits).is_none());
-        assert!(crate::document::parse_yaml_reference("t.yaml", &text, &limits).is_err());
+        // The reference parser refuses it for the same reason (its budget), not for another.
+        let refused =
+            crate::document::parse_yaml_reference("t.yaml", &text, &limits).expect_err("an error");
+        assert_eq!(
+            refused.code,
+            crate::diag::codes::YAML_BUDGET,
+            "{}",
+            refused.message
+        );
         let text = format!("a: 1\n{}", "# c\n".repeat(100));
         assert!(check_with(&text, &limits).is_some());
     }

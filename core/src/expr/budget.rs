@@ -691,11 +691,17 @@ mod tests {
             ok("{'a': [1, 2]}.transformMap(k, l, l.transformList(i, v, v * 2)) == {'a': [2, 4]}"),
             Value::Bool(true)
         );
-        assert!(run(
+        let refused = run(
             "{'a': 1, 'b': 1}.transformMapEntry(k, v, {v: k})",
-            &EvalBudget::default()
+            &EvalBudget::default(),
         )
-        .is_err());
+        .expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("insert failed: key Int(1) already exists"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -539,6 +539,8 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
         },
         // kiln's metering and two-variable helpers (see expr::macros): they pass values through.
         "@kiln_go" | "@kiln_size" | "@kiln_grow" => Ok(arg(0)),
+        // `s.matches(re)` after kiln's macros (RE2 syntax): checked as what was written.
+        "@kiln_matches" => function("matches", Some(&arg(0)), &args[1.min(args.len())..]),
         "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),
         "@kiln_insert_entry" => Ok(join(&arg(0), &arg(1))),
         "@kiln_keys" => Ok(match arg(0) {
@@ -600,7 +602,13 @@ mod tests {
             check("1 + 1.5", &s).unwrap_err(),
             "found no matching overload for '_+_' applied to '(int, double)'"
         );
-        assert!(check("1 && true", &s).is_err());
+        let refused = check("1 && true", &s).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("found no matching overload for '_&&_' applied to '(int, bool)'"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -708,12 +716,40 @@ mod tests {
             check("schema.spec.regions.transformList(i, r, i)", &s).unwrap(),
             "list(int)"
         );
-        assert!(check("schema.spec.regions.all(i, r, r + 1 > 0)", &s).is_err());
+        let refused = check("schema.spec.regions.all(i, r, r + 1 > 0)", &s).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("found no matching overload for '_+_' applied to '(string, int)'"),
+            "{refused}"
+        );
         assert_eq!(
             check("schema.spec.regions.all(i, r, size(r) > i)", &s).unwrap(),
             "bool"
         );
-        assert!(check("schema.spec.replicas.startsWith('a')", &s).is_err());
+        // `matches` reaches the checker as kiln's RE2 `@kiln_matches` and is checked as written.
+        assert_eq!(
+            check("schema.spec.regions.all(r, r.matches('^e'))", &s).unwrap(),
+            "bool"
+        );
+        assert_eq!(
+            check("matches(schema.spec.regions[0], '^e')", &s).unwrap(),
+            "bool"
+        );
+        let refused = check("schema.spec.replicas.matches('a')", &s).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("found no matching overload for 'matches' applied to '(int, string)'"),
+            "{refused}"
+        );
+        let refused = check("schema.spec.replicas.startsWith('a')", &s).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("found no matching overload for 'startsWith' applied to '(int, string)'"),
+            "{refused}"
+        );
         assert_eq!(check("json.unmarshal('{}')", &s).unwrap(), "dyn");
     }
 }

@@ -28,6 +28,9 @@ type Expansion = Result<Option<IdedExpr>, ParseError>;
 
 const RESULT: &str = "@result";
 
+/// kiln's RE2 `matches` (`expr::library::regex`).
+pub(crate) const MATCHES: &str = "@kiln_matches";
+
 fn ident(h: Helper<'_, '_>, name: &str) -> IdedExpr {
     h.next_expr(Expr::Ident(name.to_string()))
 }
@@ -355,6 +358,19 @@ fn plus(h: Helper<'_, '_>, _target: &mut Option<IdedExpr>, args: &mut Vec<IdedEx
     Ok(Some(checked(h, inner, "`+`".into())))
 }
 
+/// `s.matches(re)` and `matches(s, re)` → `@kiln_matches(s, re)`: kiln's `matches` reads the
+/// pattern as RE2 (Go's `regexp`), as cel-go does; the crate's reads it as the `regex` crate's
+/// syntax, where `\d` and `\w` are Unicode and `x**` is accepted.
+fn matches(
+    h: Helper<'_, '_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Expansion {
+    let mut all: Vec<IdedExpr> = target.take().into_iter().collect();
+    all.append(args);
+    Ok(Some(call(h, MATCHES, all)))
+}
+
 /// Every macro kiln's environment expands.
 pub(crate) fn all() -> Vec<Macro> {
     let mut macros = vec![Macro::global("_+_", 2, plus)];
@@ -363,6 +379,8 @@ pub(crate) fn all() -> Vec<Macro> {
     }
     macros.extend([
         Macro::global("has", 1, has),
+        Macro::receiver("matches", 1, matches),
+        Macro::global("matches", 2, matches),
         Macro::receiver("bind", 3, cel_bind),
         Macro::receiver("all", 2, one_var(Kind::All)),
         Macro::receiver("exists", 2, one_var(Kind::Exists)),
@@ -374,6 +392,8 @@ pub(crate) fn all() -> Vec<Macro> {
         Macro::receiver("all", 3, two_var(Kind::All)),
         Macro::receiver("exists", 3, two_var(Kind::Exists)),
         Macro::receiver("existsOne", 3, two_var(Kind::ExistsOne)),
+        // cel-go's ext/comprehensions.go also takes the standard spelling with two variables.
+        Macro::receiver("exists_one", 3, two_var(Kind::ExistsOne)),
         Macro::receiver("transformList", 3, two_var(Kind::Map)),
         Macro::receiver("transformList", 4, two_var(Kind::Map)),
         Macro::receiver("transformMap", 3, two_var(Kind::TransformMap)),

@@ -464,7 +464,13 @@ mod tests {
             classify(r#"${outer("${inner}")}"#).unwrap(),
             Template::Standalone(r#"outer("${inner}")"#.to_string())
         );
-        assert!(classify("${outer(${inner})}").is_err());
+        let refused = classify("${outer(${inner})}").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("nested expressions are not allowed unless inside string literals"),
+            "{refused}"
+        );
     }
 
     // ---- kro cel_test.go TestIsOneShotExpression ----

@@ -271,10 +271,30 @@ mod tests {
             "type kind mismatch: got string, expected int"
         );
         // CEL has no implicit int → double conversion.
-        assert!(compatible(&Type::Int, &Type::Double).is_err());
+        let refused = compatible(&Type::Int, &Type::Double).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("type kind mismatch: got int, expected double"),
+            "{refused}"
+        );
         assert!(compatible(&Type::list(Type::String), &Type::list(Type::String)).is_ok());
-        assert!(compatible(&Type::list(Type::Int), &Type::list(Type::String)).is_err());
-        assert!(compatible(&Type::map(Type::String, Type::Int), &Type::list(Type::Int)).is_err());
+        let refused =
+            compatible(&Type::list(Type::Int), &Type::list(Type::String)).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("type kind mismatch: got int, expected string"),
+            "{refused}"
+        );
+        let refused = compatible(&Type::map(Type::String, Type::Int), &Type::list(Type::Int))
+            .expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("type kind mismatch: got map(string, int), expected list(int)"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -736,7 +736,13 @@ mod tests {
             names(run(o.clone(), vec![k("l"), Step::Index(1)], Action::Delete).unwrap()),
             "a"
         );
-        assert!(run(o.clone(), vec![k("missing")], Action::Delete).is_err());
+        let refused = run(o.clone(), vec![k("missing")], Action::Delete).expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("missing does not exist, so it cannot be deleted"),
+            "{refused}"
+        );
         let out = run(o, vec![k("new")], Action::Append(json!(1))).unwrap();
         assert_eq!(out["new"], json!([1]));
     }

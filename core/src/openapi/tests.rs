@@ -263,9 +263,13 @@ spec:
 #[test]
 fn add_crd_rejects_non_crds() {
     let mut s = Schemas::bundled();
-    assert!(s
+    let refused = s
         .add_crd(&json!({"apiVersion": "v1", "kind": "ConfigMap"}))
-        .is_err());
+        .expect_err("an error");
+    assert!(
+        refused.to_string().contains("CustomResourceDefinition"),
+        "{refused}"
+    );
     let bad_scope = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "spec": {"group": "g", "names": {"kind": "K"}, "scope": "Global", "versions": []}});
     assert!(s.add_crd(&bad_scope).unwrap_err().contains("scope"));

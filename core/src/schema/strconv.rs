@@ -79,7 +79,13 @@ mod tests {
             parse_bool("yes"),
             Err("strconv.ParseBool: parsing \"yes\": invalid syntax".into())
         );
-        assert!(parse_bool("tRuE").is_err());
+        let refused = parse_bool("tRuE").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("strconv.ParseBool: parsing \"tRuE\": invalid syntax"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -99,7 +105,13 @@ mod tests {
             parse_int("99999999999999999999"),
             Err("strconv.ParseInt: parsing \"99999999999999999999\": value out of range".into())
         );
-        assert!(parse_int("1_000").is_err());
+        let refused = parse_int("1_000").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("strconv.ParseInt: parsing \"1_000\": invalid syntax"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -114,8 +126,20 @@ mod tests {
         assert!(parse_float("1e999")
             .unwrap_err()
             .ends_with("value out of range"));
-        assert!(parse_float("NaN").is_err());
-        assert!(parse_float(".").is_err());
+        let refused = parse_float("NaN").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("strconv.ParseFloat: parsing \"NaN\": invalid syntax"),
+            "{refused}"
+        );
+        let refused = parse_float(".").expect_err("an error");
+        assert!(
+            refused
+                .to_string()
+                .contains("strconv.ParseFloat: parsing \".\": invalid syntax"),
+            "{refused}"
+        );
     }
 
     #[test]

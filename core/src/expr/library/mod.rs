@@ -67,6 +67,8 @@ pub const FUNCTIONS: &[&str] = &[
     // Kubernetes regex
     "find",
     "findAll",
+    // `matches` with RE2's syntax, what kiln's macros make of both spellings of `matches`.
+    "@kiln_matches",
     // Kubernetes URLs
     "url",
     "isURL",
@@ -141,6 +143,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("isSorted", lists::is_sorted),
     ("find", regex::find),
     ("findAll", regex::find_all),
+    ("@kiln_matches", regex::matches),
     ("url", url::url),
     ("isURL", url::is_url),
     ("getScheme", url::get_scheme),

@@ -763,11 +763,20 @@ mod tests {
         assert_eq!(Quantity::parse("1e4294967297").unwrap_err(), ERR_SUFFIX);
         assert!(Quantity::parse("1E2147483647").is_ok());
         assert_eq!(Quantity::parse("1E-2147483648").unwrap_err(), ERR_SUFFIX);
-        for bad in [
-            "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-", " 1",
-            "1 ",
+        for (bad, why) in [
+            ("1.1.M", ERR_FORMAT),
+            ("1+1.0M", ERR_FORMAT),
+            ("0.1mi", ERR_SUFFIX),
+            ("0.1am", ERR_FORMAT),
+            ("aoeu", ERR_FORMAT),
+            (".5i", ERR_SUFFIX),
+            ("1i", ERR_SUFFIX),
+            ("-3.01i", ERR_SUFFIX),
+            ("-3.01e-", ERR_SUFFIX),
+            (" 1", ERR_FORMAT),
+            ("1 ", ERR_FORMAT),
         ] {
-            assert!(Quantity::parse(bad).is_err(), "{bad}");
+            assert_eq!(Quantity::parse(bad).err(), Some(why), "{bad}");
         }
     }
 

@@ -3,7 +3,11 @@
 //!
 //! Patterns are RE2 (Go's `regexp`). The `regex` crate's syntax is nearly the same; the differences
 //! that change what matches are bridged before compiling: Go's `\d`, `\w`, `\s` and `\b` are ASCII
-//! (the crate's are Unicode), Go accepts octal escapes and `\Q…\E` quoting.
+//! (the crate's are Unicode), Go accepts octal escapes and `\Q…\E` quoting. A pattern Go refuses
+//! and the crate would accept (stacked repetition operators, `x**`, `x++`) is refused.
+//!
+//! The standard `matches` is routed here too (`@kiln_matches`, see `expr::macros`): the crate's own
+//! compiles the pattern as the `regex` crate's syntax, where `\d` also matches `١`.
 
 use regex::{Regex, RegexBuilder};
 
@@ -40,7 +44,26 @@ pub(super) fn find_all(call: &Call<'_>) -> Result<Value, ExecutionError> {
     ))
 }
 
+/// `matches(string, re) -> bool` and `<string>.matches(re)`, with RE2's syntax: whether `re`
+/// matches anywhere in the string. Reached as `@kiln_matches(s, re)`, what kiln's macros make of
+/// both spellings; errors are reported under the name the template wrote.
+pub(super) fn matches(call: &Call<'_>) -> Result<Value, ExecutionError> {
+    let call = Call {
+        name: "matches",
+        this: None,
+        args: call.args.clone(),
+    };
+    let [s, re] = call.global::<2>()?;
+    let (s, re) = (call.string(s)?, compile(&call, call.string(re)?)?);
+    Ok(Value::Bool(re.is_match(s)))
+}
+
 fn compile(call: &Call<'_>, pattern: &str) -> Result<Regex, ExecutionError> {
+    if let Some(op) = stacked_repetition(pattern) {
+        return Err(call.error(format!(
+            "Illegal regex: invalid nested repetition operator: `{op}`"
+        )));
+    }
     RegexBuilder::new(&translate(pattern))
         .octal(true)
         .build()
@@ -75,6 +98,99 @@ fn go_find_all<'s>(re: &Regex, s: &'s str, limit: i64) -> Vec<&'s str> {
         }
     }
     out
+}
+
+/// The first repetition operator applied straight to another one (`**`, `+*`, `{2}{3}`, `*??`),
+/// which Go's parser refuses ("invalid nested repetition operator") and the `regex` crate reads
+/// as a repetition of a repetition. A lazy `?` right after an operator is part of it.
+fn stacked_repetition(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    // The end of the last repetition operator, when nothing has come after it.
+    let mut after_repeat = false;
+    let mut last_start = 0;
+    while i < chars.len() {
+        let start = i;
+        let repeat_end = match chars[i] {
+            '\\' => {
+                // `\Q…\E` quotes everything up to `\E`; any other escape is one atom.
+                if chars.get(i + 1) == Some(&'Q') {
+                    i += 2;
+                    while i < chars.len() && !(chars[i] == '\\' && chars.get(i + 1) == Some(&'E')) {
+                        i += 1;
+                    }
+                    i += 2;
+                } else {
+                    i += 2;
+                }
+                None
+            }
+            '[' => {
+                // A class: `]` first (after an optional `^`) is a member, escapes skip a char.
+                i += 1;
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while i < chars.len() && chars[i] != ']' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+                None
+            }
+            '(' => {
+                // `(?flags` and `(?P<name>`: that `?` is no operator.
+                i += if chars.get(i + 1) == Some(&'?') { 2 } else { 1 };
+                None
+            }
+            '*' | '+' | '?' => Some(i + 1),
+            '{' => counted_repeat_end(&chars, i),
+            _ => None,
+        };
+        match repeat_end {
+            Some(mut end) => {
+                if chars.get(end) == Some(&'?') {
+                    end += 1;
+                }
+                if after_repeat {
+                    return Some(chars[last_start..end].iter().collect());
+                }
+                after_repeat = true;
+                last_start = start;
+                i = end;
+            }
+            None => {
+                after_repeat = false;
+                if i == start {
+                    i += 1;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The end of `{n}`, `{n,}` or `{n,m}` starting at `i`; `None` when the brace is a literal, as
+/// in Go.
+fn counted_repeat_end(chars: &[char], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let digits = |j: &mut usize| {
+        let from = *j;
+        while chars.get(*j).is_some_and(char::is_ascii_digit) {
+            *j += 1;
+        }
+        *j > from
+    };
+    if !digits(&mut j) {
+        return None;
+    }
+    if chars.get(j) == Some(&',') {
+        j += 1;
+        digits(&mut j);
+    }
+    (chars.get(j) == Some(&'}')).then_some(j + 1)
 }
 
 /// Rewrites the RE2 constructs whose meaning differs in the `regex` crate into equivalent ones.
@@ -144,6 +260,42 @@ mod tests {
         assert_eq!(all("[0-9]+", "123 abc 456", 1), ["123"]);
         assert_eq!(all("[0-9]+", "123 abc 456", 0), Vec::<String>::new());
         assert_eq!(all("", "ab", -1), ["", "", ""]);
+    }
+
+    #[test]
+    fn stacked_repetitions_are_refused_as_in_go() {
+        // Go's regexp/syntax: "invalid nested repetition operator".
+        for (re, op) in [
+            ("x**", "**"),
+            ("x++", "++"),
+            ("a*+", "*+"),
+            ("a?*", "?*"),
+            ("a{2}{3}", "{2}{3}"),
+            ("a{2}*", "{2}*"),
+            ("a*??", "*??"),
+            ("(ab)+*", "+*"),
+        ] {
+            assert_eq!(stacked_repetition(re).as_deref(), Some(op), "{re}");
+        }
+        // Lazy operators, groups, classes, escapes and literal braces are not stacking.
+        for re in [
+            "x*?",
+            "x+?",
+            "x??",
+            "(x+)+",
+            "[*+]+",
+            r"\*+",
+            r"a\Q**\E+",
+            "a{,2}*",
+            "a{x}*",
+            "(?i)a+",
+            "(?P<n>a)+",
+            r"[\]*]+",
+            "[]*]+",
+            "a|*",
+        ] {
+            assert_eq!(stacked_repetition(re), None, "{re}");
+        }
     }
 
     #[test]

@@ -217,10 +217,29 @@ mod tests {
             v("1.2.3-rc.1+build.5").compare(&v("1.2.3-rc.1")),
             Ordering::Equal
         );
-        for bad in [
-            "", "200K", "Three", "Mi", "v1.0.0", "1.0", "01.1.1", "1.2.3-01", "1.2.3+", "1.2.3-",
+        for (bad, why) in [
+            ("", "Version string empty"),
+            ("200K", "No Major.Minor.Patch elements found"),
+            ("Three", "No Major.Minor.Patch elements found"),
+            ("Mi", "No Major.Minor.Patch elements found"),
+            (
+                "v1.0.0",
+                "Invalid character(s) found in major number \"v1\"",
+            ),
+            ("1.0", "No Major.Minor.Patch elements found"),
+            (
+                "01.1.1",
+                "Major number must not contain leading zeroes \"01\"",
+            ),
+            (
+                "1.2.3-01",
+                "Numeric PreRelease version must not contain leading zeroes \"01\"",
+            ),
+            ("1.2.3+", "Build meta data is empty"),
+            ("1.2.3-", "Prerelease is empty"),
         ] {
-            assert!(Semver::parse(bad).is_err(), "{bad}");
+            let refused = Semver::parse(bad).expect_err("an error");
+            assert!(refused.to_string().contains(why), "{bad}: {refused}");
         }
         assert_eq!(
             Semver::parse("01.1.1").unwrap_err(),
