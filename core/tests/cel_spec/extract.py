@@ -262,7 +262,7 @@ def main():
     commit = git("rev-parse", "HEAD").strip()
     names = [p for p in git("ls-tree", "--name-only", "HEAD", "tests/simple/testdata/").split()
              if p.endswith(".textproto")]
-    print(json.dumps({"source": "github.com/google/cel-spec tests/simple/testdata", "commit": commit}))
+    print(json.dumps({"source": "github.com/google/cel-spec tests/simple/testdata", "commit": commit, "licence": "Apache-2.0 (cel-spec); the cases are test inputs and expected results, rewritten into this form"}))
     for path in sorted(names):
         file = path.rsplit("/", 1)[1][: -len(".textproto")]
         toks = tokens(git("show", f"HEAD:{path}")) + [("p", "EOF")]

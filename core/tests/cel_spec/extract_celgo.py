@@ -40,7 +40,7 @@ def main():
                               capture_output=True).stdout.decode("utf-8")
 
     commit = git("rev-parse", "HEAD").strip()
-    print(json.dumps({"source": "github.com/google/cel-go ext/*_test.go tables", "commit": commit}))
+    print(json.dumps({"source": "github.com/google/cel-go ext/*_test.go tables", "commit": commit, "licence": "Apache-2.0 (cel-go); the cases are test inputs and expected results, rewritten into this form"}))
     for path, func in TABLES:
         src = git("show", f"HEAD:{path}")
         start = src.index(f"func {func}(")
