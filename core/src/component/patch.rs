@@ -256,6 +256,9 @@ mod tests {
         );
         apply(&mut d, Op::Remove, &t("/l/0"), None).unwrap();
         assert_eq!(d, json!({"a": {"b": 2}, "l": [2]}));
+        // A key that is there is removed (a mutant that made every map removal a no-op survived).
+        apply(&mut d, Op::Remove, &t("/a/b"), None).unwrap();
+        assert_eq!(d, json!({"a": {}, "l": [2]}));
     }
 
     #[test]
