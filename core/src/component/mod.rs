@@ -163,6 +163,49 @@ const UNRENDERED_KINDS: &[&str] = &[
     "ResourceReleaseBinding",
 ];
 
+/// Upstream kinds its project pipeline (`internal/pipeline/project`) renders into data-plane
+/// objects (the project's cell namespace per environment, and whatever else a project type's
+/// `resources` create). kiln does not implement that pipeline; passing them through would drop
+/// those objects without a word, so they are refused.
+const PROJECT_PIPELINE_KINDS: &[&str] = &[
+    "ProjectType",
+    "ClusterProjectType",
+    "ProjectRelease",
+    "ProjectReleaseBinding",
+];
+
+/// Upstream's one-off build run: its controller renders a workflow-plane job from it
+/// (`internal/controller/workflowrun`). It is an imperative request, not something a rendered
+/// release holds, and kiln renders no builds, so it is refused rather than passed on.
+const RUN_KINDS: &[&str] = &["WorkflowRun"];
+
+/// The other kinds of upstream's API (`api/v1alpha1`, commit ad3f5030): control-plane
+/// configuration that no pipeline turns into data-plane objects of a component. Those an upstream
+/// render reads (Environment, DataPlane, ClusterDataPlane, Project, SecretReference,
+/// ObservabilityAlertsNotificationChannel) are read; all pass through unchanged, as any document
+/// kiln does not render. An `openchoreo.dev` kind not in this list or the ones above is refused,
+/// so the next kind upstream adds is looked at before it is let through.
+const PLATFORM_KINDS: &[&str] = &[
+    "Project",
+    "Environment",
+    "DataPlane",
+    "ClusterDataPlane",
+    "SecretReference",
+    "ObservabilityAlertsNotificationChannel",
+    "ObservabilityAlertRule",
+    "ObservabilityPlane",
+    "ClusterObservabilityPlane",
+    "DeploymentPipeline",
+    "WorkflowPlane",
+    "ClusterWorkflowPlane",
+    "Workflow",
+    "ClusterWorkflow",
+    "AuthzRole",
+    "ClusterAuthzRole",
+    "AuthzRoleBinding",
+    "ClusterAuthzRoleBinding",
+];
+
 /// The kinds the front-end renders from, with their upstream aliases: what a near miss is
 /// measured against.
 const RENDERING_KINDS: &[&str] = &[
@@ -257,23 +300,49 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 format!("kind {kind} is an output of rendering, not an input"),
                 "render from the definitions (live, a ComponentEnvSnapshot or a ComponentRelease); kiln prints the rendered objects themselves",
             )),
-            // A near miss of a rendering kind would pass through and silently drop what it says
-            // (a misspelt ComponentDeployment renders production without its overrides).
-            _ if crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied()).is_some() => {
-                let near = crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied());
+            _ if PROJECT_PIPELINE_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} is rendered by upstream's project pipeline (the project's namespace and shared objects per environment), which kiln does not implement"),
+                "upstream's controller renders a project type's resources for each ProjectReleaseBinding; kiln refuses these kinds rather than pass them through unrendered — leave them out of a kiln render (the Project itself is read)",
+            )),
+            _ if RUN_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} is a build run, which upstream's controller executes on a workflow plane; kiln renders no builds"),
+                "leave build runs out of a kiln render; Workflow and ClusterWorkflow definitions are accepted and passed through",
+            )),
+            // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
+            // they pass through unchanged, like any document kiln does not render.
+            _ if PLATFORM_KINDS.contains(&kind) => {
+                l.others.push(v.clone());
+                l.platform.push(d);
+            }
+            // Anything else: a near miss of a kind kiln reads would silently drop what it says
+            // (a misspelt ComponentDeployment renders production without its overrides), and a
+            // kind upstream added after the version kiln follows may change what renders.
+            _ => {
+                let near = crate::suggest::nearest(
+                    kind,
+                    RENDERING_KINDS
+                        .iter()
+                        .chain(PLATFORM_KINDS)
+                        .chain(PROJECT_PIPELINE_KINDS)
+                        .chain(UNRENDERED_KINDS)
+                        .copied(),
+                );
                 diags.push(err(
                     &loc,
                     codes::UNKNOWN_KIND,
                     &root.key("kind"),
                     format!("unknown component-types kind {kind}"),
-                    &crate::suggest::did_you_mean(near.unwrap_or_default()),
+                    &match near {
+                        Some(n) => crate::suggest::did_you_mean(n),
+                        None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
+                    },
                 ))
-            }
-            // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
-            // they pass through unchanged, like any document kiln does not render.
-            _ => {
-                l.others.push(v.clone());
-                l.platform.push(d);
             }
         }
     }
@@ -528,6 +597,49 @@ fn compile_validations(
     }
 }
 
+/// A post-render validation's expressions: `when` and `forEach` over the definition's context,
+/// `where` and `rule` with the loop variable and `resource` as well.
+fn compile_post_validations(
+    rules: &[kinds::PostValidation],
+    vars: &[&str],
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    errs: &mut Vec<TplError>,
+) {
+    for v in rules {
+        if let Some(e) = &v.when {
+            exprs.add_string(&format!("${{{e}}}"), &v.at.key("when"), vars, limits, errs);
+        }
+        if let Some(e) = &v.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &v.at.key("forEach"),
+                vars,
+                limits,
+                errs,
+            );
+        }
+        let mut rv = with_var(vars, v.for_each.as_ref().map(|_| v.var.as_str()));
+        rv.push("resource");
+        if let Some(w) = &v.target.where_ {
+            exprs.add_string(
+                &format!("${{{w}}}"),
+                &v.at.key("target").key("where"),
+                &rv,
+                limits,
+                errs,
+            );
+        }
+        exprs.add_string(
+            &format!("${{{}}}", v.rule),
+            &v.at.key("rule"),
+            &rv,
+            limits,
+            errs,
+        );
+    }
+}
+
 fn compile_type(
     t: &TypeDef<'_>,
     exprs: &mut Exprs,
@@ -542,6 +654,7 @@ fn compile_type(
     };
     compile_resources(&t.resources, vars, exprs, limits, &mut errs);
     compile_validations(&t.validations, vars, exprs, limits, &mut errs);
+    compile_post_validations(&t.post_validations, vars, exprs, limits, &mut errs);
     for e in &t.embedded {
         exprs.add_value(
             &e.parameters,
@@ -574,6 +687,7 @@ fn compile_addon(
         context::ADDON_VARS
     };
     compile_validations(&a.validations, base, exprs, limits, &mut errs);
+    compile_post_validations(&a.post_validations, base, exprs, limits, &mut errs);
     compile_resources(&a.creates, base, exprs, limits, &mut errs);
     for p in &a.patches {
         if let Some(e) = &p.for_each {
@@ -1177,7 +1291,25 @@ fn unit<'u, 'a>(
     if let Some(d) = deployment {
         let instances: BTreeSet<&str> = c.addons.iter().map(|a| a.instance.as_str()).collect();
         let mut bad = false;
+        let ty = inputs.type_def;
         for (inst, (_, at)) in &d.addon_overrides {
+            // Upstream reads traitEnvironmentConfigs only for the Component's own trait
+            // instances; an embedded trait's environmentConfigs come from the type's binding.
+            if !instances.contains(inst.as_str())
+                && ty.upstream
+                && ty.embedded.iter().any(|e| &e.instance == inst)
+            {
+                diags.push(d.loc.warning(
+                    codes::IGNORED_INPUT,
+                    at,
+                    format!(
+                        "traitEnvironmentConfigs names instance {inst:?}, a trait ComponentType {:?} embeds: upstream ignores it, and so does kiln",
+                        ty.name
+                    ),
+                    "an embedded trait's environmentConfigs are bound in the ComponentType's spec.traits; bind them to the type's ${environmentConfigs.…} and set those in componentTypeEnvironmentConfigs",
+                ));
+                continue;
+            }
             if !instances.contains(inst.as_str()) {
                 bad = true;
                 diags.push(d.loc.error(
