@@ -63,4 +63,7 @@ code_table! { COMPONENT;
     /// Warning: an input upstream's controller accepts and ignores (a ReleaseBinding's
     /// `traitEnvironmentConfigs` for an embedded trait's instance); kiln ignores it too, and says so.
     IGNORED_INPUT = "KLN6027", "ignored-input";
+    /// Warning: an endpoint's API schema gives no routes for `workload.toEndpointResources`
+    /// (it does not parse, refers outside itself, or has a type without an extractor).
+    ENDPOINT_SCHEMA = "KLN6028", "endpoint-schema";
 }

@@ -40,6 +40,7 @@ mod overrides;
 mod patch;
 mod pointer;
 mod release;
+mod schemaextract;
 mod shorthand;
 pub mod snapshot;
 mod template;
@@ -1343,6 +1344,51 @@ fn split(diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     diags.into_iter().partition(Diagnostic::is_error)
 }
 
+/// Upstream parses endpoint API schemas only when a template of the type or of a trait calls
+/// `workload.toEndpointResources` (`usesEndpointResources` in `pipeline.go`), and logs a schema
+/// that gives no routes; such an endpoint renders catch-all routing. kiln warns of it (KLN6028),
+/// once per Workload and endpoint.
+fn endpoint_schema_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> {
+    let uses = |v: &Value| {
+        v.get("spec")
+            .is_some_and(|s| s.to_string().contains("toEndpointResources"))
+    };
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for u in units {
+        if !u.type_def.upstream
+            || !(uses(&u.type_def.value)
+                || u.addons.iter().chain(&u.embedded).any(|a| uses(&a.value)))
+        {
+            continue;
+        }
+        let wl = u.workload;
+        for (name, reason) in upstream::endpoint_schema_failures(&wl.spec) {
+            if !seen.insert((
+                wl.loc.doc.file().to_string(),
+                wl.loc.doc.index,
+                name.clone(),
+            )) {
+                continue;
+            }
+            out.push(wl.loc.warning(
+                codes::ENDPOINT_SCHEMA,
+                &FieldPath::root()
+                    .key("spec")
+                    .key("endpoints")
+                    .key(&name)
+                    .key("schema"),
+                format!(
+                    "endpoint {name:?} of workload {:?}: {reason}; workload.toEndpointResources({name:?}) is optional.none(), as upstream renders it",
+                    wl.name
+                ),
+                "upstream's controller logs the same and falls back to catch-all routing; fix the schema to get one route per operation",
+            ));
+        }
+    }
+    out
+}
+
 /// Render every Component (or snapshot) in the documents: one Release per component and
 /// environment, releases in input order (live components first, then snapshots), each sorted by
 /// kind, apiVersion, namespace, name. Other `openchoreo.dev` kinds pass through first.
@@ -1393,6 +1439,7 @@ where
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
+    warnings.extend(endpoint_schema_warnings(&units));
     let mut platform = upstream::Platform {
         // The live Components too: a release records no uid, the live object has it.
         docs: l

@@ -405,22 +405,7 @@ pub(crate) fn build(
     }
     let prefix = format!("{}-{env}", comp.name);
     let mut derived = derived(&configurations, &workload, &dependencies, &prefix);
-    // Endpoints whose API schema `toEndpointResources` would parse (kiln refuses those).
-    let with_schema: Vec<&String> = workload_spec
-        .get("endpoints")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter(|(_, e)| {
-                    e.pointer("/schema/content")
-                        .and_then(Value::as_str)
-                        .is_some_and(|c| !c.trim().is_empty())
-                })
-                .map(|(k, _)| k)
-                .collect()
-        })
-        .unwrap_or_default();
-    derived["endpointsWithSchema"] = json!(with_schema);
+    derived["endpointResources"] = endpoint_resources(workload_spec);
     let mut vars = vec![
         ("metadata", metadata),
         ("dataplane", Value::Object(dataplane_var)),
@@ -434,6 +419,42 @@ pub(crate) fn build(
         vars.push(("gateway", g));
     }
     Ok(Upstream { vars, labels })
+}
+
+/// Upstream's `ExtractEndpointResources`: each endpoint's routes from its API schema, for the
+/// endpoints that have some (a schema that does not parse gives none; the render warns of it,
+/// see [`endpoint_schema_warnings`]).
+fn endpoint_resources(workload_spec: &Value) -> Value {
+    let mut out = Map::new();
+    for (name, ep) in workload_spec
+        .get("endpoints")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(routes) = super::schemaextract::extract(ep) {
+            if !routes.is_empty() {
+                out.insert(name.clone(), Value::Array(routes));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The endpoints of a Workload whose API schema gives no routes for a reason (upstream logs it and
+/// renders catch-all routing): `(endpoint name, reason)`, in name order.
+pub(crate) fn endpoint_schema_failures(workload_spec: &Value) -> Vec<(String, String)> {
+    workload_spec
+        .get("endpoints")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, ep)| {
+            super::schemaextract::extract(ep)
+                .err()
+                .map(|e| (name.clone(), e))
+        })
+        .collect()
 }
 
 /// Upstream's `ExtractWorkloadData`: the container's image, command and args, and the endpoints
