@@ -728,14 +728,22 @@ fn dependencies(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    for (i, item) in resources.iter().enumerate() {
-        let name = item.get("ref").and_then(Value::as_str).unwrap_or("?");
-        b.at_workload(
-            codes::UNSUPPORTED_FEATURE,
-            at("resources", i),
-            format!("the Workload depends on resource {name:?}; kiln does not render upstream's resources, so it cannot resolve the dependency"),
-            "upstream injects the resource's outputs as env vars and files through ${dependencies.*}; kiln refuses rather than render without them".into(),
-        );
+    let mut resource_items = Vec::new();
+    for (i, dep) in resources.iter().enumerate() {
+        if platform.skip_dependencies {
+            break;
+        }
+        let name = s(dep, "ref");
+        let project = comp.project.clone().unwrap_or_default();
+        match resolve_resource(platform, namespace, &project, env, dep) {
+            Ok(item) => resource_items.push(item),
+            Err(why) => b.at_workload(
+                codes::PLATFORM_INPUT,
+                at("resources", i),
+                format!("the dependency on resource {name:?} (project {project:?}) cannot be resolved offline: {why}"),
+                format!("upstream reads the resource's outputs from its ResourceReleaseBinding for environment {env:?} (status.outputs, once Ready), which a cluster resolves; pass it with --observed"),
+            ),
+        }
     }
     let endpoints = deps
         .and_then(|d| d.get("endpoints"))
@@ -815,7 +823,155 @@ fn dependencies(
             "envVars": vars,
         }));
     }
-    json!({"items": items, "resources": [], "envVars": env_vars, "volumeMounts": [], "volumes": []})
+    // Upstream's newDependenciesContextData: endpoint env vars first, then each resource's.
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for item in &resource_items {
+        env_vars.extend(arr(item, "/envVars").into_iter().cloned());
+        mounts.extend(arr(item, "/volumeMounts").into_iter().cloned());
+        volumes.extend(arr(item, "/volumes").into_iter().cloned());
+    }
+    json!({"items": items, "resources": resource_items, "envVars": env_vars, "volumeMounts": mounts, "volumes": volumes})
+}
+
+/// Upstream's `resolveResourceDependency` and `BuildResourceDependencyItem`
+/// (`controller_resourcedependencies.go`, `context/resourcedependency.go`): the one
+/// ResourceReleaseBinding of the resource in the consumer's namespace, project and environment
+/// (from `--observed`: its outputs exist only once a cluster resolved them), Ready for its
+/// current generation; each `envBindings` output (in output-name order) becomes an env var — a
+/// literal `value`, or `valueFrom` a Secret or ConfigMap key —, each `fileBindings` output (a
+/// Secret or ConfigMap key) a mount with one volume per source object, named
+/// `r-<FNV-1a of ref:kind:name>`, volumes sorted by kind then name.
+fn resolve_resource(
+    platform: &Platform<'_>,
+    namespace: &str,
+    project: &str,
+    env: &str,
+    dep: &Value,
+) -> Result<Value, String> {
+    let name = s(dep, "ref");
+    let observed: Vec<&Value> = match platform.observed.as_ref() {
+        Some(o) => o
+            .select(
+                super::API_VERSION,
+                "ResourceReleaseBinding",
+                Some(namespace),
+                &json!({}),
+            )
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let found: Vec<&Value> = observed
+        .into_iter()
+        .filter(|rb| {
+            rb.pointer("/spec/owner/projectName")
+                .and_then(Value::as_str)
+                == Some(project)
+                && rb
+                    .pointer("/spec/owner/resourceName")
+                    .and_then(Value::as_str)
+                    == Some(name)
+                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
+        })
+        .collect();
+    let rrb = match found.as_slice() {
+        [] => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among --observed")),
+        [one] => *one,
+        _ => return Err(format!("several observed ResourceReleaseBindings of {project}/{name} for environment {env:?}")),
+    };
+    let generation = rrb
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let ready = arr(rrb, "/status/conditions").into_iter().any(|c| {
+        s(c, "type") == "Ready"
+            && s(c, "status") == "True"
+            && c.get("observedGeneration")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                == generation
+    });
+    if !ready {
+        return Err(format!(
+            "ResourceReleaseBinding {:?} is not Ready for its current generation (status.conditions Ready with observedGeneration = metadata.generation)",
+            rrb.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+        ));
+    }
+    let outputs = arr(rrb, "/status/outputs");
+    let output = |o: &str| outputs.iter().copied().find(|x| s(x, "name") == o);
+    let sorted = |k: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = dep
+            .get(k)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(a, b)| (a.clone(), b.as_str().unwrap_or("").to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    let key_ref = |r: &Value| json!({"name": s(r, "name"), "key": s(r, "key")});
+    let mut env_vars = Vec::new();
+    for (out, var) in sorted("envBindings") {
+        let o = output(&out)
+            .ok_or_else(|| format!("output not resolved on resource release binding: {out}"))?;
+        env_vars.push(
+            if let Some(r) = o.get("secretKeyRef").filter(|r| r.is_object()) {
+                json!({"name": var, "valueFrom": {"secretKeyRef": key_ref(r)}})
+            } else if let Some(r) = o.get("configMapKeyRef").filter(|r| r.is_object()) {
+                json!({"name": var, "valueFrom": {"configMapKeyRef": key_ref(r)}})
+            } else if s(o, "value").is_empty() {
+                json!({"name": var})
+            } else {
+                json!({"name": var, "value": s(o, "value")})
+            },
+        );
+    }
+    let mut mounts = Vec::new();
+    let mut volumes: BTreeMap<(String, String), Value> = BTreeMap::new();
+    for (out, path) in sorted("fileBindings") {
+        let o = output(&out)
+            .ok_or_else(|| format!("output not resolved on resource release binding: {out}"))?;
+        let (kind, r) = if let Some(r) = o.get("secretKeyRef").filter(|r| r.is_object()) {
+            ("secret", r)
+        } else if let Some(r) = o.get("configMapKeyRef").filter(|r| r.is_object()) {
+            ("configmap", r)
+        } else {
+            return Err(format!("output kind cannot be mounted as file: {out}"));
+        };
+        let source = s(r, "name").to_string();
+        let vol = resource_volume_name(name, kind, &source);
+        volumes
+            .entry((kind.to_string(), source.clone()))
+            .or_insert_with(|| {
+                if kind == "secret" {
+                    json!({"name": vol, "secret": {"secretName": source}})
+                } else {
+                    json!({"name": vol, "configMap": {"name": source}})
+                }
+            });
+        let mut m = json!({"name": vol, "mountPath": path});
+        if !s(r, "key").is_empty() {
+            m["subPath"] = json!(s(r, "key"));
+        }
+        mounts.push(m);
+    }
+    Ok(json!({
+        "ref": name,
+        "envVars": env_vars,
+        "volumeMounts": mounts,
+        "volumes": volumes.into_values().collect::<Vec<_>>(),
+    }))
+}
+
+/// Upstream's `resourceDepVolumeName`: `r-` and the FNV-1a 32-bit hash of `ref:kind:name`.
+fn resource_volume_name(reference: &str, kind: &str, name: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in format!("{reference}:{kind}:{name}").bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("r-{h:08x}")
 }
 
 /// Upstream's `resolveConnection`: the one ReleaseBinding of the target component in the
@@ -1437,6 +1593,20 @@ mod tests {
     }
 
     // derived.go generateVolumeHash: "file-mount-" + FNV-32a of mountPath/filename.
+    #[test]
+    fn resource_volume_names_hash_ref_kind_and_name() {
+        // FNV-1a 32 of "orders-db:configmap:orders-db-conn", as upstream's resourceDepVolumeName
+        // writes ref, ':', kind, ':', name into one hash (computed independently).
+        assert_eq!(
+            resource_volume_name("orders-db", "configmap", "orders-db-conn"),
+            "r-b2036f44"
+        );
+        assert_eq!(
+            resource_volume_name("orders-db", "secret", "orders-db-creds"),
+            "r-47cc52d5"
+        );
+    }
+
     #[test]
     fn volume_names_hash_the_mount_path() {
         assert_eq!(
