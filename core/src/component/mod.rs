@@ -1487,7 +1487,11 @@ where
                     u.component.name.clone(),
                     u.env.clone(),
                 );
-                Some((key, upstream::service_statuses(&objs, &u.workload.spec)))
+                let gateway = upstream::route_gateway(&first, &u.namespace, &u.env);
+                Some((
+                    key,
+                    upstream::service_statuses(&objs, &u.workload.spec, gateway.as_ref()),
+                ))
             })
             .collect();
         platform.statuses = found.into_iter().collect();

@@ -85,31 +85,49 @@ impl Platform<'_> {
 impl Platform<'_> {
     /// Upstream's `getDefaultNotificationChannelName`: the ObservabilityAlertsNotificationChannel
     /// of the namespace that is the environment's default (inputs first, then observed state).
-    /// None when there is none (upstream then leaves the field out).
+    /// A channel becomes the default in a cluster also when it is the environment's only one:
+    /// its controller sets `isEnvDefault` then (`ensureDefaultChannel`), so an only channel
+    /// counts as the default here too. Several without a default: upstream's pick depends on
+    /// the order its controller sees them, so there is none (upstream then leaves the field out).
     fn default_notification_channel(&self, namespace: &str, env: &str) -> Option<String> {
         const KIND: &str = "ObservabilityAlertsNotificationChannel";
-        let is_default = |v: &Value| {
+        let of_env = |v: &Value| {
             v.get("kind").and_then(Value::as_str) == Some(KIND)
                 && v.pointer("/metadata/namespace")
                     .and_then(Value::as_str)
                     .is_none_or(|n| n == namespace)
                 && v.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
-                && v.pointer("/spec/isEnvDefault").and_then(Value::as_bool) == Some(true)
         };
         let name = |v: &Value| {
             v.pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        if let Some(d) = self.docs.iter().find(|d| is_default(&d.value)) {
-            return name(&d.value);
+        let mut channels: Vec<&Value> = self
+            .docs
+            .iter()
+            .map(|d| &d.value)
+            .filter(|v| of_env(v))
+            .collect();
+        if let Some(o) = self.observed.as_ref() {
+            for v in o
+                .select(super::API_VERSION, KIND, Some(namespace), &json!({}))
+                .unwrap_or_default()
+            {
+                if of_env(v) && !channels.iter().any(|c| name(c) == name(v)) {
+                    channels.push(v);
+                }
+            }
         }
-        let o = self.observed.as_ref()?;
-        o.select(super::API_VERSION, KIND, Some(namespace), &json!({}))
-            .ok()?
-            .into_iter()
-            .find(|v| is_default(v))
-            .and_then(name)
+        let is_default =
+            |v: &Value| v.pointer("/spec/isEnvDefault").and_then(Value::as_bool) == Some(true);
+        match channels.iter().find(|v| is_default(v)) {
+            Some(v) => name(v),
+            None => match channels.as_slice() {
+                [only] => name(only),
+                _ => None,
+            },
+        }
     }
 }
 
@@ -1024,15 +1042,9 @@ fn resolve_connection(
                 .ok_or_else(|| {
                     format!("component {component:?} (rendered in this run) has no Service port for endpoint {endpoint:?}")
                 })?;
-            return match visibility {
-                "project" | "namespace" => ep
-                    .get("serviceURL")
-                    .cloned()
-                    .ok_or_else(|| format!("endpoint {endpoint:?} has no service URL")),
-                _ => Err(format!(
-                    "kiln derives only service URLs (visibility project or namespace) from a component rendered in the same run; the {visibility} URL comes from the gateway routes upstream resolves, so pass the target's live ReleaseBinding with --observed"
-                )),
-            };
+            return url_for_visibility(ep, visibility).ok_or_else(|| {
+                format!("component {component:?} (rendered in this run) has no URL for endpoint {endpoint:?} with visibility {visibility:?} (an external URL needs a route labelled with the endpoint and an external ingress gateway)")
+            });
         }
         [] => {
             return Err(format!(
@@ -1059,6 +1071,13 @@ fn resolve_connection(
             "endpoint {endpoint:?} is not (yet) in the binding's status"
         ));
     };
+    url_for_visibility(ep, visibility)
+        .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
+}
+
+/// Upstream's `resolveURLForVisibility`: the service URL for project and namespace visibility,
+/// the first of the HTTPS, HTTP and TLS external URLs for external visibility.
+fn url_for_visibility(ep: &Value, visibility: &str) -> Option<Value> {
     let url = match visibility {
         "project" | "namespace" => ep.get("serviceURL").cloned(),
         "external" => ["https", "http", "tls"]
@@ -1067,7 +1086,6 @@ fn resolve_connection(
         _ => None,
     };
     url.filter(Value::is_object)
-        .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
 }
 
 /// Upstream's `resolveServiceURLs` (`internal/controller/releasebinding/endpoint_resolve.go`)
@@ -1075,10 +1093,15 @@ fn resolve_connection(
 /// ports (the only one, when there is one; the first of equals), and for each endpoint whose port
 /// it has, `{name, type, serviceURL: {scheme, host: <service>.<namespace>.svc.cluster.local, port,
 /// path}}`.
-pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<Value> {
+pub(crate) fn service_statuses(
+    objects: &[Value],
+    workload_spec: &Value,
+    gateway: Option<&Value>,
+) -> Vec<Value> {
     let Some(endpoints) = workload_spec.get("endpoints").and_then(Value::as_object) else {
         return Vec::new();
     };
+    let mut out = route_statuses(objects, endpoints, gateway);
     let services: Vec<(&str, &str, Vec<i64>)> = objects
         .iter()
         .filter(|o| s(o, "apiVersion") == "v1" && s(o, "kind") == "Service")
@@ -1107,7 +1130,7 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
         .filter_map(|e| e.get("port").and_then(Value::as_i64))
         .collect();
     let best = match services.as_slice() {
-        [] => return Vec::new(),
+        [] => return out,
         [one] => one,
         many => {
             let mut best = &many[0];
@@ -1124,7 +1147,6 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
     };
     let mut names: Vec<&String> = endpoints.keys().collect();
     names.sort();
-    let mut out = Vec::new();
     for name in names {
         let ep = &endpoints[name];
         let port = ep.get("port").and_then(Value::as_i64).unwrap_or(0);
@@ -1146,9 +1168,178 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
         if !s(ep, "basePath").is_empty() {
             url["path"] = json!(s(ep, "basePath"));
         }
-        out.push(json!({"name": name, "type": s(ep, "type"), "serviceURL": url}));
+        // Upstream's resolveServiceURLs: an endpoint with gateway URLs gets its serviceURL in
+        // place, the others a new entry.
+        match out.iter_mut().find(|e| s(e, "name") == name.as_str()) {
+            Some(e) => e["serviceURL"] = url,
+            None => out.push(json!({"name": name, "type": s(ep, "type"), "serviceURL": url})),
+        }
     }
     out
+}
+
+/// Which workload endpoint types each Gateway API route kind exposes (upstream's
+/// `routeKindCompat`).
+fn route_exposes(kind: &str, ep_type: &str) -> bool {
+    match kind {
+        "HTTPRoute" => matches!(ep_type, "HTTP" | "GraphQL" | "Websocket" | "gRPC"),
+        "GRPCRoute" => ep_type == "gRPC",
+        "TLSRoute" => matches!(ep_type, "HTTP" | "GraphQL" | "Websocket" | "gRPC" | "TCP"),
+        _ => false,
+    }
+}
+
+/// Upstream's `resolveEndpointURLStatuses`: each rendered Gateway API route labelled
+/// `openchoreo.dev/endpoint-name` (and `-visibility`) gives its endpoint gateway URLs — the
+/// route's first hostname, its base path (the `openchoreo.dev/endpoint-base-path` annotation,
+/// else an HTTPRoute's first match path), and the ports of the ingress gateway for the
+/// visibility (external, else internal) of `gateway` (the Environment's `spec.gateway` when it
+/// has an ingress, else the data plane's). HTTPRoute and GRPCRoute fill `http`/`https`, TLSRoute
+/// `tls`; the scheme follows the endpoint type. The last route of an endpoint and visibility
+/// wins, as upstream overwrites.
+fn route_statuses(
+    objects: &[Value],
+    endpoints: &Map<String, Value>,
+    gateway: Option<&Value>,
+) -> Vec<Value> {
+    let mut routes: BTreeMap<&str, (Option<&Value>, Option<&Value>)> = BTreeMap::new();
+    for o in objects {
+        let kind = s(o, "kind");
+        let (group, _) = super::release::group_version(s(o, "apiVersion"));
+        if group != "gateway.networking.k8s.io" {
+            continue;
+        }
+        let label = |k: &str| {
+            o.pointer("/metadata/labels")
+                .and_then(|l| l.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let name = label("openchoreo.dev/endpoint-name");
+        let Some(ep) = endpoints.get(name) else {
+            continue;
+        };
+        if !route_exposes(kind, s(ep, "type")) {
+            continue;
+        }
+        let slot = routes.entry(name).or_default();
+        if label("openchoreo.dev/endpoint-visibility") == "external" {
+            slot.0 = Some(o);
+        } else {
+            slot.1 = Some(o);
+        }
+    }
+    let ingress = gateway.and_then(|g| g.get("ingress"));
+    let mut out = Vec::new();
+    for (name, (external, internal)) in routes {
+        let ep_type = s(&endpoints[name], "type");
+        let mut status = json!({"name": name, "type": ep_type});
+        for (route, key, gw) in [
+            (
+                external,
+                "externalURLs",
+                ingress.and_then(|i| i.get("external")),
+            ),
+            (
+                internal,
+                "internalURLs",
+                ingress.and_then(|i| i.get("internal")),
+            ),
+        ] {
+            let (Some(r), Some(gw)) = (route, gw) else {
+                continue;
+            };
+            let host = r
+                .pointer("/spec/hostnames/0")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if host.is_empty() {
+                continue;
+            }
+            if let Some(urls) = route_urls(r, ep_type, host, gw) {
+                status[key] = urls;
+            }
+        }
+        out.push(status);
+    }
+    out
+}
+
+/// Upstream's `buildRouteURLs`, `routePath` and `schemeFor`.
+fn route_urls(route: &Value, ep_type: &str, host: &str, gw: &Value) -> Option<Value> {
+    let kind = s(route, "kind");
+    let path = route
+        .pointer("/metadata/annotations/openchoreo.dev~1endpoint-base-path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .or_else(|| {
+            (kind == "HTTPRoute")
+                .then(|| route.pointer("/spec/rules/0/matches/0/path/value"))
+                .flatten()
+                .and_then(Value::as_str)
+        })
+        .unwrap_or("");
+    let scheme = |tls: bool| match (ep_type, tls) {
+        ("HTTP" | "GraphQL", false) => "http",
+        ("HTTP" | "GraphQL", true) => "https",
+        ("Websocket", false) => "ws",
+        ("Websocket", true) => "wss",
+        ("gRPC", false) => "grpc",
+        ("gRPC", true) => "grpcs",
+        ("TCP", true) => "tls",
+        _ => "",
+    };
+    let url = |listener: &str, tls: bool| {
+        gw.get(listener).filter(|l| l.is_object()).map(|l| {
+            let mut u = json!({"scheme": scheme(tls), "host": host});
+            if let Some(p) = l.get("port").and_then(Value::as_i64).filter(|p| *p != 0) {
+                u["port"] = json!(p);
+            }
+            if !path.is_empty() {
+                u["path"] = json!(path);
+            }
+            u
+        })
+    };
+    let mut urls = Map::new();
+    let listeners: &[(&str, bool)] = match kind {
+        "HTTPRoute" | "GRPCRoute" => &[("http", false), ("https", true)],
+        "TLSRoute" => &[("tls", true)],
+        _ => &[],
+    };
+    for (listener, tls) in listeners {
+        if let Some(u) = url(listener, *tls) {
+            urls.insert((*listener).to_string(), u);
+        }
+    }
+    (!urls.is_empty()).then_some(Value::Object(urls))
+}
+
+/// The gateway upstream reads a rendered component's route URLs against
+/// (`resolveGatewayEndpointByVisibility`): the Environment's `spec.gateway` when it configures
+/// an ingress, else the data plane's. `None` without an Environment or data plane.
+pub(crate) fn route_gateway(platform: &Platform<'_>, namespace: &str, env: &str) -> Option<Value> {
+    let e = platform.find("Environment", Some(namespace), env)?.value;
+    let env_ns = e
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(namespace);
+    let dp = match e.pointer("/spec/dataPlaneRef") {
+        None | Some(Value::Null) => platform
+            .find("DataPlane", Some(env_ns), "default")
+            .or_else(|| platform.find("ClusterDataPlane", None, "default")),
+        Some(r) => {
+            let name = s(r, "name");
+            match s(r, "kind") {
+                "ClusterDataPlane" => platform.find("ClusterDataPlane", None, name),
+                _ => platform.find("DataPlane", Some(env_ns), name),
+            }
+        }
+    }?;
+    match e.pointer("/spec/gateway") {
+        Some(g) if g.get("ingress").is_some_and(|i| !i.is_null()) => Some(g.clone()),
+        _ => dp.value.pointer("/spec/gateway").cloned(),
+    }
 }
 
 /// Upstream's `formatEndpointAddress`.
