@@ -15,6 +15,8 @@
 //! - `release`: one Component in one environment → its resources (creates, patches, removes);
 //! - `upstream`: the context of upstream kinds (ComponentType, Trait…) as OpenChoreo's controller
 //!   builds it: names, labels, configurations, data plane, dependencies, helper views;
+//! - `schemaextract`: routes from endpoint API schemas (OpenAPI, protobuf) for
+//!   `workload.toEndpointResources`;
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
 //!
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
