@@ -5,7 +5,7 @@
 //! (`spec.componentTypeDefinition.spec.resources[0]…`). Reading checks shapes and collects every
 //! problem; expressions are compiled later ([`super::load`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
@@ -1937,5 +1937,136 @@ pub(crate) fn release_def<'a>(
         component: component?,
         addons,
         workload: workload?,
+    })
+}
+
+/// An upstream ProjectType or ClusterProjectType: what upstream's project pipeline
+/// (`internal/pipeline/project`) renders for each ProjectReleaseBinding of a Project of the type.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectTypeDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// ClusterProjectType.
+    pub cluster: bool,
+    pub schemas: Schemas,
+    pub validations: Vec<Validation>,
+    pub resources: Vec<ResourceTpl>,
+}
+
+/// The fields of a ProjectType's spec (`ProjectTypeSpec`).
+const PROJECT_TYPE_SPEC_FIELDS: &[&str] = &[
+    "parameters",
+    "environmentConfigs",
+    "validations",
+    "resources",
+];
+
+/// Read a ProjectType or ClusterProjectType.
+pub(crate) fn project_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ProjectTypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
+    let schemas = schemas(&mut r, v);
+    let validations = validations(&mut r, v);
+    let res_at = p(&["spec", "resources"]);
+    let mut resources = Vec::new();
+    let mut ids = BTreeSet::new();
+    for i in 0..r.list(v, &res_at).len() {
+        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, Some("item")) {
+            if let Some(id) = &t.id {
+                if !ids.insert(id.clone()) {
+                    r.invalid(
+                        &t.at.key("id"),
+                        format!("resource id {id:?} is used more than once"),
+                        "give every resource its own id",
+                    );
+                }
+            }
+            resources.push(t);
+        }
+    }
+    if resources.is_empty() && r.errors.len() == before {
+        r.invalid(
+            &res_at,
+            "a project type must render at least the project's Namespace",
+            "add a resource with template {apiVersion: v1, kind: Namespace, metadata: {name: ${metadata.namespace}}}",
+        );
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(ProjectTypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType"),
+        schemas,
+        validations,
+        resources,
+    })
+}
+
+/// An upstream ProjectReleaseBinding: a Project deployed to an environment.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectBindingDef<'a> {
+    pub loc: Loc<'a>,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub environment: String,
+    pub env_configs: Value,
+    pub annotations: Value,
+}
+
+/// Read a ProjectReleaseBinding. `spec.projectRelease` names a frozen ProjectRelease, which kiln
+/// does not read (it renders from the live Project and its type), so it is refused.
+pub(crate) fn project_binding_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ProjectBindingDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let known = &[
+        "owner",
+        "environment",
+        "environmentConfigs",
+        "projectRelease",
+    ];
+    check_fields(&mut r, v, known, "ProjectReleaseBinding");
+    if get(v, &p(&["spec", "projectRelease"])).is_some_and(|x| !x.is_null()) {
+        r.errors.push(loc.error(
+            codes::UNSUPPORTED_FEATURE,
+            &p(&["spec", "projectRelease"]),
+            "ProjectReleaseBinding spec.projectRelease names a frozen ProjectRelease, which kiln does not read",
+            "kiln renders a project binding from the live Project and its (Cluster)ProjectType; leave projectRelease unset (upstream's Project controller then seeds it with the latest release, which is what the live definitions render)",
+        ));
+    }
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the Project's name",
+    );
+    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
+    let env_configs = r.map(v, &p(&["spec", "environmentConfigs"]));
+    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ProjectBindingDef {
+        loc: loc.clone(),
+        namespace,
+        project: project?,
+        environment: environment?,
+        env_configs,
+        annotations,
     })
 }

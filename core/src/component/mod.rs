@@ -15,6 +15,7 @@
 //! - `release`: one Component in one environment → its resources (creates, patches, removes);
 //! - `upstream`: the context of upstream kinds (ComponentType, Trait…) as OpenChoreo's controller
 //!   builds it: names, labels, configurations, data plane, dependencies, helper views;
+//! - `project`: upstream's project pipeline (a ProjectReleaseBinding → its cell namespace…);
 //! - `schemaextract`: routes from endpoint API schemas (OpenAPI, protobuf) for
 //!   `workload.toEndpointResources`;
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
@@ -41,6 +42,7 @@ mod order;
 mod overrides;
 mod patch;
 mod pointer;
+mod project;
 mod release;
 mod schemaextract;
 mod shorthand;
@@ -121,6 +123,10 @@ struct Loaded<'a> {
     deployments: Vec<DeploymentDef<'a>>,
     snapshots: Vec<SnapshotDef<'a>>,
     releases: Vec<ReleaseDef<'a>>,
+    /// Upstream's ProjectTypes and ClusterProjectTypes, and the ProjectReleaseBindings rendered
+    /// with them (`project`).
+    project_types: Vec<kinds::ProjectTypeDef<'a>>,
+    project_bindings: Vec<kinds::ProjectBindingDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
@@ -166,16 +172,10 @@ const UNRENDERED_KINDS: &[&str] = &[
     "ResourceReleaseBinding",
 ];
 
-/// Upstream kinds its project pipeline (`internal/pipeline/project`) renders into data-plane
-/// objects (the project's cell namespace per environment, and whatever else a project type's
-/// `resources` create). kiln does not implement that pipeline; passing them through would drop
-/// those objects without a word, so they are refused.
-const PROJECT_PIPELINE_KINDS: &[&str] = &[
-    "ProjectType",
-    "ClusterProjectType",
-    "ProjectRelease",
-    "ProjectReleaseBinding",
-];
+/// Upstream's frozen project release. kiln renders a ProjectReleaseBinding from the live
+/// Project and its (Cluster)ProjectType (`project`); a ProjectRelease would be ignored, so it is
+/// refused.
+const PROJECT_PIPELINE_KINDS: &[&str] = &["ProjectRelease"];
 
 /// Upstream's one-off build run: its controller renders a workflow-plane job from it
 /// (`internal/controller/workflowrun`). It is an imperative request, not something a rendered
@@ -303,12 +303,22 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 format!("kind {kind} is an output of rendering, not an input"),
                 "render from the definitions (live, a ComponentEnvSnapshot or a ComponentRelease); kiln prints the rendered objects themselves",
             )),
+            None if matches!(kind, "ProjectType" | "ClusterProjectType") => {
+                if let Some(t) = kinds::project_type_def(loc, v, &mut diags) {
+                    l.project_types.push(t);
+                }
+            }
+            None if kind == "ProjectReleaseBinding" => {
+                if let Some(b) = kinds::project_binding_def(loc, v, &mut diags) {
+                    l.project_bindings.push(b);
+                }
+            }
             _ if PROJECT_PIPELINE_KINDS.contains(&kind) => diags.push(err(
                 &loc,
                 codes::UNSUPPORTED_FEATURE,
                 &root.key("kind"),
-                format!("kind {kind} is rendered by upstream's project pipeline (the project's namespace and shared objects per environment), which kiln does not implement"),
-                "upstream's controller renders a project type's resources for each ProjectReleaseBinding; kiln refuses these kinds rather than pass them through unrendered — leave them out of a kiln render (the Project itself is read)",
+                format!("kind {kind} freezes a project type for upstream's project pipeline; kiln renders ProjectReleaseBindings from the live Project and its type, and does not read releases"),
+                "leave ProjectReleases out of a kiln render; give the Project, its (Cluster)ProjectType and the ProjectReleaseBindings",
             )),
             _ if RUN_KINDS.contains(&kind) => diags.push(err(
                 &loc,
@@ -377,6 +387,9 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         if diags.len() == before {
             clean_addons.push(a);
         }
+    }
+    for t in &l.project_types {
+        project::compile(t, &mut exprs, limits, &mut diags);
     }
     let checker = typecheck::Checker::new(&exprs);
     for t in clean_types {
@@ -1524,6 +1537,30 @@ where
                 });
             }
             Err(d) => errors.push(d),
+        }
+    }
+    // Project bindings (upstream's project pipeline): the cell namespaces the components render
+    // into, before them.
+    for b in &l.project_bindings {
+        if opts.env.as_deref().is_some_and(|e| e != b.environment) || l.is_broken(&b.loc) {
+            continue;
+        }
+        let types: Vec<_> = l
+            .project_types
+            .iter()
+            .filter(|t| !l.is_broken(&t.loc))
+            .cloned()
+            .collect();
+        match project::render(b, &types, &l.exprs, opts, &platform)
+            .and_then(|objs| finish(objs).map_err(|d| vec![d]))
+        {
+            Ok(t) => {
+                out.push(t);
+                let mut o = Origin::of(OriginKind::Component, b.loc.doc);
+                o.detail = Some(b.environment.clone());
+                origins.push(o);
+            }
+            Err(ds) => errors.extend(ds),
         }
     }
     for (r, u) in results.into_iter().zip(&units) {

@@ -334,16 +334,7 @@ pub(crate) fn build(
         return Err(b.errors);
     };
     let name = safe_name_with(&[comp.name.clone(), env.to_string()], MAX_RESOURCE_NAME, "");
-    let dp_namespace = safe_name_with(
-        &[
-            "dp".to_string(),
-            namespace.to_string(),
-            project.clone(),
-            env.to_string(),
-        ],
-        MAX_NAMESPACE_NAME,
-        "",
-    );
+    let dp_namespace = data_plane_namespace(namespace, &project, env);
     // In key order, as upstream's maps are written.
     let mut sorted = BTreeMap::new();
     sorted.insert(LABEL_NAMESPACE, json!(namespace));
@@ -1320,26 +1311,60 @@ fn route_urls(route: &Value, ep_type: &str, host: &str, gw: &Value) -> Option<Va
 /// an ingress, else the data plane's. `None` without an Environment or data plane.
 pub(crate) fn route_gateway(platform: &Platform<'_>, namespace: &str, env: &str) -> Option<Value> {
     let e = platform.find("Environment", Some(namespace), env)?.value;
-    let env_ns = e
+    let (_, dp) = find_data_plane(platform, e, namespace)?;
+    match e.pointer("/spec/gateway") {
+        Some(g) if g.get("ingress").is_some_and(|i| !i.is_null()) => Some(g.clone()),
+        _ => dp.pointer("/spec/gateway").cloned(),
+    }
+}
+
+/// The data plane of an Environment (upstream's `GetDataPlaneFromRef`): its `dataPlaneRef`
+/// (a DataPlane in the environment's namespace, or a ClusterDataPlane), without one the DataPlane
+/// `default` of the environment's namespace, else the ClusterDataPlane `default`. Its name and
+/// object.
+pub(crate) fn find_data_plane<'p>(
+    platform: &'p Platform<'_>,
+    environment: &Value,
+    namespace: &str,
+) -> Option<(String, &'p Value)> {
+    let env_ns = environment
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or(namespace);
-    let dp = match e.pointer("/spec/dataPlaneRef") {
-        None | Some(Value::Null) => platform
-            .find("DataPlane", Some(env_ns), "default")
-            .or_else(|| platform.find("ClusterDataPlane", None, "default")),
+    let (name, found) = match environment.pointer("/spec/dataPlaneRef") {
+        None | Some(Value::Null) => (
+            "default",
+            platform
+                .find("DataPlane", Some(env_ns), "default")
+                .or_else(|| platform.find("ClusterDataPlane", None, "default")),
+        ),
         Some(r) => {
             let name = s(r, "name");
-            match s(r, "kind") {
-                "ClusterDataPlane" => platform.find("ClusterDataPlane", None, name),
-                _ => platform.find("DataPlane", Some(env_ns), name),
-            }
+            (
+                name,
+                match s(r, "kind") {
+                    "ClusterDataPlane" => platform.find("ClusterDataPlane", None, name),
+                    _ => platform.find("DataPlane", Some(env_ns), name),
+                },
+            )
         }
-    }?;
-    match e.pointer("/spec/gateway") {
-        Some(g) if g.get("ingress").is_some_and(|i| !i.is_null()) => Some(g.clone()),
-        _ => dp.value.pointer("/spec/gateway").cloned(),
-    }
+    };
+    found.map(|f| (name.to_string(), f.value))
+}
+
+/// The data-plane namespace of a project in an environment (upstream's
+/// `GenerateK8sNameWithLengthLimit(63, "dp", namespace, project, environment)`).
+pub(crate) fn data_plane_namespace(namespace: &str, project: &str, env: &str) -> String {
+    safe_name_with(
+        &[
+            "dp".to_string(),
+            namespace.to_string(),
+            project.to_string(),
+            env.to_string(),
+        ],
+        MAX_NAMESPACE_NAME,
+        "",
+    )
 }
 
 /// Upstream's `formatEndpointAddress`.
@@ -1367,7 +1392,7 @@ fn endpoint_address(url: &Value) -> String {
 
 /// A gateway spec as the template sees it: only configured ingress/egress and external/internal
 /// entries, each environment value preferred over the data plane's (`mergeGatewayData`).
-fn gateway_data(env: Option<&Value>, dp: Option<&Value>) -> Option<Value> {
+pub(crate) fn gateway_data(env: Option<&Value>, dp: Option<&Value>) -> Option<Value> {
     let mut out = Map::new();
     for dir in ["ingress", "egress"] {
         let mut net = Map::new();
