@@ -60,4 +60,10 @@ code_table! { COMPONENT;
     /// A definition uses a feature of upstream OpenChoreo that kiln does not implement; refused
     /// rather than ignored, because upstream's controller would render something for it.
     UNSUPPORTED_FEATURE = "KLN6026", "unsupported-feature";
+    /// Warning: an input upstream's controller accepts and ignores (a ReleaseBinding's
+    /// `traitEnvironmentConfigs` for an embedded trait's instance); kiln ignores it too, and says so.
+    IGNORED_INPUT = "KLN6027", "ignored-input";
+    /// Warning: an endpoint's API schema gives no routes for `workload.toEndpointResources`
+    /// (it does not parse, refers outside itself, or has a type without an extractor).
+    ENDPOINT_SCHEMA = "KLN6028", "endpoint-schema";
 }

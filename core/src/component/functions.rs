@@ -208,10 +208,10 @@ fn helper(
     }
 }
 
-/// `workload.toEndpointResources(name)`: upstream returns the routes it extracts from the
-/// endpoint's API schema (OpenAPI, protobuf) as an optional, none for an endpoint without one.
-/// kiln does not parse API schemas: an endpoint without a schema gives `optional.none()` as
-/// upstream does, one with a schema is refused by name.
+/// `workload.toEndpointResources(name)`: upstream's macro is an optional index into the routes
+/// extracted from the endpoints' API schemas (`derived.endpointResources[?name]`): the endpoint's
+/// routes, or `optional.none()` for an endpoint without any (no schema, or one that does not
+/// parse, or an endpoint name the workload does not have).
 fn endpoint_resources(
     ftx: &FunctionContext<'_, '_>,
     receiver: &Map,
@@ -227,7 +227,7 @@ fn endpoint_resources(
     if !is_workload {
         return Err(fail(ftx, "toEndpointResources is called on workload"));
     }
-    let with_schema = ftx
+    let routes = ftx
         .ptx
         .get_variable(super::upstream::DERIVED)
         .map(|v| Value::try_from(v.as_ref()))
@@ -235,23 +235,18 @@ fn endpoint_resources(
         .and_then(|d| match d {
             Value::Map(m) => m
                 .map
-                .get(&Key::String(Arc::new("endpointsWithSchema".into())))
+                .get(&Key::String(Arc::new("endpointResources".into())))
                 .cloned(),
             _ => None,
+        })
+        .and_then(|r| match r {
+            Value::Map(m) => m.map.get(&Key::String(name.clone())).cloned(),
+            _ => None,
         });
-    let has_schema = match with_schema {
-        Some(Value::List(l)) => l.iter().any(|v| matches!(v, Value::String(s) if s == name)),
-        _ => false,
-    };
-    if has_schema {
-        return Err(fail(
-            ftx,
-            format!(
-                "workload.toEndpointResources({name:?}): endpoint {name:?} has an API schema, and kiln does not extract routes from API schemas (upstream's schemaextract); refused rather than rendered without them"
-            ),
-        ));
-    }
-    Ok(Value::Opaque(Arc::new(cel::objects::OptionalValue::none())))
+    Ok(Value::Opaque(Arc::new(match routes {
+        Some(r) => cel::objects::OptionalValue::of(r),
+        None => cel::objects::OptionalValue::none(),
+    })))
 }
 
 fn name_parts(

@@ -5,7 +5,7 @@
 //! (`spec.componentTypeDefinition.spec.resources[0]…`). Reading checks shapes and collects every
 //! problem; expressions are compiled later ([`super::load`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
@@ -58,6 +58,20 @@ impl<'a> Loc<'a> {
             }
             _ => self.base.join(rel),
         }
+    }
+
+    /// A warning at `rel` (relative to the object).
+    pub(crate) fn warning(
+        &self,
+        code: Code,
+        rel: &FieldPath,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Diagnostic {
+        self.doc.diag(
+            Diagnostic::warning(code, message).with_hint(hint),
+            &self.at(rel),
+        )
     }
 
     /// An error at `rel` (relative to the object).
@@ -116,6 +130,27 @@ pub(crate) struct Validation {
     pub at: FieldPath,
 }
 
+/// A `postRenderValidations` entry of an upstream ComponentType or Trait: a rule checked
+/// against each rendered resource its target selects, after every trait is applied (upstream's
+/// `internal/pipeline/component/postrender.go`).
+#[derive(Debug, Clone)]
+pub(crate) struct PostValidation {
+    /// Guard over the definition's context, evaluated once (the loop variable is not visible).
+    pub when: Option<String>,
+    pub for_each: Option<String>,
+    pub var: String,
+    pub target: Target,
+    /// `target.mustMatch` (default true): selecting nothing fails the render.
+    pub must_match: bool,
+    /// `dataplane` (default) or `observabilityplane`: only resources of that plane are selected.
+    pub target_plane: String,
+    /// The expression inside `${…}`, with `resource` bound to each selected resource.
+    pub rule: String,
+    pub message: String,
+    /// Path of the entry (`spec.postRenderValidations[0]`).
+    pub at: FieldPath,
+}
+
 /// A trait a ComponentType embeds (`spec.traits[]`): applied to every component of the type,
 /// before the component's own traits, with parameters that may be `${…}` over the component's
 /// context.
@@ -142,6 +177,7 @@ pub(crate) struct TypeDef<'a> {
     /// An upstream kind (ComponentType, ClusterComponentType): rendered with upstream's context.
     pub upstream: bool,
     pub validations: Vec<Validation>,
+    pub post_validations: Vec<PostValidation>,
     pub embedded: Vec<EmbeddedTrait>,
     /// The whole object, for snapshots.
     pub value: Value,
@@ -207,6 +243,7 @@ pub(crate) struct AddonDef<'a> {
     /// An upstream kind (Trait, ClusterTrait).
     pub upstream: bool,
     pub validations: Vec<Validation>,
+    pub post_validations: Vec<PostValidation>,
     pub value: Value,
 }
 
@@ -691,11 +728,15 @@ pub(crate) fn type_def<'a>(
         }
     }
     let upstream = is_upstream_kind(v);
-    let (validations, embedded) = if upstream {
+    let (validations, post_validations, embedded) = if upstream {
         check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
-        (validations(&mut r, v), embedded_traits(&mut r, v))
+        (
+            validations(&mut r, v),
+            post_validations(&mut r, v),
+            embedded_traits(&mut r, v),
+        )
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), Vec::new())
     };
     if errors.len() > before {
         return None;
@@ -709,6 +750,7 @@ pub(crate) fn type_def<'a>(
         resources,
         upstream,
         validations,
+        post_validations,
         embedded,
         value: v.clone(),
     })
@@ -736,6 +778,7 @@ const TYPE_SPEC_FIELDS: &[&str] = &[
     "traits",
     "validations",
     "preRenderValidations",
+    "postRenderValidations",
     "resources",
 ];
 
@@ -756,6 +799,7 @@ const TRAIT_SPEC_FIELDS: &[&str] = &[
     "environmentConfigs",
     "validations",
     "preRenderValidations",
+    "postRenderValidations",
     "creates",
     "patches",
     "removes",
@@ -774,20 +818,13 @@ fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
         if known.contains(&k.as_str()) {
             continue;
         }
-        let (msg, hint) = if k == "postRenderValidations" {
-            (
-                format!("{what} spec.postRenderValidations is not implemented by kiln"),
-                "upstream checks the rendered resources against these rules; kiln refuses rather than skip them — remove them to render with kiln".to_string(),
-            )
-        } else {
-            (
-                format!("{what} field spec.{k} is not known to kiln"),
-                format!(
-                    "kiln acts on {}; a newer upstream field may change what renders, so it is refused rather than ignored",
-                    known.join(", ")
-                ),
-            )
-        };
+        let (msg, hint) = (
+            format!("{what} field spec.{k} is not known to kiln"),
+            format!(
+                "kiln acts on {}; a newer upstream field may change what renders, so it is refused rather than ignored",
+                known.join(", ")
+            ),
+        );
         r.errors.push(
             r.loc
                 .error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint),
@@ -830,6 +867,103 @@ fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
         );
         if let (Some(rule), Some(message)) = (rule, message) {
             out.push(Validation {
+                rule,
+                message,
+                at: e_at,
+            });
+        }
+    }
+    out
+}
+
+/// `spec.postRenderValidations` (upstream's `PostRenderValidation`): `when`, `forEach` + `var`
+/// (default `item`, as upstream's evaluator has it), `target` (`group`, `version`, `kind`,
+/// `where`, `mustMatch`), `targetPlane`, `rule`, `message`.
+fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
+    let at = p(&["spec", "postRenderValidations"]);
+    let mut out = Vec::new();
+    for i in 0..r.list(v, &at).len() {
+        let e_at = at.index(i);
+        let Some(entry) = get(v, &e_at).and_then(Value::as_object) else {
+            r.invalid(
+                &e_at,
+                "a post-render validation must be a map",
+                "write {target: {group, version, kind}, rule: ${…}, message: …}",
+            );
+            continue;
+        };
+        for key in entry.keys() {
+            if !matches!(
+                key.as_str(),
+                "when" | "forEach" | "var" | "target" | "targetPlane" | "rule" | "message"
+            ) {
+                r.invalid(
+                    &e_at.key(key),
+                    format!("unknown field {key:?} in a post-render validation"),
+                    "a post-render validation has when, forEach, var, target, targetPlane, rule and message",
+                );
+            }
+        }
+        if let Some(t) = entry.get("target").and_then(Value::as_object) {
+            for key in t.keys() {
+                if !matches!(
+                    key.as_str(),
+                    "group" | "version" | "kind" | "where" | "mustMatch"
+                ) {
+                    r.invalid(
+                        &e_at.key("target").key(key),
+                        format!("unknown field {key:?} in a post-render validation's target"),
+                        "a target has group, version, kind, where and mustMatch",
+                    );
+                }
+            }
+        }
+        let when = r.control(v, &e_at.key("when"));
+        let (for_each, var) = r.for_each(v, &e_at, Some("item"));
+        let target = target(r, v, &e_at.key("target"), "post-render validation");
+        let must_match = match get(v, &e_at.key("target").key("mustMatch")) {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                r.invalid(
+                    &e_at.key("target").key("mustMatch"),
+                    format!("mustMatch must be a bool, not {}", type_word(other)),
+                    "write mustMatch: false to allow a target that selects nothing",
+                );
+                true
+            }
+        };
+        let target_plane = r
+            .opt_string(v, &e_at.key("targetPlane"))
+            .unwrap_or_else(|| "dataplane".to_string());
+        if !matches!(target_plane.as_str(), "dataplane" | "observabilityplane") {
+            r.invalid(
+                &e_at.key("targetPlane"),
+                format!("targetPlane {target_plane:?} is neither dataplane nor observabilityplane"),
+                "upstream's CRD allows dataplane (the default) and observabilityplane",
+            );
+        }
+        let rule = r.control(v, &e_at.key("rule"));
+        if get(v, &e_at.key("rule")).is_none() {
+            r.invalid(
+                &e_at.key("rule"),
+                "a post-render validation needs a rule",
+                "e.g. rule: ${has(resource.spec.template.spec.securityContext)}",
+            );
+        }
+        let message = r.string(
+            v,
+            &e_at.key("message"),
+            "the message shown when the rule is false",
+        );
+        if let (Some(target), Some(rule), Some(message)) = (target, rule, message) {
+            out.push(PostValidation {
+                when,
+                for_each,
+                var,
+                target,
+                must_match,
+                target_plane,
                 rule,
                 message,
                 at: e_at,
@@ -1081,11 +1215,11 @@ pub(crate) fn addon_def<'a>(
         }
     }
     let upstream = is_upstream_kind(v);
-    let validations = if upstream {
+    let (validations, post_validations) = if upstream {
         check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
-        validations(&mut r, v)
+        (validations(&mut r, v), post_validations(&mut r, v))
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     if errors.len() > before {
         return None;
@@ -1100,6 +1234,7 @@ pub(crate) fn addon_def<'a>(
         removes,
         upstream,
         validations,
+        post_validations,
         value: v.clone(),
     })
 }
@@ -1802,5 +1937,136 @@ pub(crate) fn release_def<'a>(
         component: component?,
         addons,
         workload: workload?,
+    })
+}
+
+/// An upstream ProjectType or ClusterProjectType: what upstream's project pipeline
+/// (`internal/pipeline/project`) renders for each ProjectReleaseBinding of a Project of the type.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectTypeDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// ClusterProjectType.
+    pub cluster: bool,
+    pub schemas: Schemas,
+    pub validations: Vec<Validation>,
+    pub resources: Vec<ResourceTpl>,
+}
+
+/// The fields of a ProjectType's spec (`ProjectTypeSpec`).
+const PROJECT_TYPE_SPEC_FIELDS: &[&str] = &[
+    "parameters",
+    "environmentConfigs",
+    "validations",
+    "resources",
+];
+
+/// Read a ProjectType or ClusterProjectType.
+pub(crate) fn project_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ProjectTypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
+    let schemas = schemas(&mut r, v);
+    let validations = validations(&mut r, v);
+    let res_at = p(&["spec", "resources"]);
+    let mut resources = Vec::new();
+    let mut ids = BTreeSet::new();
+    for i in 0..r.list(v, &res_at).len() {
+        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, Some("item")) {
+            if let Some(id) = &t.id {
+                if !ids.insert(id.clone()) {
+                    r.invalid(
+                        &t.at.key("id"),
+                        format!("resource id {id:?} is used more than once"),
+                        "give every resource its own id",
+                    );
+                }
+            }
+            resources.push(t);
+        }
+    }
+    if resources.is_empty() && r.errors.len() == before {
+        r.invalid(
+            &res_at,
+            "a project type must render at least the project's Namespace",
+            "add a resource with template {apiVersion: v1, kind: Namespace, metadata: {name: ${metadata.namespace}}}",
+        );
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(ProjectTypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType"),
+        schemas,
+        validations,
+        resources,
+    })
+}
+
+/// An upstream ProjectReleaseBinding: a Project deployed to an environment.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectBindingDef<'a> {
+    pub loc: Loc<'a>,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub environment: String,
+    pub env_configs: Value,
+    pub annotations: Value,
+}
+
+/// Read a ProjectReleaseBinding. `spec.projectRelease` names a frozen ProjectRelease, which kiln
+/// does not read (it renders from the live Project and its type), so it is refused.
+pub(crate) fn project_binding_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ProjectBindingDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let known = &[
+        "owner",
+        "environment",
+        "environmentConfigs",
+        "projectRelease",
+    ];
+    check_fields(&mut r, v, known, "ProjectReleaseBinding");
+    if get(v, &p(&["spec", "projectRelease"])).is_some_and(|x| !x.is_null()) {
+        r.errors.push(loc.error(
+            codes::UNSUPPORTED_FEATURE,
+            &p(&["spec", "projectRelease"]),
+            "ProjectReleaseBinding spec.projectRelease names a frozen ProjectRelease, which kiln does not read",
+            "kiln renders a project binding from the live Project and its (Cluster)ProjectType; leave projectRelease unset (upstream's Project controller then seeds it with the latest release, which is what the live definitions render)",
+        ));
+    }
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the Project's name",
+    );
+    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
+    let env_configs = r.map(v, &p(&["spec", "environmentConfigs"]));
+    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ProjectBindingDef {
+        loc: loc.clone(),
+        namespace,
+        project: project?,
+        environment: environment?,
+        env_configs,
+        annotations,
     })
 }

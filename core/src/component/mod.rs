@@ -15,6 +15,9 @@
 //! - `release`: one Component in one environment → its resources (creates, patches, removes);
 //! - `upstream`: the context of upstream kinds (ComponentType, Trait…) as OpenChoreo's controller
 //!   builds it: names, labels, configurations, data plane, dependencies, helper views;
+//! - `project`: upstream's project pipeline (a ProjectReleaseBinding → its cell namespace…);
+//! - `schemaextract`: routes from endpoint API schemas (OpenAPI, protobuf) for
+//!   `workload.toEndpointResources`;
 //! - `order`: the output order; [`snapshot`]: snapshot digests.
 //!
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
@@ -39,7 +42,9 @@ mod order;
 mod overrides;
 mod patch;
 mod pointer;
+mod project;
 mod release;
+mod schemaextract;
 mod shorthand;
 pub mod snapshot;
 mod template;
@@ -118,6 +123,10 @@ struct Loaded<'a> {
     deployments: Vec<DeploymentDef<'a>>,
     snapshots: Vec<SnapshotDef<'a>>,
     releases: Vec<ReleaseDef<'a>>,
+    /// Upstream's ProjectTypes and ClusterProjectTypes, and the ProjectReleaseBindings rendered
+    /// with them (`project`).
+    project_types: Vec<kinds::ProjectTypeDef<'a>>,
+    project_bindings: Vec<kinds::ProjectBindingDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
@@ -161,6 +170,43 @@ const UNRENDERED_KINDS: &[&str] = &[
     "Resource",
     "ResourceRelease",
     "ResourceReleaseBinding",
+];
+
+/// Upstream's frozen project release. kiln renders a ProjectReleaseBinding from the live
+/// Project and its (Cluster)ProjectType (`project`); a ProjectRelease would be ignored, so it is
+/// refused.
+const PROJECT_PIPELINE_KINDS: &[&str] = &["ProjectRelease"];
+
+/// Upstream's one-off build run: its controller renders a workflow-plane job from it
+/// (`internal/controller/workflowrun`). It is an imperative request, not something a rendered
+/// release holds, and kiln renders no builds, so it is refused rather than passed on.
+const RUN_KINDS: &[&str] = &["WorkflowRun"];
+
+/// The other kinds of upstream's API (`api/v1alpha1`, commit ad3f5030): control-plane
+/// configuration that no pipeline turns into data-plane objects of a component. Those an upstream
+/// render reads (Environment, DataPlane, ClusterDataPlane, Project, SecretReference,
+/// ObservabilityAlertsNotificationChannel) are read; all pass through unchanged, as any document
+/// kiln does not render. An `openchoreo.dev` kind not in this list or the ones above is refused,
+/// so the next kind upstream adds is looked at before it is let through.
+const PLATFORM_KINDS: &[&str] = &[
+    "Project",
+    "Environment",
+    "DataPlane",
+    "ClusterDataPlane",
+    "SecretReference",
+    "ObservabilityAlertsNotificationChannel",
+    "ObservabilityAlertRule",
+    "ObservabilityPlane",
+    "ClusterObservabilityPlane",
+    "DeploymentPipeline",
+    "WorkflowPlane",
+    "ClusterWorkflowPlane",
+    "Workflow",
+    "ClusterWorkflow",
+    "AuthzRole",
+    "ClusterAuthzRole",
+    "AuthzRoleBinding",
+    "ClusterAuthzRoleBinding",
 ];
 
 /// The kinds the front-end renders from, with their upstream aliases: what a near miss is
@@ -257,23 +303,59 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 format!("kind {kind} is an output of rendering, not an input"),
                 "render from the definitions (live, a ComponentEnvSnapshot or a ComponentRelease); kiln prints the rendered objects themselves",
             )),
-            // A near miss of a rendering kind would pass through and silently drop what it says
-            // (a misspelt ComponentDeployment renders production without its overrides).
-            _ if crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied()).is_some() => {
-                let near = crate::suggest::nearest(kind, RENDERING_KINDS.iter().copied());
+            None if matches!(kind, "ProjectType" | "ClusterProjectType") => {
+                if let Some(t) = kinds::project_type_def(loc, v, &mut diags) {
+                    l.project_types.push(t);
+                }
+            }
+            None if kind == "ProjectReleaseBinding" => {
+                if let Some(b) = kinds::project_binding_def(loc, v, &mut diags) {
+                    l.project_bindings.push(b);
+                }
+            }
+            _ if PROJECT_PIPELINE_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} freezes a project type for upstream's project pipeline; kiln renders ProjectReleaseBindings from the live Project and its type, and does not read releases"),
+                "leave ProjectReleases out of a kiln render; give the Project, its (Cluster)ProjectType and the ProjectReleaseBindings",
+            )),
+            _ if RUN_KINDS.contains(&kind) => diags.push(err(
+                &loc,
+                codes::UNSUPPORTED_FEATURE,
+                &root.key("kind"),
+                format!("kind {kind} is a build run, which upstream's controller executes on a workflow plane; kiln renders no builds"),
+                "leave build runs out of a kiln render; Workflow and ClusterWorkflow definitions are accepted and passed through",
+            )),
+            // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
+            // they pass through unchanged, like any document kiln does not render.
+            _ if PLATFORM_KINDS.contains(&kind) => {
+                l.others.push(v.clone());
+                l.platform.push(d);
+            }
+            // Anything else: a near miss of a kind kiln reads would silently drop what it says
+            // (a misspelt ComponentDeployment renders production without its overrides), and a
+            // kind upstream added after the version kiln follows may change what renders.
+            _ => {
+                let near = crate::suggest::nearest(
+                    kind,
+                    RENDERING_KINDS
+                        .iter()
+                        .chain(PLATFORM_KINDS)
+                        .chain(PROJECT_PIPELINE_KINDS)
+                        .chain(UNRENDERED_KINDS)
+                        .copied(),
+                );
                 diags.push(err(
                     &loc,
                     codes::UNKNOWN_KIND,
                     &root.key("kind"),
                     format!("unknown component-types kind {kind}"),
-                    &crate::suggest::did_you_mean(near.unwrap_or_default()),
+                    &match near {
+                        Some(n) => crate::suggest::did_you_mean(n),
+                        None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
+                    },
                 ))
-            }
-            // Other OpenChoreo kinds (Project, Environment, DataPlane…) are not rendering inputs:
-            // they pass through unchanged, like any document kiln does not render.
-            _ => {
-                l.others.push(v.clone());
-                l.platform.push(d);
             }
         }
     }
@@ -305,6 +387,9 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         if diags.len() == before {
             clean_addons.push(a);
         }
+    }
+    for t in &l.project_types {
+        project::compile(t, &mut exprs, limits, &mut diags);
     }
     let checker = typecheck::Checker::new(&exprs);
     for t in clean_types {
@@ -528,6 +613,49 @@ fn compile_validations(
     }
 }
 
+/// A post-render validation's expressions: `when` and `forEach` over the definition's context,
+/// `where` and `rule` with the loop variable and `resource` as well.
+fn compile_post_validations(
+    rules: &[kinds::PostValidation],
+    vars: &[&str],
+    exprs: &mut Exprs,
+    limits: &ExprLimits,
+    errs: &mut Vec<TplError>,
+) {
+    for v in rules {
+        if let Some(e) = &v.when {
+            exprs.add_string(&format!("${{{e}}}"), &v.at.key("when"), vars, limits, errs);
+        }
+        if let Some(e) = &v.for_each {
+            exprs.add_string(
+                &format!("${{{e}}}"),
+                &v.at.key("forEach"),
+                vars,
+                limits,
+                errs,
+            );
+        }
+        let mut rv = with_var(vars, v.for_each.as_ref().map(|_| v.var.as_str()));
+        rv.push("resource");
+        if let Some(w) = &v.target.where_ {
+            exprs.add_string(
+                &format!("${{{w}}}"),
+                &v.at.key("target").key("where"),
+                &rv,
+                limits,
+                errs,
+            );
+        }
+        exprs.add_string(
+            &format!("${{{}}}", v.rule),
+            &v.at.key("rule"),
+            &rv,
+            limits,
+            errs,
+        );
+    }
+}
+
 fn compile_type(
     t: &TypeDef<'_>,
     exprs: &mut Exprs,
@@ -542,6 +670,7 @@ fn compile_type(
     };
     compile_resources(&t.resources, vars, exprs, limits, &mut errs);
     compile_validations(&t.validations, vars, exprs, limits, &mut errs);
+    compile_post_validations(&t.post_validations, vars, exprs, limits, &mut errs);
     for e in &t.embedded {
         exprs.add_value(
             &e.parameters,
@@ -574,6 +703,7 @@ fn compile_addon(
         context::ADDON_VARS
     };
     compile_validations(&a.validations, base, exprs, limits, &mut errs);
+    compile_post_validations(&a.post_validations, base, exprs, limits, &mut errs);
     compile_resources(&a.creates, base, exprs, limits, &mut errs);
     for p in &a.patches {
         if let Some(e) = &p.for_each {
@@ -1177,7 +1307,25 @@ fn unit<'u, 'a>(
     if let Some(d) = deployment {
         let instances: BTreeSet<&str> = c.addons.iter().map(|a| a.instance.as_str()).collect();
         let mut bad = false;
+        let ty = inputs.type_def;
         for (inst, (_, at)) in &d.addon_overrides {
+            // Upstream reads traitEnvironmentConfigs only for the Component's own trait
+            // instances; an embedded trait's environmentConfigs come from the type's binding.
+            if !instances.contains(inst.as_str())
+                && ty.upstream
+                && ty.embedded.iter().any(|e| &e.instance == inst)
+            {
+                diags.push(d.loc.warning(
+                    codes::IGNORED_INPUT,
+                    at,
+                    format!(
+                        "traitEnvironmentConfigs names instance {inst:?}, a trait ComponentType {:?} embeds: upstream ignores it, and so does kiln",
+                        ty.name
+                    ),
+                    "an embedded trait's environmentConfigs are bound in the ComponentType's spec.traits; bind them to the type's ${environmentConfigs.…} and set those in componentTypeEnvironmentConfigs",
+                ));
+                continue;
+            }
             if !instances.contains(inst.as_str()) {
                 bad = true;
                 diags.push(d.loc.error(
@@ -1209,6 +1357,51 @@ fn unit<'u, 'a>(
 
 fn split(diags: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
     diags.into_iter().partition(Diagnostic::is_error)
+}
+
+/// Upstream parses endpoint API schemas only when a template of the type or of a trait calls
+/// `workload.toEndpointResources` (`usesEndpointResources` in `pipeline.go`), and logs a schema
+/// that gives no routes; such an endpoint renders catch-all routing. kiln warns of it (KLN6028),
+/// once per Workload and endpoint.
+fn endpoint_schema_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> {
+    let uses = |v: &Value| {
+        v.get("spec")
+            .is_some_and(|s| s.to_string().contains("toEndpointResources"))
+    };
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for u in units {
+        if !u.type_def.upstream
+            || !(uses(&u.type_def.value)
+                || u.addons.iter().chain(&u.embedded).any(|a| uses(&a.value)))
+        {
+            continue;
+        }
+        let wl = u.workload;
+        for (name, reason) in upstream::endpoint_schema_failures(&wl.spec) {
+            if !seen.insert((
+                wl.loc.doc.file().to_string(),
+                wl.loc.doc.index,
+                name.clone(),
+            )) {
+                continue;
+            }
+            out.push(wl.loc.warning(
+                codes::ENDPOINT_SCHEMA,
+                &FieldPath::root()
+                    .key("spec")
+                    .key("endpoints")
+                    .key(&name)
+                    .key("schema"),
+                format!(
+                    "endpoint {name:?} of workload {:?}: {reason}; workload.toEndpointResources({name:?}) is optional.none(), as upstream renders it",
+                    wl.name
+                ),
+                "upstream's controller logs the same and falls back to catch-all routing; fix the schema to get one route per operation",
+            ));
+        }
+    }
+    out
 }
 
 /// Render every Component (or snapshot) in the documents: one Release per component and
@@ -1261,6 +1454,7 @@ where
     let (e, w) = split(pd);
     errors.extend(e);
     warnings.extend(w);
+    warnings.extend(endpoint_schema_warnings(&units));
     let mut platform = upstream::Platform {
         // The live Components too: a release records no uid, the live object has it.
         docs: l
@@ -1308,7 +1502,11 @@ where
                     u.component.name.clone(),
                     u.env.clone(),
                 );
-                Some((key, upstream::service_statuses(&objs, &u.workload.spec)))
+                let gateway = upstream::route_gateway(&first, &u.namespace, &u.env);
+                Some((
+                    key,
+                    upstream::service_statuses(&objs, &u.workload.spec, gateway.as_ref()),
+                ))
             })
             .collect();
         platform.statuses = found.into_iter().collect();
@@ -1339,6 +1537,30 @@ where
                 });
             }
             Err(d) => errors.push(d),
+        }
+    }
+    // Project bindings (upstream's project pipeline): the cell namespaces the components render
+    // into, before them.
+    for b in &l.project_bindings {
+        if opts.env.as_deref().is_some_and(|e| e != b.environment) || l.is_broken(&b.loc) {
+            continue;
+        }
+        let types: Vec<_> = l
+            .project_types
+            .iter()
+            .filter(|t| !l.is_broken(&t.loc))
+            .cloned()
+            .collect();
+        match project::render(b, &types, &l.exprs, opts, &platform)
+            .and_then(|objs| finish(objs).map_err(|d| vec![d]))
+        {
+            Ok(t) => {
+                out.push(t);
+                let mut o = Origin::of(OriginKind::Component, b.loc.doc);
+                o.detail = Some(b.environment.clone());
+                origins.push(o);
+            }
+            Err(ds) => errors.extend(ds),
         }
     }
     for (r, u) in results.into_iter().zip(&units) {

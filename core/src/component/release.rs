@@ -13,8 +13,8 @@ use crate::fieldpath::FieldPath;
 
 use super::context::{self, Params, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT};
 use super::kinds::{
-    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, RemoveDef, ResourceTpl, Target, TypeDef,
-    WorkloadDef,
+    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, PostValidation, RemoveDef, ResourceTpl,
+    Target, TypeDef, WorkloadDef,
 };
 use super::template::{root_context, Exprs, Renderer, TplError};
 use super::{order, overrides, patch, pointer};
@@ -228,6 +228,8 @@ fn render_upstream(
         made_by.extend(std::iter::repeat_n((&ty.loc, t), made.len()));
         resources.extend(made);
     }
+    // Trait instances with post-render validations, evaluated once every trait is applied.
+    let mut post_traits: Vec<(&AddonDef<'_>, &str, Params, &str)> = Vec::new();
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
         let ps =
@@ -258,6 +260,9 @@ fn render_upstream(
             &mut resources,
             &mut made_by,
         )?;
+        if !addon.post_validations.is_empty() {
+            post_traits.push((*addon, e.instance.as_str(), params, "embedded instance"));
+        }
     }
     for ((use_, addon), params) in comp.addons.iter().zip(&unit.addons).zip(&addon_params) {
         c.apply_trait(
@@ -269,11 +274,46 @@ fn render_upstream(
             &mut made_by,
         )?;
     }
-    check_schemas(&c, &resources, &made_by, &opts.schemas)?;
-    let data_plane: Vec<bool> = made_by
+    // Upstream's evaluatePostRenderValidations: after every trait, over the final resource set
+    // (before labels), the type's rules in its context, then each trait instance's in its own;
+    // every failure is reported.
+    let planes: Vec<&str> = made_by
         .iter()
-        .map(|(_, t)| t.target_plane.as_deref().unwrap_or("dataplane") == "dataplane")
+        .map(|(_, t)| t.target_plane.as_deref().unwrap_or("dataplane"))
         .collect();
+    let mut post_errors = Vec::new();
+    c.post_validations(
+        &ctx,
+        &ty.loc,
+        &ty.post_validations,
+        &format!("ComponentType {:?}", ty.name),
+        (&resources, &planes),
+        &mut post_errors,
+    );
+    let owned: Vec<(&AddonDef<'_>, &str, Params, &str)> = comp
+        .addons
+        .iter()
+        .zip(&unit.addons)
+        .zip(addon_params)
+        .filter(|((_, a), _)| !a.post_validations.is_empty())
+        .map(|((u, a), p)| (*a, u.instance.as_str(), p, "instance"))
+        .collect();
+    for (addon, instance, params, how) in post_traits.into_iter().chain(owned) {
+        let actx = trait_scope(&ctx, addon, instance, &params);
+        c.post_validations(
+            &actx,
+            &addon.loc,
+            &addon.post_validations,
+            &format!("Trait {:?} ({how} {instance:?})", addon.name),
+            (&resources, &planes),
+            &mut post_errors,
+        );
+    }
+    if !post_errors.is_empty() {
+        return Err(post_errors);
+    }
+    check_schemas(&c, &resources, &made_by, &opts.schemas)?;
+    let data_plane: Vec<bool> = planes.iter().map(|p| *p == "dataplane").collect();
     add_dp_resource_hash(&ty.workload_type, &mut resources, &data_plane);
     if opts.provenance {
         provenance(unit, &mut resources, &made_by);
@@ -790,7 +830,162 @@ fn literal_prefix(template: &Value, path: &FieldPath) -> FieldPath {
     out
 }
 
+/// A trait instance's context: the component's, with the instance's `parameters`,
+/// `environmentConfigs` and `trait` (upstream's `BuildTraitContext`).
+fn trait_scope<'p>(
+    base: &'p Context<'_, 'static>,
+    addon: &AddonDef<'_>,
+    instance: &str,
+    params: &Params,
+) -> Context<'p, 'static> {
+    let mut actx = base.new_inner_scope();
+    with_vars(
+        &mut actx,
+        &[
+            ("parameters", params.all.clone()),
+            ("environmentConfigs", params.env_part.clone()),
+            (
+                "trait",
+                json!({"name": addon.name, "instanceName": instance}),
+            ),
+        ],
+    );
+    actx
+}
+
 impl Ctx<'_, '_, '_> {
+    /// Upstream's `evaluateOnePostRender` for each rule: `when` once, then per `forEach` item the
+    /// resources of the rule's plane its target selects (kind, group, version, then `where`);
+    /// none selected fails unless `mustMatch: false`; the rule must be true for each, with
+    /// `resource` bound to it. Failures are collected in `errors` (upstream joins them all).
+    fn post_validations(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        rules: &[PostValidation],
+        what: &str,
+        (resources, planes): (&[Value], &[&str]),
+        errors: &mut Vec<Diagnostic>,
+    ) {
+        for v in rules {
+            if let Err(e) = self.post_validation(ctx, loc, v, what, resources, planes, errors) {
+                errors.push(e);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post_validation(
+        &self,
+        ctx: &Context<'_, '_>,
+        loc: &Loc<'_>,
+        v: &PostValidation,
+        what: &str,
+        resources: &[Value],
+        planes: &[&str],
+        errors: &mut Vec<Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        if let Some(w) = &v.when {
+            let at = v.at.key("when");
+            match self
+                .r
+                .eval(ctx, w, &at)
+                .map_err(|e| self.tpl_diag(loc, e))?
+            {
+                CelValue::Bool(true) => {}
+                CelValue::Bool(false) => return Ok(()),
+                other => {
+                    return Err(loc.error(
+                        codes::RESULT_TYPE,
+                        &at,
+                        format!(
+                            "when {w:?} must return a bool, got {:?}{}",
+                            other.type_of(),
+                            self.suffix()
+                        ),
+                        "compare explicitly, e.g. ${parameters.enabled == true}",
+                    ))
+                }
+            }
+        }
+        let items: Vec<Option<Value>> = match &v.for_each {
+            None => vec![None],
+            Some(fe) => self
+                .items(ctx, loc, fe, &v.at.key("forEach"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
+        for item in items {
+            let mut scope = ctx.new_inner_scope();
+            let iter = match &item {
+                Some(item) => {
+                    scope.add_variable_as_val(v.var.clone(), to_val(item));
+                    format!(" (forEach {}={})", v.var, item)
+                }
+                None => String::new(),
+            };
+            let in_plane: Vec<Value> = resources
+                .iter()
+                .zip(planes)
+                .filter(|(_, p)| **p == v.target_plane)
+                .map(|(r, _)| r.clone())
+                .collect();
+            let selected = self.select(&scope, loc, &v.target, &v.at, &in_plane)?;
+            if selected.is_empty() {
+                if v.must_match {
+                    errors.push(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &v.at.key("target"),
+                        format!(
+                            "{what} post-render validation: no resource matched target {}{iter}{}",
+                            describe_target(&v.target),
+                            self.suffix()
+                        ),
+                        "the target must select a rendered resource (another trait may have removed it); set target.mustMatch: false if it need not",
+                    ));
+                }
+                continue;
+            }
+            let at = v.at.key("rule");
+            for i in selected {
+                let res = &in_plane[i];
+                let mut rctx = scope.new_inner_scope();
+                rctx.add_variable_as_val("resource", to_val(res));
+                match self.r.eval(&rctx, &v.rule, &at) {
+                    Err(e) => errors.push(self.tpl_diag(loc, e)),
+                    Ok(CelValue::Bool(true)) => {}
+                    Ok(CelValue::Bool(false)) => errors.push(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &v.at,
+                        format!(
+                            "{what} post-render validation on {} failed: {}{iter}{}",
+                            describe(res),
+                            v.message,
+                            self.suffix()
+                        ),
+                        format!(
+                            "the rule ${{{}}} is false for this rendered resource",
+                            v.rule.trim()
+                        ),
+                    )),
+                    Ok(other) => errors.push(loc.error(
+                        codes::VALIDATION_FAILED,
+                        &at,
+                        format!(
+                            "{what} post-render rule on {} must evaluate to a bool, got {:?}{}",
+                            describe(res),
+                            other.type_of(),
+                            self.suffix()
+                        ),
+                        "write a comparison, e.g. ${has(resource.spec.template.spec.securityContext)}",
+                    )),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Upstream's `EvaluateValidationRules`: each rule must be true; every failing rule is
     /// reported, at the rule, with its message.
     fn validations(
@@ -847,18 +1042,7 @@ impl Ctx<'_, '_, '_> {
         resources: &mut Vec<Value>,
         made_by: &mut Vec<(&'l Loc<'l>, &'l ResourceTpl)>,
     ) -> Result<(), Vec<Diagnostic>> {
-        let mut actx = base.new_inner_scope();
-        with_vars(
-            &mut actx,
-            &[
-                ("parameters", params.all.clone()),
-                ("environmentConfigs", params.env_part.clone()),
-                (
-                    "trait",
-                    json!({"name": addon.name, "instanceName": instance}),
-                ),
-            ],
-        );
+        let actx = trait_scope(base, addon, instance, params);
         self.validations(
             &actx,
             &addon.loc,

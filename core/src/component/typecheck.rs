@@ -94,6 +94,7 @@ impl<'e> Checker<'e> {
         for r in &t.resources {
             self.resource(&mut sink, r, &mut scope);
         }
+        self.post_validations(&mut sink, &t.post_validations, &mut scope);
         sink.diags
     }
 
@@ -148,6 +149,7 @@ impl<'e> Checker<'e> {
             self.where_(&mut sink, &rm.target, kind.as_ref(), &rm.at, &mut scope);
             scope.truncate(n);
         }
+        self.post_validations(&mut sink, &a.post_validations, &mut scope);
         sink.diags
     }
 
@@ -381,6 +383,31 @@ impl<'e> Checker<'e> {
     }
 
     /// A patch's or remove's `where`, with `resource` typed by the target kind when known.
+    /// Post-render validations: `when` a bool over the context, `forEach` a list or map, then
+    /// `where` and `rule` bools with `resource` typed by the target's kind.
+    fn post_validations(
+        &self,
+        sink: &mut Sink<'_, '_>,
+        rules: &[super::kinds::PostValidation],
+        scope: &mut Scope,
+    ) {
+        for v in rules {
+            if let Some(w) = &v.when {
+                self.condition(sink, "when", w, &v.at.key("when"), scope);
+            }
+            let n = scope.len();
+            if let Some(fe) = &v.for_each {
+                let el = self.for_each(sink, fe, &v.at.key("forEach"), scope);
+                scope.declare(v.var.clone(), el);
+            }
+            let kind = self.target_node(&v.target);
+            self.where_(sink, &v.target, kind.as_ref(), &v.at, scope);
+            scope.declare("resource", kind.map(Type::Object).unwrap_or(Type::Dyn));
+            self.condition(sink, "rule", &v.rule, &v.at.key("rule"), scope);
+            scope.truncate(n);
+        }
+    }
+
     fn where_(
         &self,
         sink: &mut Sink<'_, '_>,

@@ -85,31 +85,49 @@ impl Platform<'_> {
 impl Platform<'_> {
     /// Upstream's `getDefaultNotificationChannelName`: the ObservabilityAlertsNotificationChannel
     /// of the namespace that is the environment's default (inputs first, then observed state).
-    /// None when there is none (upstream then leaves the field out).
+    /// A channel becomes the default in a cluster also when it is the environment's only one:
+    /// its controller sets `isEnvDefault` then (`ensureDefaultChannel`), so an only channel
+    /// counts as the default here too. Several without a default: upstream's pick depends on
+    /// the order its controller sees them, so there is none (upstream then leaves the field out).
     fn default_notification_channel(&self, namespace: &str, env: &str) -> Option<String> {
         const KIND: &str = "ObservabilityAlertsNotificationChannel";
-        let is_default = |v: &Value| {
+        let of_env = |v: &Value| {
             v.get("kind").and_then(Value::as_str) == Some(KIND)
                 && v.pointer("/metadata/namespace")
                     .and_then(Value::as_str)
                     .is_none_or(|n| n == namespace)
                 && v.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
-                && v.pointer("/spec/isEnvDefault").and_then(Value::as_bool) == Some(true)
         };
         let name = |v: &Value| {
             v.pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        if let Some(d) = self.docs.iter().find(|d| is_default(&d.value)) {
-            return name(&d.value);
+        let mut channels: Vec<&Value> = self
+            .docs
+            .iter()
+            .map(|d| &d.value)
+            .filter(|v| of_env(v))
+            .collect();
+        if let Some(o) = self.observed.as_ref() {
+            for v in o
+                .select(super::API_VERSION, KIND, Some(namespace), &json!({}))
+                .unwrap_or_default()
+            {
+                if of_env(v) && !channels.iter().any(|c| name(c) == name(v)) {
+                    channels.push(v);
+                }
+            }
         }
-        let o = self.observed.as_ref()?;
-        o.select(super::API_VERSION, KIND, Some(namespace), &json!({}))
-            .ok()?
-            .into_iter()
-            .find(|v| is_default(v))
-            .and_then(name)
+        let is_default =
+            |v: &Value| v.pointer("/spec/isEnvDefault").and_then(Value::as_bool) == Some(true);
+        match channels.iter().find(|v| is_default(v)) {
+            Some(v) => name(v),
+            None => match channels.as_slice() {
+                [only] => name(only),
+                _ => None,
+            },
+        }
     }
 }
 
@@ -316,16 +334,7 @@ pub(crate) fn build(
         return Err(b.errors);
     };
     let name = safe_name_with(&[comp.name.clone(), env.to_string()], MAX_RESOURCE_NAME, "");
-    let dp_namespace = safe_name_with(
-        &[
-            "dp".to_string(),
-            namespace.to_string(),
-            project.clone(),
-            env.to_string(),
-        ],
-        MAX_NAMESPACE_NAME,
-        "",
-    );
+    let dp_namespace = data_plane_namespace(namespace, &project, env);
     // In key order, as upstream's maps are written.
     let mut sorted = BTreeMap::new();
     sorted.insert(LABEL_NAMESPACE, json!(namespace));
@@ -405,22 +414,7 @@ pub(crate) fn build(
     }
     let prefix = format!("{}-{env}", comp.name);
     let mut derived = derived(&configurations, &workload, &dependencies, &prefix);
-    // Endpoints whose API schema `toEndpointResources` would parse (kiln refuses those).
-    let with_schema: Vec<&String> = workload_spec
-        .get("endpoints")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter(|(_, e)| {
-                    e.pointer("/schema/content")
-                        .and_then(Value::as_str)
-                        .is_some_and(|c| !c.trim().is_empty())
-                })
-                .map(|(k, _)| k)
-                .collect()
-        })
-        .unwrap_or_default();
-    derived["endpointsWithSchema"] = json!(with_schema);
+    derived["endpointResources"] = endpoint_resources(workload_spec);
     let mut vars = vec![
         ("metadata", metadata),
         ("dataplane", Value::Object(dataplane_var)),
@@ -434,6 +428,42 @@ pub(crate) fn build(
         vars.push(("gateway", g));
     }
     Ok(Upstream { vars, labels })
+}
+
+/// Upstream's `ExtractEndpointResources`: each endpoint's routes from its API schema, for the
+/// endpoints that have some (a schema that does not parse gives none; the render warns of it,
+/// see [`endpoint_schema_warnings`]).
+fn endpoint_resources(workload_spec: &Value) -> Value {
+    let mut out = Map::new();
+    for (name, ep) in workload_spec
+        .get("endpoints")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(routes) = super::schemaextract::extract(ep) {
+            if !routes.is_empty() {
+                out.insert(name.clone(), Value::Array(routes));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The endpoints of a Workload whose API schema gives no routes for a reason (upstream logs it and
+/// renders catch-all routing): `(endpoint name, reason)`, in name order.
+pub(crate) fn endpoint_schema_failures(workload_spec: &Value) -> Vec<(String, String)> {
+    workload_spec
+        .get("endpoints")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, ep)| {
+            super::schemaextract::extract(ep)
+                .err()
+                .map(|e| (name.clone(), e))
+        })
+        .collect()
 }
 
 /// Upstream's `ExtractWorkloadData`: the container's image, command and args, and the endpoints
@@ -707,14 +737,22 @@ fn dependencies(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    for (i, item) in resources.iter().enumerate() {
-        let name = item.get("ref").and_then(Value::as_str).unwrap_or("?");
-        b.at_workload(
-            codes::UNSUPPORTED_FEATURE,
-            at("resources", i),
-            format!("the Workload depends on resource {name:?}; kiln does not render upstream's resources, so it cannot resolve the dependency"),
-            "upstream injects the resource's outputs as env vars and files through ${dependencies.*}; kiln refuses rather than render without them".into(),
-        );
+    let mut resource_items = Vec::new();
+    for (i, dep) in resources.iter().enumerate() {
+        if platform.skip_dependencies {
+            break;
+        }
+        let name = s(dep, "ref");
+        let project = comp.project.clone().unwrap_or_default();
+        match resolve_resource(platform, namespace, &project, env, dep) {
+            Ok(item) => resource_items.push(item),
+            Err(why) => b.at_workload(
+                codes::PLATFORM_INPUT,
+                at("resources", i),
+                format!("the dependency on resource {name:?} (project {project:?}) cannot be resolved offline: {why}"),
+                format!("upstream reads the resource's outputs from its ResourceReleaseBinding for environment {env:?} (status.outputs, once Ready), which a cluster resolves; pass it with --observed"),
+            ),
+        }
     }
     let endpoints = deps
         .and_then(|d| d.get("endpoints"))
@@ -794,7 +832,155 @@ fn dependencies(
             "envVars": vars,
         }));
     }
-    json!({"items": items, "resources": [], "envVars": env_vars, "volumeMounts": [], "volumes": []})
+    // Upstream's newDependenciesContextData: endpoint env vars first, then each resource's.
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    for item in &resource_items {
+        env_vars.extend(arr(item, "/envVars").into_iter().cloned());
+        mounts.extend(arr(item, "/volumeMounts").into_iter().cloned());
+        volumes.extend(arr(item, "/volumes").into_iter().cloned());
+    }
+    json!({"items": items, "resources": resource_items, "envVars": env_vars, "volumeMounts": mounts, "volumes": volumes})
+}
+
+/// Upstream's `resolveResourceDependency` and `BuildResourceDependencyItem`
+/// (`controller_resourcedependencies.go`, `context/resourcedependency.go`): the one
+/// ResourceReleaseBinding of the resource in the consumer's namespace, project and environment
+/// (from `--observed`: its outputs exist only once a cluster resolved them), Ready for its
+/// current generation; each `envBindings` output (in output-name order) becomes an env var — a
+/// literal `value`, or `valueFrom` a Secret or ConfigMap key —, each `fileBindings` output (a
+/// Secret or ConfigMap key) a mount with one volume per source object, named
+/// `r-<FNV-1a of ref:kind:name>`, volumes sorted by kind then name.
+fn resolve_resource(
+    platform: &Platform<'_>,
+    namespace: &str,
+    project: &str,
+    env: &str,
+    dep: &Value,
+) -> Result<Value, String> {
+    let name = s(dep, "ref");
+    let observed: Vec<&Value> = match platform.observed.as_ref() {
+        Some(o) => o
+            .select(
+                super::API_VERSION,
+                "ResourceReleaseBinding",
+                Some(namespace),
+                &json!({}),
+            )
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let found: Vec<&Value> = observed
+        .into_iter()
+        .filter(|rb| {
+            rb.pointer("/spec/owner/projectName")
+                .and_then(Value::as_str)
+                == Some(project)
+                && rb
+                    .pointer("/spec/owner/resourceName")
+                    .and_then(Value::as_str)
+                    == Some(name)
+                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
+        })
+        .collect();
+    let rrb = match found.as_slice() {
+        [] => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among --observed")),
+        [one] => *one,
+        _ => return Err(format!("several observed ResourceReleaseBindings of {project}/{name} for environment {env:?}")),
+    };
+    let generation = rrb
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let ready = arr(rrb, "/status/conditions").into_iter().any(|c| {
+        s(c, "type") == "Ready"
+            && s(c, "status") == "True"
+            && c.get("observedGeneration")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                == generation
+    });
+    if !ready {
+        return Err(format!(
+            "ResourceReleaseBinding {:?} is not Ready for its current generation (status.conditions Ready with observedGeneration = metadata.generation)",
+            rrb.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+        ));
+    }
+    let outputs = arr(rrb, "/status/outputs");
+    let output = |o: &str| outputs.iter().copied().find(|x| s(x, "name") == o);
+    let sorted = |k: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = dep
+            .get(k)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(a, b)| (a.clone(), b.as_str().unwrap_or("").to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    let key_ref = |r: &Value| json!({"name": s(r, "name"), "key": s(r, "key")});
+    let mut env_vars = Vec::new();
+    for (out, var) in sorted("envBindings") {
+        let o = output(&out)
+            .ok_or_else(|| format!("output not resolved on resource release binding: {out}"))?;
+        env_vars.push(
+            if let Some(r) = o.get("secretKeyRef").filter(|r| r.is_object()) {
+                json!({"name": var, "valueFrom": {"secretKeyRef": key_ref(r)}})
+            } else if let Some(r) = o.get("configMapKeyRef").filter(|r| r.is_object()) {
+                json!({"name": var, "valueFrom": {"configMapKeyRef": key_ref(r)}})
+            } else if s(o, "value").is_empty() {
+                json!({"name": var})
+            } else {
+                json!({"name": var, "value": s(o, "value")})
+            },
+        );
+    }
+    let mut mounts = Vec::new();
+    let mut volumes: BTreeMap<(String, String), Value> = BTreeMap::new();
+    for (out, path) in sorted("fileBindings") {
+        let o = output(&out)
+            .ok_or_else(|| format!("output not resolved on resource release binding: {out}"))?;
+        let (kind, r) = if let Some(r) = o.get("secretKeyRef").filter(|r| r.is_object()) {
+            ("secret", r)
+        } else if let Some(r) = o.get("configMapKeyRef").filter(|r| r.is_object()) {
+            ("configmap", r)
+        } else {
+            return Err(format!("output kind cannot be mounted as file: {out}"));
+        };
+        let source = s(r, "name").to_string();
+        let vol = resource_volume_name(name, kind, &source);
+        volumes
+            .entry((kind.to_string(), source.clone()))
+            .or_insert_with(|| {
+                if kind == "secret" {
+                    json!({"name": vol, "secret": {"secretName": source}})
+                } else {
+                    json!({"name": vol, "configMap": {"name": source}})
+                }
+            });
+        let mut m = json!({"name": vol, "mountPath": path});
+        if !s(r, "key").is_empty() {
+            m["subPath"] = json!(s(r, "key"));
+        }
+        mounts.push(m);
+    }
+    Ok(json!({
+        "ref": name,
+        "envVars": env_vars,
+        "volumeMounts": mounts,
+        "volumes": volumes.into_values().collect::<Vec<_>>(),
+    }))
+}
+
+/// Upstream's `resourceDepVolumeName`: `r-` and the FNV-1a 32-bit hash of `ref:kind:name`.
+fn resource_volume_name(reference: &str, kind: &str, name: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in format!("{reference}:{kind}:{name}").bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("r-{h:08x}")
 }
 
 /// Upstream's `resolveConnection`: the one ReleaseBinding of the target component in the
@@ -847,15 +1033,9 @@ fn resolve_connection(
                 .ok_or_else(|| {
                     format!("component {component:?} (rendered in this run) has no Service port for endpoint {endpoint:?}")
                 })?;
-            return match visibility {
-                "project" | "namespace" => ep
-                    .get("serviceURL")
-                    .cloned()
-                    .ok_or_else(|| format!("endpoint {endpoint:?} has no service URL")),
-                _ => Err(format!(
-                    "kiln derives only service URLs (visibility project or namespace) from a component rendered in the same run; the {visibility} URL comes from the gateway routes upstream resolves, so pass the target's live ReleaseBinding with --observed"
-                )),
-            };
+            return url_for_visibility(ep, visibility).ok_or_else(|| {
+                format!("component {component:?} (rendered in this run) has no URL for endpoint {endpoint:?} with visibility {visibility:?} (an external URL needs a route labelled with the endpoint and an external ingress gateway)")
+            });
         }
         [] => {
             return Err(format!(
@@ -882,6 +1062,13 @@ fn resolve_connection(
             "endpoint {endpoint:?} is not (yet) in the binding's status"
         ));
     };
+    url_for_visibility(ep, visibility)
+        .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
+}
+
+/// Upstream's `resolveURLForVisibility`: the service URL for project and namespace visibility,
+/// the first of the HTTPS, HTTP and TLS external URLs for external visibility.
+fn url_for_visibility(ep: &Value, visibility: &str) -> Option<Value> {
     let url = match visibility {
         "project" | "namespace" => ep.get("serviceURL").cloned(),
         "external" => ["https", "http", "tls"]
@@ -890,7 +1077,6 @@ fn resolve_connection(
         _ => None,
     };
     url.filter(Value::is_object)
-        .ok_or_else(|| format!("endpoint {endpoint:?} has no URL for visibility {visibility:?}"))
 }
 
 /// Upstream's `resolveServiceURLs` (`internal/controller/releasebinding/endpoint_resolve.go`)
@@ -898,10 +1084,15 @@ fn resolve_connection(
 /// ports (the only one, when there is one; the first of equals), and for each endpoint whose port
 /// it has, `{name, type, serviceURL: {scheme, host: <service>.<namespace>.svc.cluster.local, port,
 /// path}}`.
-pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<Value> {
+pub(crate) fn service_statuses(
+    objects: &[Value],
+    workload_spec: &Value,
+    gateway: Option<&Value>,
+) -> Vec<Value> {
     let Some(endpoints) = workload_spec.get("endpoints").and_then(Value::as_object) else {
         return Vec::new();
     };
+    let mut out = route_statuses(objects, endpoints, gateway);
     let services: Vec<(&str, &str, Vec<i64>)> = objects
         .iter()
         .filter(|o| s(o, "apiVersion") == "v1" && s(o, "kind") == "Service")
@@ -930,7 +1121,7 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
         .filter_map(|e| e.get("port").and_then(Value::as_i64))
         .collect();
     let best = match services.as_slice() {
-        [] => return Vec::new(),
+        [] => return out,
         [one] => one,
         many => {
             let mut best = &many[0];
@@ -947,7 +1138,6 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
     };
     let mut names: Vec<&String> = endpoints.keys().collect();
     names.sort();
-    let mut out = Vec::new();
     for name in names {
         let ep = &endpoints[name];
         let port = ep.get("port").and_then(Value::as_i64).unwrap_or(0);
@@ -969,9 +1159,212 @@ pub(crate) fn service_statuses(objects: &[Value], workload_spec: &Value) -> Vec<
         if !s(ep, "basePath").is_empty() {
             url["path"] = json!(s(ep, "basePath"));
         }
-        out.push(json!({"name": name, "type": s(ep, "type"), "serviceURL": url}));
+        // Upstream's resolveServiceURLs: an endpoint with gateway URLs gets its serviceURL in
+        // place, the others a new entry.
+        match out.iter_mut().find(|e| s(e, "name") == name.as_str()) {
+            Some(e) => e["serviceURL"] = url,
+            None => out.push(json!({"name": name, "type": s(ep, "type"), "serviceURL": url})),
+        }
     }
     out
+}
+
+/// Which workload endpoint types each Gateway API route kind exposes (upstream's
+/// `routeKindCompat`).
+fn route_exposes(kind: &str, ep_type: &str) -> bool {
+    match kind {
+        "HTTPRoute" => matches!(ep_type, "HTTP" | "GraphQL" | "Websocket" | "gRPC"),
+        "GRPCRoute" => ep_type == "gRPC",
+        "TLSRoute" => matches!(ep_type, "HTTP" | "GraphQL" | "Websocket" | "gRPC" | "TCP"),
+        _ => false,
+    }
+}
+
+/// Upstream's `resolveEndpointURLStatuses`: each rendered Gateway API route labelled
+/// `openchoreo.dev/endpoint-name` (and `-visibility`) gives its endpoint gateway URLs — the
+/// route's first hostname, its base path (the `openchoreo.dev/endpoint-base-path` annotation,
+/// else an HTTPRoute's first match path), and the ports of the ingress gateway for the
+/// visibility (external, else internal) of `gateway` (the Environment's `spec.gateway` when it
+/// has an ingress, else the data plane's). HTTPRoute and GRPCRoute fill `http`/`https`, TLSRoute
+/// `tls`; the scheme follows the endpoint type. The last route of an endpoint and visibility
+/// wins, as upstream overwrites.
+fn route_statuses(
+    objects: &[Value],
+    endpoints: &Map<String, Value>,
+    gateway: Option<&Value>,
+) -> Vec<Value> {
+    let mut routes: BTreeMap<&str, (Option<&Value>, Option<&Value>)> = BTreeMap::new();
+    for o in objects {
+        let kind = s(o, "kind");
+        let (group, _) = super::release::group_version(s(o, "apiVersion"));
+        if group != "gateway.networking.k8s.io" {
+            continue;
+        }
+        let label = |k: &str| {
+            o.pointer("/metadata/labels")
+                .and_then(|l| l.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let name = label("openchoreo.dev/endpoint-name");
+        let Some(ep) = endpoints.get(name) else {
+            continue;
+        };
+        if !route_exposes(kind, s(ep, "type")) {
+            continue;
+        }
+        let slot = routes.entry(name).or_default();
+        if label("openchoreo.dev/endpoint-visibility") == "external" {
+            slot.0 = Some(o);
+        } else {
+            slot.1 = Some(o);
+        }
+    }
+    let ingress = gateway.and_then(|g| g.get("ingress"));
+    let mut out = Vec::new();
+    for (name, (external, internal)) in routes {
+        let ep_type = s(&endpoints[name], "type");
+        let mut status = json!({"name": name, "type": ep_type});
+        for (route, key, gw) in [
+            (
+                external,
+                "externalURLs",
+                ingress.and_then(|i| i.get("external")),
+            ),
+            (
+                internal,
+                "internalURLs",
+                ingress.and_then(|i| i.get("internal")),
+            ),
+        ] {
+            let (Some(r), Some(gw)) = (route, gw) else {
+                continue;
+            };
+            let host = r
+                .pointer("/spec/hostnames/0")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if host.is_empty() {
+                continue;
+            }
+            if let Some(urls) = route_urls(r, ep_type, host, gw) {
+                status[key] = urls;
+            }
+        }
+        out.push(status);
+    }
+    out
+}
+
+/// Upstream's `buildRouteURLs`, `routePath` and `schemeFor`.
+fn route_urls(route: &Value, ep_type: &str, host: &str, gw: &Value) -> Option<Value> {
+    let kind = s(route, "kind");
+    let path = route
+        .pointer("/metadata/annotations/openchoreo.dev~1endpoint-base-path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .or_else(|| {
+            (kind == "HTTPRoute")
+                .then(|| route.pointer("/spec/rules/0/matches/0/path/value"))
+                .flatten()
+                .and_then(Value::as_str)
+        })
+        .unwrap_or("");
+    let scheme = |tls: bool| match (ep_type, tls) {
+        ("HTTP" | "GraphQL", false) => "http",
+        ("HTTP" | "GraphQL", true) => "https",
+        ("Websocket", false) => "ws",
+        ("Websocket", true) => "wss",
+        ("gRPC", false) => "grpc",
+        ("gRPC", true) => "grpcs",
+        ("TCP", true) => "tls",
+        _ => "",
+    };
+    let url = |listener: &str, tls: bool| {
+        gw.get(listener).filter(|l| l.is_object()).map(|l| {
+            let mut u = json!({"scheme": scheme(tls), "host": host});
+            if let Some(p) = l.get("port").and_then(Value::as_i64).filter(|p| *p != 0) {
+                u["port"] = json!(p);
+            }
+            if !path.is_empty() {
+                u["path"] = json!(path);
+            }
+            u
+        })
+    };
+    let mut urls = Map::new();
+    let listeners: &[(&str, bool)] = match kind {
+        "HTTPRoute" | "GRPCRoute" => &[("http", false), ("https", true)],
+        "TLSRoute" => &[("tls", true)],
+        _ => &[],
+    };
+    for (listener, tls) in listeners {
+        if let Some(u) = url(listener, *tls) {
+            urls.insert((*listener).to_string(), u);
+        }
+    }
+    (!urls.is_empty()).then_some(Value::Object(urls))
+}
+
+/// The gateway upstream reads a rendered component's route URLs against
+/// (`resolveGatewayEndpointByVisibility`): the Environment's `spec.gateway` when it configures
+/// an ingress, else the data plane's. `None` without an Environment or data plane.
+pub(crate) fn route_gateway(platform: &Platform<'_>, namespace: &str, env: &str) -> Option<Value> {
+    let e = platform.find("Environment", Some(namespace), env)?.value;
+    let (_, dp) = find_data_plane(platform, e, namespace)?;
+    match e.pointer("/spec/gateway") {
+        Some(g) if g.get("ingress").is_some_and(|i| !i.is_null()) => Some(g.clone()),
+        _ => dp.pointer("/spec/gateway").cloned(),
+    }
+}
+
+/// The data plane of an Environment (upstream's `GetDataPlaneFromRef`): its `dataPlaneRef`
+/// (a DataPlane in the environment's namespace, or a ClusterDataPlane), without one the DataPlane
+/// `default` of the environment's namespace, else the ClusterDataPlane `default`. Its name and
+/// object.
+pub(crate) fn find_data_plane<'p>(
+    platform: &'p Platform<'_>,
+    environment: &Value,
+    namespace: &str,
+) -> Option<(String, &'p Value)> {
+    let env_ns = environment
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(namespace);
+    let (name, found) = match environment.pointer("/spec/dataPlaneRef") {
+        None | Some(Value::Null) => (
+            "default",
+            platform
+                .find("DataPlane", Some(env_ns), "default")
+                .or_else(|| platform.find("ClusterDataPlane", None, "default")),
+        ),
+        Some(r) => {
+            let name = s(r, "name");
+            (
+                name,
+                match s(r, "kind") {
+                    "ClusterDataPlane" => platform.find("ClusterDataPlane", None, name),
+                    _ => platform.find("DataPlane", Some(env_ns), name),
+                },
+            )
+        }
+    };
+    found.map(|f| (name.to_string(), f.value))
+}
+
+/// The data-plane namespace of a project in an environment (upstream's
+/// `GenerateK8sNameWithLengthLimit(63, "dp", namespace, project, environment)`).
+pub(crate) fn data_plane_namespace(namespace: &str, project: &str, env: &str) -> String {
+    safe_name_with(
+        &[
+            "dp".to_string(),
+            namespace.to_string(),
+            project.to_string(),
+            env.to_string(),
+        ],
+        MAX_NAMESPACE_NAME,
+        "",
+    )
 }
 
 /// Upstream's `formatEndpointAddress`.
@@ -999,7 +1392,7 @@ fn endpoint_address(url: &Value) -> String {
 
 /// A gateway spec as the template sees it: only configured ingress/egress and external/internal
 /// entries, each environment value preferred over the data plane's (`mergeGatewayData`).
-fn gateway_data(env: Option<&Value>, dp: Option<&Value>) -> Option<Value> {
+pub(crate) fn gateway_data(env: Option<&Value>, dp: Option<&Value>) -> Option<Value> {
     let mut out = Map::new();
     for dir in ["ingress", "egress"] {
         let mut net = Map::new();
@@ -1416,6 +1809,20 @@ mod tests {
     }
 
     // derived.go generateVolumeHash: "file-mount-" + FNV-32a of mountPath/filename.
+    #[test]
+    fn resource_volume_names_hash_ref_kind_and_name() {
+        // FNV-1a 32 of "orders-db:configmap:orders-db-conn", as upstream's resourceDepVolumeName
+        // writes ref, ':', kind, ':', name into one hash (computed independently).
+        assert_eq!(
+            resource_volume_name("orders-db", "configmap", "orders-db-conn"),
+            "r-b2036f44"
+        );
+        assert_eq!(
+            resource_volume_name("orders-db", "secret", "orders-db-creds"),
+            "r-47cc52d5"
+        );
+    }
+
     #[test]
     fn volume_names_hash_the_mount_path() {
         assert_eq!(
