@@ -7,6 +7,7 @@
 
 pub mod doors;
 pub mod fleet;
+pub mod kcl;
 pub mod kustomize;
 pub mod measure;
 pub mod report;

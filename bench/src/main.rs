@@ -39,6 +39,8 @@ options:
   --no-build         do not run `cargo build --release -p kiln` first
   --kubectl PATH     kubectl to time `kubectl kustomize` with (default: kubectl on PATH)
   --no-kustomize     skip the kustomize figures (otherwise a missing kubectl is an error)
+  --no-kcl           skip the KCL comparison (otherwise scripts/kcl.sh installs kcl-lib from
+                     PyPI into target/tools once; when it cannot, the run says so and exits 1)
   --runs N           repetitions of each batch render, best reported (default 3, quick 1)
   --sample N         per-process series above 1000 units (quick: 100) run an evenly spaced
                      sample of N and extrapolate (default 200, quick 50)
@@ -56,6 +58,7 @@ struct Args {
     build: bool,
     kubectl: Option<PathBuf>,
     kustomize: bool,
+    kcl: bool,
     runs: Option<usize>,
     sample: Option<usize>,
     doors: bool,
@@ -89,6 +92,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         build: true,
         kubectl: None,
         kustomize: true,
+        kcl: true,
         runs: None,
         sample: None,
         doors: true,
@@ -123,6 +127,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--no-build" => a.build = false,
             "--kubectl" => a.kubectl = Some(value("--kubectl")?.into()),
             "--no-kustomize" => a.kustomize = false,
+            "--no-kcl" => a.kcl = false,
             "--no-doors" => a.doors = false,
             "--runs" => a.runs = Some(parse_list("--runs", &value("--runs")?)?[0]),
             "--sample" => a.sample = Some(parse_list("--sample", &value("--sample")?)?[0]),
@@ -230,6 +235,25 @@ fn run(args: Args) -> Result<ExitCode, String> {
         }
     }
 
+    // The KCL comparison (issue 29): like kubectl, a missing tool fails the run unless it was
+    // skipped on purpose, so a table without its comparison is never mistaken for a full one.
+    let wants_webapp = args
+        .fleets
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == "webapp"));
+    let mut kcl_missing = false;
+    let kcl = if !args.kcl {
+        Err("--no-kcl".to_string())
+    } else if !wants_webapp {
+        Err("the web-app fleet is not run".to_string())
+    } else {
+        eprintln!("kiln-bench: scripts/kcl.sh (finds or installs kcl-lib)");
+        kiln_bench::kcl::find(&root).inspect_err(|why| {
+            kcl_missing = true;
+            eprintln!("kiln-bench: error: KCL IS MISSING, the KCL comparison is skipped: {why}");
+        })
+    };
+
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let scratch = match &args.fleet_dir {
         Some(d) => absolute(d)?,
@@ -258,6 +282,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
         small_app_runs: if args.quick { 10 } else { 30 },
         full_limit: if args.quick { 100 } else { 1_000 },
         sample: args.sample.unwrap_or(if args.quick { 50 } else { 200 }),
+        kcl,
+        root: root.clone(),
     };
     let env = Environment {
         cores,
@@ -341,7 +367,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
     // Failures of the measurement itself, as opposed to missed goals. A fleet that is not
     // available is reported in the table; one that ran must give the same bytes with any number
     // of threads and the object count it was generated for.
-    let mut failed = kubectl_missing;
+    let mut failed = kubectl_missing || kcl_missing;
     if let Some(Err(why)) = webapp.map(|w| &w.sizes) {
         eprintln!("kiln-bench: error: the web-app fleet did not render: {why}");
         failed = true;
