@@ -68,6 +68,7 @@ pub mod observed;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;
+pub mod process;
 pub mod redact;
 pub mod render;
 pub mod request;
