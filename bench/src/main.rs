@@ -1,5 +1,6 @@
 //! `kiln-bench`: generates synthetic fleets, measures `kiln` on them (and `kubectl kustomize` on
-//! the equivalent tree), and prints a table of figures with the goals of issue 6.
+//! the equivalent tree, and KCL on the same instances), and prints a table of figures with the
+//! goals of issues 6, 27 and 29.
 //!
 //! ```text
 //! cargo run --release -p kiln-bench -- [--sizes 100,1000,10000] [--quick] [--out FILE]
@@ -7,7 +8,7 @@
 //!
 //! Exit codes: 0 figures printed; 1 a figure could not be measured as it must be (the web-app fleet
 //! failed, a fleet's outputs differ between thread counts, kubectl missing without
-//! `--no-kustomize`);
+//! `--no-kustomize`, kcl-lib not installable without `--no-kcl`);
 //! 2 usage error. Goals that are missed do not fail the run: they are reported, not tested.
 
 use std::path::{Path, PathBuf};
