@@ -1,5 +1,6 @@
 //! `kiln-bench`: generates synthetic fleets, measures `kiln` on them (and `kubectl kustomize` on
-//! the equivalent tree), and prints a table of figures with the goals of issue 6.
+//! the equivalent tree, and KCL on the same instances), and prints a table of figures with the
+//! goals of issues 6, 27 and 29.
 //!
 //! ```text
 //! cargo run --release -p kiln-bench -- [--sizes 100,1000,10000] [--quick] [--out FILE]
@@ -7,7 +8,7 @@
 //!
 //! Exit codes: 0 figures printed; 1 a figure could not be measured as it must be (the web-app fleet
 //! failed, a fleet's outputs differ between thread counts, kubectl missing without
-//! `--no-kustomize`);
+//! `--no-kustomize`, kcl-lib not installable without `--no-kcl`);
 //! 2 usage error. Goals that are missed do not fail the run: they are reported, not tested.
 
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ options:
   --no-build         do not run `cargo build --release -p kiln` first
   --kubectl PATH     kubectl to time `kubectl kustomize` with (default: kubectl on PATH)
   --no-kustomize     skip the kustomize figures (otherwise a missing kubectl is an error)
+  --no-kcl           skip the KCL comparison (otherwise scripts/kcl.sh installs kcl-lib from
+                     PyPI into target/tools once; when it cannot, the run says so and exits 1)
   --runs N           repetitions of each batch render, best reported (default 3, quick 1)
   --sample N         per-process series above 1000 units (quick: 100) run an evenly spaced
                      sample of N and extrapolate (default 200, quick 50)
@@ -56,6 +59,7 @@ struct Args {
     build: bool,
     kubectl: Option<PathBuf>,
     kustomize: bool,
+    kcl: bool,
     runs: Option<usize>,
     sample: Option<usize>,
     doors: bool,
@@ -89,6 +93,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         build: true,
         kubectl: None,
         kustomize: true,
+        kcl: true,
         runs: None,
         sample: None,
         doors: true,
@@ -123,6 +128,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--no-build" => a.build = false,
             "--kubectl" => a.kubectl = Some(value("--kubectl")?.into()),
             "--no-kustomize" => a.kustomize = false,
+            "--no-kcl" => a.kcl = false,
             "--no-doors" => a.doors = false,
             "--runs" => a.runs = Some(parse_list("--runs", &value("--runs")?)?[0]),
             "--sample" => a.sample = Some(parse_list("--sample", &value("--sample")?)?[0]),
@@ -230,6 +236,25 @@ fn run(args: Args) -> Result<ExitCode, String> {
         }
     }
 
+    // The KCL comparison (issue 29): like kubectl, a missing tool fails the run unless it was
+    // skipped on purpose, so a table without its comparison is never mistaken for a full one.
+    let wants_webapp = args
+        .fleets
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == "webapp"));
+    let mut kcl_missing = false;
+    let kcl = if !args.kcl {
+        Err("--no-kcl".to_string())
+    } else if !wants_webapp {
+        Err("the web-app fleet is not run".to_string())
+    } else {
+        eprintln!("kiln-bench: scripts/kcl.sh (finds or installs kcl-lib)");
+        kiln_bench::kcl::find(&root).inspect_err(|why| {
+            kcl_missing = true;
+            eprintln!("kiln-bench: error: KCL IS MISSING, the KCL comparison is skipped: {why}");
+        })
+    };
+
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let scratch = match &args.fleet_dir {
         Some(d) => absolute(d)?,
@@ -258,6 +283,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
         small_app_runs: if args.quick { 10 } else { 30 },
         full_limit: if args.quick { 100 } else { 1_000 },
         sample: args.sample.unwrap_or(if args.quick { 50 } else { 200 }),
+        kcl,
+        root: root.clone(),
     };
     let env = Environment {
         cores,
@@ -341,7 +368,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
     // Failures of the measurement itself, as opposed to missed goals. A fleet that is not
     // available is reported in the table; one that ran must give the same bytes with any number
     // of threads and the object count it was generated for.
-    let mut failed = kubectl_missing;
+    let mut failed = kubectl_missing || kcl_missing;
     if let Some(Err(why)) = webapp.map(|w| &w.sizes) {
         eprintln!("kiln-bench: error: the web-app fleet did not render: {why}");
         failed = true;

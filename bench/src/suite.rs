@@ -14,10 +14,12 @@ use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::kurel;
 use kiln_core::output;
 use kiln_core::pipeline;
+use kiln_core::request;
 use kiln_core::source::{load_inputs, Input, Root};
 use serde_json::Value;
 
 use crate::fleet::{self, Fleet, Generated, InProcess, Invocation};
+use crate::kcl::{self, KclFigures};
 use crate::measure::{self, ProcRun, Stats};
 
 /// How the run is set up.
@@ -43,6 +45,11 @@ pub struct Config {
     pub full_limit: usize,
     /// Sample size of per-process series above `full_limit`.
     pub sample: usize,
+    /// The python of `kcl-lib`'s virtual environment (`scripts/kcl.sh`), or why the KCL figures
+    /// are skipped.
+    pub kcl: Result<PathBuf, String>,
+    /// The workspace root (where `bench/kcl/` is).
+    pub root: PathBuf,
 }
 
 /// The best of repeated batch renders.
@@ -140,6 +147,9 @@ pub struct SizeFigures {
     /// `kiln diff TREE` with one instance changed in the working tree of a git repository
     /// holding the fleet, interleaved with `kiln render TREE` of the same tree.
     pub diff: Result<DiffFigures, String>,
+    /// The same instances rendered by KCL (`bench/kcl/webapp.k`) in-process through `kcl-lib`
+    /// (web-app fleet only).
+    pub kcl: Result<KclFigures, String>,
 }
 
 /// `kiln diff` against `kiln render` of the same tree, measured in the same run.
@@ -204,7 +214,7 @@ pub fn run_fleet(cfg: &Config, fleet: &dyn Fleet) -> FleetResult {
                 return result;
             }
         };
-        match measure_size(cfg, n, &dir, &generated) {
+        match measure_size(cfg, fleet.name(), n, &dir, &generated) {
             Ok(f) => sizes.push(f),
             Err(reason) => {
                 result.sizes = Err(reason);
@@ -296,7 +306,13 @@ pub fn count_documents(yaml: &[u8]) -> usize {
     1 + yaml.split(|&b| b == b'\n').filter(|l| *l == b"---").count()
 }
 
-fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<SizeFigures, String> {
+fn measure_size(
+    cfg: &Config,
+    fleet_name: &str,
+    n: usize,
+    dir: &Path,
+    g: &Generated,
+) -> Result<SizeFigures, String> {
     // Units can outnumber N (a component in two environments is two units).
     let units = g.apps.len();
     log(format!(
@@ -361,6 +377,18 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
             ));
             diff_figures(cfg, dir, tree, g)
         }
+    };
+    let kcl = match (&cfg.kcl, fleet_name) {
+        (Err(why), _) => Err(format!("skipped: {why}")),
+        (Ok(python), "webapp") => {
+            log(format!(
+                "N={n}: KCL (kcl-lib, in-process), best of {}",
+                cfg.batch_runs
+            ));
+            let apps = format!("{}/apps", fleet::WEBAPP_DIR);
+            kcl::measure(python, &cfg.root, dir, &apps, cfg.batch_runs)
+        }
+        (Ok(_), _) => Err("no KCL version of this fleet".into()),
     };
     let bytes_all = read_outputs(&out_all)?;
     let identical = read_outputs(&out1)? == bytes_all;
@@ -430,6 +458,7 @@ fn measure_size(cfg: &Config, n: usize, dir: &Path, g: &Generated) -> Result<Siz
         kustomize,
         flux_artifact,
         diff,
+        kcl,
     })
 }
 
@@ -626,6 +655,10 @@ struct Stages {
 }
 
 /// `kiln render INPUTS…` in-process: load, definitions alone, render (definitions included).
+/// The render is `request::render`, the call `kiln render` itself makes (reading included), so
+/// its objects are the ones the process wrote and the serialisation bound is timed on exactly
+/// kiln's output bytes (`pipeline::render` on pre-loaded documents skipped what the request
+/// adds, and its bytes differed from kiln's at N = 1 000 and 10 000).
 fn documents_in_process(
     dir: &Path,
     inputs: &[String],
@@ -641,11 +674,20 @@ fn documents_in_process(
     pipeline::definitions(&docs, options)
         .map_err(|d| format!("in-process definitions failed: {}", first_message(&d.0)))?;
     stages.definitions += start.elapsed();
+    drop(docs);
+    let req = request::Request {
+        inputs,
+        ..request::Request::default()
+    };
     let start = Instant::now();
-    let out = pipeline::render(&docs, options)
-        .map_err(|d| format!("in-process render failed: {}", first_message(&d.0)))?;
+    let out = request::render(&req).map_err(|f| {
+        format!(
+            "in-process render failed: {}",
+            first_message(&f.diagnostics)
+        )
+    })?;
     stages.render += start.elapsed();
-    Ok(out.objects)
+    Ok(out.units.into_iter().flatten().collect())
 }
 
 /// `kiln render PKG --instances DIR` in-process: loading the package and reading the instance

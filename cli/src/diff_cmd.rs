@@ -617,17 +617,32 @@ fn snapshot(
 ) -> Result<Snapshot, String> {
     let commit = repo.find_commit(oid).map_err(|e| e.message().to_string())?;
     let tree = commit.tree().map_err(|e| e.message().to_string())?;
-    // Every entry of the tree: path, mode, blob id.
+    // Every entry of the tree: path, mode, blob id; and the submodules (gitlinks).
     let mut entries: Vec<(PathBuf, i32, git2::Oid)> = Vec::new();
+    let mut submodules: Vec<PathBuf> = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-        if e.kind() == Some(git2::ObjectType::Blob) {
-            let mut p = PathBuf::from(dir);
-            p.push(os_name(e.name_bytes()));
-            entries.push((p, e.filemode(), e.id()));
+        let mut p = PathBuf::from(dir);
+        p.push(os_name(e.name_bytes()));
+        match e.kind() {
+            Some(git2::ObjectType::Blob) => entries.push((p, e.filemode(), e.id())),
+            Some(git2::ObjectType::Commit) => submodules.push(p),
+            _ => {}
         }
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| e.message().to_string())?;
+    // A revision holds only a submodule's commit id, not its files: rendering the path without
+    // them would silently drop (and so "remove") whatever the submodule's files render to.
+    if let Some(sub) = submodules
+        .iter()
+        .find(|s| named.iter().any(|n| s.starts_with(n) || n.starts_with(s)))
+    {
+        return Err(format!(
+            "{} is a git submodule, and kiln diff does not read submodules (a revision holds only \
+             their commit id); name paths outside it, or diff inside the submodule's own repository",
+            sub.display()
+        ));
+    }
     let mut wanted: Vec<PathBuf> = named
         .iter()
         .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())

@@ -574,6 +574,44 @@ fn a_revision_symlink_never_leaves_the_repository() {
     );
 }
 
+/// A submodule in a committed revision is only a commit id: naming a path that holds one (or a
+/// path inside one) is an error naming it, not a render that silently lacks its files. A path
+/// beside it is read as usual.
+#[test]
+fn a_submodule_is_refused_by_name() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, "other/cm.yaml", CM_OLD);
+    commit_all(&r, "apps");
+    // A gitlink entry, as `git submodule add` records it, without a second repository.
+    git(
+        &r,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            "160000,0123456789abcdef0123456789abcdef01234567,apps/vendor",
+        ],
+    );
+    git(&r, &["commit", "-q", "-m", "submodule"]);
+    for path in ["apps", "apps/vendor/x.yaml"] {
+        let o = kiln(&r, &["diff", "--base", "HEAD", "--head", "HEAD", path]);
+        assert_eq!(code(&o), 4, "{path}: {}", text(&o.stdout));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("apps/vendor is a git submodule"),
+            "{path}: {err}"
+        );
+        assert!(text(&o.stdout).is_empty(), "{path}");
+    }
+    let o = kiln(&r, &["diff", "--base", "HEAD", "--head", "HEAD", "other"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "0 changed, 0 added, 0 removed, 1 unchanged\n"
+    );
+}
+
 /// A kurel package in a revision: its parameters and local extension are read from the
 /// revision.
 #[test]

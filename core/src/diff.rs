@@ -186,24 +186,25 @@ fn identity(o: &Value) -> Identity {
     )
 }
 
-/// One rendered object as the comparison keeps it: its identity, its JSON with keys sorted
-/// (what equality is decided on: a map compared as a map) and its JSON as rendered (what a diff
-/// shows, keys in the template's order). Made on the worker that rendered the object, so a side
-/// of ten thousand instances is held as two texts per object rather than as values (a tenth of
-/// the memory, and no page faults to fill it).
+/// One rendered object as the comparison keeps it: its identity and its JSON as rendered (what a
+/// diff shows, keys in the template's order). Made on the worker that rendered the object, so a
+/// side of ten thousand instances is held as one text per object rather than as values (a tenth
+/// of the memory, and no page faults to fill it).
+///
+/// Equality is decided on the values, a map compared as a map ([`Entry::same`]): equal texts are
+/// equal values, and only texts that differ are read back and compared. An unchanged object (nearly
+/// all of them, in a pull request) costs one string comparison; a JSON with sorted keys per object,
+/// made before for every object, cost as much as rendering it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     identity: Identity,
     api_version: String,
-    canonical: String,
     json: String,
 }
 
 impl Entry {
     /// The entry of one object.
     pub fn of(o: &Value) -> Entry {
-        let mut canonical = String::new();
-        write_canonical(o, &mut canonical);
         Entry {
             identity: identity(o),
             api_version: o
@@ -211,40 +212,23 @@ impl Entry {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string(),
-            canonical,
             json: serde_json::to_string(o).unwrap_or_default(),
         }
     }
-}
 
-/// JSON with every map's keys sorted.
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            let mut pairs: Vec<(&String, &Value)> = m.iter().collect();
-            pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in pairs.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push(':');
-                write_canonical(v, out);
-            }
-            out.push('}');
+    /// Whether the two objects are equal as values: maps compared as maps (a key that only moves
+    /// is no change; serde_json's map equality ignores order), lists in order.
+    fn same(&self, other: &Entry) -> bool {
+        if self.json == other.json {
+            return true;
         }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(x, out);
-            }
-            out.push(']');
+        match (
+            serde_json::from_str::<Value>(&self.json),
+            serde_json::from_str::<Value>(&other.json),
+        ) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
         }
-        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -298,7 +282,7 @@ pub fn compare_entries(
     for id in ids {
         let (bo, ho) = (b.get(id).copied(), h.get(id).copied());
         let change = match (bo, ho) {
-            (Some(x), Some(y)) if x.canonical == y.canonical => Change::Unchanged,
+            (Some(x), Some(y)) if x.same(y) => Change::Unchanged,
             (Some(_), Some(_)) => Change::Changed,
             (None, Some(_)) => Change::Added,
             _ => Change::Removed,
@@ -659,6 +643,26 @@ mod tests {
         let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
         assert_eq!(d.summary().unchanged, 2);
         assert!(!d.summary().has_differences());
+    }
+
+    #[test]
+    fn an_object_whose_keys_only_move_is_unchanged_and_a_reordered_list_is_a_change() {
+        // Different texts, equal values: the entries are read back and compared as maps, at
+        // every depth.
+        let base = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"p": "1", "q": "2"}}, "data": {"x": "1", "y": "2"}})];
+        let head = vec![json!({"kind": "ConfigMap", "data": {"y": "2", "x": "1"},
+            "metadata": {"labels": {"q": "2", "p": "1"}, "name": "a"}, "apiVersion": "v1"})];
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        assert_eq!(d.summary().unchanged, 1, "{:?}", d.objects);
+        assert_eq!(d.summary().changed, 0);
+        // A list keeps its order: the same items in another order are a change.
+        let base = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a"}, "list": ["1", "2"]})];
+        let head = vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a"}, "list": ["2", "1"]})];
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        assert_eq!(d.summary().changed, 1);
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub mod observed;
 pub mod openapi;
 pub mod output;
 pub mod pipeline;
+pub mod process;
 pub mod provenance;
 pub mod redact;
 pub mod render;

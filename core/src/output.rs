@@ -58,18 +58,27 @@ pub fn saphyr_yaml(v: &Value) -> Result<String, Diagnostic> {
 }
 
 /// Objects as a YAML stream.
+///
+/// The documents are written straight into one buffer (no string per object), and the buffer
+/// gives back its unused capacity at the end: `kiln render` keeps every unit's stream until it
+/// writes them in order, and the slack of doubling growth was a fifth of its peak memory at
+/// 10 000 instances.
 pub fn yaml_stream(objects: &[Value]) -> Result<String, Diagnostic> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(1024 * objects.len().min(64));
     for (i, o) in objects.iter().enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
-        let doc = to_yaml(o)?;
-        out.push_str(&doc);
-        if !doc.ends_with('\n') {
+        let start = out.len();
+        if !emit::emit_into(&mut out, o) {
+            out.push_str(&saphyr_yaml(o)?);
+        }
+        // As a document written on its own would end: an empty one too gets its newline.
+        if out.len() == start || !out.ends_with('\n') {
             out.push('\n');
         }
     }
+    out.shrink_to_fit();
     Ok(out)
 }
 

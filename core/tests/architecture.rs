@@ -36,6 +36,7 @@ const LAYERS: &[Layer] = &[
             "suggest",
             "fieldpath",
             "vocabulary",
+            "process",
         ],
     },
     Layer {

@@ -119,6 +119,8 @@ struct BuildArgs {
 }
 
 fn main() -> ExitCode {
+    // mimalloc without transparent huge pages (see the function).
+    kiln_core::process::no_huge_pages();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -38,6 +38,8 @@ leave it. See docs/krm.md.
 ";
 
 fn main() -> ExitCode {
+    // mimalloc without transparent huge pages (see the function).
+    kiln_core::process::no_huge_pages();
     let args: Vec<String> = std::env::args().collect();
     let out = run(&args);
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

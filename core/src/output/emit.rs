@@ -30,15 +30,26 @@ thread_local! {
 
 /// The object as a YAML document, or `None` when it is not in the shape this emitter handles.
 pub(crate) fn emit(v: &Value) -> Option<String> {
+    let mut out = String::with_capacity(1024);
+    emit_into(&mut out, v).then_some(out)
+}
+
+/// [`emit`] appended to `out`; `false` (and `out` as it was) when the object is not in the shape
+/// this emitter handles. A stream is written into one buffer this way, without a string per
+/// object copied into it.
+pub(crate) fn emit_into(out: &mut String, v: &Value) -> bool {
     let Value::Object(m) = v else {
-        return None;
+        return false;
     };
     if m.is_empty() {
-        return None;
+        return false;
     }
-    let mut out = String::with_capacity(1024);
-    map(&mut out, m, 0, false)?;
-    Some(out)
+    let start = out.len();
+    if map(out, m, 0, false).is_some() {
+        return true;
+    }
+    out.truncate(start);
+    false
 }
 
 fn indent(out: &mut String, n: usize) {
