@@ -254,6 +254,32 @@ fn an_app_that_renders_nothing_is_refused_unless_empty_is_allowed() {
     assert!(o.stdout.is_empty());
 }
 
+/// `strict` (parameter or `STRICT`) turns warnings into a failure: without it the app renders
+/// with its warning on stderr, with it nothing is printed and the exit is 1 (issue 30: a mutant
+/// that dropped `strict` from the door's request survived).
+#[test]
+fn strict_turns_a_warning_into_a_failure() {
+    let o = Call::generate("apps/warns").run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("kind: ConfigMap"));
+    assert!(text(&o.stderr).contains("KLN1008"), "{}", text(&o.stderr));
+    for strict in [
+        Call {
+            parameters: Some(r#"[{"name":"strict","string":"true"}]"#),
+            ..Call::generate("apps/warns")
+        },
+        Call {
+            plugin_env: &[("STRICT", "true")],
+            ..Call::generate("apps/warns")
+        },
+    ] {
+        let o = strict.run();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "no partial output");
+        assert!(text(&o.stderr).contains("KLN1008"), "{}", text(&o.stderr));
+    }
+}
+
 #[test]
 fn output_is_deterministic_and_no_undocumented_variable_reaches_it() {
     let a = ok(&Call {
