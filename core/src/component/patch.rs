@@ -274,6 +274,20 @@ mod tests {
         assert_eq!(d, json!({"m": {"a": {"y": 1}, "b": 2, "c": 3}}));
         apply(&mut d, Op::MergeShallow, &t("/n/o"), Some(&json!({"k": 1}))).unwrap();
         assert_eq!(d["n"], json!({"o": {"k": 1}}));
+        // A map inside a list (a container) is overlaid too, not replaced (a mutant that could not
+        // look through lists survived).
+        let mut c = json!({"containers": [{"name": "main", "env": []}]});
+        apply(
+            &mut c,
+            Op::MergeShallow,
+            &t("/containers/0"),
+            Some(&json!({"image": "x"})),
+        )
+        .unwrap();
+        assert_eq!(
+            c,
+            json!({"containers": [{"name": "main", "env": [], "image": "x"}]})
+        );
         let refused =
             apply(&mut d, Op::MergeShallow, &t("/m"), Some(&json!(1))).expect_err("an error");
         assert!(
