@@ -254,6 +254,23 @@ fn an_app_that_renders_nothing_is_refused_unless_empty_is_allowed() {
     assert!(o.stdout.is_empty());
 }
 
+/// An application directory that holds no manifest at all is refused like one that renders
+/// nothing, and `allowEmpty` lets both through (issue 30: a mutant that dropped `allowEmpty`
+/// from the door's request survived: the request, not only the door's guard, must carry it).
+#[test]
+fn an_app_without_manifests_is_refused_unless_empty_is_allowed() {
+    let o = Call::generate("apps/nothing").run();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let o = Call {
+        parameters: Some(r#"[{"name":"allowEmpty","string":"true"}]"#),
+        ..Call::generate("apps/nothing")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+}
+
 /// `strict` (parameter or `STRICT`) turns warnings into a failure: without it the app renders
 /// with its warning on stderr, with it nothing is printed and the exit is 1 (issue 30: a mutant
 /// that dropped `strict` from the door's request survived).
