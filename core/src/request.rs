@@ -712,8 +712,11 @@ where
 
     // For a diff: this run's context, before pass-through values move into their units. The
     // other side's units are taken only when its context is this one, byte for byte.
-    let context =
-        (reusing.record || reusing.earlier.is_some()).then(|| context_of(req, &documents, &opts));
+    // A run without definitions has no instance to take or keep (and a large pass-through tree
+    // is not written out as text for nothing).
+    let context = ((reusing.record || reusing.earlier.is_some())
+        && documents.iter().any(crate::kro::is_rgd))
+    .then(|| context_of(req, &documents, &opts));
     let reuse = pipeline::Reuse {
         record: reusing.record,
         earlier: match (&context, reusing.earlier) {
