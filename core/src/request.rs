@@ -425,7 +425,7 @@ where
             problems,
         })
     };
-    // A unchanged instance's unit as the other side rendered it: its objects passed the checks
+    // An unchanged instance's unit as the other side rendered it: its objects passed the checks
     // there (that side rendered without an error), and its identities join this side's
     // duplicate check below like any unit's.
     let earlier = from.map(|(e, unit_at)| {
