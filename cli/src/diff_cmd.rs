@@ -12,7 +12,7 @@ use std::sync::Arc;
 use clap::ValueEnum;
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::document::SourceFile;
-use kiln_core::request::{self, Failed, Rendered, Request};
+use kiln_core::request::{self, Failed, Rendered};
 use kiln_core::source::{Input, Root, Snapshot, SnapshotEntry};
 use serde_json::Value;
 
@@ -322,17 +322,21 @@ pub fn run(
         let entries = objs.iter().map(kiln_core::diff::Entry::of).collect();
         Ok((entries, crate::for_redaction(objs, common)))
     };
-    let render = |req: &Request, snap: &Option<Snapshot>| match snap {
-        None => request::render_units_within(req, &worktree, finish),
-        Some(s) => request::render_snapshot(req, s, finish),
-    };
-    // Both sides at once: each also renders its units in parallel inside.
-    let (base, head) = rayon::join(
-        || render(&base_req, &base_snap),
-        || render(&head_req, &head_snap),
+    fn tree<'a>(snap: &'a Option<Snapshot>, worktree: &'a Root) -> request::Tree<'a> {
+        match snap {
+            None => request::Tree::Within(worktree),
+            Some(s) => request::Tree::Snapshot(s),
+        }
+    }
+    // The kro instances that are the same on both sides render once (docs/diff.md, Speed).
+    let pair = request::render_pair(
+        (&base_req, tree(&base_snap, &worktree)),
+        (&head_req, tree(&head_snap, &worktree)),
+        finish,
+        true,
     );
-    let base = named_for(base, &base_src);
-    let head = named_for(head, &head_src);
+    let base = named_for(pair.base, &base_src);
+    let head = named_for(pair.head, &head_src);
     let (base, head) = match (base, head) {
         (Ok(b), Ok(h)) => (b, h),
         (b, h) => {

@@ -575,6 +575,41 @@ pub struct Units<T> {
     pub origins: Vec<Origin>,
     /// Warnings (errors make the run fail instead).
     pub warnings: Vec<Diagnostic>,
+    /// With [`Reuse::record`]: for each unit, the key of the kro instance it rendered
+    /// ([`instance_key`]), `None` for every other unit; empty otherwise.
+    pub keys: Vec<Option<String>>,
+}
+
+/// Instance units a run may take from an earlier run of the same context instead of rendering
+/// them again: what `kiln diff` does with the kro instances both sides hold unchanged (see
+/// `request::pair`, which decides when the context is the same). The render of a kro instance
+/// reads its own document's value, the run's definitions (RGDs and CRDs) and the run's options,
+/// and nothing else: not its file, not its position, not another document.
+pub struct Reuse<'a, T> {
+    /// Say each instance unit's key ([`Units::keys`]).
+    pub record: bool,
+    /// The unit an earlier run rendered for the instance document of this key, if it holds one.
+    /// Asked in direct mode only (kro mode ships instances in another order, with definitions).
+    pub earlier: Option<&'a EarlierUnit<'a, T>>,
+}
+
+/// The unit an earlier run rendered for an instance key ([`Reuse::earlier`]).
+pub type EarlierUnit<'a, T> = dyn Fn(&str) -> Option<T> + Sync + 'a;
+
+impl<T> Default for Reuse<'_, T> {
+    fn default() -> Self {
+        Self {
+            record: false,
+            earlier: None,
+        }
+    }
+}
+
+/// What identifies a kro instance document for [`Reuse`]: its value as JSON, keys in their
+/// order. Two documents with the same key render the same objects in the same run context
+/// (formatting, comments, file and position do not reach the objects).
+pub fn instance_key(doc: &Document) -> String {
+    serde_json::to_string(&doc.value).unwrap_or_default()
 }
 
 /// Render documents and hand each unit's objects to `finish` on the worker that rendered them.
@@ -592,7 +627,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_with(docs, &[], opts, finish)
+    render_units_with(docs, &[], opts, finish, &Reuse::default())
 }
 
 /// [`render_units`] for documents the caller has no further use for: the value of each
@@ -605,6 +640,7 @@ pub fn render_units_moving<T, F>(
     docs: &mut [Document],
     opts: &Options,
     finish: F,
+    reuse: &Reuse<'_, T>,
 ) -> Result<Units<T>, Diagnostics>
 where
     T: Send,
@@ -633,11 +669,13 @@ where
             }))
         })
         .collect();
-    render_units_with(docs, &moved, opts, finish)
+    render_units_with(docs, &moved, opts, finish, reuse)
 }
 
 /// `(group, version, kind)` of every instance kind the RGD documents declare, loaded or not.
-fn declared_kinds(docs: &[Document]) -> std::collections::BTreeSet<(String, String, String)> {
+pub(crate) fn declared_kinds(
+    docs: &[Document],
+) -> std::collections::BTreeSet<(String, String, String)> {
     docs.iter()
         .filter(|d| kro::is_rgd(d))
         .filter_map(|d| {
@@ -659,6 +697,7 @@ fn render_units_with<T, F>(
     moved: &[std::sync::Mutex<Option<Value>>],
     opts: &Options,
     finish: F,
+    reuse: &Reuse<'_, T>,
 ) -> Result<Units<T>, Diagnostics>
 where
     T: Send,
@@ -713,9 +752,21 @@ where
         Some(mode) => kro_mode_order(items, docs, &defs, mode),
         None => items,
     };
-    let rendered: Vec<Result<T, Vec<Diagnostic>>> = items
+    let keyed = reuse.record || reuse.earlier.is_some();
+    // Each unit with its instance key (when keys are asked for).
+    type Keyed<T> = Result<(T, Option<String>), Vec<Diagnostic>>;
+    let rendered: Vec<Keyed<T>> = items
         .par_iter()
         .map(|item| {
+            let key = match (item, &opts.kro) {
+                (Item::Instance(_, doc), None) if keyed => Some(instance_key(doc)),
+                _ => None,
+            };
+            if let (Some(k), Some(earlier)) = (&key, reuse.earlier) {
+                if let Some(unit) = earlier(k) {
+                    return Ok((unit, key));
+                }
+            }
             let nesting = Nesting { defs: &defs, opts };
             let objects = match (item, &opts.kro) {
                 (Item::Passthrough(d, _), Some(mode)) if strategy::is_crd(d) => {
@@ -748,16 +799,20 @@ where
                     vec![strategy::ship_crd(rgd, &mode.unwrap_or_default())]
                 }
             };
-            finish(objects).map_err(|d| vec![d])
+            finish(objects).map(|u| (u, key)).map_err(|d| vec![d])
         })
         .collect();
 
     let mut units = Vec::with_capacity(rendered.len() + 1);
     let mut origins = Vec::with_capacity(rendered.len() + 1);
+    let mut keys = Vec::new();
     for (r, item) in rendered.into_iter().zip(&items) {
         match r {
-            Ok(u) => {
+            Ok((u, key)) => {
                 units.push(u);
+                if reuse.record {
+                    keys.push(key);
+                }
                 origins.push(match item {
                     Item::Passthrough(d, _) => Origin::of(OriginKind::Passthrough, d),
                     Item::Instance(_, d) => Origin::of(OriginKind::Instance, d),
@@ -786,6 +841,9 @@ where
         match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);
+                if reuse.record {
+                    keys.extend(r.units.iter().map(|_| None));
+                }
                 units.extend(r.units);
                 origins.extend(r.origins);
             }
@@ -800,5 +858,6 @@ where
         units,
         origins,
         warnings: diags.0,
+        keys,
     })
 }

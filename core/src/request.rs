@@ -51,6 +51,9 @@ pub use crate::provenance::{Origin, OriginKind};
 use crate::redact::{FileSecrets, SecretPath, Secrets};
 use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 
+mod pair;
+pub use pair::{render_pair, Pair, Tree};
+
 /// Everything one run needs, whatever door it came through.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -228,7 +231,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, None, finish)
+    render_units_from(req, None, None, finish, None, false).map(|(r, _)| r)
 }
 
 /// [`render_units`] with every path of the request read inside `root` (as [`Request::root`]
@@ -244,7 +247,15 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, Some(Access::Within(root.clone())), finish)
+    render_units_from(
+        req,
+        None,
+        Some(Access::Within(root.clone())),
+        finish,
+        None,
+        false,
+    )
+    .map(|(r, _)| r)
 }
 
 /// [`render_units_within`] a tree that is not on disk (a committed revision), its paths those
@@ -260,6 +271,21 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    snapshot_from(req, snapshot, finish, None, false).map(|(r, _)| r)
+}
+
+/// [`render_snapshot`], taking from and recording for the other side of a diff.
+fn snapshot_from<T, F>(
+    req: &Request,
+    snapshot: &Snapshot,
+    finish: F,
+    from: From<'_, T>,
+    record: bool,
+) -> Result<(Rendered<T>, Option<Earlier>), Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
     // Plain manifests are read from memory; anything that needs files (a kurel package, values
     // files, instance directories, CRDs, symlinks) is rendered from a written-out tree.
     if req.values.is_empty() && req.instances.is_none() && req.crds.is_empty() {
@@ -267,7 +293,7 @@ where
             let mut own = req.clone();
             own.root = None;
             own.inputs = inputs;
-            return render_units_owned(own, finish);
+            return render_owned_from(own, finish, from, record);
         }
     }
     let tree = snapshot
@@ -296,8 +322,9 @@ where
         d.hint = d.hint.map(|h| h.replace(&top, ""));
         d
     };
-    match render_units_within(req, tree.root(), finish) {
-        Ok(mut r) => {
+    let within = Some(Access::Within(tree.root().clone()));
+    match render_units_from(req, None, within, finish, from, record) {
+        Ok((mut r, kept)) => {
             r.files = rename_files(std::mem::take(&mut r.files));
             r.warnings = std::mem::take(&mut r.warnings)
                 .into_iter()
@@ -306,7 +333,7 @@ where
             for o in &mut r.origins {
                 o.file = tree.tree_name(&o.file);
             }
-            Ok(r)
+            Ok((r, kept))
         }
         Err(mut f) => {
             f.files = rename_files(std::mem::take(&mut f.files));
@@ -322,7 +349,20 @@ where
 /// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
 /// documents) are moved into the run, not copied. What a door that holds thousands of items
 /// uses: each copy is fresh memory to fill.
-pub fn render_units_owned<T, F>(mut req: Request, finish: F) -> Result<Rendered<T>, Failed>
+pub fn render_units_owned<T, F>(req: Request, finish: F) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    render_owned_from(req, finish, None, false).map(|(r, _)| r)
+}
+
+fn render_owned_from<T, F>(
+    mut req: Request,
+    finish: F,
+    from: From<'_, T>,
+    record: bool,
+) -> Result<(Rendered<T>, Option<Earlier>), Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -339,7 +379,20 @@ where
             other => other.clone(),
         })
         .collect();
-    render_units_from(&req, Some(inputs), None, finish)
+    render_units_from(&req, Some(inputs), None, finish, from, record)
+}
+
+/// What a run of one side of a diff takes from the other's: the other's record, and its unit
+/// of each index (see `pair`).
+type From<'a, T> = Option<(&'a Earlier, &'a (dyn Fn(usize) -> T + Sync))>;
+
+/// What one rendered side keeps for the other side of a diff: the context its kro instances
+/// were rendered in ([`context_of`]), and the index and identities of each instance's unit by
+/// the instance's key ([`pipeline::instance_key`]).
+#[derive(Debug)]
+pub(crate) struct Earlier {
+    context: String,
+    units: std::collections::HashMap<String, (usize, Vec<Identity>)>,
 }
 
 fn render_units_from<T, F>(
@@ -347,7 +400,9 @@ fn render_units_from<T, F>(
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     finish: F,
-) -> Result<Rendered<T>, Failed>
+    from: From<'_, T>,
+    record: bool,
+) -> Result<(Rendered<T>, Option<Earlier>), Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -370,7 +425,27 @@ where
             problems,
         })
     };
-    let r = render_checked(req, owned, access, checked)?;
+    // An unchanged instance's unit as the other side rendered it: its objects passed the checks
+    // there (that side rendered without an error), and its identities join this side's
+    // duplicate check below like any unit's.
+    let earlier = from.map(|(e, unit_at)| {
+        let hook = move |key: &str| -> Option<Checked<T>> {
+            let (i, ids) = e.units.get(key)?;
+            Some(Checked {
+                out: Some(unit_at(*i)),
+                ids: ids.clone(),
+                problems: Vec::new(),
+            })
+        };
+        (e.context.as_str(), hook)
+    });
+    let reusing = Reusing {
+        record,
+        earlier: earlier
+            .as_ref()
+            .map(|(c, h)| (*c, h as &pipeline::EarlierUnit<'_, Checked<T>>)),
+    };
+    let (r, recorded) = render_checked(req, owned, access, checked, reusing)?;
     let mut problems = Vec::new();
     // A hash map: only lookups, never iterated (problems follow unit order). Ordered maps
     // compared whole identity tuples at every step, a tenth of a large pass-through's time.
@@ -412,7 +487,20 @@ where
         }
         return Err(Failed::new(all, r.files, &r.extra_documents));
     }
-    Ok(Rendered {
+    drop(seen);
+    // Every unit has its output here (a unit with problems failed the run above), so unit
+    // indices are those of the result.
+    let mut kept = None;
+    if let Some((context, keys)) = recorded {
+        let mut units = std::collections::HashMap::new();
+        for (i, (c, key)) in r.units.iter().zip(keys).enumerate() {
+            if let Some(k) = key {
+                units.insert(k, (i, c.ids.clone()));
+            }
+        }
+        kept = Some(Earlier { context, units });
+    }
+    let rendered = Rendered {
         units: r.units.into_iter().filter_map(|c| c.out).collect(),
         origins: r.origins,
         warnings: r.warnings,
@@ -422,7 +510,55 @@ where
         documents: r.documents,
         packages: r.packages,
         extra_documents: r.extra_documents,
-    })
+    };
+    Ok((rendered, kept))
+}
+
+/// What [`render_checked`] does for a diff: record the context and instance keys of this run
+/// for the other side, and take the units of unchanged instances from the other side when the
+/// context is the same as its.
+struct Reusing<'a, T> {
+    record: bool,
+    /// The other side's context and its units by instance key.
+    earlier: Option<(&'a str, &'a pipeline::EarlierUnit<'a, T>)>,
+}
+
+/// Everything the render of a kro instance can read besides its own document, as text: the
+/// request (but its inputs and root: where documents come from is not what they say), every
+/// document of the run that is not a kro instance (definitions, CRDs, component documents,
+/// pass-through documents: more than an instance reads, so that the rule is plainly safe), the
+/// `--crds` CRDs and the observed state. Two runs with the same context render the same
+/// objects for instance documents of the same value. kurel packages are not in it: they are
+/// read apart from the documents and cannot reach a kro instance (and each side renders its
+/// own).
+fn context_of(req: &Request, documents: &[Document], opts: &Options) -> String {
+    use std::fmt::Write as _;
+    let mut bare = req.clone();
+    bare.inputs = Vec::new();
+    bare.root = None;
+    let mut out = format!("{bare:?}\n");
+    let declared = pipeline::declared_kinds(documents);
+    for d in documents {
+        let instance = !crate::kro::is_rgd(d)
+            && !component::is_component_document(d)
+            && d.api_version().is_some_and(|api| {
+                let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+                declared.contains(&(
+                    group.to_string(),
+                    version.to_string(),
+                    d.kind().unwrap_or("").to_string(),
+                ))
+            });
+        if !instance {
+            let _ = writeln!(out, "{}", d.value);
+        }
+    }
+    out.push_str("--crds\n");
+    for d in &opts.crds {
+        let _ = writeln!(out, "{}", d.value);
+    }
+    let _ = write!(out, "--observed\n{:?}", opts.observed);
+    out
 }
 
 /// A unit's output with what the whole-output checks need of it.
@@ -514,12 +650,17 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
     (kept, files)
 }
 
+/// What [`render_checked`] records for the other side of a diff: its context, and each unit's
+/// instance key (`None` for units that are not kro instances).
+type Recorded = (String, Vec<Option<String>>);
+
 fn render_checked<T, F>(
     req: &Request,
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     finish: F,
-) -> Result<Rendered<T>, Failed>
+    reusing: Reusing<'_, T>,
+) -> Result<(Rendered<T>, Option<Recorded>), Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -569,17 +710,34 @@ where
         return Err(fail(diags, files, &extra));
     }
 
+    // For a diff: this run's context, before pass-through values move into their units. The
+    // other side's units are taken only when its context is this one, byte for byte.
+    // A run without definitions has no instance to take or keep (and a large pass-through tree
+    // is not written out as text for nothing).
+    let context = ((reusing.record || reusing.earlier.is_some())
+        && documents.iter().any(crate::kro::is_rgd))
+    .then(|| context_of(req, &documents, &opts));
+    let reuse = pipeline::Reuse {
+        record: reusing.record,
+        earlier: match (&context, reusing.earlier) {
+            (Some(here), Some((there, hook))) if *here == there => Some(hook),
+            _ => None,
+        },
+    };
+    let mut keys = Vec::new();
+
     // kro instances, pass-through documents and component releases.
     let mut units = Vec::new();
     let mut origins = Vec::new();
     let mut warnings = Vec::new();
     let mut errors = Diagnostics::new();
     if !documents.is_empty() || packages.is_empty() {
-        match pipeline::render_units_moving(&mut documents, &opts, &finish) {
+        match pipeline::render_units_moving(&mut documents, &opts, &finish, &reuse) {
             Ok(r) => {
                 units = r.units;
                 origins = r.origins;
                 warnings = r.warnings;
+                keys = r.keys;
             }
             Err(ds) => errors.extend(ds),
         }
@@ -621,6 +779,9 @@ where
                 summaries.push(p.summary);
                 for (i, u) in p.units.into_iter().enumerate() {
                     units.push(u);
+                    if reusing.record {
+                        keys.push(None);
+                    }
                     origins.push(Origin {
                         kind: OriginKind::Kurel,
                         file: found.name.clone(),
@@ -669,7 +830,7 @@ where
             ));
         }
     }
-    Ok(Rendered {
+    let rendered = Rendered {
         units,
         origins,
         warnings: all_warnings,
@@ -679,7 +840,13 @@ where
         documents: documents.len(),
         packages: summaries,
         extra_documents: extra,
-    })
+    };
+    let recorded = if reusing.record {
+        context.map(|c| (c, keys))
+    } else {
+        None
+    };
+    Ok((rendered, recorded))
 }
 
 fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Failed {

@@ -1,0 +1,347 @@
+//! The two sides of a diff, each kro instance that did not change rendered once.
+//!
+//! `kiln diff` renders one request at two points (two revisions, two environments). A pull
+//! request changes a few instances of thousands, and the render of a kro instance is a pure
+//! function of its document's value and of the run's *context* ([`super::context_of`]: the
+//! request but its inputs, every document that is not a kro instance, the `--crds` CRDs, the
+//! observed state). So:
+//!
+//! 1. the base side renders in full, and keeps its context and, for each kro instance, its
+//!    unit's index and identities by the instance's value ([`crate::pipeline::instance_key`]);
+//! 2. the head side reads and checks its own inputs and renders everything as usual, except that
+//!    when its context is the base's, byte for byte, a kro instance whose value the base also
+//!    holds takes the base's unit instead of rendering again (a copy of what the base's `finish`
+//!    made of it). Its identities still join the head's duplicate check.
+//!
+//! Everything else on the head side is its own: reading (and its warnings), definitions,
+//! component releases, kurel packages, pass-through documents, the whole-output checks. When
+//! anything but instances differs (a definition, a CRD, an option, an environment), nothing is
+//! taken and the head renders in full; when the base fails, there is nothing to take. Either
+//! way each side's result is what a render of that side alone gives.
+
+use serde_json::Value;
+
+use super::{snapshot_from, Access, Earlier, Failed, Rendered, Request};
+use crate::diag::Diagnostic;
+use crate::source::{Root, Snapshot};
+
+/// Where one side of a diff reads its files.
+#[derive(Clone, Copy)]
+pub enum Tree<'a> {
+    /// A tree on disk (a working tree), every path read inside it, as
+    /// [`super::render_units_within`].
+    Within(&'a Root),
+    /// A tree in memory (a revision), as [`super::render_snapshot`].
+    Snapshot(&'a Snapshot),
+}
+
+/// Both sides of a diff.
+#[derive(Debug)]
+pub struct Pair<T> {
+    /// The base side, as a render of it alone gives it.
+    pub base: Result<Rendered<T>, Failed>,
+    /// The head side, as a render of it alone gives it.
+    pub head: Result<Rendered<T>, Failed>,
+    /// kro instances of the head side taken from the base instead of rendered again.
+    pub reused: usize,
+}
+
+/// Render the base side, then the head side taking the units of the base's unchanged kro
+/// instances (module docs). `reuse: false` renders both in full, at the same time: the plain
+/// path that the reusing one must always equal.
+pub fn render_pair<T, F>(
+    base: (&Request, Tree<'_>),
+    head: (&Request, Tree<'_>),
+    finish: F,
+    reuse: bool,
+) -> Pair<T>
+where
+    T: Clone + Send + Sync,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    if !reuse {
+        let (b, h) = rayon::join(
+            || side(base, &finish, None, false),
+            || side(head, &finish, None, false),
+        );
+        return Pair {
+            base: b.map(|(r, _)| r),
+            head: h.map(|(r, _)| r),
+            reused: 0,
+        };
+    }
+    // The base first (its units render in parallel inside), then the head with what it kept.
+    let (base, earlier) = match side(base, &finish, None, true) {
+        Ok((r, e)) => (Ok(r), e),
+        Err(f) => (Err(f), None),
+    };
+    let counted = std::sync::atomic::AtomicUsize::new(0);
+    let head = match (&base, &earlier) {
+        (Ok(b), Some(e)) => {
+            let unit_at = |i: usize| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                b.units[i].clone()
+            };
+            side(head, &finish, Some((e, &unit_at)), false)
+        }
+        _ => side(head, &finish, None, false),
+    };
+    Pair {
+        base,
+        head: head.map(|(r, _)| r),
+        reused: counted.into_inner(),
+    }
+}
+
+fn side<T, F>(
+    (req, tree): (&Request, Tree<'_>),
+    finish: &F,
+    from: super::From<'_, T>,
+    record: bool,
+) -> Result<(Rendered<T>, Option<Earlier>), Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    match tree {
+        Tree::Within(root) => super::render_units_from(
+            req,
+            None,
+            Some(Access::Within(root.clone())),
+            finish,
+            from,
+            record,
+        ),
+        Tree::Snapshot(s) => snapshot_from(req, s, finish, from, record),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::{compare_entries, Entry, Options};
+    use crate::redact::Secrets;
+    use crate::source::{Input, SnapshotEntry};
+    use std::path::{Path, PathBuf};
+
+    /// `inner` makes a ConfigMap; `outer` makes a ConfigMap and an `Inner` instance (a nested
+    /// composition), both from the instance's `size`.
+    fn rgds(inner_data_key: &str) -> String {
+        format!(
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {{name: inner}}\nspec:\n  schema: {{apiVersion: v1alpha1, kind: Inner, spec: {{size: string}}}}\n  resources:\n  - id: cm\n    template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{schema.metadata.name}}-inner'}}, data: {{{inner_data_key}: '${{schema.spec.size}}'}}}}\n---\napiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {{name: outer}}\nspec:\n  schema: {{apiVersion: v1alpha1, kind: Outer, spec: {{size: string}}}}\n  resources:\n  - id: cm\n    template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{schema.metadata.name}}'}}, data: {{size: '${{schema.spec.size}}'}}}}\n  - id: nested\n    template: {{apiVersion: kro.run/v1alpha1, kind: Inner, metadata: {{name: '${{schema.metadata.name}}'}}, spec: {{size: '${{schema.spec.size}}'}}}}\n"
+        )
+    }
+
+    fn outer(name: &str, size: &str) -> String {
+        format!("apiVersion: kro.run/v1alpha1\nkind: Outer\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{size: '{size}'}}\n")
+    }
+
+    fn snapshot(files: &[(&str, String)]) -> Snapshot {
+        let mut s = Snapshot::new();
+        for (p, t) in files {
+            s.add(Path::new(p), SnapshotEntry::File(t.clone().into_bytes()))
+                .unwrap();
+        }
+        s
+    }
+
+    fn request() -> Request {
+        Request {
+            inputs: vec![Input::Path(PathBuf::from("apps"))],
+            ..Request::default()
+        }
+    }
+
+    /// One unit per kro instance or document: its objects, and their comparison entries.
+    type Unit = (Vec<Entry>, Vec<Value>);
+
+    fn finish(objs: Vec<Value>) -> Result<Unit, Diagnostic> {
+        Ok((objs.iter().map(Entry::of).collect(), objs))
+    }
+
+    /// What `kiln diff` prints of a pair, as text and as JSON.
+    fn printed(p: &Pair<Unit>) -> (String, String) {
+        let entries = |r: &Result<Rendered<Unit>, Failed>| -> Vec<Entry> {
+            r.as_ref()
+                .expect("renders")
+                .units
+                .iter()
+                .flat_map(|u| u.0.clone())
+                .collect()
+        };
+        let d = compare_entries(
+            &entries(&p.base),
+            &entries(&p.head),
+            &Secrets::default(),
+            &Options::default(),
+        )
+        .unwrap();
+        (d.text(false), d.json().to_string())
+    }
+
+    /// Render the pair both ways: reusing and in full. Both sides must be what each renders
+    /// alone (units, origins, warnings), and the printed diff the same.
+    fn both_ways(
+        base: (&Request, Tree<'_>),
+        head: (&Request, Tree<'_>),
+    ) -> (Pair<Unit>, Pair<Unit>) {
+        let fast = render_pair(base, head, finish, true);
+        let full = render_pair(base, head, finish, false);
+        for (a, b) in [(&fast.base, &full.base), (&fast.head, &full.head)] {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert_eq!(a.units, b.units);
+            assert_eq!(a.origins, b.origins);
+            assert_eq!(a.warnings, b.warnings);
+        }
+        assert_eq!(printed(&fast), printed(&full));
+        (fast, full)
+    }
+
+    #[test]
+    fn unchanged_instances_render_once_and_the_diff_is_the_full_renders() {
+        let base = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+            ("apps/b.yaml", outer("b", "1")),
+            ("apps/c.yaml", outer("c", "1")),
+            ("apps/d.yaml", outer("d", "1")),
+            (
+                "apps/two.yaml",
+                format!("{}---\n{}", outer("e", "1"), outer("f", "1")),
+            ),
+        ]);
+        // a unchanged; b changed; c removed; d moved to another file; e reformatted (the same
+        // value); f moved out of a stream into a file of its own; g added.
+        let head = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+            ("apps/b.yaml", outer("b", "2")),
+            ("apps/moved/d.yaml", outer("d", "1")),
+            (
+                "apps/two.yaml",
+                "# reformatted\napiVersion: kro.run/v1alpha1\nkind: Outer\nmetadata:\n  name: e\n  namespace: ns\nspec:\n  size: \"1\"\n".into(),
+            ),
+            ("apps/f.yaml", outer("f", "1")),
+            ("apps/g.yaml", outer("g", "1")),
+        ]);
+        // The head side as a working tree on disk, the base as a revision in memory.
+        let written = head.materialize().unwrap();
+        let req = request();
+        let (fast, _) = both_ways(
+            (&req, Tree::Snapshot(&base)),
+            (&req, Tree::Within(written.root())),
+        );
+        // a, d, e, f (nested instances inside them included) come from the base.
+        assert_eq!(fast.reused, 4);
+        let (text, _) = printed(&fast);
+        assert!(
+            text.ends_with("2 changed, 2 added, 2 removed, 8 unchanged\n"),
+            "{text}"
+        );
+        // The head's origins are its own: the moved instance is in its new file.
+        let head = fast.head.as_ref().unwrap();
+        assert!(head.origins.iter().any(|o| o.file == "apps/moved/d.yaml"));
+    }
+
+    #[test]
+    fn a_changed_definition_renders_the_head_in_full() {
+        let files = |key: &str| {
+            snapshot(&[
+                ("apps/rgds.yaml", rgds(key)),
+                ("apps/a.yaml", outer("a", "1")),
+                ("apps/b.yaml", outer("b", "1")),
+            ])
+        };
+        let (base, head) = (files("size"), files("renamed"));
+        let req = request();
+        let (fast, _) = both_ways((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
+        assert_eq!(fast.reused, 0);
+        let (text, _) = printed(&fast);
+        // Every nested ConfigMap changed, though no instance did.
+        assert!(
+            text.ends_with("2 changed, 0 added, 0 removed, 2 unchanged\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn other_options_or_documents_render_the_head_in_full() {
+        let tree = |extra: &str| {
+            snapshot(&[
+                ("apps/rgds.yaml", rgds("size")),
+                ("apps/a.yaml", outer("a", "1")),
+                ("apps/plain.yaml", format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: plain, namespace: ns}}\ndata: {{k: '{extra}'}}\n")),
+            ])
+        };
+        let (one, two) = (tree("1"), tree("2"));
+        let req = request();
+        // Another namespace for instances that name none: an option the render reads.
+        let mut other = request();
+        other.namespace = Some("elsewhere".into());
+        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&other, Tree::Snapshot(&one)));
+        assert_eq!(fast.reused, 0);
+        // Another document that is not an instance.
+        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&two)));
+        assert_eq!(fast.reused, 0);
+        // The same: everything reused.
+        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&one)));
+        assert_eq!(fast.reused, 1);
+    }
+
+    /// The whole-output checks hold over the head's own units and those taken from the base: an
+    /// instance copied into a second file renders its objects twice (KLN1012), though both
+    /// copies are units of the base.
+    #[test]
+    fn objects_taken_from_the_base_join_the_duplicate_check() {
+        let base = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+        ]);
+        let head = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+            ("apps/copy.yaml", outer("a", "1")),
+        ]);
+        let req = request();
+        let sides = ((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
+        let fast = render_pair(sides.0, sides.1, finish, true);
+        let full = render_pair(sides.0, sides.1, finish, false);
+        assert_eq!(fast.reused, 2);
+        let (f, g) = (fast.head.unwrap_err(), full.head.unwrap_err());
+        assert_eq!(f.diagnostics, g.diagnostics);
+        assert!(f.diagnostics.iter().all(|d| d.code.id == "KLN1012"));
+        assert_eq!(f.diagnostics.len(), 2, "{:?}", f.diagnostics);
+    }
+
+    #[test]
+    fn a_base_that_fails_leaves_nothing_to_take() {
+        let base = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+            ("apps/a2.yaml", outer("a", "1")),
+        ]);
+        let head = snapshot(&[
+            ("apps/rgds.yaml", rgds("size")),
+            ("apps/a.yaml", outer("a", "1")),
+        ]);
+        let req = request();
+        let fast = render_pair(
+            (&req, Tree::Snapshot(&base)),
+            (&req, Tree::Snapshot(&head)),
+            finish,
+            true,
+        );
+        let full = render_pair(
+            (&req, Tree::Snapshot(&base)),
+            (&req, Tree::Snapshot(&head)),
+            finish,
+            false,
+        );
+        assert_eq!(fast.reused, 0);
+        assert_eq!(
+            fast.base.as_ref().unwrap_err().diagnostics,
+            full.base.as_ref().unwrap_err().diagnostics
+        );
+        assert_eq!(fast.head.unwrap().units, full.head.unwrap().units);
+    }
+}
