@@ -207,15 +207,16 @@ pub fn compile_with(
     }
     let parser = env().parser().max_recursion_depth(limits.max_nesting);
     let max_depth = usize::from(limits.max_depth.min(MAX_DEPTH));
-    let program = parse_on_big_stack(parser, source, max_depth).map_err(|e| match e {
-        CompileError::Limit(m) if !m.starts_with("expression tree") => {
-            CompileError::Limit(format!(
-                "expression nests deeper than the limit of {} levels",
-                limits.max_nesting.min(MAX_NESTING)
-            ))
-        }
-        e => e,
-    })?;
+    let program =
+        parse_on_big_stack(parser, source, max_depth, limits.max_nesting).map_err(|e| match e {
+            CompileError::Limit(m) if !m.starts_with("expression tree") => {
+                CompileError::Limit(format!(
+                    "expression nests deeper than the limit of {} levels",
+                    limits.max_nesting.min(MAX_NESTING)
+                ))
+            }
+            e => e,
+        })?;
     let mut program = program;
     // kro's parse-time macro for runtime.newCondition: its bare-identifier keys become strings
     // before anything reads the tree (they are not variables).
@@ -258,6 +259,7 @@ fn parse_on_big_stack(
     parser: cel::parser::Parser,
     source: &str,
     max_depth: usize,
+    max_nesting: u16,
 ) -> Result<Program, CompileError> {
     // A field path is as deep as it has segments; a longer one goes to the parser's thread,
     // which measures and refuses it there.
@@ -279,8 +281,14 @@ fn parse_on_big_stack(
     };
     // Shallow expressions (nearly all) parse on the caller's stack: a thread per expression costs
     // more than the parse, and on a busy machine its scheduling dominates start-up.
-    let res = if max_bracket_depth(source) <= INLINE_PARSE_DEPTH {
-        parse(parser, source)
+    let bracket_depth = max_bracket_depth(source);
+    let res = if bracket_depth <= INLINE_PARSE_DEPTH {
+        // Without the ANTLR parser's warm-up where the tree is provably the same (see
+        // `super::pratt`); a tree too deep goes to the ANTLR parser, which refuses it.
+        match super::pratt::parse(source, bracket_depth, max_nesting.min(MAX_NESTING)) {
+            Some(tree) if tree_depth_over(&tree, max_depth).is_none() => Ok(tree),
+            _ => parse(parser, source),
+        }
     } else {
         let src = source.to_string();
         let handle = std::thread::Builder::new()
@@ -386,6 +394,12 @@ fn select_chain(source: &str) -> Option<Expression> {
     Some(expr)
 }
 
+/// Whether `source` takes the field-path fast path (for other fast paths' tests).
+#[cfg(test)]
+pub(crate) fn select_chain_for_tests(source: &str) -> bool {
+    select_chain(source).is_some()
+}
+
 /// `[A-Za-z_][A-Za-z0-9_]*` and not a CEL keyword or reserved word.
 fn is_plain_identifier(s: &str) -> bool {
     const RESERVED: &[&str] = &[
@@ -425,7 +439,7 @@ const INLINE_PARSE_DEPTH: usize = 8;
 
 /// The deepest bracket nesting outside string literals: a cheap upper bound on what the parser
 /// will recurse into (operators add a little; the margin in [`INLINE_PARSE_DEPTH`] covers it).
-fn max_bracket_depth(src: &str) -> usize {
+pub(super) fn max_bracket_depth(src: &str) -> usize {
     let (mut depth, mut max) = (0usize, 0usize);
     let mut quote: Option<char> = None;
     let mut chars = src.chars();

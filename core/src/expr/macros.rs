@@ -296,7 +296,7 @@ fn cel_bind(
 /// Member and namespaced functions (`ns.f(x)` parses as a member call on `ns`) whose result can
 /// outgrow their inputs; `replace`, `split` and `join(sep)` are also checked before they build
 /// anything (see [`super::budget`]).
-const GROWING: &[&str] = &[
+pub(super) const GROWING: &[&str] = &[
     "format",
     "join",
     "quote",

@@ -4,6 +4,7 @@ pub mod cel;
 pub mod check;
 pub mod library;
 mod macros;
+mod pratt;
 pub mod reads;
 pub mod refs;
 pub mod scan;
