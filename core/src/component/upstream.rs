@@ -859,30 +859,14 @@ fn resolve_resource(
     dep: &Value,
 ) -> Result<Value, String> {
     let name = s(dep, "ref");
-    let observed: Vec<&Value> = match platform.observed.as_ref() {
-        Some(o) => o
-            .select(
-                super::API_VERSION,
-                "ResourceReleaseBinding",
-                Some(namespace),
-                &json!({}),
-            )
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    let found: Vec<&Value> = observed
-        .into_iter()
-        .filter(|rb| {
-            rb.pointer("/spec/owner/projectName")
-                .and_then(Value::as_str)
-                == Some(project)
-                && rb
-                    .pointer("/spec/owner/resourceName")
-                    .and_then(Value::as_str)
-                    == Some(name)
-                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
-        })
-        .collect();
+    let found = observed_bindings(
+        platform,
+        "ResourceReleaseBinding",
+        namespace,
+        ("resourceName", name),
+        project,
+        env,
+    );
     let rrb = match found.as_slice() {
         [] => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among --observed")),
         [one] => *one,
@@ -983,6 +967,34 @@ fn resource_volume_name(reference: &str, kind: &str, name: &str) -> String {
     format!("r-{h:08x}")
 }
 
+/// The observed bindings of `kind` in `namespace` whose owner is `project` and
+/// `owner = (field, name)` (`componentName` or `resourceName`) in environment `env`.
+fn observed_bindings<'p>(
+    platform: &'p Platform<'_>,
+    kind: &str,
+    namespace: &str,
+    (owner_field, owner): (&str, &str),
+    project: &str,
+    env: &str,
+) -> Vec<&'p Value> {
+    let Some(observed) = platform.observed.as_ref() else {
+        return Vec::new();
+    };
+    let owner_path = format!("/spec/owner/{owner_field}");
+    observed
+        .select(super::API_VERSION, kind, Some(namespace), &json!({}))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|rb| {
+            rb.pointer("/spec/owner/projectName")
+                .and_then(Value::as_str)
+                == Some(project)
+                && rb.pointer(&owner_path).and_then(Value::as_str) == Some(owner)
+                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
+        })
+        .collect()
+}
+
 /// Upstream's `resolveConnection`: the one ReleaseBinding of the target component in the
 /// environment, not undeployed, with a URL for the visibility in its status.
 fn resolve_connection(
@@ -994,30 +1006,14 @@ fn resolve_connection(
     endpoint: &str,
     visibility: &str,
 ) -> Result<Value, String> {
-    let observed: Vec<&Value> = match platform.observed.as_ref() {
-        Some(o) => o
-            .select(
-                super::API_VERSION,
-                "ReleaseBinding",
-                Some(namespace),
-                &json!({}),
-            )
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    let bindings: Vec<&Value> = observed
-        .into_iter()
-        .filter(|rb| {
-            rb.pointer("/spec/owner/projectName")
-                .and_then(Value::as_str)
-                == Some(project)
-                && rb
-                    .pointer("/spec/owner/componentName")
-                    .and_then(Value::as_str)
-                    == Some(component)
-                && rb.pointer("/spec/environment").and_then(Value::as_str) == Some(env)
-        })
-        .collect();
+    let bindings = observed_bindings(
+        platform,
+        "ReleaseBinding",
+        namespace,
+        ("componentName", component),
+        project,
+        env,
+    );
     let key = (
         namespace.to_string(),
         project.to_string(),
