@@ -525,6 +525,35 @@ struct Resolved {
 }
 
 /// Resolve every parameter of a release, reporting every problem at once.
+/// The workload's spec with the environment's env/file overrides applied (upstream step 2), or
+/// `None` with the error recorded.
+fn overridden_workload(
+    unit: &Unit<'_, '_>,
+    suffix: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    let Some((d, o)) = unit
+        .deployment
+        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
+    else {
+        return Some(unit.workload.spec.clone());
+    };
+    overrides::apply(&unit.workload.spec, o)
+        .map_err(|(at, m)| {
+            errors.push(unit.workload.loc.error(
+                codes::COMPONENT_INVALID,
+                &at,
+                format!(
+                    "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
+                    d.environment,
+                    d.loc.doc.file(),
+                ),
+                "env and files of a container are lists of {key, value} entries",
+            ))
+        })
+        .ok()
+}
+
 fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic>> {
     let comp = unit.component;
     let ty = unit.type_def;
@@ -552,27 +581,7 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
     )
     .map_err(|ds| errors.extend(ds))
     .ok();
-    // The environment's env/file overrides go into a copy of the workload (upstream step 2).
-    let workload_spec = match unit
-        .deployment
-        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
-    {
-        None => Some(unit.workload.spec.clone()),
-        Some((d, o)) => overrides::apply(&unit.workload.spec, o)
-            .map_err(|(at, m)| {
-                errors.push(unit.workload.loc.error(
-                    codes::COMPONENT_INVALID,
-                    &at,
-                    format!(
-                        "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
-                        d.environment,
-                        d.loc.doc.file(),
-                    ),
-                    "env and files of a container are lists of {key, value} entries",
-                ))
-            })
-            .ok(),
-    };
+    let workload_spec = overridden_workload(unit, suffix, &mut errors);
     let mut addon_params = Vec::new();
     for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
         let src = Source {
@@ -695,26 +704,7 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
     )
     .map_err(|e| errors.extend(e))
     .ok();
-    let workload_spec = match unit
-        .deployment
-        .and_then(|d| d.workload_overrides.as_ref().map(|o| (d, o)))
-    {
-        None => Some(unit.workload.spec.clone()),
-        Some((d, o)) => overrides::apply(&unit.workload.spec, o)
-            .map_err(|(at, m)| {
-                errors.push(unit.workload.loc.error(
-                    codes::COMPONENT_INVALID,
-                    &at,
-                    format!(
-                        "cannot apply the workload overrides of environment {:?} ({}): {m}{suffix}",
-                        d.environment,
-                        d.loc.doc.file(),
-                    ),
-                    "env and files of a container are lists of {key, value} entries",
-                ))
-            })
-            .ok(),
-    };
+    let workload_spec = overridden_workload(unit, suffix, &mut errors);
     let mut addon_params = Vec::new();
     for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
         let what = format!("Trait {:?} (instance {:?})", addon.name, use_.instance);
