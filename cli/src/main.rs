@@ -103,6 +103,8 @@ struct Common {
     /// available; see `kiln schema --help`).
     #[arg(long, value_name = "MAJOR.MINOR")]
     kube_version: Option<String>,
+    // `[redacted]` below is the literal marker kiln prints (also shown by --help), not a doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Treat the values at PATH as secret: they are printed as [redacted] in diagnostics and
     /// logs (repeatable). Looked up in every input document from its root and its spec
     /// (`spec.password`), in kurel parameters and values (`db.password`), and with a leading

@@ -4,7 +4,7 @@
 //! Argo CD runs three commands, each in a fresh copy of the repository with the application's
 //! path as working directory: `discover` (does kiln render this directory?), `parameters` (what
 //! the UI offers) and `generate` (the manifests). Each is a thin translation: the documented
-//! environment ([`env`]) becomes options ([`options`]), the options one core request
+//! environment ([`env`](mod@env)) becomes options ([`options`]), the options one core request
 //! ([`generate`]), confined to the checkout.
 
 #![deny(missing_docs)]

@@ -432,7 +432,7 @@ pub(crate) fn build(
 
 /// Upstream's `ExtractEndpointResources`: each endpoint's routes from its API schema, for the
 /// endpoints that have some (a schema that does not parse gives none; the render warns of it,
-/// see [`endpoint_schema_warnings`]).
+/// see [`super::endpoint_schema_warnings`]).
 fn endpoint_resources(workload_spec: &Value) -> Value {
     let mut out = Map::new();
     for (name, ep) in workload_spec

@@ -6,7 +6,7 @@
 //! list. This module reads exactly that, straight into `serde_json::Value`, in one pass over the
 //! lines, several times faster.
 //!
-//! The contract: [`parse`] returns `Some(docs)` only when `docs` is what serde-saphyr (with the
+//! The contract: [`parse`](crate::document::fast::parse) returns `Some(docs)` only when `docs` is what serde-saphyr (with the
 //! options of `document::parse_yaml`) returns for the same text, value for value and key order
 //! included, with null documents dropped as `parse_yaml` drops them. For anything it is not sure
 //! about it returns `None` ("not sure"), and the caller parses the whole text with serde-saphyr

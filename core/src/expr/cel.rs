@@ -134,7 +134,7 @@ impl ExecutionErrorExt for cel::ExecutionError {
     }
 }
 
-/// A parsed expression, macros expanded, ready to evaluate in any [`Context`] made from [`env`].
+/// A parsed expression, macros expanded, ready to evaluate in any [`Context`] made from [`env()`].
 ///
 /// kiln's own rather than the crate's `Program`: the crate builds a `Program` only through
 /// `Env::compile`, which parses with its default limits, so honouring kiln's nesting limit meant

@@ -7,7 +7,7 @@
 //! - [`simple_to_openapi`]: the SimpleSchema → structural schema conversion, matching kro's
 //!   output and error texts;
 //! - [`apply_defaults`]: the API server's structural defaulting;
-//! - [`validate`]: the API server's schema validation, with unknown fields reported rather than
+//! - [`validate()`]: the API server's schema validation, with unknown fields reported rather than
 //!   silently pruned.
 
 mod custom_types;
