@@ -2070,3 +2070,348 @@ pub(crate) fn project_binding_def<'a>(
         annotations,
     })
 }
+
+/// An upstream ResourceType or ClusterResourceType: what upstream's resource pipeline
+/// (`internal/pipeline/resource`) renders for each ResourceReleaseBinding of a Resource of the
+/// type, and the outputs a component's resource dependency reads.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceTypeDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// ClusterResourceType.
+    pub cluster: bool,
+    pub schemas: Schemas,
+    pub resources: Vec<ResourceTpl>,
+    /// `readyWhen` of each resource (the expression inside `${…}`, its path): read at load and
+    /// type-checked, never evaluated (it gates readiness in a cluster, not what renders).
+    pub ready_when: Vec<(String, FieldPath)>,
+    pub outputs: Vec<ResourceOutput>,
+}
+
+/// One `spec.outputs` entry of a resource type (`ResourceTypeOutput`): exactly one source.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceOutput {
+    pub name: String,
+    pub source: OutputSource,
+    /// Path of the entry (`spec.outputs[0]`).
+    pub at: FieldPath,
+}
+
+/// Where an output's value comes from; each string is a template (`${…}` or literal text).
+#[derive(Debug, Clone)]
+pub(crate) enum OutputSource {
+    Value(String),
+    SecretKeyRef { name: String, key: String },
+    ConfigMapKeyRef { name: String, key: String },
+}
+
+/// The fields of a ResourceType's spec (`ResourceTypeSpec`).
+const RESOURCE_TYPE_SPEC_FIELDS: &[&str] = &[
+    "parameters",
+    "environmentConfigs",
+    "retainPolicy",
+    "outputs",
+    "resources",
+];
+
+/// The fields of one `spec.resources` entry (`ResourceTypeManifest`): no forEach, no
+/// targetPlane, unlike a component type's.
+const RESOURCE_TYPE_ENTRY_FIELDS: &[&str] = &["id", "includeWhen", "template", "readyWhen"];
+
+/// Upstream's `ResourceRetainPolicy`: what happens to provisioned data when the binding goes.
+const RETAIN_POLICIES: &[&str] = &["Delete", "Retain"];
+
+fn retain_policy(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) {
+    if let Some(p) = r.opt_string(v, at) {
+        if !RETAIN_POLICIES.contains(&p.as_str()) {
+            r.invalid(
+                at,
+                format!("retainPolicy {p:?} is not one of Delete, Retain"),
+                "upstream's ResourceRetainPolicy is Delete (the default) or Retain",
+            );
+        }
+    }
+}
+
+/// Read a ResourceType or ClusterResourceType.
+pub(crate) fn resource_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceTypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(&mut r, v, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
+    let schemas = schemas(&mut r, v);
+    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
+    let res_at = p(&["spec", "resources"]);
+    let mut resources = Vec::new();
+    let mut ready_when = Vec::new();
+    let mut ids = BTreeSet::new();
+    for i in 0..r.list(v, &res_at).len() {
+        let at = res_at.index(i);
+        if let Some(m) = get(v, &at).and_then(Value::as_object) {
+            for k in m.keys() {
+                if !RESOURCE_TYPE_ENTRY_FIELDS.contains(&k.as_str()) {
+                    r.errors.push(loc.error(
+                        codes::UNSUPPORTED_FEATURE,
+                        &at.key(k),
+                        format!("ResourceType resource field {k} is not known to kiln"),
+                        format!(
+                            "a resource type's resource has {}; a newer upstream field may change what renders, so it is refused rather than ignored",
+                            RESOURCE_TYPE_ENTRY_FIELDS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(rw) = r.control(v, &at.key("readyWhen")) {
+            ready_when.push((rw, at.key("readyWhen")));
+        }
+        if let Some(t) = resource_tpl(&mut r, v, &at, true, Some("item")) {
+            if let Some(id) = &t.id {
+                if !ids.insert(id.clone()) {
+                    r.invalid(
+                        &t.at.key("id"),
+                        format!("resource id {id:?} is used more than once"),
+                        "give every resource its own id: upstream reads applied.<id> by it",
+                    );
+                }
+            }
+            resources.push(t);
+        }
+    }
+    if resources.is_empty() && r.errors.len() == before {
+        r.invalid(
+            &res_at,
+            "a resource type must render at least one resource",
+            "add an entry with id and template (upstream's CRD requires one)",
+        );
+    }
+    let out_at = p(&["spec", "outputs"]);
+    let mut outputs = Vec::new();
+    let mut names = BTreeSet::new();
+    for i in 0..r.list(v, &out_at).len() {
+        let at = out_at.index(i);
+        if let Some(o) = resource_output(&mut r, v, &at) {
+            if !names.insert(o.name.clone()) {
+                r.invalid(
+                    &at.key("name"),
+                    format!("output {:?} is declared more than once", o.name),
+                    "give every output its own name",
+                );
+            }
+            outputs.push(o);
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(ResourceTypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType"),
+        schemas,
+        resources,
+        ready_when,
+        outputs,
+    })
+}
+
+fn resource_output(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<ResourceOutput> {
+    let Some(m) = get(v, at).and_then(Value::as_object) else {
+        r.invalid(
+            at,
+            "an output must be a map",
+            "write name and one of value, secretKeyRef, configMapKeyRef",
+        );
+        return None;
+    };
+    for k in m.keys() {
+        if !["name", "value", "secretKeyRef", "configMapKeyRef"].contains(&k.as_str()) {
+            r.errors.push(r.loc.error(
+                codes::UNSUPPORTED_FEATURE,
+                &at.key(k),
+                format!("ResourceType output field {k} is not known to kiln"),
+                "an output has name and one of value, secretKeyRef, configMapKeyRef; a newer upstream field may change what resolves, so it is refused rather than ignored",
+            ));
+        }
+    }
+    let name = r.string(v, &at.key("name"), "name the output, e.g. name: host");
+    let set: Vec<&str> = ["value", "secretKeyRef", "configMapKeyRef"]
+        .into_iter()
+        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null() && x != ""))
+        .collect();
+    if set.len() != 1 {
+        r.invalid(
+            at,
+            format!(
+                "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
+                if set.is_empty() {
+                    "none".to_string()
+                } else {
+                    set.join(", ")
+                }
+            ),
+            "upstream's CRD rule: exactly one source per output",
+        );
+        return None;
+    }
+    let key_ref = |r: &mut Reader<'_, '_>, k: &str| -> Option<(String, String)> {
+        let n = r.string(
+            v,
+            &at.key(k).key("name"),
+            "the object's name, e.g. ${metadata.name}-creds",
+        );
+        let key = r.string(v, &at.key(k).key("key"), "the key inside the object");
+        Some((n?, key?))
+    };
+    let source = match set[0] {
+        "value" => OutputSource::Value(r.string(v, &at.key("value"), "a string or ${…}")?),
+        "secretKeyRef" => {
+            let (name, key) = key_ref(r, "secretKeyRef")?;
+            OutputSource::SecretKeyRef { name, key }
+        }
+        _ => {
+            let (name, key) = key_ref(r, "configMapKeyRef")?;
+            OutputSource::ConfigMapKeyRef { name, key }
+        }
+    };
+    Some(ResourceOutput {
+        name: name?,
+        source,
+        at: at.clone(),
+    })
+}
+
+/// An upstream Resource: an instance of a (Cluster)ResourceType owned by a project.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub project: String,
+    /// `ResourceType` (the default) or `ClusterResourceType`.
+    pub type_kind: String,
+    pub type_name: String,
+    pub parameters: Value,
+}
+
+/// Read a Resource.
+pub(crate) fn resource_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(&mut r, v, &["owner", "type", "parameters"], "Resource");
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the owning Project's name",
+    );
+    let type_kind = r
+        .opt_string(v, &p(&["spec", "type", "kind"]))
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "ResourceType".into());
+    if !["ResourceType", "ClusterResourceType"].contains(&type_kind.as_str()) {
+        r.invalid(
+            &p(&["spec", "type", "kind"]),
+            format!("type kind {type_kind:?} is not ResourceType or ClusterResourceType"),
+            "a Resource's type is a ResourceType (the default) or a ClusterResourceType",
+        );
+    }
+    let type_name = r.string(
+        v,
+        &p(&["spec", "type", "name"]),
+        "the (Cluster)ResourceType's name",
+    );
+    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ResourceDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        project: project?,
+        type_kind,
+        type_name: type_name?,
+        parameters,
+    })
+}
+
+/// An upstream ResourceReleaseBinding: a Resource deployed to an environment.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceBindingDef<'a> {
+    pub loc: Loc<'a>,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub resource: String,
+    pub environment: String,
+    pub env_configs: Value,
+    pub annotations: Value,
+}
+
+/// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which
+/// kiln does not read (it renders from the live Resource and its type), so it is refused;
+/// `retainPolicy` only decides what deletion keeps, and is accepted.
+pub(crate) fn resource_binding_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceBindingDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let known = &[
+        "owner",
+        "environment",
+        "resourceRelease",
+        "retainPolicy",
+        "resourceTypeEnvironmentConfigs",
+    ];
+    check_fields(&mut r, v, known, "ResourceReleaseBinding");
+    if get(v, &p(&["spec", "resourceRelease"])).is_some_and(|x| !x.is_null() && x != "") {
+        r.errors.push(loc.error(
+            codes::UNSUPPORTED_FEATURE,
+            &p(&["spec", "resourceRelease"]),
+            "ResourceReleaseBinding spec.resourceRelease pins a frozen ResourceRelease, which kiln does not read",
+            "kiln renders a resource binding from the live Resource and its (Cluster)ResourceType, as the release it would pin is made from them; leave resourceRelease unset (as upstream's samples do)",
+        ));
+    }
+    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the Project's name",
+    );
+    let resource = r.string(
+        v,
+        &p(&["spec", "owner", "resourceName"]),
+        "the Resource's name",
+    );
+    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
+    let env_configs = r.map(v, &p(&["spec", "resourceTypeEnvironmentConfigs"]));
+    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ResourceBindingDef {
+        loc: loc.clone(),
+        namespace,
+        project: project?,
+        resource: resource?,
+        environment: environment?,
+        env_configs,
+        annotations,
+    })
+}

@@ -44,6 +44,7 @@ mod patch;
 mod pointer;
 mod project;
 mod release;
+mod resource;
 mod schemaextract;
 mod shorthand;
 pub mod snapshot;
@@ -127,6 +128,11 @@ struct Loaded<'a> {
     /// with them (`project`).
     project_types: Vec<kinds::ProjectTypeDef<'a>>,
     project_bindings: Vec<kinds::ProjectBindingDef<'a>>,
+    /// Upstream's (Cluster)ResourceTypes, Resources and ResourceReleaseBindings, rendered by its
+    /// resource pipeline (`resource`).
+    resource_types: Vec<kinds::ResourceTypeDef<'a>>,
+    resources: Vec<kinds::ResourceDef<'a>>,
+    resource_bindings: Vec<kinds::ResourceBindingDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
@@ -160,17 +166,10 @@ fn err(
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
 
-/// Upstream kinds its controllers render into data-plane objects through pipelines kiln does not
-/// implement (resources and their types: what a workload's resource dependencies point at).
-/// Passing them through would hand a GitOps tool control-plane objects instead of what upstream
-/// renders from them, so they are refused.
-const UNRENDERED_KINDS: &[&str] = &[
-    "ResourceType",
-    "ClusterResourceType",
-    "Resource",
-    "ResourceRelease",
-    "ResourceReleaseBinding",
-];
+/// Upstream's frozen resource release. kiln renders a ResourceReleaseBinding from the live
+/// Resource and its (Cluster)ResourceType (`resource`); a ResourceRelease would be ignored, so it
+/// is refused.
+const UNRENDERED_KINDS: &[&str] = &["ResourceRelease"];
 
 /// Upstream's frozen project release. kiln renders a ProjectReleaseBinding from the live
 /// Project and its (Cluster)ProjectType (`project`); a ProjectRelease would be ignored, so it is
@@ -289,12 +288,27 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.releases.push(r);
                 }
             }
+            None if matches!(kind, "ResourceType" | "ClusterResourceType") => {
+                if let Some(t) = kinds::resource_type_def(loc, v, &mut diags) {
+                    l.resource_types.push(t);
+                }
+            }
+            None if kind == "Resource" => {
+                if let Some(r) = kinds::resource_def(loc, v, &mut diags) {
+                    l.resources.push(r);
+                }
+            }
+            None if kind == "ResourceReleaseBinding" => {
+                if let Some(b) = kinds::resource_binding_def(loc, v, &mut diags) {
+                    l.resource_bindings.push(b);
+                }
+            }
             _ if UNRENDERED_KINDS.contains(&kind) => diags.push(err(
                 &loc,
                 codes::UNSUPPORTED_FEATURE,
                 &root.key("kind"),
-                format!("kind {kind} is rendered by upstream's resource pipeline, which kiln does not implement"),
-                "upstream's controller turns resources and their types into data-plane objects; kiln refuses them rather than pass them through unrendered — leave them out of a kiln render",
+                format!("kind {kind} freezes a resource type for upstream's resource pipeline; kiln renders ResourceReleaseBindings from the live Resource and its type, and does not read releases"),
+                "leave ResourceReleases out of a kiln render; give the Resource, its (Cluster)ResourceType and the ResourceReleaseBindings",
             )),
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
@@ -388,10 +402,29 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
             clean_addons.push(a);
         }
     }
+    let mut clean_project_types = Vec::new();
     for t in &l.project_types {
+        let before = diags.len();
         project::compile(t, &mut exprs, limits, &mut diags);
+        if diags.len() == before {
+            clean_project_types.push(t);
+        }
+    }
+    let mut clean_resource_types = Vec::new();
+    for t in &l.resource_types {
+        let before = diags.len();
+        resource::compile(t, &mut exprs, limits, &mut diags);
+        if diags.len() == before {
+            clean_resource_types.push(t);
+        }
     }
     let checker = typecheck::Checker::new(&exprs);
+    for t in clean_project_types {
+        diags.extend(checker.check_project_type(t));
+    }
+    for t in clean_resource_types {
+        diags.extend(checker.check_resource_type(t));
+    }
     for t in clean_types {
         diags.extend(checker.check_type(t));
     }
@@ -1007,6 +1040,8 @@ fn plan<'u, 'a>(
             .iter()
             .map(|d| d.environment.as_str())
             .chain(l.snapshots.iter().map(|s| s.environment.as_str()))
+            .chain(l.resource_bindings.iter().map(|b| b.environment.as_str()))
+            .chain(l.project_bindings.iter().map(|b| b.environment.as_str()))
             .chain(
                 l.platform
                     .iter()
@@ -1466,6 +1501,22 @@ where
         observed: opts.observed.clone(),
         ..Default::default()
     };
+    // Resource bindings (upstream's resource pipeline) render first: the outputs they resolve
+    // are what the components' resource dependencies read.
+    let rendered_resources = render_resource_bindings(&l, opts, &platform);
+    for (b, r) in &rendered_resources {
+        if let (Ok(r), Some(ns)) = (r, resource::namespace_of(b, opts)) {
+            platform.resource_outputs.insert(
+                (
+                    ns,
+                    b.project.clone(),
+                    b.resource.clone(),
+                    b.environment.clone(),
+                ),
+                r.outputs.clone(),
+            );
+        }
+    }
     let is_broken = |u: &release::Unit<'_, '_>| {
         l.is_broken(&u.component.loc)
             || l.is_broken(&u.type_def.loc)
@@ -1556,7 +1607,19 @@ where
         {
             Ok(t) => {
                 out.push(t);
-                let mut o = Origin::of(OriginKind::Component, b.loc.doc);
+                let mut o = Origin::of(OriginKind::Project, b.loc.doc);
+                o.detail = Some(b.environment.clone());
+                origins.push(o);
+            }
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    // Then the resources, each binding's objects in its type's order.
+    for (b, r) in rendered_resources {
+        match r.and_then(|r| finish(r.objects).map_err(|d| vec![d])) {
+            Ok(t) => {
+                out.push(t);
+                let mut o = Origin::of(OriginKind::Resource, b.loc.doc);
                 o.detail = Some(b.environment.clone());
                 origins.push(o);
             }
@@ -1584,6 +1647,50 @@ where
         origins,
         warnings,
     })
+}
+
+/// Render the ResourceReleaseBindings for `--env` (every environment without one), in input
+/// order; bindings and types with errors of their own are skipped (those errors are reported).
+#[allow(clippy::type_complexity)]
+fn render_resource_bindings<'l, 'a>(
+    l: &'l Loaded<'a>,
+    opts: &Options,
+    platform: &upstream::Platform<'_>,
+) -> Vec<(
+    &'l kinds::ResourceBindingDef<'a>,
+    Result<resource::RenderedResource, Vec<Diagnostic>>,
+)> {
+    let types: Vec<_> = l
+        .resource_types
+        .iter()
+        .filter(|t| !l.is_broken(&t.loc))
+        .cloned()
+        .collect();
+    let resources: Vec<_> = l
+        .resources
+        .iter()
+        .filter(|r| !l.is_broken(&r.loc))
+        .cloned()
+        .collect();
+    l.resource_bindings
+        .iter()
+        .filter(|b| opts.env.as_deref().is_none_or(|e| e == b.environment) && !l.is_broken(&b.loc))
+        // A binding of a resource (or resource type) with errors: those errors explain it.
+        .filter(|b| {
+            !l.failed_names.contains(&b.resource)
+                && !l
+                    .resources
+                    .iter()
+                    .filter(|r| r.name == b.resource)
+                    .any(|r| l.failed_names.contains(&r.type_name))
+        })
+        .map(|b| {
+            (
+                b,
+                resource::render(b, &resources, &types, &l.exprs, opts, platform),
+            )
+        })
+        .collect()
 }
 
 /// The JSON Schema of each ComponentTypeDefinition's and Addon's parameters (parameters and
