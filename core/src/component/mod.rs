@@ -223,6 +223,13 @@ const RENDERING_KINDS: &[&str] = &[
     "ReleaseBinding",
     "ComponentEnvSnapshot",
     "ComponentRelease",
+    "ProjectType",
+    "ClusterProjectType",
+    "ProjectReleaseBinding",
+    "ResourceType",
+    "ClusterResourceType",
+    "Resource",
+    "ResourceReleaseBinding",
 ];
 
 /// Read and check every document; compile every expression once.

@@ -667,4 +667,21 @@ spec:
         );
         assert!(e.0[0].message.contains("resource \"redis\""), "{e:?}");
     }
+
+    /// The resource kinds are rendering kinds: a near miss is named with a did-you-mean, not
+    /// passed through (a misspelt binding would leave its resource out of the render).
+    #[test]
+    fn a_misspelt_resource_kind_is_named() {
+        let e = run("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBindng\nmetadata: {name: x}\nspec: {}\n")
+            .unwrap_err();
+        assert_eq!(e.0[0].code.id, "KLN1011", "{e:?}");
+        assert!(
+            e.0[0]
+                .hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("did you mean \"ResourceReleaseBinding\"?"),
+            "{e:?}"
+        );
+    }
 }
