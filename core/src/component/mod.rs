@@ -1511,18 +1511,38 @@ where
     // Resource bindings (upstream's resource pipeline) render first: the outputs they resolve
     // are what the components' resource dependencies read.
     let rendered_resources = render_resource_bindings(&l, opts, &platform);
-    for (b, r) in &rendered_resources {
-        if let (Ok(r), Some(ns)) = (r, resource::namespace_of(b, opts)) {
-            platform.resource_outputs.insert(
-                (
-                    ns,
-                    b.project.clone(),
-                    b.resource.clone(),
-                    b.environment.clone(),
-                ),
-                r.outputs.clone(),
-            );
-        }
+    // Every binding of the run, rendered or not: a dependency on a resource whose binding failed
+    // is explained by the binding's own errors, not reported as missing.
+    for b in l
+        .resource_bindings
+        .iter()
+        .filter(|b| opts.env.as_deref().is_none_or(|e| e == b.environment))
+    {
+        let Some(ns) = resource::namespace_of(b, opts) else {
+            continue;
+        };
+        let key = (
+            ns,
+            b.project.clone(),
+            b.resource.clone(),
+            b.environment.clone(),
+        );
+        let rendered = rendered_resources
+            .iter()
+            .find(|(x, _)| std::ptr::eq(*x, b))
+            .and_then(|(_, r)| r.as_ref().ok());
+        let entry = match (platform.resource_outputs.contains_key(&key), rendered) {
+            (true, _) => Err(format!(
+                "several ResourceReleaseBindings of {}/{} for environment {:?} among the inputs",
+                b.project, b.resource, b.environment
+            )),
+            (false, Some(r)) => Ok(r.outputs.clone()),
+            (false, None) => Err(
+                "its ResourceReleaseBinding among the inputs does not render (see its errors), so its outputs are not resolved"
+                    .to_string(),
+            ),
+        };
+        platform.resource_outputs.insert(key, entry);
     }
     let is_broken = |u: &release::Unit<'_, '_>| {
         l.is_broken(&u.component.loc)

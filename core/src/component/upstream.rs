@@ -54,7 +54,9 @@ pub(crate) struct Platform<'a> {
     /// The outputs of the resources rendered in this run (upstream's resource pipeline), keyed
     /// by namespace, project, resource and environment, as upstream's controller writes them into
     /// the ResourceReleaseBinding's `status.outputs`: each resolved, or why it needs a cluster.
-    pub resource_outputs: BTreeMap<(String, String, String, String), ResourceOutputs>,
+    /// `Err` says why a binding in the inputs gives no outputs (it failed, or is not unique).
+    pub resource_outputs:
+        BTreeMap<(String, String, String, String), Result<ResourceOutputs, String>>,
 }
 
 /// The outputs of one rendered resource binding, in the type's order.
@@ -885,7 +887,8 @@ fn resolve_resource(
         ([one], _) => *one,
         // Without one, the resource rendered in this run: the outputs upstream's resource
         // pipeline resolves from the same definitions (ResolveOutputs).
-        ([], Some(outputs)) => return resource_item_from_outputs(dep, outputs, name),
+        ([], Some(Ok(outputs))) => return resource_item_from_outputs(dep, outputs, name),
+        ([], Some(Err(why))) => return Err(why.clone()),
         ([], None) => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among the inputs or --observed")),
         _ => return Err(format!("several observed ResourceReleaseBindings of {project}/{name} for environment {env:?}")),
     };
