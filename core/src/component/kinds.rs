@@ -576,14 +576,19 @@ fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 /// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /
 /// `spec.environmentConfigs` with `openAPIV3Schema`.
 fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
-    let spec = v.get("spec");
+    schemas_at(r, v, &p(&["spec"]))
+}
+
+/// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
+fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas {
+    let spec = get(v, spec_at);
     let shorthand = spec.and_then(|s| s.get("schema"));
     let upstream = spec
         .is_some_and(|s| s.get("parameters").is_some() || s.get("environmentConfigs").is_some());
     let result = if upstream {
         if shorthand.is_some() {
             r.invalid(
-                &p(&["spec", "schema"]),
+                &spec_at.key("schema"),
                 "both spec.schema and spec.parameters/environmentConfigs are set",
                 "use either the shorthand spec.schema or openAPIV3Schema sections, not both",
             );
@@ -592,9 +597,9 @@ fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
             spec.and_then(|s| s.get("parameters")),
             spec.and_then(|s| s.get("environmentConfigs")),
         )
-        .map_err(|e| (e, p(&["spec"])))
+        .map_err(|e| (e, spec_at.clone()))
     } else {
-        shorthand::from_shorthand(shorthand).map_err(|e| (e, p(&["spec", "schema"])))
+        shorthand::from_shorthand(shorthand).map_err(|e| (e, spec_at.key("schema")))
     };
     match result {
         Ok(s) => s,
@@ -808,9 +813,18 @@ const TRAIT_SPEC_FIELDS: &[&str] = &[
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    let spec_at = p(&["spec"]);
-    let keys: Vec<String> = v
-        .get("spec")
+    check_fields_at(r, v, &p(&["spec"]), known, what);
+}
+
+/// [`check_fields`] of the spec at `spec_at`.
+fn check_fields_at(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    spec_at: &FieldPath,
+    known: &[&str],
+    what: &str,
+) {
+    let keys: Vec<String> = get(v, spec_at)
         .and_then(Value::as_object)
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
@@ -2144,10 +2158,39 @@ pub(crate) fn resource_type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(&mut r, v, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
-    let schemas = schemas(&mut r, v);
-    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
-    let res_at = p(&["spec", "resources"]);
+    let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
+    let parts = resource_type_spec(&mut r, v, &p(&["spec"]));
+    if errors.len() > before {
+        return None;
+    }
+    let (schemas, resources, ready_when, outputs) = parts;
+    Some(ResourceTypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        cluster,
+        schemas,
+        resources,
+        ready_when,
+        outputs,
+    })
+}
+
+type ResourceTypeParts = (
+    Schemas,
+    Vec<ResourceTpl>,
+    Vec<(String, FieldPath)>,
+    Vec<ResourceOutput>,
+);
+
+/// The spec of a resource type at `spec_at` (`ResourceTypeSpec`: a type's `spec`, or a
+/// ResourceRelease's `spec.resourceType.spec`).
+fn resource_type_spec(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> ResourceTypeParts {
+    let before = r.errors.len();
+    check_fields_at(r, v, spec_at, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
+    let schemas = schemas_at(r, v, spec_at);
+    retain_policy(r, v, &spec_at.key("retainPolicy"));
+    let res_at = spec_at.key("resources");
     let mut resources = Vec::new();
     let mut ready_when = Vec::new();
     let mut ids = BTreeSet::new();
@@ -2156,7 +2199,7 @@ pub(crate) fn resource_type_def<'a>(
         if let Some(m) = get(v, &at).and_then(Value::as_object) {
             for k in m.keys() {
                 if !RESOURCE_TYPE_ENTRY_FIELDS.contains(&k.as_str()) {
-                    r.errors.push(loc.error(
+                    r.errors.push(r.loc.error(
                         codes::UNSUPPORTED_FEATURE,
                         &at.key(k),
                         format!("ResourceType resource field {k} is not known to kiln"),
@@ -2171,7 +2214,7 @@ pub(crate) fn resource_type_def<'a>(
         if let Some(rw) = r.control(v, &at.key("readyWhen")) {
             ready_when.push((rw, at.key("readyWhen")));
         }
-        if let Some(t) = resource_tpl(&mut r, v, &at, true, Some("item")) {
+        if let Some(t) = resource_tpl(r, v, &at, true, Some("item")) {
             if let Some(id) = &t.id {
                 if !ids.insert(id.clone()) {
                     r.invalid(
@@ -2191,12 +2234,12 @@ pub(crate) fn resource_type_def<'a>(
             "add an entry with id and template (upstream's CRD requires one)",
         );
     }
-    let out_at = p(&["spec", "outputs"]);
+    let out_at = spec_at.key("outputs");
     let mut outputs = Vec::new();
     let mut names = BTreeSet::new();
     for i in 0..r.list(v, &out_at).len() {
         let at = out_at.index(i);
-        if let Some(o) = resource_output(&mut r, v, &at) {
+        if let Some(o) = resource_output(r, v, &at) {
             if !names.insert(o.name.clone()) {
                 r.invalid(
                     &at.key("name"),
@@ -2207,18 +2250,92 @@ pub(crate) fn resource_type_def<'a>(
             outputs.push(o);
         }
     }
+    (schemas, resources, ready_when, outputs)
+}
+
+/// An upstream ResourceRelease: the frozen type and parameters a binding's `spec.resourceRelease`
+/// pins (what upstream's binding controller renders: `buildResourceTypeFromRelease`,
+/// `buildResourceFromRelease`).
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceReleaseDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub resource: String,
+    /// The frozen type: `kind`/`name` from `spec.resourceType`, the rest from its `spec`; its
+    /// `loc` is the release's, its paths under `spec.resourceType.spec`.
+    pub type_def: ResourceTypeDef<'a>,
+    pub parameters: Value,
+}
+
+/// Read a ResourceRelease.
+pub(crate) fn resource_release_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceReleaseDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(
+        &mut r,
+        v,
+        &["owner", "resourceType", "parameters"],
+        "ResourceRelease",
+    );
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the owning Project's name",
+    );
+    let resource = r.string(
+        v,
+        &p(&["spec", "owner", "resourceName"]),
+        "the Resource's name",
+    );
+    let rt = p(&["spec", "resourceType"]);
+    if let Some(m) = get(v, &rt).and_then(Value::as_object) {
+        for k in m.keys() {
+            if !["kind", "name", "spec"].contains(&k.as_str()) {
+                r.errors.push(loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &rt.key(k),
+                    format!("ResourceRelease field spec.resourceType.{k} is not known to kiln"),
+                    "a release's resourceType has kind, name and spec",
+                ));
+            }
+        }
+    }
+    let type_kind = r
+        .opt_string(v, &rt.key("kind"))
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "ResourceType".into());
+    let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
+    let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
+    let parameters = r.map(v, &p(&["spec", "parameters"]));
     if errors.len() > before {
         return None;
     }
-    Some(ResourceTypeDef {
+    let (schemas, resources, ready_when, outputs) = parts;
+    Some(ResourceReleaseDef {
         loc: loc.clone(),
         name: name?,
-        namespace,
-        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType"),
-        schemas,
-        resources,
-        ready_when,
-        outputs,
+        namespace: namespace.clone(),
+        project: project?,
+        resource: resource?,
+        type_def: ResourceTypeDef {
+            loc: loc.clone(),
+            name: type_name?,
+            namespace,
+            cluster: type_kind == "ClusterResourceType",
+            schemas,
+            resources,
+            ready_when,
+            outputs,
+        },
+        parameters,
     })
 }
 
@@ -2356,13 +2473,16 @@ pub(crate) struct ResourceBindingDef<'a> {
     pub project: String,
     pub resource: String,
     pub environment: String,
+    /// `spec.resourceRelease`: the pinned ResourceRelease, rendered instead of the live Resource
+    /// and type.
+    pub release: Option<String>,
     pub env_configs: Value,
     pub annotations: Value,
 }
 
-/// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which
-/// kiln does not read (it renders from the live Resource and its type), so it is refused;
-/// `retainPolicy` only decides what deletion keeps, and is accepted.
+/// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which is
+/// rendered instead of the live Resource and type (as upstream's controller does); unset, the
+/// live ones render. `retainPolicy` only decides what deletion keeps, and is accepted.
 pub(crate) fn resource_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2380,14 +2500,9 @@ pub(crate) fn resource_binding_def<'a>(
         "resourceTypeEnvironmentConfigs",
     ];
     check_fields(&mut r, v, known, "ResourceReleaseBinding");
-    if get(v, &p(&["spec", "resourceRelease"])).is_some_and(|x| !x.is_null() && x != "") {
-        r.errors.push(loc.error(
-            codes::UNSUPPORTED_FEATURE,
-            &p(&["spec", "resourceRelease"]),
-            "ResourceReleaseBinding spec.resourceRelease pins a frozen ResourceRelease, which kiln does not read",
-            "kiln renders a resource binding from the live Resource and its (Cluster)ResourceType, as the release it would pin is made from them; leave resourceRelease unset (as upstream's samples do)",
-        ));
-    }
+    let release = r
+        .opt_string(v, &p(&["spec", "resourceRelease"]))
+        .filter(|s| !s.is_empty());
     retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
     let project = r.string(
         v,
@@ -2411,6 +2526,7 @@ pub(crate) fn resource_binding_def<'a>(
         project: project?,
         resource: resource?,
         environment: environment?,
+        release,
         env_configs,
         annotations,
     })

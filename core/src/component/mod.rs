@@ -133,6 +133,7 @@ struct Loaded<'a> {
     resource_types: Vec<kinds::ResourceTypeDef<'a>>,
     resources: Vec<kinds::ResourceDef<'a>>,
     resource_bindings: Vec<kinds::ResourceBindingDef<'a>>,
+    resource_releases: Vec<kinds::ResourceReleaseDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
@@ -165,11 +166,6 @@ fn err(
 
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
-
-/// Upstream's frozen resource release. kiln renders a ResourceReleaseBinding from the live
-/// Resource and its (Cluster)ResourceType (`resource`); a ResourceRelease would be ignored, so it
-/// is refused.
-const UNRENDERED_KINDS: &[&str] = &["ResourceRelease"];
 
 /// Upstream's frozen project release. kiln renders a ProjectReleaseBinding from the live
 /// Project and its (Cluster)ProjectType (`project`); a ProjectRelease would be ignored, so it is
@@ -230,6 +226,7 @@ const RENDERING_KINDS: &[&str] = &[
     "ClusterResourceType",
     "Resource",
     "ResourceReleaseBinding",
+    "ResourceRelease",
 ];
 
 /// Read and check every document; compile every expression once.
@@ -310,13 +307,11 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.resource_bindings.push(b);
                 }
             }
-            _ if UNRENDERED_KINDS.contains(&kind) => diags.push(err(
-                &loc,
-                codes::UNSUPPORTED_FEATURE,
-                &root.key("kind"),
-                format!("kind {kind} freezes a resource type for upstream's resource pipeline; kiln renders ResourceReleaseBindings from the live Resource and its type, and does not read releases"),
-                "leave ResourceReleases out of a kiln render; give the Resource, its (Cluster)ResourceType and the ResourceReleaseBindings",
-            )),
+            None if kind == "ResourceRelease" => {
+                if let Some(r) = kinds::resource_release_def(loc, v, &mut diags) {
+                    l.resource_releases.push(r);
+                }
+            }
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
                 codes::COMPONENT_INVALID,
@@ -364,7 +359,6 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                         .iter()
                         .chain(PLATFORM_KINDS)
                         .chain(PROJECT_PIPELINE_KINDS)
-                        .chain(UNRENDERED_KINDS)
                         .copied(),
                 );
                 diags.push(err(
@@ -418,7 +412,11 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         }
     }
     let mut clean_resource_types = Vec::new();
-    for t in &l.resource_types {
+    for t in l
+        .resource_types
+        .iter()
+        .chain(l.resource_releases.iter().map(|r| &r.type_def))
+    {
         let before = diags.len();
         resource::compile(t, &mut exprs, limits, &mut diags);
         if diags.len() == before {
@@ -1699,12 +1697,21 @@ fn render_resource_bindings<'l, 'a>(
         .filter(|r| !l.is_broken(&r.loc))
         .cloned()
         .collect();
+    let releases: Vec<_> = l
+        .resource_releases
+        .iter()
+        .filter(|r| !l.is_broken(&r.loc))
+        .cloned()
+        .collect();
     l.resource_bindings
         .iter()
         .filter(|b| opts.env.as_deref().is_none_or(|e| e == b.environment) && !l.is_broken(&b.loc))
         // A binding of a resource (or resource type) with errors: those errors explain it.
         .filter(|b| {
             !l.failed_names.contains(&b.resource)
+                && b.release
+                    .as_ref()
+                    .is_none_or(|r| !l.failed_names.contains(r))
                 && !l
                     .resources
                     .iter()
@@ -1714,7 +1721,7 @@ fn render_resource_bindings<'l, 'a>(
         .map(|b| {
             (
                 b,
-                resource::render(b, &resources, &types, &l.exprs, opts, platform),
+                resource::render(b, &resources, &types, &releases, &l.exprs, opts, platform),
             )
         })
         .collect()

@@ -2,7 +2,9 @@
 //! `internal/controller/resourcereleasebinding`, commit ad3f5030): a ResourceReleaseBinding
 //! deploys a Resource to an environment by rendering its (Cluster)ResourceType's `resources`
 //! (a database, a cache, a message broker…) into the project's data-plane namespace, and
-//! resolves the type's `outputs`, which the components that depend on the resource read.
+//! resolves the type's `outputs`, which the components that depend on the resource read. A
+//! binding that pins a ResourceRelease (`spec.resourceRelease`) renders the release's frozen type
+//! and parameters instead of the live Resource's, as upstream's controller always does.
 //!
 //! The context is upstream's `BaseContext`: `metadata` (the base name
 //! `GenerateK8sName("r_" + resource, environment)`, the data-plane namespace, names, uids and
@@ -24,7 +26,9 @@ use crate::expr::value::to_val;
 use crate::fieldpath::FieldPath;
 
 use super::context::{self, Source};
-use super::kinds::{OutputSource, ResourceBindingDef, ResourceDef, ResourceTypeDef};
+use super::kinds::{
+    OutputSource, ResourceBindingDef, ResourceDef, ResourceReleaseDef, ResourceTypeDef,
+};
 use super::project::{plane, uid};
 use super::template::{root_context, Exprs, Renderer, TplError};
 use super::upstream::Platform;
@@ -126,6 +130,7 @@ pub(crate) fn render(
     b: &ResourceBindingDef<'_>,
     resources: &[ResourceDef<'_>],
     types: &[ResourceTypeDef<'_>],
+    releases: &[ResourceReleaseDef<'_>],
     exprs: &Exprs,
     opts: &Options,
     platform: &Platform<'_>,
@@ -154,48 +159,108 @@ pub(crate) fn render(
         )]);
     };
     let env = b.environment.as_str();
-    // The Resource (in the binding's namespace, owned by the binding's project) and its type.
-    let Some(res) = resources
+    // What renders: the ResourceRelease the binding pins (its frozen type and parameters, as
+    // upstream's buildResourceTypeFromRelease / buildResourceFromRelease), else the live
+    // Resource and its type. The live Resource's uid is read either way (buildMetadataContext).
+    let in_ns = |n: &Option<String>| n.as_deref().unwrap_or(ns.as_str()) == ns;
+    let live = resources
         .iter()
-        .find(|r| r.name == b.resource && r.namespace.as_deref().unwrap_or(ns.as_str()) == ns)
-    else {
-        return Err(missing(
-            format!("Resource {:?} (namespace {ns:?}) is not among the inputs", b.resource),
-            format!("add the Resource {:?} (with its metadata.uid): upstream renders the binding from it and its type", b.resource),
-        ));
-    };
-    if res.project != b.project {
-        return Err(vec![b.loc.error(
-            codes::PLATFORM_INPUT,
-            &FieldPath::root().key("spec").key("owner").key("projectName"),
-            format!(
-                "the binding's project {:?} is not the project {:?} that owns Resource {:?}{suffix}",
-                b.project, res.project, b.resource
-            ),
-            "upstream refuses a binding whose owner does not match its resource's (validateReleaseOwner); fix spec.owner",
-        )]);
-    }
-    let Some(resource_uid) = uid(&res.loc.doc.value) else {
+        .find(|r| r.name == b.resource && in_ns(&r.namespace));
+    let (ty, type_kind, params, params_src): (&ResourceTypeDef<'_>, &str, &Value, Source<'_, '_>) =
+        match &b.release {
+            Some(rel_name) => {
+                let Some(rel) = releases
+                    .iter()
+                    .find(|r| &r.name == rel_name && in_ns(&r.namespace))
+                else {
+                    return Err(missing(
+                        format!("ResourceRelease {rel_name:?} (namespace {ns:?}), which the binding pins, is not among the inputs"),
+                        format!("add the ResourceRelease {rel_name:?} (as `kubectl get -o yaml` prints it), or leave spec.resourceRelease unset to render the live Resource and its type"),
+                    ));
+                };
+                if rel.project != b.project || rel.resource != b.resource {
+                    return Err(vec![b.loc.error(
+                        codes::PLATFORM_INPUT,
+                        &FieldPath::root().key("spec").key("resourceRelease"),
+                        format!(
+                            "ResourceRelease {rel_name:?} belongs to resource {:?} of project {:?}, not to this binding's{suffix}",
+                            rel.resource, rel.project
+                        ),
+                        "upstream refuses a binding whose owner does not match its release's (validateReleaseOwner); pin a release of this resource",
+                    )]);
+                }
+                let kind = if rel.type_def.cluster {
+                    "ClusterResourceType"
+                } else {
+                    "ResourceType"
+                };
+                (
+                    &rel.type_def,
+                    kind,
+                    &rel.parameters,
+                    Source {
+                        loc: &rel.loc,
+                        at: FieldPath::root().key("spec").key("parameters"),
+                    },
+                )
+            }
+            None => {
+                let Some(res) = live else {
+                    return Err(missing(
+                        format!("Resource {:?} (namespace {ns:?}) is not among the inputs", b.resource),
+                        format!("add the Resource {:?} (with its metadata.uid): upstream renders the binding from it and its type", b.resource),
+                    ));
+                };
+                if res.project != b.project {
+                    return Err(vec![b.loc.error(
+                        codes::PLATFORM_INPUT,
+                        &FieldPath::root().key("spec").key("owner").key("projectName"),
+                        format!(
+                            "the binding's project {:?} is not the project {:?} that owns Resource {:?}{suffix}",
+                            b.project, res.project, b.resource
+                        ),
+                        "upstream refuses a binding whose owner does not match its resource's (validateReleaseOwner); fix spec.owner",
+                    )]);
+                }
+                let cluster = res.type_kind == "ClusterResourceType";
+                let Some(ty) = types.iter().find(|t| {
+                    t.cluster == cluster
+                        && t.name == res.type_name
+                        && (cluster || in_ns(&t.namespace))
+                }) else {
+                    return Err(missing(
+                        format!(
+                            "{} {:?}, the type of Resource {:?}, is not among the inputs",
+                            res.type_kind, res.type_name, b.resource
+                        ),
+                        format!(
+                            "add the {} {:?} to the inputs: upstream renders the resource from it",
+                            res.type_kind, res.type_name
+                        ),
+                    ));
+                };
+                (
+                    ty,
+                    res.type_kind.as_str(),
+                    &res.parameters,
+                    Source {
+                        loc: &res.loc,
+                        at: FieldPath::root().key("spec").key("parameters"),
+                    },
+                )
+            }
+        };
+    // The live Resource's uid: from the inputs, else --observed (a pinned release renders
+    // without the live Resource's spec, but upstream still reads its uid).
+    let live_value = live.map(|r| &r.loc.doc.value).or_else(|| {
+        platform
+            .find("Resource", Some(&ns), &b.resource)
+            .map(|f| f.value)
+    });
+    let Some(resource_uid) = live_value.and_then(uid) else {
         return Err(missing(
             format!("the uid of Resource {:?} is not known offline", b.resource),
-            "upstream puts it into the openchoreo.dev/resource-uid label and metadata.resourceUID; give the Resource its metadata.uid (as `kubectl get -o yaml` prints it)".into(),
-        ));
-    };
-    let cluster = res.type_kind == "ClusterResourceType";
-    let Some(ty) = types.iter().find(|t| {
-        t.cluster == cluster
-            && t.name == res.type_name
-            && (cluster || t.namespace.as_deref().unwrap_or(ns.as_str()) == ns)
-    }) else {
-        return Err(missing(
-            format!(
-                "{} {:?}, the type of Resource {:?}, is not among the inputs",
-                res.type_kind, res.type_name, b.resource
-            ),
-            format!(
-                "add the {} {:?} to the inputs: upstream renders the resource from it",
-                res.type_kind, res.type_name
-            ),
+            "upstream puts it into the openchoreo.dev/resource-uid label and metadata.resourceUID; give the Resource its metadata.uid (as `kubectl get -o yaml` prints it), or pass the live Resource with --observed".into(),
         ));
     };
     let Some(project) = platform.find("Project", Some(&ns), &b.project) else {
@@ -249,7 +314,7 @@ pub(crate) fn render(
         metadata["dataPlaneUID"] = json!(u);
     }
     // Parameters: the Resource's, defaulted (and, as everywhere in kiln, validated) by the type.
-    let what = format!("{} {:?}", res.type_kind, ty.name);
+    let what = format!("{type_kind} {:?}", ty.name);
     let empty = json!({});
     let p_schema = ty
         .schemas
@@ -261,15 +326,8 @@ pub(crate) fn render(
         &p_schema,
         &what,
         "parameters",
-        if res.parameters.is_null() {
-            &empty
-        } else {
-            &res.parameters
-        },
-        &Source {
-            loc: &res.loc,
-            at: FieldPath::root().key("spec").key("parameters"),
-        },
+        if params.is_null() { &empty } else { params },
+        &params_src,
     )
     .map_err(|e| errors.extend(e))
     .ok();
@@ -366,8 +424,8 @@ pub(crate) fn render(
         return Err(schema_errors);
     }
     if opts.provenance {
-        let definition = format!("{}/{}", res.type_kind, ty.name);
-        let instance = format!("Resource/{}", res.name);
+        let definition = format!("{type_kind}/{}", ty.name);
+        let instance = format!("Resource/{}", b.resource);
         for (o, t) in objects.iter_mut().zip(&made_by) {
             let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
             crate::provenance::annotate(
