@@ -34,6 +34,12 @@ pub enum OriginKind {
     Instance,
     /// A component rendered for one environment (the release's objects).
     Component,
+    /// A project deployed to one environment by a ProjectReleaseBinding (upstream's project
+    /// pipeline: the project's cell namespace and the rest of its type's objects).
+    Project,
+    /// A resource deployed to one environment by a ResourceReleaseBinding (upstream's resource
+    /// pipeline: its type's objects).
+    Resource,
     /// Documents of the component front-end that it passes through (not rendering inputs).
     ComponentPassthrough,
     /// A kurel package (one instance of it).

@@ -464,8 +464,14 @@ where
                 }
                 Some(&first) => {
                     let (a, b) = (&r.origins[first], &r.origins[i]);
-                    let other_environment = a.kind == OriginKind::Component
-                        && b.kind == OriginKind::Component
+                    let per_environment = |k: OriginKind| {
+                        matches!(
+                            k,
+                            OriginKind::Component | OriginKind::Project | OriginKind::Resource
+                        )
+                    };
+                    let other_environment = per_environment(a.kind)
+                        && per_environment(b.kind)
                         && a.detail.is_some()
                         && b.detail.is_some()
                         && a.detail != b.detail;
@@ -587,6 +593,8 @@ fn describe(o: &Origin) -> String {
         OriginKind::Passthrough => "a document",
         OriginKind::Instance => "the instance",
         OriginKind::Component | OriginKind::ComponentPassthrough => "the component",
+        OriginKind::Project => "the project binding",
+        OriginKind::Resource => "the resource binding",
         OriginKind::Kurel => "the kurel package",
         OriginKind::Definition => "the definition",
     };
@@ -822,7 +830,15 @@ where
     if req.mode == Mode::Kro {
         let client_side = origins
             .iter()
-            .filter(|o| matches!(o.kind, OriginKind::Component | OriginKind::Kurel))
+            .filter(|o| {
+                matches!(
+                    o.kind,
+                    OriginKind::Component
+                        | OriginKind::Project
+                        | OriginKind::Resource
+                        | OriginKind::Kurel
+                )
+            })
             .count();
         if client_side > 0 {
             log.push(format!(

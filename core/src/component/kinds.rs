@@ -576,14 +576,19 @@ fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 /// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /
 /// `spec.environmentConfigs` with `openAPIV3Schema`.
 fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
-    let spec = v.get("spec");
+    schemas_at(r, v, &p(&["spec"]))
+}
+
+/// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
+fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas {
+    let spec = get(v, spec_at);
     let shorthand = spec.and_then(|s| s.get("schema"));
     let upstream = spec
         .is_some_and(|s| s.get("parameters").is_some() || s.get("environmentConfigs").is_some());
     let result = if upstream {
         if shorthand.is_some() {
             r.invalid(
-                &p(&["spec", "schema"]),
+                &spec_at.key("schema"),
                 "both spec.schema and spec.parameters/environmentConfigs are set",
                 "use either the shorthand spec.schema or openAPIV3Schema sections, not both",
             );
@@ -592,9 +597,9 @@ fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
             spec.and_then(|s| s.get("parameters")),
             spec.and_then(|s| s.get("environmentConfigs")),
         )
-        .map_err(|e| (e, p(&["spec"])))
+        .map_err(|e| (e, spec_at.clone()))
     } else {
-        shorthand::from_shorthand(shorthand).map_err(|e| (e, p(&["spec", "schema"])))
+        shorthand::from_shorthand(shorthand).map_err(|e| (e, spec_at.key("schema")))
     };
     match result {
         Ok(s) => s,
@@ -808,9 +813,18 @@ const TRAIT_SPEC_FIELDS: &[&str] = &[
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    let spec_at = p(&["spec"]);
-    let keys: Vec<String> = v
-        .get("spec")
+    check_fields_at(r, v, &p(&["spec"]), known, what);
+}
+
+/// [`check_fields`] of the spec at `spec_at`.
+fn check_fields_at(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    spec_at: &FieldPath,
+    known: &[&str],
+    what: &str,
+) {
+    let keys: Vec<String> = get(v, spec_at)
         .and_then(Value::as_object)
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
@@ -2066,6 +2080,453 @@ pub(crate) fn project_binding_def<'a>(
         namespace,
         project: project?,
         environment: environment?,
+        env_configs,
+        annotations,
+    })
+}
+
+/// An upstream ResourceType or ClusterResourceType: what upstream's resource pipeline
+/// (`internal/pipeline/resource`) renders for each ResourceReleaseBinding of a Resource of the
+/// type, and the outputs a component's resource dependency reads.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceTypeDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// ClusterResourceType.
+    pub cluster: bool,
+    pub schemas: Schemas,
+    pub resources: Vec<ResourceTpl>,
+    /// `readyWhen` of each resource (the expression inside `${…}`, its path): read at load and
+    /// type-checked, never evaluated (it gates readiness in a cluster, not what renders).
+    pub ready_when: Vec<(String, FieldPath)>,
+    pub outputs: Vec<ResourceOutput>,
+}
+
+/// One `spec.outputs` entry of a resource type (`ResourceTypeOutput`): exactly one source.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceOutput {
+    pub name: String,
+    pub source: OutputSource,
+    /// Path of the entry (`spec.outputs[0]`).
+    pub at: FieldPath,
+}
+
+/// Where an output's value comes from; each string is a template (`${…}` or literal text).
+#[derive(Debug, Clone)]
+pub(crate) enum OutputSource {
+    Value(String),
+    SecretKeyRef { name: String, key: String },
+    ConfigMapKeyRef { name: String, key: String },
+}
+
+/// The fields of a ResourceType's spec (`ResourceTypeSpec`).
+const RESOURCE_TYPE_SPEC_FIELDS: &[&str] = &[
+    "parameters",
+    "environmentConfigs",
+    "retainPolicy",
+    "outputs",
+    "resources",
+];
+
+/// The fields of one `spec.resources` entry (`ResourceTypeManifest`): no forEach, no
+/// targetPlane, unlike a component type's.
+const RESOURCE_TYPE_ENTRY_FIELDS: &[&str] = &["id", "includeWhen", "template", "readyWhen"];
+
+/// Upstream's `ResourceRetainPolicy`: what happens to provisioned data when the binding goes.
+const RETAIN_POLICIES: &[&str] = &["Delete", "Retain"];
+
+fn retain_policy(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) {
+    if let Some(p) = r.opt_string(v, at) {
+        if !RETAIN_POLICIES.contains(&p.as_str()) {
+            r.invalid(
+                at,
+                format!("retainPolicy {p:?} is not one of Delete, Retain"),
+                "upstream's ResourceRetainPolicy is Delete (the default) or Retain",
+            );
+        }
+    }
+}
+
+/// Read a ResourceType or ClusterResourceType.
+pub(crate) fn resource_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceTypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
+    let parts = resource_type_spec(&mut r, v, &p(&["spec"]));
+    if errors.len() > before {
+        return None;
+    }
+    let (schemas, resources, ready_when, outputs) = parts;
+    Some(ResourceTypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        cluster,
+        schemas,
+        resources,
+        ready_when,
+        outputs,
+    })
+}
+
+type ResourceTypeParts = (
+    Schemas,
+    Vec<ResourceTpl>,
+    Vec<(String, FieldPath)>,
+    Vec<ResourceOutput>,
+);
+
+/// The spec of a resource type at `spec_at` (`ResourceTypeSpec`: a type's `spec`, or a
+/// ResourceRelease's `spec.resourceType.spec`).
+fn resource_type_spec(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> ResourceTypeParts {
+    let before = r.errors.len();
+    check_fields_at(r, v, spec_at, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
+    let schemas = schemas_at(r, v, spec_at);
+    retain_policy(r, v, &spec_at.key("retainPolicy"));
+    let res_at = spec_at.key("resources");
+    let mut resources = Vec::new();
+    let mut ready_when = Vec::new();
+    let mut ids = BTreeSet::new();
+    for i in 0..r.list(v, &res_at).len() {
+        let at = res_at.index(i);
+        if let Some(m) = get(v, &at).and_then(Value::as_object) {
+            for k in m.keys() {
+                if !RESOURCE_TYPE_ENTRY_FIELDS.contains(&k.as_str()) {
+                    r.errors.push(r.loc.error(
+                        codes::UNSUPPORTED_FEATURE,
+                        &at.key(k),
+                        format!("ResourceType resource field {k} is not known to kiln"),
+                        format!(
+                            "a resource type's resource has {}; a newer upstream field may change what renders, so it is refused rather than ignored",
+                            RESOURCE_TYPE_ENTRY_FIELDS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(rw) = r.control(v, &at.key("readyWhen")) {
+            ready_when.push((rw, at.key("readyWhen")));
+        }
+        if let Some(t) = resource_tpl(r, v, &at, true, Some("item")) {
+            if let Some(id) = &t.id {
+                if !ids.insert(id.clone()) {
+                    r.invalid(
+                        &t.at.key("id"),
+                        format!("resource id {id:?} is used more than once"),
+                        "give every resource its own id: upstream reads applied.<id> by it",
+                    );
+                }
+            }
+            resources.push(t);
+        }
+    }
+    if resources.is_empty() && r.errors.len() == before {
+        r.invalid(
+            &res_at,
+            "a resource type must render at least one resource",
+            "add an entry with id and template (upstream's CRD requires one)",
+        );
+    }
+    let out_at = spec_at.key("outputs");
+    let mut outputs = Vec::new();
+    let mut names = BTreeSet::new();
+    for i in 0..r.list(v, &out_at).len() {
+        let at = out_at.index(i);
+        if let Some(o) = resource_output(r, v, &at) {
+            if !names.insert(o.name.clone()) {
+                r.invalid(
+                    &at.key("name"),
+                    format!("output {:?} is declared more than once", o.name),
+                    "give every output its own name",
+                );
+            }
+            outputs.push(o);
+        }
+    }
+    (schemas, resources, ready_when, outputs)
+}
+
+/// An upstream ResourceRelease: the frozen type and parameters a binding's `spec.resourceRelease`
+/// pins (what upstream's binding controller renders: `buildResourceTypeFromRelease`,
+/// `buildResourceFromRelease`).
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceReleaseDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub resource: String,
+    /// The frozen type: `kind`/`name` from `spec.resourceType`, the rest from its `spec`; its
+    /// `loc` is the release's, its paths under `spec.resourceType.spec`.
+    pub type_def: ResourceTypeDef<'a>,
+    pub parameters: Value,
+}
+
+/// Read a ResourceRelease.
+pub(crate) fn resource_release_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceReleaseDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(
+        &mut r,
+        v,
+        &["owner", "resourceType", "parameters"],
+        "ResourceRelease",
+    );
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the owning Project's name",
+    );
+    let resource = r.string(
+        v,
+        &p(&["spec", "owner", "resourceName"]),
+        "the Resource's name",
+    );
+    let rt = p(&["spec", "resourceType"]);
+    if let Some(m) = get(v, &rt).and_then(Value::as_object) {
+        for k in m.keys() {
+            if !["kind", "name", "spec"].contains(&k.as_str()) {
+                r.errors.push(loc.error(
+                    codes::UNSUPPORTED_FEATURE,
+                    &rt.key(k),
+                    format!("ResourceRelease field spec.resourceType.{k} is not known to kiln"),
+                    "a release's resourceType has kind, name and spec",
+                ));
+            }
+        }
+    }
+    let type_kind = r
+        .opt_string(v, &rt.key("kind"))
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "ResourceType".into());
+    let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
+    let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
+    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    if errors.len() > before {
+        return None;
+    }
+    let (schemas, resources, ready_when, outputs) = parts;
+    Some(ResourceReleaseDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace: namespace.clone(),
+        project: project?,
+        resource: resource?,
+        type_def: ResourceTypeDef {
+            loc: loc.clone(),
+            name: type_name?,
+            namespace,
+            cluster: type_kind == "ClusterResourceType",
+            schemas,
+            resources,
+            ready_when,
+            outputs,
+        },
+        parameters,
+    })
+}
+
+fn resource_output(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<ResourceOutput> {
+    let Some(m) = get(v, at).and_then(Value::as_object) else {
+        r.invalid(
+            at,
+            "an output must be a map",
+            "write name and one of value, secretKeyRef, configMapKeyRef",
+        );
+        return None;
+    };
+    for k in m.keys() {
+        if !["name", "value", "secretKeyRef", "configMapKeyRef"].contains(&k.as_str()) {
+            r.errors.push(r.loc.error(
+                codes::UNSUPPORTED_FEATURE,
+                &at.key(k),
+                format!("ResourceType output field {k} is not known to kiln"),
+                "an output has name and one of value, secretKeyRef, configMapKeyRef; a newer upstream field may change what resolves, so it is refused rather than ignored",
+            ));
+        }
+    }
+    let name = r.string(v, &at.key("name"), "name the output, e.g. name: host");
+    let set: Vec<&str> = ["value", "secretKeyRef", "configMapKeyRef"]
+        .into_iter()
+        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null() && x != ""))
+        .collect();
+    if set.len() != 1 {
+        r.invalid(
+            at,
+            format!(
+                "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
+                if set.is_empty() {
+                    "none".to_string()
+                } else {
+                    set.join(", ")
+                }
+            ),
+            "upstream's CRD rule: exactly one source per output",
+        );
+        return None;
+    }
+    let key_ref = |r: &mut Reader<'_, '_>, k: &str| -> Option<(String, String)> {
+        let n = r.string(
+            v,
+            &at.key(k).key("name"),
+            "the object's name, e.g. ${metadata.name}-creds",
+        );
+        let key = r.string(v, &at.key(k).key("key"), "the key inside the object");
+        Some((n?, key?))
+    };
+    let source = match set[0] {
+        "value" => OutputSource::Value(r.string(v, &at.key("value"), "a string or ${…}")?),
+        "secretKeyRef" => {
+            let (name, key) = key_ref(r, "secretKeyRef")?;
+            OutputSource::SecretKeyRef { name, key }
+        }
+        _ => {
+            let (name, key) = key_ref(r, "configMapKeyRef")?;
+            OutputSource::ConfigMapKeyRef { name, key }
+        }
+    };
+    Some(ResourceOutput {
+        name: name?,
+        source,
+        at: at.clone(),
+    })
+}
+
+/// An upstream Resource: an instance of a (Cluster)ResourceType owned by a project.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceDef<'a> {
+    pub loc: Loc<'a>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub project: String,
+    /// `ResourceType` (the default) or `ClusterResourceType`.
+    pub type_kind: String,
+    pub type_name: String,
+    pub parameters: Value,
+}
+
+/// Read a Resource.
+pub(crate) fn resource_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    check_fields(&mut r, v, &["owner", "type", "parameters"], "Resource");
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the owning Project's name",
+    );
+    let type_kind = r
+        .opt_string(v, &p(&["spec", "type", "kind"]))
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "ResourceType".into());
+    if !["ResourceType", "ClusterResourceType"].contains(&type_kind.as_str()) {
+        r.invalid(
+            &p(&["spec", "type", "kind"]),
+            format!("type kind {type_kind:?} is not ResourceType or ClusterResourceType"),
+            "a Resource's type is a ResourceType (the default) or a ClusterResourceType",
+        );
+    }
+    let type_name = r.string(
+        v,
+        &p(&["spec", "type", "name"]),
+        "the (Cluster)ResourceType's name",
+    );
+    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ResourceDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        project: project?,
+        type_kind,
+        type_name: type_name?,
+        parameters,
+    })
+}
+
+/// An upstream ResourceReleaseBinding: a Resource deployed to an environment.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceBindingDef<'a> {
+    pub loc: Loc<'a>,
+    pub namespace: Option<String>,
+    pub project: String,
+    pub resource: String,
+    pub environment: String,
+    /// `spec.resourceRelease`: the pinned ResourceRelease, rendered instead of the live Resource
+    /// and type.
+    pub release: Option<String>,
+    pub env_configs: Value,
+    pub annotations: Value,
+}
+
+/// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which is
+/// rendered instead of the live Resource and type (as upstream's controller does); unset, the
+/// live ones render. `retainPolicy` only decides what deletion keeps, and is accepted.
+pub(crate) fn resource_binding_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ResourceBindingDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let known = &[
+        "owner",
+        "environment",
+        "resourceRelease",
+        "retainPolicy",
+        "resourceTypeEnvironmentConfigs",
+    ];
+    check_fields(&mut r, v, known, "ResourceReleaseBinding");
+    let release = r
+        .opt_string(v, &p(&["spec", "resourceRelease"]))
+        .filter(|s| !s.is_empty());
+    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
+    let project = r.string(
+        v,
+        &p(&["spec", "owner", "projectName"]),
+        "the Project's name",
+    );
+    let resource = r.string(
+        v,
+        &p(&["spec", "owner", "resourceName"]),
+        "the Resource's name",
+    );
+    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
+    let env_configs = r.map(v, &p(&["spec", "resourceTypeEnvironmentConfigs"]));
+    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ResourceBindingDef {
+        loc: loc.clone(),
+        namespace,
+        project: project?,
+        resource: resource?,
+        environment: environment?,
+        release,
         env_configs,
         annotations,
     })

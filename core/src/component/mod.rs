@@ -44,6 +44,7 @@ mod patch;
 mod pointer;
 mod project;
 mod release;
+mod resource;
 mod schemaextract;
 mod shorthand;
 pub mod snapshot;
@@ -127,6 +128,12 @@ struct Loaded<'a> {
     /// with them (`project`).
     project_types: Vec<kinds::ProjectTypeDef<'a>>,
     project_bindings: Vec<kinds::ProjectBindingDef<'a>>,
+    /// Upstream's (Cluster)ResourceTypes, Resources and ResourceReleaseBindings, rendered by its
+    /// resource pipeline (`resource`).
+    resource_types: Vec<kinds::ResourceTypeDef<'a>>,
+    resources: Vec<kinds::ResourceDef<'a>>,
+    resource_bindings: Vec<kinds::ResourceBindingDef<'a>>,
+    resource_releases: Vec<kinds::ResourceReleaseDef<'a>>,
     /// Documents of other openchoreo.dev kinds, passed through.
     others: Vec<Value>,
     /// The same documents, which upstream renders read (Environment, DataPlane, Project…).
@@ -159,18 +166,6 @@ fn err(
 
 /// Kinds that exist upstream but are outputs, not rendering inputs.
 const UNSUPPORTED: &[&str] = &["RenderedRelease", "Release"];
-
-/// Upstream kinds its controllers render into data-plane objects through pipelines kiln does not
-/// implement (resources and their types: what a workload's resource dependencies point at).
-/// Passing them through would hand a GitOps tool control-plane objects instead of what upstream
-/// renders from them, so they are refused.
-const UNRENDERED_KINDS: &[&str] = &[
-    "ResourceType",
-    "ClusterResourceType",
-    "Resource",
-    "ResourceRelease",
-    "ResourceReleaseBinding",
-];
 
 /// Upstream's frozen project release. kiln renders a ProjectReleaseBinding from the live
 /// Project and its (Cluster)ProjectType (`project`); a ProjectRelease would be ignored, so it is
@@ -224,6 +219,14 @@ const RENDERING_KINDS: &[&str] = &[
     "ReleaseBinding",
     "ComponentEnvSnapshot",
     "ComponentRelease",
+    "ProjectType",
+    "ClusterProjectType",
+    "ProjectReleaseBinding",
+    "ResourceType",
+    "ClusterResourceType",
+    "Resource",
+    "ResourceReleaseBinding",
+    "ResourceRelease",
 ];
 
 /// Read and check every document; compile every expression once.
@@ -289,13 +292,26 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.releases.push(r);
                 }
             }
-            _ if UNRENDERED_KINDS.contains(&kind) => diags.push(err(
-                &loc,
-                codes::UNSUPPORTED_FEATURE,
-                &root.key("kind"),
-                format!("kind {kind} is rendered by upstream's resource pipeline, which kiln does not implement"),
-                "upstream's controller turns resources and their types into data-plane objects; kiln refuses them rather than pass them through unrendered — leave them out of a kiln render",
-            )),
+            None if matches!(kind, "ResourceType" | "ClusterResourceType") => {
+                if let Some(t) = kinds::resource_type_def(loc, v, &mut diags) {
+                    l.resource_types.push(t);
+                }
+            }
+            None if kind == "Resource" => {
+                if let Some(r) = kinds::resource_def(loc, v, &mut diags) {
+                    l.resources.push(r);
+                }
+            }
+            None if kind == "ResourceReleaseBinding" => {
+                if let Some(b) = kinds::resource_binding_def(loc, v, &mut diags) {
+                    l.resource_bindings.push(b);
+                }
+            }
+            None if kind == "ResourceRelease" => {
+                if let Some(r) = kinds::resource_release_def(loc, v, &mut diags) {
+                    l.resource_releases.push(r);
+                }
+            }
             _ if UNSUPPORTED.contains(&kind) => diags.push(err(
                 &loc,
                 codes::COMPONENT_INVALID,
@@ -343,7 +359,6 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                         .iter()
                         .chain(PLATFORM_KINDS)
                         .chain(PROJECT_PIPELINE_KINDS)
-                        .chain(UNRENDERED_KINDS)
                         .copied(),
                 );
                 diags.push(err(
@@ -388,10 +403,33 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
             clean_addons.push(a);
         }
     }
+    let mut clean_project_types = Vec::new();
     for t in &l.project_types {
+        let before = diags.len();
         project::compile(t, &mut exprs, limits, &mut diags);
+        if diags.len() == before {
+            clean_project_types.push(t);
+        }
+    }
+    let mut clean_resource_types = Vec::new();
+    for t in l
+        .resource_types
+        .iter()
+        .chain(l.resource_releases.iter().map(|r| &r.type_def))
+    {
+        let before = diags.len();
+        resource::compile(t, &mut exprs, limits, &mut diags);
+        if diags.len() == before {
+            clean_resource_types.push(t);
+        }
     }
     let checker = typecheck::Checker::new(&exprs);
+    for t in clean_project_types {
+        diags.extend(checker.check_project_type(t));
+    }
+    for t in clean_resource_types {
+        diags.extend(checker.check_resource_type(t));
+    }
     for t in clean_types {
         diags.extend(checker.check_type(t));
     }
@@ -1007,6 +1045,8 @@ fn plan<'u, 'a>(
             .iter()
             .map(|d| d.environment.as_str())
             .chain(l.snapshots.iter().map(|s| s.environment.as_str()))
+            .chain(l.resource_bindings.iter().map(|b| b.environment.as_str()))
+            .chain(l.project_bindings.iter().map(|b| b.environment.as_str()))
             .chain(
                 l.platform
                     .iter()
@@ -1466,6 +1506,42 @@ where
         observed: opts.observed.clone(),
         ..Default::default()
     };
+    // Resource bindings (upstream's resource pipeline) render first: the outputs they resolve
+    // are what the components' resource dependencies read.
+    let rendered_resources = render_resource_bindings(&l, opts, &platform);
+    // Every binding of the run, rendered or not: a dependency on a resource whose binding failed
+    // is explained by the binding's own errors, not reported as missing.
+    for b in l
+        .resource_bindings
+        .iter()
+        .filter(|b| opts.env.as_deref().is_none_or(|e| e == b.environment))
+    {
+        let Some(ns) = resource::namespace_of(b, opts) else {
+            continue;
+        };
+        let key = (
+            ns,
+            b.project.clone(),
+            b.resource.clone(),
+            b.environment.clone(),
+        );
+        let rendered = rendered_resources
+            .iter()
+            .find(|(x, _)| std::ptr::eq(*x, b))
+            .and_then(|(_, r)| r.as_ref().ok());
+        let entry = match (platform.resource_outputs.contains_key(&key), rendered) {
+            (true, _) => Err(format!(
+                "several ResourceReleaseBindings of {}/{} for environment {:?} among the inputs",
+                b.project, b.resource, b.environment
+            )),
+            (false, Some(r)) => Ok(r.outputs.clone()),
+            (false, None) => Err(
+                "its ResourceReleaseBinding among the inputs does not render (see its errors), so its outputs are not resolved"
+                    .to_string(),
+            ),
+        };
+        platform.resource_outputs.insert(key, entry);
+    }
     let is_broken = |u: &release::Unit<'_, '_>| {
         l.is_broken(&u.component.loc)
             || l.is_broken(&u.type_def.loc)
@@ -1556,7 +1632,19 @@ where
         {
             Ok(t) => {
                 out.push(t);
-                let mut o = Origin::of(OriginKind::Component, b.loc.doc);
+                let mut o = Origin::of(OriginKind::Project, b.loc.doc);
+                o.detail = Some(b.environment.clone());
+                origins.push(o);
+            }
+            Err(ds) => errors.extend(ds),
+        }
+    }
+    // Then the resources, each binding's objects in its type's order.
+    for (b, r) in rendered_resources {
+        match r.and_then(|r| finish(r.objects).map_err(|d| vec![d])) {
+            Ok(t) => {
+                out.push(t);
+                let mut o = Origin::of(OriginKind::Resource, b.loc.doc);
                 o.detail = Some(b.environment.clone());
                 origins.push(o);
             }
@@ -1584,6 +1672,59 @@ where
         origins,
         warnings,
     })
+}
+
+/// Render the ResourceReleaseBindings for `--env` (every environment without one), in input
+/// order; bindings and types with errors of their own are skipped (those errors are reported).
+#[allow(clippy::type_complexity)]
+fn render_resource_bindings<'l, 'a>(
+    l: &'l Loaded<'a>,
+    opts: &Options,
+    platform: &upstream::Platform<'_>,
+) -> Vec<(
+    &'l kinds::ResourceBindingDef<'a>,
+    Result<resource::RenderedResource, Vec<Diagnostic>>,
+)> {
+    let types: Vec<_> = l
+        .resource_types
+        .iter()
+        .filter(|t| !l.is_broken(&t.loc))
+        .cloned()
+        .collect();
+    let resources: Vec<_> = l
+        .resources
+        .iter()
+        .filter(|r| !l.is_broken(&r.loc))
+        .cloned()
+        .collect();
+    let releases: Vec<_> = l
+        .resource_releases
+        .iter()
+        .filter(|r| !l.is_broken(&r.loc))
+        .cloned()
+        .collect();
+    l.resource_bindings
+        .iter()
+        .filter(|b| opts.env.as_deref().is_none_or(|e| e == b.environment) && !l.is_broken(&b.loc))
+        // A binding of a resource (or resource type) with errors: those errors explain it.
+        .filter(|b| {
+            !l.failed_names.contains(&b.resource)
+                && b.release
+                    .as_ref()
+                    .is_none_or(|r| !l.failed_names.contains(r))
+                && !l
+                    .resources
+                    .iter()
+                    .filter(|r| r.name == b.resource)
+                    .any(|r| l.failed_names.contains(&r.type_name))
+        })
+        .map(|b| {
+            (
+                b,
+                resource::render(b, &resources, &types, &releases, &l.exprs, opts, platform),
+            )
+        })
+        .collect()
 }
 
 /// The JSON Schema of each ComponentTypeDefinition's and Addon's parameters (parameters and

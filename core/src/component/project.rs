@@ -119,31 +119,15 @@ pub(crate) fn render(
             format!("add the {type_kind} {type_name:?} to the inputs: upstream renders the project's namespace from it"),
         ));
     };
-    // The Environment and its data plane.
-    let Some(environment) = platform.find("Environment", Some(&ns), env) else {
-        return Err(missing(
-            format!("Environment {env:?} (namespace {ns:?}) is not among the inputs"),
-            format!("add the Environment {env:?} (with its metadata.uid) to the inputs or pass it with --observed"),
-        ));
-    };
-    let environment = environment.value;
-    let Some(environment_uid) = uid(environment) else {
-        return Err(missing(
-            format!("the uid of Environment {env:?} is not known offline"),
-            "upstream puts it into the openchoreo.dev/environment-uid label; give the Environment its metadata.uid or pass the live object with --observed".into(),
-        ));
-    };
-    let Some((dp_name, dp)) = super::upstream::find_data_plane(platform, environment, &ns) else {
-        return Err(missing(
-            format!("the data plane of Environment {env:?} is not among the inputs"),
-            "add the DataPlane or ClusterDataPlane the Environment's dataPlaneRef names (else the one named default)".into(),
-        ));
+    let plane = match plane(platform, &ns, env) {
+        Ok(p) => p,
+        Err((what, hint)) => return Err(missing(what, hint)),
     };
     let dp_namespace = super::upstream::data_plane_namespace(&ns, &b.project, env);
     let mut labels = Map::new();
     for (k, v) in [
         (LABEL_ENVIRONMENT, env),
-        (LABEL_ENVIRONMENT_UID, environment_uid.as_str()),
+        (LABEL_ENVIRONMENT_UID, plane.environment_uid.as_str()),
         (LABEL_NAMESPACE, ns.as_str()),
         (LABEL_PROJECT, b.project.as_str()),
         (LABEL_PROJECT_UID, project_uid.as_str()),
@@ -156,39 +140,20 @@ pub(crate) fn render(
         "projectName": b.project,
         "projectUID": project_uid,
         "environmentName": env,
-        "environmentUID": environment_uid,
-        "dataPlaneName": dp_name,
+        "environmentUID": plane.environment_uid,
+        "dataPlaneName": plane.dp_name,
         "labels": labels,
         "annotations": b.annotations,
     });
-    if let Some(u) = uid(dp) {
+    if let Some(u) = &plane.dp_uid {
         metadata["dataPlaneUID"] = json!(u);
     }
-    let dp_gateway = dp.pointer("/spec/gateway");
-    let mut dataplane = Map::new();
-    if let Some(s) = dp
-        .pointer("/spec/secretStoreRef/name")
-        .and_then(Value::as_str)
-    {
-        dataplane.insert("secretStore".into(), json!(s));
-    }
-    if let Some(g) = super::upstream::gateway_data(dp_gateway, None) {
-        dataplane.insert("gateway".into(), g);
-    }
-    if let Some(o) = dp
-        .pointer("/spec/observabilityPlaneRef")
-        .filter(|o| o.is_object())
-    {
-        dataplane.insert(
-            "observabilityPlaneRef".into(),
-            json!({"kind": o.get("kind").and_then(Value::as_str).unwrap_or(""), "name": o.get("name").and_then(Value::as_str).unwrap_or("")}),
-        );
-    }
-    let gateway = super::upstream::gateway_data(environment.pointer("/spec/gateway"), dp_gateway);
-    let mut environment_var = Map::new();
-    if let Some(g) = &gateway {
-        environment_var.insert("gateway".into(), g.clone());
-    }
+    let Plane {
+        dataplane,
+        environment: environment_var,
+        gateway,
+        ..
+    } = plane;
     // Parameters: the Project's, defaulted (and, as everywhere in kiln, validated) by the type.
     let what = format!("{type_kind} {:?}", ty.name);
     let project_doc: Option<&Document> = platform.docs.iter().copied().find(|d| {
@@ -246,8 +211,8 @@ pub(crate) fn render(
         ("metadata", metadata),
         ("parameters", parameters),
         ("environmentConfigs", env_configs),
-        ("dataplane", Value::Object(dataplane)),
-        ("environment", Value::Object(environment_var)),
+        ("dataplane", dataplane),
+        ("environment", environment_var),
     ];
     if let Some(g) = gateway {
         vars.push(("gateway", g));
@@ -289,6 +254,7 @@ pub(crate) fn render(
         }
     }
     let mut out = Vec::new();
+    let mut made_by = Vec::new();
     for t in &ty.resources {
         if let Some(cond) = &t.include_when {
             if !as_bool(cond, &t.at.key("includeWhen"), "includeWhen").map_err(|d| vec![d])? {
@@ -364,6 +330,7 @@ pub(crate) fn render(
                 )]);
             }
             out.push(obj);
+            made_by.push(t);
         }
     }
     // Upstream's validateRenderedResources: the cell namespace must be among them.
@@ -384,14 +351,112 @@ pub(crate) fn render(
             "declare it in spec.resources: {apiVersion: v1, kind: Namespace, metadata: {name: ${metadata.namespace}}}",
         )]);
     }
+    // Checked against the Kubernetes schemas as a component's objects are.
+    let schema_errors: Vec<Diagnostic> = out
+        .iter()
+        .zip(&made_by)
+        .flat_map(|(o, t)| super::release::schema_errors(o, loc, t, &suffix, &opts.schemas))
+        .collect();
+    if !schema_errors.is_empty() {
+        return Err(schema_errors);
+    }
+    if opts.provenance {
+        let definition = format!("{type_kind}/{}", ty.name);
+        let instance = format!("Project/{}", b.project);
+        for (o, t) in out.iter_mut().zip(&made_by) {
+            let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
+            crate::provenance::annotate(
+                o,
+                &[
+                    (crate::provenance::PROVENANCE_DEFINITION, &definition),
+                    (crate::provenance::PROVENANCE_INSTANCE, &instance),
+                    (crate::provenance::PROVENANCE_NODE, &node),
+                ],
+            );
+        }
+    }
     Ok(out)
+}
+
+/// What the project and resource pipelines read from an environment: its uid, its data plane
+/// (name, uid) and the `dataplane`, `environment` and `gateway` variables (upstream's
+/// `BuildDataPlaneContext` and `BuildEnvironmentContext`, the same in both pipelines).
+pub(crate) struct Plane {
+    pub environment_uid: String,
+    pub dp_name: String,
+    pub dp_uid: Option<String>,
+    pub dataplane: Value,
+    pub environment: Value,
+    /// The environment's gateway, each ingress/egress endpoint falling back to the data plane's.
+    pub gateway: Option<Value>,
+}
+
+/// The Environment `env` of namespace `ns` and its data plane, from the inputs or `--observed`;
+/// `Err((what is missing, hint))` when one of them (or the environment's uid) is not known.
+pub(crate) fn plane(
+    platform: &Platform<'_>,
+    ns: &str,
+    env: &str,
+) -> Result<Plane, (String, String)> {
+    let Some(environment) = platform.find("Environment", Some(ns), env) else {
+        return Err((
+            format!("Environment {env:?} (namespace {ns:?}) is not among the inputs"),
+            format!("add the Environment {env:?} (with its metadata.uid) to the inputs or pass it with --observed"),
+        ));
+    };
+    let environment = environment.value;
+    let Some(environment_uid) = uid(environment) else {
+        return Err((
+            format!("the uid of Environment {env:?} is not known offline"),
+            "upstream puts it into the openchoreo.dev/environment-uid label; give the Environment its metadata.uid or pass the live object with --observed".into(),
+        ));
+    };
+    let Some((dp_name, dp)) = super::upstream::find_data_plane(platform, environment, ns) else {
+        return Err((
+            format!("the data plane of Environment {env:?} is not among the inputs"),
+            "add the DataPlane or ClusterDataPlane the Environment's dataPlaneRef names (else the one named default)".into(),
+        ));
+    };
+    let dp_gateway = dp.pointer("/spec/gateway");
+    let mut dataplane = Map::new();
+    if let Some(s) = dp
+        .pointer("/spec/secretStoreRef/name")
+        .and_then(Value::as_str)
+    {
+        dataplane.insert("secretStore".into(), json!(s));
+    }
+    if let Some(g) = super::upstream::gateway_data(dp_gateway, None) {
+        dataplane.insert("gateway".into(), g);
+    }
+    if let Some(o) = dp
+        .pointer("/spec/observabilityPlaneRef")
+        .filter(|o| o.is_object())
+    {
+        dataplane.insert(
+            "observabilityPlaneRef".into(),
+            json!({"kind": o.get("kind").and_then(Value::as_str).unwrap_or(""), "name": o.get("name").and_then(Value::as_str).unwrap_or("")}),
+        );
+    }
+    let gateway = super::upstream::gateway_data(environment.pointer("/spec/gateway"), dp_gateway);
+    let mut environment_var = Map::new();
+    if let Some(g) = &gateway {
+        environment_var.insert("gateway".into(), g.clone());
+    }
+    Ok(Plane {
+        environment_uid,
+        dp_name,
+        dp_uid: uid(dp),
+        dataplane: Value::Object(dataplane),
+        environment: Value::Object(environment_var),
+        gateway,
+    })
 }
 
 fn dp_namespace_of(project: &str, ns: &str, env: &str) -> String {
     super::upstream::data_plane_namespace(ns, project, env)
 }
 
-fn uid(v: &Value) -> Option<String> {
+pub(crate) fn uid(v: &Value) -> Option<String> {
     v.pointer("/metadata/uid")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())

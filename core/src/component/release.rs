@@ -756,44 +756,60 @@ fn check_schemas(
     made_by: &[(&Loc<'_>, &ResourceTpl)],
     schemas: &crate::openapi::Schemas,
 ) -> Result<(), Vec<Diagnostic>> {
-    let mut errors = Vec::new();
-    for (res, (loc, t)) in resources.iter().zip(made_by) {
-        let (Some(api), Some(kind)) = (
-            res.get("apiVersion").and_then(Value::as_str),
-            res.get("kind").and_then(Value::as_str),
-        ) else {
-            continue; // reported by `finish`
-        };
-        let Some(ks) = schemas.lookup(api, kind) else {
-            // A built-in group's unknown kind, reported at the template's kind.
-            if let Some(d) = crate::inventory::check_builtin(api, kind) {
-                errors.push(loc.error(
-                    d.code,
-                    &t.at.key("template").key("kind"),
-                    format!("{}: {}{}", describe(res), d.message, c.suffix()),
-                    d.hint.unwrap_or_default(),
-                ));
-            }
-            continue;
-        };
-        for (p, msg) in ks.check_rendered(res) {
-            let written = literal_prefix(&t.template, &p);
-            errors.push(loc.error(
-                codes::COMPONENT_SCHEMA,
-                &t.at.key("template").join(&written),
-                format!("{}: {p}: {msg}{}", describe(res), c.suffix()),
-                format!(
-                    "see the {kind} schema (Kubernetes {}); fix the template, the parameter or the addon patch that writes this field",
-                    crate::openapi::Schemas::kubernetes_version()
-                ),
-            ));
-        }
-    }
+    let errors: Vec<Diagnostic> = resources
+        .iter()
+        .zip(made_by)
+        .flat_map(|(res, (loc, t))| schema_errors(res, loc, t, &c.suffix(), schemas))
+        .collect();
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
     }
+}
+
+/// A rendered object checked against the Kubernetes schema of its kind (when kiln bundles one),
+/// each problem placed at the template `t` that wrote it; `suffix` names the unit. Shared by the
+/// component, project and resource pipelines.
+pub(crate) fn schema_errors(
+    res: &Value,
+    loc: &Loc<'_>,
+    t: &ResourceTpl,
+    suffix: &str,
+    schemas: &crate::openapi::Schemas,
+) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    let (Some(api), Some(kind)) = (
+        res.get("apiVersion").and_then(Value::as_str),
+        res.get("kind").and_then(Value::as_str),
+    ) else {
+        return errors; // reported by `finish`
+    };
+    let Some(ks) = schemas.lookup(api, kind) else {
+        // A built-in group's unknown kind, reported at the template's kind.
+        if let Some(d) = crate::inventory::check_builtin(api, kind) {
+            errors.push(loc.error(
+                d.code,
+                &t.at.key("template").key("kind"),
+                format!("{}: {}{suffix}", describe(res), d.message),
+                d.hint.unwrap_or_default(),
+            ));
+        }
+        return errors;
+    };
+    for (p, msg) in ks.check_rendered(res) {
+        let written = literal_prefix(&t.template, &p);
+        errors.push(loc.error(
+            codes::COMPONENT_SCHEMA,
+            &t.at.key("template").join(&written),
+            format!("{}: {p}: {msg}{suffix}", describe(res)),
+            format!(
+                "see the {kind} schema (Kubernetes {}); fix the template, the parameter or the addon patch that writes this field",
+                crate::openapi::Schemas::kubernetes_version()
+            ),
+        ));
+    }
+    errors
 }
 
 /// The longest prefix of `path` that exists in the template as written.

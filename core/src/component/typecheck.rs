@@ -38,7 +38,9 @@ use crate::expr::types::Type;
 use crate::fieldpath::FieldPath;
 use crate::openapi::{NodeChild, SchemaNode, Schemas};
 
-use super::kinds::{AddonDef, Loc, Op, ResourceTpl, Target, TypeDef};
+use super::kinds::{
+    AddonDef, Loc, Op, OutputSource, ProjectTypeDef, ResourceTpl, ResourceTypeDef, Target, TypeDef,
+};
 use super::pointer::{self, Step};
 use super::shorthand;
 use super::template::{classify, Exprs, Piece, Tpl};
@@ -151,6 +153,126 @@ impl<'e> Checker<'e> {
         }
         self.post_validations(&mut sink, &a.post_validations, &mut scope);
         sink.diags
+    }
+
+    /// Check a ProjectType's validations and resources (upstream's project pipeline context).
+    pub(crate) fn check_project_type(&self, t: &ProjectTypeDef<'_>) -> Vec<Diagnostic> {
+        let kind = if t.cluster {
+            "ClusterProjectType"
+        } else {
+            "ProjectType"
+        };
+        let mut sink = Sink {
+            loc: &t.loc,
+            what: format!("{kind} {:?}", t.name),
+            diags: Vec::new(),
+        };
+        let mut scope = self.pipeline_scope(
+            &t.schemas,
+            &[
+                "namespace",
+                "projectNamespace",
+                "projectName",
+                "projectUID",
+                "environmentName",
+                "environmentUID",
+                "dataPlaneName",
+                "dataPlaneUID",
+            ],
+        );
+        for v in &t.validations {
+            self.condition(&mut sink, "rule", &v.rule, &v.at.key("rule"), &mut scope);
+        }
+        for r in &t.resources {
+            self.resource(&mut sink, r, &mut scope);
+        }
+        sink.diags
+    }
+
+    /// Check a ResourceType's resources, outputs (strings) and readyWhen (bools).
+    pub(crate) fn check_resource_type(&self, t: &ResourceTypeDef<'_>) -> Vec<Diagnostic> {
+        let kind = if t.cluster {
+            "ClusterResourceType"
+        } else {
+            "ResourceType"
+        };
+        let mut sink = Sink {
+            loc: &t.loc,
+            what: format!("{kind} {:?}", t.name),
+            diags: Vec::new(),
+        };
+        let mut scope = self.pipeline_scope(
+            &t.schemas,
+            &[
+                "name",
+                "namespace",
+                "resourceNamespace",
+                "resourceName",
+                "resourceUID",
+                "projectName",
+                "projectUID",
+                "environmentName",
+                "environmentUID",
+                "dataPlaneName",
+                "dataPlaneUID",
+            ],
+        );
+        for r in &t.resources {
+            self.resource(&mut sink, r, &mut scope);
+        }
+        // Outputs and readyWhen also see the applied objects' status (no schema: dyn).
+        scope.declare("applied", Type::Dyn);
+        for o in &t.outputs {
+            let strings: Vec<(&str, FieldPath)> = match &o.source {
+                OutputSource::Value(v) => vec![(v.as_str(), o.at.key("value"))],
+                OutputSource::SecretKeyRef { name, key } => vec![
+                    (name.as_str(), o.at.key("secretKeyRef").key("name")),
+                    (key.as_str(), o.at.key("secretKeyRef").key("key")),
+                ],
+                OutputSource::ConfigMapKeyRef { name, key } => vec![
+                    (name.as_str(), o.at.key("configMapKeyRef").key("name")),
+                    (key.as_str(), o.at.key("configMapKeyRef").key("key")),
+                ],
+            };
+            for (src, at) in strings {
+                self.string(&mut sink, src, &at, Some(&Type::String), &mut scope);
+            }
+        }
+        for (rw, at) in &t.ready_when {
+            self.condition(&mut sink, "readyWhen", rw, at, &mut scope);
+        }
+        sink.diags
+    }
+
+    /// The context of upstream's project and resource pipelines (`BaseContext`): `metadata`
+    /// with the given string fields and string-map `labels`/`annotations`, `parameters` and
+    /// `environmentConfigs` typed by their sections, and `dataplane`, `environment`, `gateway`
+    /// as `dyn` (their shape follows the platform objects).
+    fn pipeline_scope(&self, params: &shorthand::Schemas, metadata: &[&str]) -> Scope {
+        let string = json!({"type": "string"});
+        let string_map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let mut md = serde_json::Map::new();
+        for k in metadata {
+            md.insert((*k).into(), string.clone());
+        }
+        for k in ["labels", "annotations"] {
+            md.insert(k.into(), string_map.clone());
+        }
+        let mut s = Scope::new();
+        s.declare(
+            "metadata",
+            self.object(json!({"type": "object", "properties": Value::Object(md)})),
+        );
+        let typed = |v: &Value| Type::of_node(&self.k8s.node_of(&numbers_dynamic(v), false));
+        s.declare(
+            "parameters",
+            typed(params.params.as_ref().unwrap_or(&params.merged)),
+        );
+        s.declare("environmentConfigs", typed(&params.env));
+        for k in ["dataplane", "environment", "gateway"] {
+            s.declare(k, Type::Dyn);
+        }
+        s
     }
 
     fn object(&self, schema: Value) -> Type {

@@ -11,7 +11,7 @@
 //! `--observed`; when neither has it the render fails with a diagnostic naming it, because every
 //! resource upstream renders carries the uid labels.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
@@ -51,7 +51,16 @@ pub(crate) struct Platform<'a> {
     pub statuses: BTreeMap<(String, String, String, String), Vec<Value>>,
     /// Render without resolving dependencies (the first pass, which only computes `statuses`).
     pub skip_dependencies: bool,
+    /// The outputs of the resources rendered in this run (upstream's resource pipeline), keyed
+    /// by namespace, project, resource and environment, as upstream's controller writes them into
+    /// the ResourceReleaseBinding's `status.outputs`: each resolved, or why it needs a cluster.
+    /// `Err` says why a binding in the inputs gives no outputs (it failed, or is not unique).
+    pub resource_outputs:
+        BTreeMap<(String, String, String, String), Result<ResourceOutputs, String>>,
 }
+
+/// The outputs of one rendered resource binding, in the type's order.
+pub(crate) type ResourceOutputs = Vec<(String, Result<Value, String>)>;
 
 /// Where a platform object was found.
 pub(crate) struct Found<'v> {
@@ -750,7 +759,7 @@ fn dependencies(
                 codes::PLATFORM_INPUT,
                 at("resources", i),
                 format!("the dependency on resource {name:?} (project {project:?}) cannot be resolved offline: {why}"),
-                format!("upstream reads the resource's outputs from its ResourceReleaseBinding for environment {env:?} (status.outputs, once Ready), which a cluster resolves; pass it with --observed"),
+                format!("upstream reads the resource's outputs from its ResourceReleaseBinding for environment {env:?} (status.outputs, once Ready): give the Resource, its (Cluster)ResourceType and that binding in the inputs (kiln resolves what needs no cluster), or pass the live binding with --observed"),
             ),
         }
     }
@@ -867,9 +876,20 @@ fn resolve_resource(
         project,
         env,
     );
-    let rrb = match found.as_slice() {
-        [] => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among --observed")),
-        [one] => *one,
+    let in_run = platform.resource_outputs.get(&(
+        namespace.to_string(),
+        project.to_string(),
+        name.to_string(),
+        env.to_string(),
+    ));
+    let rrb = match (found.as_slice(), in_run) {
+        // The live binding's status, as upstream's controller reads it.
+        ([one], _) => *one,
+        // Without one, the resource rendered in this run: the outputs upstream's resource
+        // pipeline resolves from the same definitions (ResolveOutputs).
+        ([], Some(Ok(outputs))) => return resource_item_from_outputs(dep, outputs, name),
+        ([], Some(Err(why))) => return Err(why.clone()),
+        ([], None) => return Err(format!("no ResourceReleaseBinding of {project}/{name} for environment {env:?} among the inputs or --observed")),
         _ => return Err(format!("several observed ResourceReleaseBindings of {project}/{name} for environment {env:?}")),
     };
     let generation = rrb
@@ -890,7 +910,39 @@ fn resolve_resource(
             rrb.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
         ));
     }
-    let outputs = arr(rrb, "/status/outputs");
+    resource_item(dep, name, &arr(rrb, "/status/outputs"))
+}
+
+/// A resource dependency resolved against the outputs of the resource rendered in the same run.
+/// An output bound by the dependency that needs a cluster (it reads an applied object's status)
+/// is an error naming it; outputs the dependency does not bind are not needed.
+fn resource_item_from_outputs(
+    dep: &Value,
+    outputs: &ResourceOutputs,
+    name: &str,
+) -> Result<Value, String> {
+    let bound: BTreeSet<&str> = ["envBindings", "fileBindings"]
+        .into_iter()
+        .flat_map(|k| dep.get(k).and_then(Value::as_object).into_iter().flatten())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let mut resolved = Vec::new();
+    for (out, r) in outputs {
+        match r {
+            Ok(v) => resolved.push(v),
+            Err(why) if bound.contains(out.as_str()) => {
+                return Err(format!(
+                    "{why}; its value is in the live ResourceReleaseBinding's status.outputs"
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    resource_item(dep, name, &resolved)
+}
+
+/// `BuildResourceDependencyItem` over a binding's resolved outputs.
+fn resource_item(dep: &Value, name: &str, outputs: &[&Value]) -> Result<Value, String> {
     let output = |o: &str| outputs.iter().copied().find(|x| s(x, "name") == o);
     let sorted = |k: &str| -> Vec<(String, String)> {
         let mut v: Vec<(String, String)> = dep
@@ -1453,7 +1505,7 @@ fn s<'v>(v: &'v Value, k: &str) -> &'v str {
     v.get(k).and_then(Value::as_str).unwrap_or("")
 }
 
-fn k8s_name(parts: &[&str], extra: &str) -> String {
+pub(crate) fn k8s_name(parts: &[&str], extra: &str) -> String {
     let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
     safe_name_with(&parts, MAX_RESOURCE_NAME, extra)
 }

@@ -334,7 +334,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                 OriginKind::Passthrough | OriginKind::Instance | OriginKind::Definition => {
                     origin.file.clone()
                 }
-                OriginKind::Component => {
+                OriginKind::Component | OriginKind::Project | OriginKind::Resource => {
                     release_file(&origin.file, origin.detail.as_deref().unwrap_or("default"))
                 }
                 OriginKind::ComponentPassthrough => OPENCHOREO_FILE.to_string(),
@@ -350,7 +350,9 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             };
             let source = match origin.kind {
                 OriginKind::Kurel => kurel_names.get(&origin.file).map(|p| p.to_string()),
-                OriginKind::Component => Some(origin.file.clone()),
+                OriginKind::Component | OriginKind::Project | OriginKind::Resource => {
+                    Some(origin.file.clone())
+                }
                 _ => None,
             };
             if let Some(src) = source {
