@@ -17,7 +17,9 @@ mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
 
-if [ ! -x "$exe" ]; then
+# A virtual environment is tied to the path it was made at: a moved target/ (a renamed checkout,
+# a copied cache) leaves an executable whose interpreter is gone. Such a one is made again.
+if [ ! -x "$exe" ] || ! "$exe" --version >/dev/null 2>&1; then
     python="$(command -v python3 || true)"
     if [ -z "$python" ]; then
         echo "kubernetes-validate.sh: python3 not found; it is needed to install kubernetes-validate" >&2
