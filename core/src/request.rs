@@ -1673,4 +1673,32 @@ mod tests {
         req.strict = true;
         assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1008"]);
     }
+
+    #[test]
+    fn identities_differ_where_their_parts_do() {
+        let id = |g, k, ns, n| Identity::new(g, k, ns, n).unwrap();
+        let a = id("apps", "Deployment", "shop", "web");
+        assert_eq!(a.parts(), ("apps", "Deployment", "shop", "web"));
+        assert_eq!(a, id("apps", "Deployment", "shop", "web"));
+        // The same letters split differently are other objects.
+        assert_ne!(
+            id("", "ConfigMap", "ab", "c"),
+            id("", "ConfigMap", "a", "bc")
+        );
+        assert_ne!(id("a", "bKind", "", "x"), id("ab", "Kind", "", "x"));
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "c", "namespace": "ns"}});
+        assert_eq!(
+            identity(&obj).unwrap().parts(),
+            ("", "ConfigMap", "ns", "c")
+        );
+        let cluster = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                             "metadata": {"name": "r"}});
+        let parts = identity(&cluster).unwrap();
+        assert_eq!(
+            parts.parts(),
+            ("rbac.authorization.k8s.io", "ClusterRole", "", "r")
+        );
+        assert!(identity(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"})).is_none());
+    }
 }
