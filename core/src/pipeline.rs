@@ -139,8 +139,18 @@ impl Definitions {
 
 /// Check that every document is an object with a string apiVersion and kind.
 pub fn check_documents(docs: &[Document]) -> Diagnostics {
+    // On every core, in document order: this reads every document of the run.
+    let each: Vec<Vec<Diagnostic>> = docs.par_iter().map(check_document).collect();
     let mut diags = Diagnostics::new();
-    for d in docs {
+    for d in each {
+        diags.extend(d);
+    }
+    diags
+}
+
+fn check_document(d: &Document) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    {
         let root = FieldPath::root();
         if !d.value.is_object() {
             diags.push(d.diag(
@@ -149,7 +159,7 @@ pub fn check_documents(docs: &[Document]) -> Diagnostics {
                 ),
                 &root,
             ));
-            continue;
+            return diags;
         }
         for key in ["apiVersion", "kind"] {
             match d.value.get(key) {
@@ -190,7 +200,13 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     let mut scopes = Scopes::new();
     let mut schemas = Schemas::bundled();
     let mut crd_kinds = std::collections::BTreeSet::new();
-    for d in docs.iter().chain(&opts.crds) {
+    // The CRDs and RGDs among the documents, found on every core (in order): the run may hold
+    // thousands of other documents.
+    let special: Vec<&Document> = docs
+        .par_iter()
+        .filter(|d| strategy::is_crd(d) || kro::is_rgd(d))
+        .collect();
+    for d in special.iter().copied().chain(&opts.crds) {
         if d.kind() == Some("CustomResourceDefinition")
             && d.api_version()
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
@@ -221,7 +237,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             }
         }
     }
-    let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
+    let rgd_docs: Vec<&Document> = special.into_iter().filter(|d| kro::is_rgd(d)).collect();
     // Nested compositions: a template whose kind is another RGD's instance kind is checked
     // against that RGD's instance schema when the graph is built, as kro does (it resolves the
     // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
@@ -751,8 +767,9 @@ where
     let (defs, def_diags) = load_definitions(docs, opts);
     diags.extend(def_diags);
 
+    // Classified on every core; the collected order is the documents'.
     let items: Vec<Item<'_>> = docs
-        .iter()
+        .par_iter()
         .enumerate()
         .filter_map(|(i, d)| {
             if kro::is_rgd(d) || component::is_component_document(d) {

@@ -39,6 +39,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::component;
@@ -505,7 +506,9 @@ where
         kept = Some(Earlier { context, units });
     }
     let rendered = Rendered {
-        units: r.units.into_iter().filter_map(|c| c.out).collect(),
+        // On the workers (in order): dropping each object's identity on the main thread was
+        // as much as the duplicate check itself.
+        units: r.units.into_par_iter().filter_map(|c| c.out).collect(),
         origins: r.origins,
         warnings: r.warnings,
         files: r.files,
@@ -878,7 +881,12 @@ where
         files,
         log,
         details,
-        documents: documents.len(),
+        documents: {
+            let n = documents.len();
+            // Freed on the workers, which allocated most of what they hold.
+            documents.into_par_iter().for_each(drop);
+            n
+        },
         packages: summaries,
         extra_documents: extra,
     };
