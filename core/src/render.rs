@@ -892,8 +892,10 @@ impl Evaluator<'_, '_> {
                 *slot = value;
             }
         }
-        let name_path = FieldPath::root().key("metadata").key("name");
-        if name_path.get(&obj).and_then(Value::as_str) == Some(OMIT_MARKER) {
+        // Read without building the path: this runs for every rendered object.
+        let name = obj.get("metadata").and_then(|m| m.get("name"));
+        if name.and_then(Value::as_str) == Some(OMIT_MARKER) {
+            let name_path = FieldPath::root().key("metadata").key("name");
             let e = t
                 .holes
                 .iter()
