@@ -148,46 +148,47 @@ pub fn check_documents(docs: &[Document]) -> Diagnostics {
     diags
 }
 
+/// [`check_documents`] of one document.
 fn check_document(d: &Document) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    {
-        let root = FieldPath::root();
-        if !d.value.is_object() {
-            diags.push(d.diag(
+    let root = FieldPath::root();
+    if !d.value.is_object() {
+        diags.push(
+            d.diag(
                 Diagnostic::error(codes::NOT_AN_OBJECT, "document is not a mapping").with_hint(
                     "every document must be a Kubernetes object with apiVersion and kind",
                 ),
                 &root,
-            ));
-            return diags;
-        }
-        for key in ["apiVersion", "kind"] {
-            match d.value.get(key) {
-                Some(Value::String(s)) if !s.is_empty() => {}
-                Some(_) => diags.push(
-                    d.diag(
-                        Diagnostic::error(
-                            codes::NOT_AN_OBJECT,
-                            format!("{key} must be a non-empty string"),
-                        )
-                        .with_hint(if key == "kind" {
-                            "e.g. kind: ConfigMap"
-                        } else {
-                            "e.g. apiVersion: apps/v1"
-                        }),
-                        &root.key(key),
-                    ),
+            ),
+        );
+        return diags;
+    }
+    for key in ["apiVersion", "kind"] {
+        match d.value.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(_) => diags.push(
+                d.diag(
+                    Diagnostic::error(
+                        codes::NOT_AN_OBJECT,
+                        format!("{key} must be a non-empty string"),
+                    )
+                    .with_hint(if key == "kind" {
+                        "e.g. kind: ConfigMap"
+                    } else {
+                        "e.g. apiVersion: apps/v1"
+                    }),
+                    &root.key(key),
                 ),
-                None => diags.push(
-                    d.diag(
-                        Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
-                            .with_hint(
+            ),
+            None => diags.push(
+                d.diag(
+                    Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
+                        .with_hint(
                             "every document must be a Kubernetes object with apiVersion and kind",
                         ),
-                        &root,
-                    ),
+                    &root,
                 ),
-            }
+            ),
         }
     }
     diags
