@@ -32,6 +32,8 @@ pub enum InProcess {
         inputs: Vec<String>,
         /// The options `kiln render` would build from its flags.
         options: Options,
+        /// `--env NAME`: the environment components are rendered for.
+        environment: Option<String>,
     },
     /// `kiln render PKG --instances DIR`: `kurel::load` and the instance files, then
     /// `kurel::Prepared::new` (the shared part, timed alone) and `kurel::render_instances`.
@@ -342,6 +344,7 @@ impl Fleet for WebApp {
                 in_process: Some(InProcess::Documents {
                     inputs: vec![WEBAPP_DIR.into()],
                     options: Options::default(),
+                    environment: None,
                 }),
             }],
             apps,
@@ -356,9 +359,9 @@ impl Fleet for WebApp {
 ///
 /// Every Component has a Workload and a ComponentDeployment for `development` and `production`;
 /// production turns autoscaling on and raises replicas and requests. The batch is one `kiln render`
-/// of the whole directory without `--env` (every component in every environment it has a
-/// deployment for); a unit is one component in one environment, as one Argo CD application would
-/// render it (`--env NAME`). The two addons exercise the patch path: one creates a
+/// of the whole directory per environment (`--env NAME`: every component in that environment;
+/// both environments of a component hold the same objects, which one stream cannot hold); a unit
+/// is one component in one environment, as one Argo CD application would render it. The two addons exercise the patch path: one creates a
 /// PersistentVolumeClaim and mounts it through a `[?(@.name=='app')]` filter, one appends a
 /// sidecar container and a volume.
 pub struct ComponentFleet;
@@ -658,14 +661,26 @@ impl Fleet for ComponentFleet {
         }
         Ok(Generated {
             files,
-            batch: vec![Invocation {
-                // Without --env every component renders in every environment it is deployed to.
-                args: vec!["render".into(), COMPONENT_DIR.into()],
-                in_process: Some(InProcess::Documents {
-                    inputs: vec![COMPONENT_DIR.into()],
-                    options: Options::default(),
-                }),
-            }],
+            // One process per environment: a component's releases for two environments hold
+            // the same objects (namespace and name), which one output stream cannot hold
+            // (`kiln render` without `--env` refuses them as duplicates, KLN1012), as two
+            // Argo CD applications or two CI jobs would render them.
+            batch: ENVIRONMENTS
+                .iter()
+                .map(|env| Invocation {
+                    args: vec![
+                        "render".into(),
+                        COMPONENT_DIR.into(),
+                        "--env".into(),
+                        (*env).into(),
+                    ],
+                    in_process: Some(InProcess::Documents {
+                        inputs: vec![COMPONENT_DIR.into()],
+                        options: Options::default(),
+                        environment: Some((*env).into()),
+                    }),
+                })
+                .collect(),
             apps,
             objects_per_app,
             kustomize: None,
@@ -1032,6 +1047,46 @@ mod tests {
         assert_eq!(g.apps.len(), 8, "one unit per component and environment");
         let objects = render_in_memory(&g);
         assert_eq!(objects.len(), g.objects());
+    }
+
+    /// Each process of a batch, run in-process as `kiln render` runs it (the request, with its
+    /// checks over the whole output: a component's two environments in one stream are
+    /// duplicates), renders without an error, and together they render every object. The
+    /// component fleet's batch was one `kiln render` of both environments, which kiln refuses.
+    #[test]
+    fn batch_invocations_render_as_requests() {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        for fleet in [&WebApp as &dyn Fleet, &ComponentFleet] {
+            let g = fleet.generate(4).expect("generates");
+            let dir = std::env::temp_dir().join(format!(
+                "kiln-bench-batch-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
+            g.write(&dir).expect("fleet written");
+            let mut objects = 0;
+            for inv in &g.batch {
+                let Some(InProcess::Documents {
+                    inputs,
+                    environment,
+                    ..
+                }) = &inv.in_process
+                else {
+                    panic!("{}: no in-process form", fleet.name());
+                };
+                let inputs = inputs
+                    .iter()
+                    .map(|p| kiln_core::source::Input::Path(dir.join(p)))
+                    .collect();
+                let req = crate::suite::request_of(inputs, environment);
+                let out = kiln_core::request::render(&req).unwrap_or_else(|f| {
+                    panic!("{}: {:?}: {:#?}", fleet.name(), inv.args, f.diagnostics)
+                });
+                objects += out.units.iter().map(Vec::len).sum::<usize>();
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            assert_eq!(objects, g.objects(), "{}", fleet.name());
+        }
     }
 
     /// Issue 6, "done when": `--jobs 1` and `--jobs 4` give identical bytes on the fleet. The

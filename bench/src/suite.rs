@@ -392,7 +392,11 @@ fn measure_size(
     };
     let bytes_all = read_outputs(&out_all)?;
     let identical = read_outputs(&out1)? == bytes_all;
-    let objects = count_documents(&bytes_all);
+    // Counted per process: two streams end to end are not one stream.
+    let mut objects = 0;
+    for p in &out_all {
+        objects += count_documents(&read_outputs(std::slice::from_ref(p))?);
+    }
     let output_bytes = bytes_all.len() as u64;
 
     log(format!(
@@ -576,28 +580,32 @@ fn flux_once(cfg: &Config, dir: &Path, tree: &str) -> Result<(Duration, u64), St
 
 /// The objects of the batch, rendered in-process when every invocation has an in-process form
 /// (timing load and render), else parsed back from kiln's output; then the serialisation alone,
-/// by kiln's direct emitter and by serde-saphyr.
+/// by kiln's direct emitter and by serde-saphyr. Each invocation's objects are serialised as one
+/// stream, as its process writes them, and the streams are concatenated as the processes' outputs
+/// are (`kiln_output`): a batch of two processes is two streams, not one stream of both.
 fn in_process(
     cfg: &Config,
     dir: &Path,
     batch: &[Invocation],
     kiln_output: &[u8],
 ) -> Result<InProcessFigures, String> {
-    let (objects, load, definitions, render) = if batch.iter().all(|b| b.in_process.is_some()) {
-        let mut objects = Vec::new();
+    let (streams, load, definitions, render) = if batch.iter().all(|b| b.in_process.is_some()) {
+        let mut streams = Vec::new();
         let mut stages = Stages::default();
         for call in batch.iter().filter_map(|b| b.in_process.as_ref()) {
-            objects.extend(match call {
-                InProcess::Documents { inputs, options } => {
-                    documents_in_process(dir, inputs, options, &mut stages)?
-                }
+            streams.push(match call {
+                InProcess::Documents {
+                    inputs,
+                    options,
+                    environment,
+                } => documents_in_process(dir, inputs, options, environment, &mut stages)?,
                 InProcess::KurelInstances { package, instances } => {
                     kurel_in_process(dir, package, instances, &mut stages)?
                 }
             });
         }
         (
-            objects,
+            streams,
             Some(stages.load),
             Some(stages.definitions),
             Some(stages.render),
@@ -608,14 +616,23 @@ fn in_process(
         let docs = parse_file("kiln-output.yaml", text, &YamlLimits::default())
             .map_err(|d| format!("cannot parse kiln's output back: {}", d.message))?;
         let objects: Vec<Value> = docs.into_iter().map(|d| d.value).collect();
-        (objects, None, None, None)
+        (vec![objects], None, None, None)
     };
     let (serialise, yaml) = measure::best_of(cfg.serialise_runs, || {
-        output::yaml_stream(&objects).map_err(|d| d.message)
+        let mut all = String::new();
+        for objects in &streams {
+            all.push_str(&output::yaml_stream(objects).map_err(|d| d.message)?);
+        }
+        Ok::<_, String>(all)
     });
     let yaml = yaml.map_err(|m| format!("serialisation failed: {m}"))?;
-    let (serialise_saphyr, saphyr) =
-        measure::best_of(cfg.serialise_runs, || saphyr_stream(&objects));
+    let (serialise_saphyr, saphyr) = measure::best_of(cfg.serialise_runs, || {
+        let mut all = String::new();
+        for objects in &streams {
+            all.push_str(&saphyr_stream(objects)?);
+        }
+        Ok::<_, String>(all)
+    });
     let saphyr = saphyr.map_err(|m| format!("serde-saphyr serialisation failed: {m}"))?;
     Ok(InProcessFigures {
         load,
@@ -646,6 +663,15 @@ pub fn saphyr_stream(objects: &[Value]) -> Result<String, String> {
     Ok(out)
 }
 
+/// The request `kiln render INPUTS… [--env NAME]` makes.
+pub fn request_of(inputs: Vec<Input>, environment: &Option<String>) -> request::Request {
+    request::Request {
+        inputs,
+        environment: environment.clone(),
+        ..request::Request::default()
+    }
+}
+
 /// Time spent in each in-process stage, summed over a batch's invocations.
 #[derive(Debug, Default)]
 struct Stages {
@@ -663,6 +689,7 @@ fn documents_in_process(
     dir: &Path,
     inputs: &[String],
     options: &pipeline::Options,
+    environment: &Option<String>,
     stages: &mut Stages,
 ) -> Result<Vec<Value>, String> {
     let inputs: Vec<Input> = inputs.iter().map(|p| Input::Path(dir.join(p))).collect();
@@ -675,10 +702,7 @@ fn documents_in_process(
         .map_err(|d| format!("in-process definitions failed: {}", first_message(&d.0)))?;
     stages.definitions += start.elapsed();
     drop(docs);
-    let req = request::Request {
-        inputs,
-        ..request::Request::default()
-    };
+    let req = request_of(inputs, environment);
     let start = Instant::now();
     let out = request::render(&req).map_err(|f| {
         format!(

@@ -98,7 +98,8 @@ pub struct Output {
 
 /// What each input document that is not a definition or a component document is.
 enum Item<'a> {
-    Instance(&'a Rgd, &'a Document),
+    /// A kro instance, with its index among the run's documents.
+    Instance(&'a Rgd, &'a Document, usize),
     /// A document that passes through, with its index among the run's documents.
     Passthrough(&'a Document, usize),
     /// kro mode: an RGD shipped as it is.
@@ -119,59 +120,75 @@ pub struct Definitions {
     /// every front-end checks its output against.
     pub schemas: Schemas,
     by_gvk: BTreeMap<(String, String, String), usize>,
+    /// The same RGDs by kind alone, looked up without building a key: [`Definitions::find`]
+    /// runs for every input document and every rendered object (nested compositions).
+    by_kind: BTreeMap<String, Vec<usize>>,
 }
 
 impl Definitions {
     /// The RGD defining this apiVersion and kind.
     pub fn find(&self, api_version: &str, kind: &str) -> Option<&Rgd> {
         let (group, version) = api_version.rsplit_once('/')?;
-        self.by_gvk
-            .get(&(group.to_string(), version.to_string(), kind.to_string()))
+        self.by_kind
+            .get(kind)?
+            .iter()
             .map(|&i| &self.rgds[i])
+            .find(|r| r.group == group && r.version == version)
     }
 }
 
 /// Check that every document is an object with a string apiVersion and kind.
 pub fn check_documents(docs: &[Document]) -> Diagnostics {
+    // On every core, in document order: this reads every document of the run.
+    let each: Vec<Vec<Diagnostic>> = docs.par_iter().map(check_document).collect();
     let mut diags = Diagnostics::new();
-    for d in docs {
-        let root = FieldPath::root();
-        if !d.value.is_object() {
-            diags.push(d.diag(
+    for d in each {
+        diags.extend(d);
+    }
+    diags
+}
+
+/// [`check_documents`] of one document.
+fn check_document(d: &Document) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let root = FieldPath::root();
+    if !d.value.is_object() {
+        diags.push(
+            d.diag(
                 Diagnostic::error(codes::NOT_AN_OBJECT, "document is not a mapping").with_hint(
                     "every document must be a Kubernetes object with apiVersion and kind",
                 ),
                 &root,
-            ));
-            continue;
-        }
-        for key in ["apiVersion", "kind"] {
-            match d.value.get(key) {
-                Some(Value::String(s)) if !s.is_empty() => {}
-                Some(_) => diags.push(
-                    d.diag(
-                        Diagnostic::error(
-                            codes::NOT_AN_OBJECT,
-                            format!("{key} must be a non-empty string"),
-                        )
-                        .with_hint(if key == "kind" {
-                            "e.g. kind: ConfigMap"
-                        } else {
-                            "e.g. apiVersion: apps/v1"
-                        }),
-                        &root.key(key),
-                    ),
+            ),
+        );
+        return diags;
+    }
+    for key in ["apiVersion", "kind"] {
+        match d.value.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(_) => diags.push(
+                d.diag(
+                    Diagnostic::error(
+                        codes::NOT_AN_OBJECT,
+                        format!("{key} must be a non-empty string"),
+                    )
+                    .with_hint(if key == "kind" {
+                        "e.g. kind: ConfigMap"
+                    } else {
+                        "e.g. apiVersion: apps/v1"
+                    }),
+                    &root.key(key),
                 ),
-                None => diags.push(
-                    d.diag(
-                        Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
-                            .with_hint(
+            ),
+            None => diags.push(
+                d.diag(
+                    Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
+                        .with_hint(
                             "every document must be a Kubernetes object with apiVersion and kind",
                         ),
-                        &root,
-                    ),
+                    &root,
                 ),
-            }
+            ),
         }
     }
     diags
@@ -184,7 +201,13 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     let mut scopes = Scopes::new();
     let mut schemas = Schemas::bundled();
     let mut crd_kinds = std::collections::BTreeSet::new();
-    for d in docs.iter().chain(&opts.crds) {
+    // The CRDs and RGDs among the documents, found on every core (in order): the run may hold
+    // thousands of other documents.
+    let special: Vec<&Document> = docs
+        .par_iter()
+        .filter(|d| strategy::is_crd(d) || kro::is_rgd(d))
+        .collect();
+    for d in special.iter().copied().chain(&opts.crds) {
         if d.kind() == Some("CustomResourceDefinition")
             && d.api_version()
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
@@ -215,7 +238,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             }
         }
     }
-    let rgd_docs: Vec<&Document> = docs.iter().filter(|d| kro::is_rgd(d)).collect();
+    let rgd_docs: Vec<&Document> = special.into_iter().filter(|d| kro::is_rgd(d)).collect();
     // Nested compositions: a template whose kind is another RGD's instance kind is checked
     // against that RGD's instance schema when the graph is built, as kro does (it resolves the
     // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
@@ -267,12 +290,17 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         }
     }
     diags.extend(unchecked_kinds(&rgds, &schemas));
+    let mut by_kind: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (key, &i) in &by_gvk {
+        by_kind.entry(key.2.clone()).or_default().push(i);
+    }
     let mut defs = Definitions {
         rgds,
         nesting_cycle: false,
         crd_kinds,
         schemas,
         by_gvk,
+        by_kind,
     };
     if let Some(d) = nesting_cycle(&defs) {
         defs.nesting_cycle = true;
@@ -441,7 +469,7 @@ impl Nested for Nesting<'_> {
         obj: &Value,
         origin: &Document,
         _limits: &RenderLimits,
-        nested_in: Option<String>,
+        nested_in: &dyn Fn() -> Option<String>,
         depth: usize,
     ) -> Option<Result<Vec<Value>, Vec<Diagnostic>>> {
         let rgd = self
@@ -466,10 +494,13 @@ impl Nested for Nesting<'_> {
                 &FieldPath::root(),
             )]));
         }
-        // Diagnostics point at the outermost instance, the document the user wrote.
+        // Diagnostics point at the outermost instance, the document the user wrote (its value
+        // is not read: the nested instance's is `obj`).
         let doc = Document {
-            value: obj.clone(),
-            ..origin.clone()
+            source: origin.source.clone(),
+            index: origin.index,
+            item: origin.item,
+            value: Value::Null,
         };
         let name = obj
             .pointer("/metadata/name")
@@ -477,7 +508,7 @@ impl Nested for Nesting<'_> {
             .unwrap_or("")
             .to_string();
         Some(
-            render_instance(rgd, &doc, self, nested_in, depth).map_err(|ds| {
+            render_instance_value(rgd, &doc, obj.clone(), self, nested_in(), depth).map_err(|ds| {
                 ds.into_iter()
                     .map(|mut d| {
                         d.message = format!("nested {} {name:?}: {}", rgd.kind, d.message);
@@ -494,10 +525,17 @@ pub const MAX_NESTING: usize = 16;
 
 /// `KIND/NAMESPACE/NAME` (or `KIND/NAME`) of an object.
 pub fn object_ref(v: &Value) -> String {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("");
-    match s("/metadata/namespace") {
-        "" => format!("{}/{}", s("/kind"), s("/metadata/name")),
-        ns => format!("{}/{ns}/{}", s("/kind"), s("/metadata/name")),
+    fn s<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v str> {
+        v.and_then(|v| v.get(k)).and_then(Value::as_str)
+    }
+    let md = v.get("metadata");
+    let (kind, name) = (
+        s(Some(v), "kind").unwrap_or(""),
+        s(md, "name").unwrap_or(""),
+    );
+    match s(md, "namespace").unwrap_or("") {
+        "" => format!("{kind}/{name}"),
+        ns => format!("{kind}/{ns}/{name}"),
     }
 }
 
@@ -509,8 +547,21 @@ pub fn render_instance(
     nested_in: Option<String>,
     depth: usize,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    render_instance_value(rgd, doc, doc.value.clone(), nesting, nested_in, depth)
+}
+
+/// [`render_instance`] of the instance's content `value`, taken out of `doc` (which still places
+/// the diagnostics): the value is consumed, so the run need not keep it once the unit is done.
+fn render_instance_value(
+    rgd: &Rgd,
+    doc: &Document,
+    value: Value,
+    nesting: &Nesting<'_>,
+    nested_in: Option<String>,
+    depth: usize,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
     let opts = nesting.opts;
-    let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+    let prepared = kro::instance::prepare_value(rgd, doc, value, opts.namespace.as_deref())?;
     let provenance = opts.provenance.then(|| Provenance {
         definition: format!("{}/{}", kro::rgd::RGD_KIND, rgd.graph.name),
         instance: object_ref(&prepared.schema),
@@ -631,11 +682,14 @@ where
 }
 
 /// [`render_units`] for documents the caller has no further use for: the value of each
-/// document that will pass through is moved into its unit instead of copied, and the document
-/// keeps a stub (apiVersion, kind, metadata name and namespace: what diagnostics and origins
-/// read). CustomResourceDefinitions, definitions, instances and component documents are left as
-/// they are. At thousands of plain manifests the copies were the largest cost of a pass-through
-/// (fresh memory the kernel must zero).
+/// document that will pass through is moved into its unit instead of copied, and so is the value
+/// of each kro instance in direct mode (unless `reuse` asks for instance keys, which read the
+/// value); the document keeps a stub (apiVersion, kind, metadata name and namespace: what
+/// diagnostics and origins read). CustomResourceDefinitions, definitions and component
+/// documents are left as they are. At thousands of plain manifests the copies were the largest
+/// cost of a pass-through (fresh memory the kernel must zero); at thousands of instances, the
+/// parsed instances were held to the end of the run, beside the output, and freed one by one on
+/// the main thread after it.
 pub fn render_units_moving<T, F>(
     docs: &mut [Document],
     opts: &Options,
@@ -647,23 +701,26 @@ where
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
     let declared = declared_kinds(docs);
+    let instances_move = opts.kro.is_none() && !reuse.record && reuse.earlier.is_none();
+    // On the workers: a stub per document is an allocation or five, for every document.
     let moved: Vec<std::sync::Mutex<Option<Value>>> = docs
-        .iter_mut()
+        .par_iter_mut()
         .map(|d| {
-            let passes = d.value.is_object()
+            let moves = d.value.is_object()
                 && !kro::is_rgd(d)
                 && !component::is_component_document(d)
                 && !strategy::is_crd(d)
                 && d.kind().is_some()
                 && d.api_version().is_some_and(|api| {
                     let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
-                    !declared.contains(&(
-                        group.to_string(),
-                        version.to_string(),
-                        d.kind().unwrap_or("").to_string(),
-                    ))
+                    instances_move
+                        || !declared.contains(&(
+                            group.to_string(),
+                            version.to_string(),
+                            d.kind().unwrap_or("").to_string(),
+                        ))
                 });
-            std::sync::Mutex::new(passes.then(|| {
+            std::sync::Mutex::new(moves.then(|| {
                 let stub = crate::document::identity_stub(&d.value, false);
                 std::mem::replace(&mut d.value, stub)
             }))
@@ -711,8 +768,9 @@ where
     let (defs, def_diags) = load_definitions(docs, opts);
     diags.extend(def_diags);
 
+    // Classified on every core; the collected order is the documents'.
     let items: Vec<Item<'_>> = docs
-        .iter()
+        .par_iter()
         .enumerate()
         .filter_map(|(i, d)| {
             if kro::is_rgd(d) || component::is_component_document(d) {
@@ -721,7 +779,7 @@ where
             } else {
                 Some(
                     match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
-                        Some(r) => Item::Instance(r, d),
+                        Some(r) => Item::Instance(r, d, i),
                         None => Item::Passthrough(d, i),
                     },
                 )
@@ -753,13 +811,15 @@ where
         None => items,
     };
     let keyed = reuse.record || reuse.earlier.is_some();
+    // The value `render_units_moving` moved out of document `i`, if it did.
+    let taken = |i: usize| moved.get(i).and_then(|m| m.lock().ok()?.take());
     // Each unit with its instance key (when keys are asked for).
     type Keyed<T> = Result<(T, Option<String>), Vec<Diagnostic>>;
     let rendered: Vec<Keyed<T>> = items
         .par_iter()
         .map(|item| {
             let key = match (item, &opts.kro) {
-                (Item::Instance(_, doc), None) if keyed => Some(instance_key(doc)),
+                (Item::Instance(_, doc, _), None) if keyed => Some(instance_key(doc)),
                 _ => None,
             };
             if let (Some(k), Some(earlier)) = (&key, reuse.earlier) {
@@ -775,18 +835,20 @@ where
                 // A value moved out of its document (see `render_units_moving`) is handed on
                 // as it is; otherwise the document's is copied.
                 (Item::Passthrough(d, i), _) => {
-                    let value = moved
-                        .get(*i)
-                        .and_then(|m| m.lock().ok()?.take())
-                        .unwrap_or_else(|| d.value.clone());
+                    let value = taken(*i).unwrap_or_else(|| d.value.clone());
                     let problems = check_passthrough_schema(d, &value, &defs.schemas);
                     if !problems.is_empty() {
                         return Err(problems);
                     }
                     vec![value]
                 }
-                (Item::Instance(rgd, doc), None) => render_instance(rgd, doc, &nesting, None, 0)?,
-                (Item::Instance(rgd, doc), Some(mode)) => {
+                // Likewise an instance's value, consumed by its render (and freed on this
+                // worker when the unit is done).
+                (Item::Instance(rgd, doc, i), None) => match taken(*i) {
+                    Some(value) => render_instance_value(rgd, doc, value, &nesting, None, 0)?,
+                    None => render_instance(rgd, doc, &nesting, None, 0)?,
+                },
+                (Item::Instance(rgd, doc, _), Some(mode)) => {
                     let prepared = kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
                     let instance = prepared.schema.clone();
                     let unit = nesting.unit(rgd, doc, prepared);
@@ -815,7 +877,7 @@ where
                 }
                 origins.push(match item {
                     Item::Passthrough(d, _) => Origin::of(OriginKind::Passthrough, d),
-                    Item::Instance(_, d) => Origin::of(OriginKind::Instance, d),
+                    Item::Instance(_, d, _) => Origin::of(OriginKind::Instance, d),
                     Item::Definition(d) => Origin::of(OriginKind::Definition, d),
                     Item::GeneratedCrd(r) => Origin::of(OriginKind::Definition, &r.graph.document),
                 });

@@ -83,11 +83,12 @@ pub fn annotate(obj: &mut Value, entries: &[(&str, &str)]) {
     }) else {
         return;
     };
-    let ann = md
-        .entry("annotations")
-        .or_insert_with(|| Value::Object(Default::default()));
+    // Sized for the entries: a map grown one entry at a time reallocates its entries and its
+    // index table on the way (this runs for every rendered object).
+    let fresh = || Value::Object(serde_json::Map::with_capacity(entries.len()));
+    let ann = md.entry("annotations").or_insert_with(fresh);
     if !ann.is_object() {
-        *ann = Value::Object(Default::default());
+        *ann = fresh();
     }
     let ann = ann.as_object_mut().expect("made an object above");
     for (k, v) in entries {

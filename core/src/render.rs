@@ -57,13 +57,14 @@ pub struct Unit<'a> {
 pub trait Nested: Sync {
     /// The objects of `obj` when its kind is another definition's instance kind, or `None`.
     /// `origin` is the outermost instance document (where diagnostics point).
-    /// `nested_in` is the enclosing chain for provenance (`Shop/default/books#web`).
+    /// `nested_in` gives the enclosing chain for provenance (`Shop/default/books#web`), asked
+    /// only when `obj` is nested (every rendered object passes here).
     fn expand(
         &self,
         obj: &Value,
         origin: &Document,
         limits: &RenderLimits,
-        nested_in: Option<String>,
+        nested_in: &dyn Fn() -> Option<String>,
         depth: usize,
     ) -> Option<Result<Vec<Value>, Vec<Diagnostic>>>;
 }
@@ -325,10 +326,10 @@ fn render_nodes(
                     outcomes[i] = Outcome::Rendered(vec![obj.clone()]);
                 }
                 singles.push(i);
-                let chain = unit.provenance.map(|p| p.chain_for(&node.id));
+                let chain = || unit.provenance.map(|p| p.chain_for(&node.id));
                 match unit
                     .nested
-                    .and_then(|n| n.expand(&obj, unit.origin, limits, chain, unit.depth + 1))
+                    .and_then(|n| n.expand(&obj, unit.origin, limits, &chain, unit.depth + 1))
                 {
                     Some(expanded) => {
                         out.extend(expanded?);
@@ -358,10 +359,10 @@ fn render_nodes(
                     outcomes[i] = Outcome::Rendered(items.clone());
                 }
                 for it in items {
-                    let chain = unit.provenance.map(|p| p.chain_for(&node.id));
+                    let chain = || unit.provenance.map(|p| p.chain_for(&node.id));
                     match unit
                         .nested
-                        .and_then(|n| n.expand(&it, unit.origin, limits, chain, unit.depth + 1))
+                        .and_then(|n| n.expand(&it, unit.origin, limits, &chain, unit.depth + 1))
                     {
                         Some(expanded) => out.extend(expanded?),
                         None => {
@@ -891,8 +892,10 @@ impl Evaluator<'_, '_> {
                 *slot = value;
             }
         }
-        let name_path = FieldPath::root().key("metadata").key("name");
-        if name_path.get(&obj).and_then(Value::as_str) == Some(OMIT_MARKER) {
+        // Read without building the path: this runs for every rendered object.
+        let name = obj.get("metadata").and_then(|m| m.get("name"));
+        if name.and_then(Value::as_str) == Some(OMIT_MARKER) {
+            let name_path = FieldPath::root().key("metadata").key("name");
             let e = t
                 .holes
                 .iter()

@@ -39,6 +39,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::component;
@@ -449,8 +450,11 @@ where
     let mut problems = Vec::new();
     // A hash map: only lookups, never iterated (problems follow unit order). Ordered maps
     // compared whole identity tuples at every step, a tenth of a large pass-through's time.
-    let mut seen: std::collections::HashMap<&Identity, usize> =
-        std::collections::HashMap::with_capacity(r.units.len());
+    // foldhash rather than SipHash: this loop runs on one thread after every unit is rendered,
+    // once per object of the output.
+    let objects = r.units.iter().map(|c| c.ids.len()).sum();
+    let mut seen: std::collections::HashMap<&Identity, usize, foldhash::fast::FixedState> =
+        std::collections::HashMap::with_capacity_and_hasher(objects, Default::default());
     for (i, c) in r.units.iter().enumerate() {
         // A rendered object's problem is placed on the input it came from.
         problems.extend(c.problems.iter().map(|d| match d.file {
@@ -458,11 +462,12 @@ where
             None => d.clone().in_file(r.origins[i].file.clone()),
         }));
         for id in &c.ids {
-            match seen.get(id) {
-                None => {
-                    seen.insert(id, i);
+            match seen.entry(id) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
                 }
-                Some(&first) => {
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    let first = *o.get();
                     let (a, b) = (&r.origins[first], &r.origins[i]);
                     let per_environment = |k: OriginKind| {
                         matches!(
@@ -507,7 +512,9 @@ where
         kept = Some(Earlier { context, units });
     }
     let rendered = Rendered {
-        units: r.units.into_iter().filter_map(|c| c.out).collect(),
+        // On the workers (in order): dropping each object's identity on the main thread was
+        // as much as the duplicate check itself.
+        units: r.units.into_par_iter().filter_map(|c| c.out).collect(),
         origins: r.origins,
         warnings: r.warnings,
         files: r.files,
@@ -575,17 +582,54 @@ struct Checked<T> {
 }
 
 /// What makes an object unique in a cluster: API group, kind, namespace, name.
-type Identity = (String, String, String, String);
+///
+/// The four parts are kept in one string with the ends of the first three beside it (equal
+/// identities have equal parts, and no two different ones share both text and ends): every
+/// rendered object has one, and they are all held until the duplicate check at the end of the
+/// run, where four strings each were a tenth of the peak memory of 10 000 web-app instances.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Identity {
+    text: String,
+    ends: [u32; 3],
+}
 
+impl Identity {
+    fn new(group: &str, kind: &str, namespace: &str, name: &str) -> Option<Self> {
+        let mut text =
+            String::with_capacity(group.len() + kind.len() + namespace.len() + name.len());
+        let mut ends = [0u32; 3];
+        for (end, part) in ends.iter_mut().zip([group, kind, namespace]) {
+            text.push_str(part);
+            *end = u32::try_from(text.len()).ok()?;
+        }
+        text.push_str(name);
+        Some(Self { text, ends })
+    }
+
+    /// Group, kind, namespace, name.
+    fn parts(&self) -> (&str, &str, &str, &str) {
+        let [a, b, c] = self.ends.map(|e| e as usize);
+        (
+            &self.text[..a],
+            &self.text[a..b],
+            &self.text[b..c],
+            &self.text[c..],
+        )
+    }
+}
+
+/// The identity of a rendered object, read with plain lookups: this runs for every object of
+/// the output, on the worker that rendered it.
 fn identity(o: &Value) -> Option<Identity> {
     let top = |k: &str| o.get(k).and_then(Value::as_str);
-    let meta = |k: &str| o.pointer(&format!("/metadata/{k}")).and_then(Value::as_str);
-    Some((
-        crate::scope::group_of(top("apiVersion")?).to_string(),
-        top("kind")?.to_string(),
-        meta("namespace").unwrap_or("").to_string(),
-        meta("name")?.to_string(),
-    ))
+    let meta = o.get("metadata");
+    let meta = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str);
+    Identity::new(
+        crate::scope::group_of(top("apiVersion")?),
+        top("kind")?,
+        meta("namespace").unwrap_or(""),
+        meta("name")?,
+    )
 }
 
 fn describe(o: &Origin) -> String {
@@ -610,14 +654,14 @@ fn describe(o: &Origin) -> String {
 
 /// Two objects of one output with one identity: applied together, one overwrites the other.
 fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
-    let (group, kind, ns, name) = id;
+    let (group, kind, ns, name) = id.parts();
     let gk = if group.is_empty() {
-        kind.clone()
+        kind.to_string()
     } else {
         format!("{kind}.{group}")
     };
     let at = if ns.is_empty() {
-        name.clone()
+        name.to_string()
     } else {
         format!("{ns}/{name}")
     };
@@ -853,7 +897,12 @@ where
         files,
         log,
         details,
-        documents: documents.len(),
+        documents: {
+            let n = documents.len();
+            // Freed on the workers, which allocated most of what they hold.
+            documents.into_par_iter().for_each(drop);
+            n
+        },
         packages: summaries,
         extra_documents: extra,
     };
@@ -1647,5 +1696,33 @@ mod tests {
         assert_eq!(render(&req).unwrap().warnings.len(), 1);
         req.strict = true;
         assert_eq!(codes_of(&render(&req).unwrap_err()), vec!["KLN1008"]);
+    }
+
+    #[test]
+    fn identities_differ_where_their_parts_do() {
+        let id = |g, k, ns, n| Identity::new(g, k, ns, n).unwrap();
+        let a = id("apps", "Deployment", "shop", "web");
+        assert_eq!(a.parts(), ("apps", "Deployment", "shop", "web"));
+        assert_eq!(a, id("apps", "Deployment", "shop", "web"));
+        // The same letters split differently are other objects.
+        assert_ne!(
+            id("", "ConfigMap", "ab", "c"),
+            id("", "ConfigMap", "a", "bc")
+        );
+        assert_ne!(id("a", "bKind", "", "x"), id("ab", "Kind", "", "x"));
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "c", "namespace": "ns"}});
+        assert_eq!(
+            identity(&obj).unwrap().parts(),
+            ("", "ConfigMap", "ns", "c")
+        );
+        let cluster = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                             "metadata": {"name": "r"}});
+        let parts = identity(&cluster).unwrap();
+        assert_eq!(
+            parts.parts(),
+            ("rbac.authorization.k8s.io", "ClusterRole", "", "r")
+        );
+        assert!(identity(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"})).is_none());
     }
 }

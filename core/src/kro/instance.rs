@@ -27,8 +27,18 @@ pub fn prepare(
     doc: &Document,
     default_namespace: Option<&str>,
 ) -> Result<PreparedInstance, Vec<Diagnostic>> {
+    prepare_value(rgd, doc, doc.value.clone(), default_namespace)
+}
+
+/// [`prepare`] of `value`, the instance's content taken out of `doc` by a caller that has no
+/// further use for it (no copy); `doc` places the diagnostics.
+pub fn prepare_value(
+    rgd: &Rgd,
+    doc: &Document,
+    mut v: Value,
+    default_namespace: Option<&str>,
+) -> Result<PreparedInstance, Vec<Diagnostic>> {
     let mut errors = Vec::new();
-    let mut v = doc.value.clone();
     let obj = v
         .as_object_mut()
         .expect("documents are checked to be mappings");
