@@ -489,7 +489,9 @@ fn check_at(
             }
         }
         Value::String(s) => {
-            if !allows("string") && !(enums && expression(s)) {
+            // A rendered object's `${` string was checked against its enum only.
+            let expression_left = enums && expression(s);
+            if !(allows("string") || expression_left) {
                 wrong_type(out);
             }
         }
