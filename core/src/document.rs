@@ -207,9 +207,11 @@ pub fn parse_source_with_warnings(
 /// metadata name and namespace (what classifies and names it), and with `annotations` its
 /// annotations too.
 pub fn identity_stub(v: &Value, annotations: bool) -> Value {
+    // Made for every item of a KRM function's input: small maps are scanned, not hashed.
+    use crate::lookup::field;
     let mut stub = serde_json::Map::new();
     for k in ["apiVersion", "kind"] {
-        if let Some(x) = v.get(k) {
+        if let Some(x) = field(v, k) {
             stub.insert(k.into(), x.clone());
         }
     }
@@ -219,8 +221,9 @@ pub fn identity_stub(v: &Value, annotations: bool) -> Value {
         &["name", "namespace"]
     };
     let mut md = serde_json::Map::new();
+    let metadata = field(v, "metadata");
     for k in keys {
-        if let Some(x) = v.get("metadata").and_then(|m| m.get(*k)) {
+        if let Some(x) = metadata.and_then(|m| field(m, k)) {
             md.insert((*k).into(), x.clone());
         }
     }

@@ -7,6 +7,7 @@
 //! strips them from the copies it renders from, so a template that copies an instance's
 //! annotations cannot copy the instance's file position onto its children.
 
+use kiln_core::lookup;
 use serde_json::{Map, Value};
 
 /// Where kpt and kyaml readers record an item's file (slash path relative to the package).
@@ -29,13 +30,16 @@ pub fn is_bookkeeping(key: &str) -> bool {
         || key == "config.k8s.io/id"
 }
 
+// Asked several times of every item (thousands in a pass-through): small maps are scanned
+// rather than hashed (`kiln_core::lookup`).
 fn annotations(item: &Value) -> Option<&Map<String, Value>> {
-    item.get("metadata")?.get("annotations")?.as_object()
+    let metadata = lookup::field(item, "metadata")?;
+    lookup::field(metadata, "annotations")?.as_object()
 }
 
 /// One annotation's value, if it is a string.
 pub fn get<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
-    annotations(item)?.get(key)?.as_str()
+    lookup::get(annotations(item)?, key)?.as_str()
 }
 
 /// The file an item came from (the internal annotation, else the legacy one).

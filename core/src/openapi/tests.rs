@@ -178,6 +178,83 @@ fn int_or_string_accepts_both() {
     assert!(tp["oneOf"].is_array());
 }
 
+/// The walk keeps its place on the stack and writes a path out only for a finding: every finding
+/// names its full path, below list items and keys that need quoting, and the root-only rules
+/// (`metadata` is ObjectMeta, `apiVersion`/`kind` are strings) apply at the root only.
+#[test]
+fn check_rendered_names_each_finding_by_its_full_path() {
+    let d = deployment();
+    let v = json!({"apiVersion": "apps/v1", "kind": 7,
+        "metadata": {"name": "d", "annotations": {"a.b/c": 1}, "bogus": true},
+        "spec": {"template": {
+            "metadata": {"labels": {"app": "x"}, "kind": "Pod"},
+            "spec": {"containers": [
+                {"name": "a", "image": "i"},
+                {"name": "b", "image": "i", "ports": [{"containerPort": "80"}]}]}}}});
+    assert_eq!(
+        messages(&d.check_rendered(&v)),
+        [
+            "kind: expected string type for path kind, got integer",
+            r#"metadata.annotations["a.b/c"]: expected string type for path metadata.annotations["a.b/c"], got integer"#,
+            "metadata.bogus: schema not found for field bogus",
+            "spec.template.metadata.kind: schema not found for field kind",
+            "spec.template.spec.containers[1].ports[0].containerPort: expected integer type for path spec.template.spec.containers[1].ports[0].containerPort, got string",
+        ]
+    );
+}
+
+/// A rendered object's strings must be one of their node's `enum` values, `${` or not (it has
+/// no expressions left); a template's `${}` strings are left to the CEL checks.
+#[test]
+fn enums_are_checked_in_rendered_objects_only() {
+    let crd = yaml(
+        r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                parts:
+                  type: array
+                  items:
+                    type: object
+                    properties:
+                      mode: {type: string, enum: [fast, slow]}
+                      count: {type: integer}
+"#,
+    );
+    let mut s = Schemas::bundled();
+    s.add_crd(&crd).unwrap();
+    let g = s.lookup("example.com/v1", "Gadget").unwrap();
+    let v = json!({"spec": {"parts": [
+        {"mode": "fast"}, {"mode": "medium", "count": "2"}, {"mode": "${x}", "count": "${n}"}]}});
+    assert_eq!(
+        messages(&g.check_rendered(&v)),
+        [
+            r#"spec.parts[1].mode: "medium" is not one of the allowed values "fast", "slow""#,
+            "spec.parts[1].count: expected integer type for path spec.parts[1].count, got string",
+            r#"spec.parts[2].mode: "${x}" is not one of the allowed values "fast", "slow""#,
+        ]
+    );
+    assert_eq!(
+        messages(&g.check_literal(&v)),
+        ["spec.parts[1].count: expected integer type for path spec.parts[1].count, got string"]
+    );
+}
+
 #[test]
 fn configmap_data_is_a_map_of_strings() {
     let cm = Schemas::bundled().lookup("v1", "ConfigMap").unwrap();

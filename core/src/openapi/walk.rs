@@ -9,6 +9,7 @@
 //! `apiextensions.v1.JSON`, or a bare `type: object` such as RawExtension) accepts anything.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -111,21 +112,23 @@ fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
     }
 }
 
-/// The `type` of a node as a list, without `"null"` (nullability is not a type for kro).
-pub(super) fn own_types(node: &Value) -> Vec<&str> {
-    match key_in(node, "type") {
-        Some(Value::String(t)) if t != "null" => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts
-            .iter()
+/// The `type` of a node, without `"null"` (nullability is not a type for kro).
+fn own_types(node: &Value) -> impl Iterator<Item = &str> {
+    let (one, list) = match key_in(node, "type") {
+        Some(Value::String(t)) if t != "null" => (Some(t.as_str()), None),
+        Some(Value::Array(ts)) => (None, Some(ts)),
+        _ => (None, None),
+    };
+    one.into_iter().chain(
+        list.into_iter()
+            .flatten()
             .filter_map(Value::as_str)
-            .filter(|t| *t != "null" && !t.is_empty())
-            .collect(),
-        _ => Vec::new(),
-    }
+            .filter(|t| *t != "null" && !t.is_empty()),
+    )
 }
 
 fn has_type(node: &Value, t: &str) -> bool {
-    own_types(node).contains(&t)
+    own_types(node).any(|have| have == t)
 }
 
 fn branches(node: &Value) -> impl Iterator<Item = &Value> {
@@ -143,16 +146,86 @@ pub(super) fn additional_allowed(node: &Value) -> bool {
     )
 }
 
+/// Where [`expected_into`] puts the type names it finds.
+trait TypeNames {
+    /// Add `t` unless it is there already.
+    fn add(&mut self, t: &str);
+    /// Add `t` even when it is there already (a node's own `type` list is printed as written).
+    fn push(&mut self, t: &str);
+    fn is_empty(&self) -> bool;
+}
+
+/// The names in order, each once: what messages print.
+impl TypeNames for Vec<String> {
+    fn add(&mut self, t: &str) {
+        if !self.iter().any(|have| have == t) {
+            Vec::push(self, t.to_string());
+        }
+    }
+    fn push(&mut self, t: &str) {
+        Vec::push(self, t.to_string());
+    }
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+/// The type names a value's kind is compared with, as bits, without allocating: the check of
+/// every field of every object asks, and only a mismatch needs the names themselves.
+#[derive(Default)]
+struct TypeMask {
+    bits: u16,
+    names: usize,
+}
+
+/// Every name [`check_at`] asks about; other names (a schema may say anything) match no value.
+const MASK_NAMES: [&str; 9] = [
+    "any", "object", "array", "string", "boolean", "bool", "number", "integer", "int",
+];
+
+impl TypeMask {
+    fn bit(t: &str) -> u16 {
+        MASK_NAMES
+            .iter()
+            .position(|n| *n == t)
+            .map_or(0, |i| 1 << i)
+    }
+
+    /// Whether a value of type `t` is allowed: `t` is among the names, or `"any"` is.
+    fn allows(&self, t: &str) -> bool {
+        self.bits & (Self::bit(t) | 1) != 0
+    }
+}
+
+impl TypeNames for TypeMask {
+    fn add(&mut self, t: &str) {
+        self.bits |= Self::bit(t);
+        self.names += 1;
+    }
+    fn push(&mut self, t: &str) {
+        self.add(t);
+    }
+    fn is_empty(&self) -> bool {
+        self.names == 0
+    }
+}
+
 /// The types a literal may have at a node, in kro's order of precedence; `"any"` accepts all.
 pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
+    let mut types = Vec::new();
+    expected_into(b, node, &mut types);
+    types
+}
+
+fn expected_into(b: &Bundle, node: &Value, types: &mut impl TypeNames) {
     if flag(node, PRESERVE) {
-        return vec!["any".into()];
+        return types.add("any");
     }
     if flag(node, INT_OR_STRING) {
-        return vec!["string".into(), "integer".into()];
+        types.add("string");
+        return types.add("integer");
     }
     for key in ["oneOf", "anyOf"] {
-        let mut types: Vec<String> = Vec::new();
         for s in key_in(node, key)
             .and_then(Value::as_array)
             .into_iter()
@@ -160,27 +233,28 @@ pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
         {
             let s = resolve(b, s, 0);
             // kro: a branch with structural constraints only (required, not) means an object.
-            let structural = key_in(&s, "required").is_some() || key_in(&s, "not").is_some();
-            let ts = own_types(&s);
-            for t in structural.then_some("object").into_iter().chain(ts) {
-                if !types.iter().any(|have| have == t) {
-                    types.push(t.to_string());
-                }
+            if key_in(&s, "required").is_some() || key_in(&s, "not").is_some() {
+                types.add("object");
+            }
+            for t in own_types(&s) {
+                types.add(t);
             }
         }
         if !types.is_empty() {
-            return types;
+            return;
         }
     }
-    let ts = own_types(node);
-    if !ts.is_empty() {
-        return ts.into_iter().map(String::from).collect();
+    for t in own_types(node) {
+        types.push(t);
+    }
+    if !types.is_empty() {
+        return;
     }
     if key_in(node, "properties").is_some() {
-        return vec!["object".into()];
+        return types.add("object");
     }
     // Untyped and unconstrained (`{}`), or only additionalProperties: kro's "any".
-    vec!["any".into()]
+    types.add("any")
 }
 
 /// Whether a node is an object schema without declared fields: anything goes below it.
@@ -188,21 +262,26 @@ pub(super) fn free_form(node: &Value) -> bool {
     key_in(node, "properties").is_none()
         && key_in(node, "additionalProperties").is_none()
         && branches(node).next().is_none()
-        && (own_types(node).is_empty() || has_type(node, "object"))
+        && (own_types(node).next().is_none() || has_type(node, "object"))
 }
 
 pub(super) fn child_key<'a>(b: &'a Bundle, node: &'a Value, key: &str, at_root: bool) -> Child<'a> {
     if at_root {
         // Every kind's metadata is ObjectMeta (CRD schemas usually leave it as a bare object, and
-        // the API server ignores what they say), and apiVersion/kind are always strings.
+        // the API server ignores what they say), and apiVersion/kind are always strings. Both
+        // nodes are built once per process: every object checked asks for them.
+        static META: OnceLock<Value> = OnceLock::new();
+        static STRING: OnceLock<Value> = OnceLock::new();
         match key {
             "metadata" => {
-                return Child::Schema(Cow::Owned(
-                    serde_json::json!({ "$ref": format!("#/$defs/{OBJECT_META}") }),
-                ))
+                return Child::Schema(Cow::Borrowed(META.get_or_init(
+                    || serde_json::json!({ "$ref": format!("#/$defs/{OBJECT_META}") }),
+                )))
             }
             "apiVersion" | "kind" => {
-                return Child::Schema(Cow::Owned(serde_json::json!({"type": "string"})))
+                return Child::Schema(Cow::Borrowed(
+                    STRING.get_or_init(|| serde_json::json!({"type": "string"})),
+                ))
             }
             _ => {}
         }
@@ -246,7 +325,7 @@ pub(super) fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
             return Child::Schema(Cow::Owned(s.into_owned()));
         }
     }
-    if has_type(node, "array") || (own_types(node).is_empty() && free_form(node)) {
+    if has_type(node, "array") || (own_types(node).next().is_none() && free_form(node)) {
         Child::Anything
     } else {
         Child::Missing
@@ -296,6 +375,43 @@ fn mismatch(types: &[String], path: &FieldPath, v: &Value) -> String {
     )
 }
 
+/// Where a walk is: the caller's path and the steps taken below it, on the stack. A
+/// [`FieldPath`] is written out only for a finding; building one per visited field (a copy of
+/// every segment above it) was most of the cost of checking an object that is fine.
+#[derive(Clone, Copy)]
+enum Trail<'a> {
+    Base(&'a FieldPath),
+    Key(&'a Trail<'a>, &'a str),
+    Index(&'a Trail<'a>, usize),
+}
+
+impl Trail<'_> {
+    fn is_root(&self) -> bool {
+        matches!(self, Trail::Base(p) if p.is_empty())
+    }
+
+    fn path(&self) -> FieldPath {
+        let mut steps = Vec::new();
+        let mut t = self;
+        let base = loop {
+            match t {
+                Trail::Base(p) => break *p,
+                Trail::Key(up, k) => {
+                    steps.push(Segment::Key((*k).to_string()));
+                    t = up;
+                }
+                Trail::Index(up, i) => {
+                    steps.push(Segment::Index(*i));
+                    t = up;
+                }
+            }
+        };
+        let mut p = base.clone();
+        p.0.extend(steps.into_iter().rev());
+        p
+    }
+}
+
 /// See [`super::KindSchema::check_literal`]; with `enums`, also
 /// [`super::KindSchema::check_rendered`]'s enum check, in the same walk.
 pub(super) fn check(
@@ -306,57 +422,82 @@ pub(super) fn check(
     enums: bool,
     out: &mut Vec<(FieldPath, String)>,
 ) {
-    // Expressions (standalone or interpolated) are typed by the CEL checks, not here.
-    let expression = matches!(value, Value::String(s) if s.contains("${"));
-    if value.is_null() || (expression && !enums) {
+    check_at(b, schema, value, &Trail::Base(path), enums, out);
+}
+
+fn check_at(
+    b: &Bundle,
+    schema: &Value,
+    value: &Value,
+    trail: &Trail<'_>,
+    enums: bool,
+    out: &mut Vec<(FieldPath, String)>,
+) {
+    if value.is_null() {
         return;
+    }
+    // Expressions (standalone or interpolated) are typed by the CEL checks, not here. A rendered
+    // object has none left: its strings holding `${` are checked against `enum` but not typed.
+    let expression = |s: &str| s.contains("${");
+    if let (false, Value::String(s)) = (enums, value) {
+        if expression(s) {
+            return;
+        }
     }
     let node = resolve(b, schema, 0);
     if flag(&node, PRESERVE) {
         return;
     }
     if let (true, Value::String(s)) = (enums, value) {
-        check_enum(&node, s, path, out);
-        if expression {
-            return;
-        }
+        check_enum(&node, s, trail, out);
     }
-    let types = expected_types(b, &node);
-    let allows = |t: &str| types.iter().any(|have| have == t || have == "any");
+    let mut types = TypeMask::default();
+    expected_into(b, &node, &mut types);
+    let allows = |t: &str| types.allows(t);
+    let wrong_type = |out: &mut Vec<(FieldPath, String)>| {
+        let path = trail.path();
+        let msg = mismatch(&expected_types(b, &node), &path, value);
+        out.push((path, msg));
+    };
     match value {
         Value::Object(m) => {
             if !allows("object") && !additional_allowed(&node) {
-                out.push((path.clone(), mismatch(&types, path, value)));
+                wrong_type(out);
                 return;
             }
+            let at_root = trail.is_root();
             for (k, v) in m {
-                let p = path.key(k);
-                match child_key(b, &node, k, path.is_empty()) {
-                    Child::Schema(s) => check(b, &s, v, &p, enums, out),
+                let t = Trail::Key(trail, k);
+                match child_key(b, &node, k, at_root) {
+                    Child::Schema(s) => check_at(b, &s, v, &t, enums, out),
                     Child::Anything => {}
-                    Child::Missing => out.push((p, format!("schema not found for field {k}"))),
+                    Child::Missing => {
+                        out.push((t.path(), format!("schema not found for field {k}")))
+                    }
                 }
             }
         }
         Value::Array(items) => {
             if !allows("array") {
-                out.push((path.clone(), mismatch(&types, path, value)));
+                wrong_type(out);
                 return;
             }
             if let Child::Schema(s) = child_index(b, &node) {
                 for (i, v) in items.iter().enumerate() {
-                    check(b, &s, v, &path.index(i), enums, out);
+                    check_at(b, &s, v, &Trail::Index(trail, i), enums, out);
                 }
             }
         }
-        Value::String(_) => {
-            if !allows("string") {
-                out.push((path.clone(), mismatch(&types, path, value)));
+        Value::String(s) => {
+            // A rendered object's `${` string was checked against its enum only.
+            let expression_left = enums && expression(s);
+            if !(allows("string") || expression_left) {
+                wrong_type(out);
             }
         }
         Value::Bool(_) => {
             if !allows("boolean") && !allows("bool") {
-                out.push((path.clone(), mismatch(&types, path, value)));
+                wrong_type(out);
             }
         }
         Value::Number(n) => {
@@ -365,16 +506,15 @@ pub(super) fn check(
             let int = n.is_i64();
             let ok = allows("number") || (int && (allows("integer") || allows("int")));
             if !ok && n.is_u64() && (allows("integer") || allows("int")) {
-                out.push((
-                    path.clone(),
-                    format!(
-                        "{n} is out of range for an integer at {path}: integers are 64-bit \
-                         signed, at most {}",
-                        i64::MAX
-                    ),
-                ));
+                let path = trail.path();
+                let msg = format!(
+                    "{n} is out of range for an integer at {path}: integers are 64-bit \
+                     signed, at most {}",
+                    i64::MAX
+                );
+                out.push((path, msg));
             } else if !ok {
-                out.push((path.clone(), mismatch(&types, path, value)));
+                wrong_type(out);
             }
         }
         Value::Null => {}
@@ -383,7 +523,7 @@ pub(super) fn check(
 
 /// A string at a node that lists its allowed values (`imagePullPolicy`, `Service.spec.type`)
 /// must be one of them: the API server rejects anything else.
-fn check_enum(node: &Value, s: &str, path: &FieldPath, out: &mut Vec<(FieldPath, String)>) {
+fn check_enum(node: &Value, s: &str, trail: &Trail<'_>, out: &mut Vec<(FieldPath, String)>) {
     let Some(Value::Array(allowed)) = key_in(node, "enum") else {
         return;
     };
@@ -396,7 +536,7 @@ fn check_enum(node: &Value, s: &str, path: &FieldPath, out: &mut Vec<(FieldPath,
         .map(|a| format!("{a:?}"))
         .collect();
     out.push((
-        path.clone(),
+        trail.path(),
         format!("{s:?} is not one of the allowed values {}", list.join(", ")),
     ));
 }
