@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use clap::ValueEnum;
 use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::diff::Unit;
 use kiln_core::document::SourceFile;
 use kiln_core::request::{self, Failed, Rendered};
 use kiln_core::source::{Input, Root, Snapshot, SnapshotEntry};
@@ -317,10 +318,23 @@ pub fn run(
         }
     };
     // Each unit's objects become comparison entries on the worker that rendered them; only what
-    // redaction needs of the objects is kept (Secrets, or all with --secret paths).
-    let finish = |objs: Vec<Value>| -> Result<Side, Diagnostic> {
-        let entries = objs.iter().map(kiln_core::diff::Entry::of).collect();
-        Ok((entries, crate::for_redaction(objs, common)))
+    // redaction needs of the objects is kept (Secrets, or all with --secret paths). The kro
+    // instances the head takes from the base unchanged are counted, never compared: they are
+    // the same objects on both sides (docs/diff.md, Speed).
+    let finish = |objs: Vec<Value>| -> Result<Unit, Diagnostic> {
+        Ok(Unit {
+            entries: objs.iter().map(kiln_core::diff::Entry::of).collect(),
+            shared: 0,
+            kept: crate::for_redaction(objs, common),
+        })
+    };
+    let shared = |objs: Vec<Value>| -> Result<Unit, Diagnostic> {
+        let n = objs.len();
+        Ok(Unit {
+            entries: Vec::new(),
+            shared: n,
+            kept: crate::for_redaction(objs, common),
+        })
     };
     fn tree<'a>(snap: &'a Option<Snapshot>, worktree: &'a Root) -> request::Tree<'a> {
         match snap {
@@ -333,6 +347,7 @@ pub fn run(
         (&base_req, tree(&base_snap, &worktree)),
         (&head_req, tree(&head_snap, &worktree)),
         finish,
+        Some(&shared),
         true,
     );
     let base = named_for(pair.base, &base_src);
@@ -357,9 +372,8 @@ pub fn run(
     for d in base.extra_documents.iter().chain(&head.extra_documents) {
         report::note_document(d.clone());
     }
-    let (mut base, mut head) = (base, head);
-    let (base_entries, base_objects) = split(std::mem::take(&mut base.units));
-    let (head_entries, head_objects) = split(std::mem::take(&mut head.units));
+    let base_objects = kept(&base.units);
+    let head_objects = kept(&head.units);
     // Warnings of each side, said which.
     let mut strict_failed = false;
     for (side, r, objs) in [
@@ -395,7 +409,7 @@ pub fn run(
         context: args.context,
     };
     let mut diff =
-        match kiln_core::diff::compare_entries(&base_entries, &head_entries, &secrets, &options) {
+        match kiln_core::diff::compare_units(&base.units, &head.units, &secrets, &options) {
             Ok(d) => d,
             Err(d) => {
                 report::print(&[d], &files, common.diagnostics);
@@ -433,17 +447,9 @@ pub fn run(
     }
 }
 
-/// What a side keeps of each unit: its comparison entries, and the objects redaction needs.
-type Side = (Vec<kiln_core::diff::Entry>, Vec<Value>);
-
-fn split(units: Vec<Side>) -> (Vec<kiln_core::diff::Entry>, Vec<Value>) {
-    let mut entries = Vec::new();
-    let mut objects = Vec::new();
-    for (e, o) in units {
-        entries.extend(e);
-        objects.extend(o);
-    }
-    (entries, objects)
+/// The objects the units of a side kept for redaction.
+fn kept(units: &[Unit]) -> Vec<Value> {
+    units.iter().flat_map(|u| u.kept.iter().cloned()).collect()
 }
 
 /// Print the diagnostics of a side that did not render, saying which side it is.
@@ -459,7 +465,7 @@ fn side_failed(side: &str, f: &Failed, format: DiagFormat) {
 
 /// A committed side's files are called `REV:path` (git's own notation) in its diagnostics, so
 /// every message says which side it is about.
-fn named_for(r: Result<Rendered<Side>, Failed>, src: &Source) -> Result<Rendered<Side>, Failed> {
+fn named_for(r: Result<Rendered<Unit>, Failed>, src: &Source) -> Result<Rendered<Unit>, Failed> {
     let Source::Commit { spec, .. } = src else {
         return r;
     };

@@ -591,7 +591,31 @@ pub struct Reuse<'a, T> {
     /// The unit an earlier run rendered for the instance document of this key, if it holds one.
     /// Asked in direct mode only (kro mode ships instances in another order, with definitions).
     pub earlier: Option<&'a EarlierUnit<'a, T>>,
+    /// The instances a later run will take from this one (its context is this run's): their
+    /// objects are handed to this `finish` instead of the run's own. Asked in direct mode only.
+    pub shared: Option<Shared<'a, T>>,
 }
+
+/// Instance units a later run of the same context takes from this one ([`Reuse::shared`]):
+/// what `kiln diff` makes of the kro instances both sides hold unchanged, whose objects need
+/// no comparison (they are the same objects on both sides by construction).
+pub struct Shared<'a, T> {
+    /// The keys ([`instance_key`]) of the instances the later run holds.
+    pub keys: &'a std::collections::HashSet<String>,
+    /// What a shared instance's objects are made into.
+    pub finish: &'a SharedFinish<'a, T>,
+}
+
+/// [`Shared::finish`].
+pub type SharedFinish<'a, T> = dyn Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync + 'a;
+
+impl<T> Clone for Shared<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<'_, T> {}
 
 /// The unit an earlier run rendered for an instance key ([`Reuse::earlier`]).
 pub type EarlierUnit<'a, T> = dyn Fn(&str) -> Option<T> + Sync + 'a;
@@ -601,6 +625,7 @@ impl<T> Default for Reuse<'_, T> {
         Self {
             record: false,
             earlier: None,
+            shared: None,
         }
     }
 }
@@ -752,7 +777,7 @@ where
         Some(mode) => kro_mode_order(items, docs, &defs, mode),
         None => items,
     };
-    let keyed = reuse.record || reuse.earlier.is_some();
+    let keyed = reuse.record || reuse.earlier.is_some() || reuse.shared.is_some();
     // Each unit with its instance key (when keys are asked for).
     type Keyed<T> = Result<(T, Option<String>), Vec<Diagnostic>>;
     let rendered: Vec<Keyed<T>> = items
@@ -799,7 +824,16 @@ where
                     vec![strategy::ship_crd(rgd, &mode.unwrap_or_default())]
                 }
             };
-            finish(objects).map(|u| (u, key)).map_err(|d| vec![d])
+            let shared = match (&key, reuse.shared) {
+                (Some(k), Some(s)) if s.keys.contains(k) => Some(s.finish),
+                _ => None,
+            };
+            match shared {
+                Some(f) => f(objects),
+                None => finish(objects),
+            }
+            .map(|u| (u, key))
+            .map_err(|d| vec![d])
         })
         .collect();
 
