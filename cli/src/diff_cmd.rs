@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::ValueEnum;
+use rayon::prelude::*;
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::diff::Unit;
 use kiln_core::document::SourceFile;
@@ -625,6 +626,10 @@ fn snapshot(
     named: &[PathBuf],
     max_bytes: usize,
 ) -> Result<Snapshot, String> {
+    // Objects are read as git reads them (`git show`, `git checkout`): without hashing each one
+    // again to check it against its id, which is `git fsck`'s job. libgit2 does so by default,
+    // a quarter of the cost of reading ten thousand small blobs.
+    git2::opts::strict_hash_verification(false);
     let commit = repo.find_commit(oid).map_err(|e| e.message().to_string())?;
     let tree = commit.tree().map_err(|e| e.message().to_string())?;
     // Every entry of the tree: path, mode, blob id; and the submodules (gitlinks).
@@ -689,27 +694,51 @@ fn snapshot(
         }
         wanted.extend(more);
     }
-    let odb = repo.odb().map_err(|e| e.message().to_string())?;
+    // The blobs are read on every core, each worker with its own handle on the repository (a
+    // handle is not shared between threads): ten thousand small files inflated one after the
+    // other were a tenth of a diff's wall time.
+    let files: Vec<(PathBuf, i32, git2::Oid)> = entries
+        .into_iter()
+        .filter(|(p, _, _)| covered(p, &wanted))
+        .collect();
+    let chunk = files.len().div_ceil(4 * rayon::current_num_threads()).max(64);
+    let git_dir = repo.path().to_path_buf();
+    let read: Vec<Vec<(PathBuf, SnapshotEntry)>> = files
+        .par_chunks(chunk)
+        .map(|part| -> Result<Vec<(PathBuf, SnapshotEntry)>, String> {
+            let repo = git2::Repository::open(&git_dir).map_err(|e| e.message().to_string())?;
+            let odb = repo.odb().map_err(|e| e.message().to_string())?;
+            part.iter()
+                .map(|(p, mode, id)| Ok((p.clone(), blob_entry(&repo, &odb, *mode, *id, max_bytes)?)))
+                .collect()
+        })
+        .collect::<Result<_, _>>()?;
     let mut snap = Snapshot::new();
-    for (p, mode, id) in entries {
-        if !covered(&p, &wanted) {
-            continue;
-        }
-        let entry = if mode == 0o120000 {
-            let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
-            SnapshotEntry::Symlink(PathBuf::from(os_name(blob.content())))
-        } else {
-            let (size, _) = odb.read_header(id).map_err(|e| e.message().to_string())?;
-            if size > max_bytes {
-                SnapshotEntry::Oversized(size as u64)
-            } else {
-                let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
-                SnapshotEntry::File(blob.content().to_vec())
-            }
-        };
+    for (p, entry) in read.into_iter().flatten() {
         snap.add(&p, entry).map_err(|d| d.message)?;
     }
     Ok(snap)
+}
+
+/// One entry of a revision: a symlink's target, or a file's bytes (a file larger than
+/// `max_bytes` is not read: its size is enough to refuse it).
+fn blob_entry(
+    repo: &git2::Repository,
+    odb: &git2::Odb<'_>,
+    mode: i32,
+    id: git2::Oid,
+    max_bytes: usize,
+) -> Result<SnapshotEntry, String> {
+    if mode == 0o120000 {
+        let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
+        return Ok(SnapshotEntry::Symlink(PathBuf::from(os_name(blob.content()))));
+    }
+    let (size, _) = odb.read_header(id).map_err(|e| e.message().to_string())?;
+    if size > max_bytes {
+        return Ok(SnapshotEntry::Oversized(size as u64));
+    }
+    let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
+    Ok(SnapshotEntry::File(blob.content().to_vec()))
 }
 
 #[cfg(unix)]
