@@ -409,6 +409,8 @@ pub(crate) struct Link<'a, T> {
     pub(crate) shared: Option<SharedWith<'a, T>>,
     /// The run, already read and checked ([`prepare`]), or how that failed.
     pub(crate) prepared: Option<Result<Prepared, Failed>>,
+    /// Documents the other side parsed ([`ParsedFiles`]), to take instead of parsing.
+    pub(crate) parsed: Option<&'a crate::source::Parsed<'a>>,
 }
 
 /// [`Link::shared`].
@@ -425,6 +427,7 @@ impl<T> Default for Link<'_, T> {
             record: false,
             shared: None,
             prepared: None,
+            parsed: None,
         }
     }
 }
@@ -479,6 +482,7 @@ where
         record,
         shared,
         prepared,
+        parsed,
     } = link;
     // The instances the other side takes from this one are made with their own `finish`,
     // checked alike.
@@ -513,6 +517,7 @@ where
             _ => None,
         },
         prepared,
+        parsed,
     };
     let (r, recorded) = render_checked(req, owned, access, checked, reusing)?;
     let mut problems = Vec::new();
@@ -595,6 +600,8 @@ struct Reusing<'a, T> {
     shared: Option<(&'a str, pipeline::Shared<'a, T>)>,
     /// This run already read and checked (or failed to).
     prepared: Option<Result<Prepared, Failed>>,
+    /// Documents the other side parsed, to take instead of parsing the same files again.
+    parsed: Option<&'a crate::source::Parsed<'a>>,
 }
 
 /// Everything the render of a kro instance can read besides its own document, as text: the
@@ -741,6 +748,8 @@ type Recorded = (String, Vec<Option<String>>);
 /// prepares the head side first, to know its context and kro instances before the base renders
 /// (`pair`).
 pub(crate) struct Prepared {
+    /// The documents of its files, kept for the other side of a diff ([`Parse::keep`]).
+    pub(crate) parsed: Option<ParsedFiles>,
     extra: Vec<Value>,
     access: Access,
     files: Vec<Arc<SourceFile>>,
@@ -774,6 +783,69 @@ impl Prepared {
     }
 }
 
+/// How [`prepare`] parses the files it reads, for a diff: keeping a copy of their documents for
+/// the other side, or taking the documents the other side kept.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Parse<'a> {
+    /// Keep a copy of the documents of every file ([`Prepared::parsed`]).
+    pub(crate) keep: bool,
+    /// Documents to take instead of parsing a file of the same name and text.
+    pub(crate) taking: Option<&'a crate::source::Parsed<'a>>,
+}
+
+/// The documents of a run's files by file name, each handed out once to the other side of a
+/// diff when it reads a file of the same name and text ([`crate::source::Parsed`]). Files that
+/// parsed with a warning, or hold a list (whose items a load expands), are not kept: they are
+/// parsed again.
+pub(crate) struct ParsedFiles(std::sync::Mutex<FileDocuments>);
+
+/// Each file's text and documents, by the file's name.
+type FileDocuments = std::collections::HashMap<String, (Arc<SourceFile>, Vec<Document>)>;
+
+impl ParsedFiles {
+    fn of(loaded: &crate::source::Loaded) -> ParsedFiles {
+        let warned: std::collections::HashSet<&str> = loaded
+            .diagnostics
+            .iter()
+            .filter_map(|d| d.file.as_deref())
+            .collect();
+        let mut by_file = FileDocuments::with_capacity(loaded.files.len());
+        let mut listed = std::collections::HashSet::new();
+        for d in &loaded.documents {
+            let name = &d.source.name;
+            if d.item.is_some() {
+                listed.insert(name.clone());
+            }
+            if warned.contains(name.as_str()) || listed.contains(name) {
+                continue;
+            }
+            by_file
+                .entry(name.clone())
+                .or_insert_with(|| (d.source.clone(), Vec::new()))
+                .1
+                .push(d.clone());
+        }
+        // A name read twice (the same file named by two inputs) is left to parse.
+        let mut seen = std::collections::HashSet::new();
+        for f in &loaded.files {
+            if !seen.insert(f.name.as_str()) {
+                listed.insert(f.name.clone());
+            }
+        }
+        by_file.retain(|name, _| !listed.contains(name));
+        ParsedFiles(std::sync::Mutex::new(by_file))
+    }
+
+    /// The documents of the file `name` when its text is `text`, once.
+    pub(crate) fn take(&self, name: &str, text: &str) -> Option<Vec<Document>> {
+        let mut files = self.0.lock().ok()?;
+        match files.get(name) {
+            Some((f, _)) if f.text == text => files.remove(name).map(|(_, docs)| docs),
+            _ => None,
+        }
+    }
+}
+
 /// Read the request's inputs and check them, up to the render: every diagnostic a render would
 /// give before it renders anything. With `context`, the run's context is computed too.
 fn prepare(
@@ -781,6 +853,7 @@ fn prepare(
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     context: bool,
+    parse: Parse<'_>,
 ) -> Result<Prepared, Failed> {
     let extra = if req.sets.is_empty() {
         Vec::new()
@@ -796,10 +869,10 @@ fn prepare(
         },
     };
     let limits = &req.limits;
-    let loaded = match owned {
-        Some(inputs) => crate::source::load_owned_inputs_in(inputs, &access, &limits.yaml, true),
-        None => load_inputs_in(&req.inputs, &access, &limits.yaml, true),
-    };
+    let inputs = owned.unwrap_or_else(|| req.inputs.clone());
+    let loaded =
+        crate::source::load_owned_inputs_reusing(inputs, &access, &limits.yaml, true, parse.taking);
+    let kept = (parse.keep && !loaded.diagnostics.has_errors()).then(|| ParsedFiles::of(&loaded));
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;
     if diags.has_errors() {
@@ -834,6 +907,7 @@ fn prepare(
     let context = (context && documents.iter().any(crate::kro::is_rgd))
         .then(|| context_of(req, &documents, &opts));
     Ok(Prepared {
+        parsed: kept,
         extra,
         access,
         files,
@@ -862,9 +936,19 @@ where
     let wants_context = reusing.record || reusing.earlier.is_some();
     let prepared = match reusing.prepared {
         Some(p) => p?,
-        None => prepare(req, owned, access, wants_context)?,
+        None => prepare(
+            req,
+            owned,
+            access,
+            wants_context,
+            Parse {
+                keep: false,
+                taking: reusing.parsed,
+            },
+        )?,
     };
     let Prepared {
+        parsed: _,
         extra,
         access,
         mut files,

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-use super::{snapshot_from, Access, Earlier, Failed, Link, Prepared, Rendered, Request};
+use super::{snapshot_from, Access, Earlier, Failed, Link, Parse, Prepared, Rendered, Request};
 use crate::diag::Diagnostic;
 use crate::pipeline::SharedFinish;
 use crate::source::{Root, Snapshot};
@@ -105,6 +105,18 @@ where
         },
         ..Link::default()
     };
+    // The documents of the head's files, for the base to take those of the same files (same
+    // name, same text, same limits) instead of parsing them again.
+    let parsed = early
+        .as_mut()
+        .and_then(|e| e.prepared.as_mut().ok())
+        .and_then(|p| p.parsed.take())
+        .filter(|_| base.0.limits.yaml == head_req.limits.yaml);
+    let take = |name: &str, text: &str| parsed.as_ref().and_then(|p| p.take(name, text));
+    let base_link = Link {
+        parsed: Some(&take),
+        ..base_link
+    };
     let base_link_shared = base_link.shared.map(|_| ());
     let (base_result, earlier) = match side(base, &finish, base_link) {
         Ok((r, e)) => (Ok(r), e),
@@ -162,6 +174,13 @@ where
     }
 }
 
+/// The head keeps a copy of its documents for the base, which takes those of the files it holds
+/// unchanged instead of parsing them again.
+const KEEP: Parse<'static> = Parse {
+    keep: true,
+    taking: None,
+};
+
 /// A side read and checked before the other renders (see [`render_pair`]).
 struct Early {
     /// The request it renders with, when that is not the caller's (a revision read from memory:
@@ -177,12 +196,12 @@ impl Early {
         match tree {
             Tree::Within(root) => Some(Early {
                 own: None,
-                prepared: super::prepare(req, None, Some(Access::Within(root.clone())), true),
+                prepared: super::prepare(req, None, Some(Access::Within(root.clone())), true, KEEP),
             }),
             Tree::Snapshot(s) => {
                 let mut own = super::in_memory(req, s)?;
                 let inputs = super::take_inputs(&mut own);
-                let prepared = super::prepare(&own, Some(inputs), None, true);
+                let prepared = super::prepare(&own, Some(inputs), None, true, KEEP);
                 Some(Early {
                     own: Some(own),
                     prepared,
@@ -410,6 +429,44 @@ mod tests {
         let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&one)));
         assert_eq!(fast.reused, 1);
         assert_eq!(shared_objects(&fast.head), 2);
+    }
+
+    /// The base takes the documents of the head's files of the same name and text instead of
+    /// parsing them again; a file that parsed with a warning (a duplicate key) or holds a list
+    /// is parsed on each side, and a file of the same name with another text is the base's own.
+    #[test]
+    fn the_base_takes_the_documents_of_the_heads_files_of_the_same_text() {
+        let dup = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup, namespace: ns}\ndata: {k: '1', k: '2'}\n";
+        let list = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l1, namespace: ns}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l2, namespace: ns}}\n";
+        let files = |size: &str| {
+            snapshot(&[
+                ("apps/rgds.yaml", rgds("size")),
+                ("apps/a.yaml", outer("a", size)),
+                ("apps/b.yaml", outer("b", "1")),
+                ("apps/dup.yaml", dup.into()),
+                ("apps/list.yaml", list.into()),
+            ])
+        };
+        let (base, head) = (files("1"), files("2"));
+        let written = head.materialize().unwrap();
+        let req = request();
+        let (fast, _) = both_ways(
+            (&req, Tree::Snapshot(&base)),
+            (&req, Tree::Within(written.root())),
+        );
+        assert_eq!(fast.reused, 1);
+        let (text, _, _) = printed(&fast);
+        assert!(
+            text.ends_with("2 changed, 0 added, 0 removed, 5 unchanged\n"),
+            "{text}"
+        );
+        let warnings = &fast.base.as_ref().unwrap().warnings;
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.file.as_deref() == Some("apps/dup.yaml")),
+            "{warnings:?}"
+        );
     }
 
     /// The whole-output checks hold over the head's own units and those taken from the base: an
