@@ -10,12 +10,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use rayon::prelude::*;
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::diff::Unit;
 use kiln_core::document::SourceFile;
 use kiln_core::request::{self, Failed, Rendered};
 use kiln_core::source::{Input, Root, Snapshot, SnapshotEntry};
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::report::{self, DiagFormat};
@@ -701,7 +701,10 @@ fn snapshot(
         .into_iter()
         .filter(|(p, _, _)| covered(p, &wanted))
         .collect();
-    let chunk = files.len().div_ceil(4 * rayon::current_num_threads()).max(64);
+    let chunk = files
+        .len()
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(64);
     let git_dir = repo.path().to_path_buf();
     let read: Vec<Vec<(PathBuf, SnapshotEntry)>> = files
         .par_chunks(chunk)
@@ -709,7 +712,9 @@ fn snapshot(
             let repo = git2::Repository::open(&git_dir).map_err(|e| e.message().to_string())?;
             let odb = repo.odb().map_err(|e| e.message().to_string())?;
             part.iter()
-                .map(|(p, mode, id)| Ok((p.clone(), blob_entry(&repo, &odb, *mode, *id, max_bytes)?)))
+                .map(|(p, mode, id)| {
+                    Ok((p.clone(), blob_entry(&repo, &odb, *mode, *id, max_bytes)?))
+                })
                 .collect()
         })
         .collect::<Result<_, _>>()?;
@@ -731,7 +736,9 @@ fn blob_entry(
 ) -> Result<SnapshotEntry, String> {
     if mode == 0o120000 {
         let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
-        return Ok(SnapshotEntry::Symlink(PathBuf::from(os_name(blob.content()))));
+        return Ok(SnapshotEntry::Symlink(PathBuf::from(os_name(
+            blob.content(),
+        ))));
     }
     let (size, _) = odb.read_header(id).map_err(|e| e.message().to_string())?;
     if size > max_bytes {
