@@ -594,6 +594,9 @@ pub struct Reuse<'a, T> {
     /// The instances a later run will take from this one (its context is this run's): their
     /// objects are handed to this `finish` instead of the run's own. Asked in direct mode only.
     pub shared: Option<Shared<'a, T>>,
+    /// The instance keys of the documents, by index, when they were made already (`None` for a
+    /// document that is not an instance): not made again.
+    pub known: Option<&'a [Option<String>]>,
 }
 
 /// Instance units a later run of the same context takes from this one ([`Reuse::shared`]):
@@ -626,6 +629,7 @@ impl<T> Default for Reuse<'_, T> {
             record: false,
             earlier: None,
             shared: None,
+            known: None,
         }
     }
 }
@@ -736,6 +740,8 @@ where
     let (defs, def_diags) = load_definitions(docs, opts);
     diags.extend(def_diags);
 
+    // Each item's document (by index), in direct mode's order.
+    let mut item_docs = Vec::with_capacity(docs.len());
     let items: Vec<Item<'_>> = docs
         .iter()
         .enumerate()
@@ -744,6 +750,7 @@ where
                 // Definitions are consumed; components are rendered together below.
                 None
             } else {
+                item_docs.push(i);
                 Some(
                     match defs.find(d.api_version().unwrap_or(""), d.kind().unwrap_or("")) {
                         Some(r) => Item::Instance(r, d),
@@ -782,9 +789,16 @@ where
     type Keyed<T> = Result<(T, Option<String>), Vec<Diagnostic>>;
     let rendered: Vec<Keyed<T>> = items
         .par_iter()
-        .map(|item| {
+        .enumerate()
+        .map(|(j, item)| {
             let key = match (item, &opts.kro) {
-                (Item::Instance(_, doc), None) if keyed => Some(instance_key(doc)),
+                // Made already (`Reuse::known`), or made here.
+                (Item::Instance(_, doc), None) if keyed => Some(
+                    reuse
+                        .known
+                        .and_then(|k| k.get(*item_docs.get(j)?)?.clone())
+                        .unwrap_or_else(|| instance_key(doc)),
+                ),
                 _ => None,
             };
             if let (Some(k), Some(earlier)) = (&key, reuse.earlier) {

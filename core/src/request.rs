@@ -750,6 +750,8 @@ type Recorded = (String, Vec<Option<String>>);
 pub(crate) struct Prepared {
     /// The documents of its files, kept for the other side of a diff ([`Parse::keep`]).
     pub(crate) parsed: Option<ParsedFiles>,
+    /// The instance keys of its documents, by index, once made ([`Prepared::instance_keys`]).
+    keys: Option<Vec<Option<String>>>,
     extra: Vec<Value>,
     access: Access,
     files: Vec<Arc<SourceFile>>,
@@ -765,16 +767,20 @@ pub(crate) struct Prepared {
 impl Prepared {
     /// The key of every kro instance document of the run ([`pipeline::instance_key`]), when it
     /// has a context: what the run would look up in, or record for, the other side of a diff.
-    pub(crate) fn instance_keys(&self) -> std::collections::HashSet<String> {
+    /// The keys are kept, by document, for this run's render (not made twice).
+    pub(crate) fn instance_keys(&mut self) -> std::collections::HashSet<String> {
         if self.context.is_none() || self.opts.kro.is_some() {
             return Default::default();
         }
         let declared = pipeline::declared_kinds(&self.documents);
-        self.documents
+        let keys: Vec<Option<String>> = self
+            .documents
             .iter()
-            .filter(|d| is_instance(d, &declared))
-            .map(pipeline::instance_key)
-            .collect()
+            .map(|d| is_instance(d, &declared).then(|| pipeline::instance_key(d)))
+            .collect();
+        let set = keys.iter().flatten().cloned().collect();
+        self.keys = Some(keys);
+        set
     }
 
     /// The run's context, when it has one.
@@ -908,6 +914,7 @@ fn prepare(
         .then(|| context_of(req, &documents, &opts));
     Ok(Prepared {
         parsed: kept,
+        keys: None,
         extra,
         access,
         files,
@@ -949,6 +956,7 @@ where
     };
     let Prepared {
         parsed: _,
+        keys: known,
         extra,
         access,
         mut files,
@@ -965,6 +973,7 @@ where
             (Some(here), Some((there, hook))) if *here == there => Some(hook),
             _ => None,
         },
+        known: known.as_deref(),
         // Units the other side will take: only when it has this context.
         shared: match (&context, reusing.shared) {
             (Some(here), Some((there, shared))) if *here == there => Some(shared),

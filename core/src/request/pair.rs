@@ -83,8 +83,11 @@ where
     // of the base's units it will take.
     let (head_req, head_tree) = head;
     let mut early = shared.and_then(|_| Early::prepare(head_req, head_tree));
-    let hint = early.as_ref().and_then(|e| match &e.prepared {
-        Ok(p) => p.context().map(|c| (c.to_string(), p.instance_keys())),
+    let hint = early.as_mut().and_then(|e| match &mut e.prepared {
+        Ok(p) => p
+            .context()
+            .map(str::to_string)
+            .map(|c| (c, p.instance_keys())),
         Err(_) => None,
     });
     // The base first (its units render in parallel inside), then the head with what it kept.
