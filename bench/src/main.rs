@@ -45,6 +45,8 @@ options:
   --runs N           repetitions of each batch render, best reported (default 3, quick 1)
   --sample N         per-process series above 1000 units (quick: 100) run an evenly spaced
                      sample of N and extrapolate (default 200, quick 50)
+  --write-fleet DIR  only write the web-app fleet of the first size into DIR (its kiln/
+                     directory) and exit: a tree to profile one command on (scripts/diff-measure.sh)
   -h, --help         this text
 ";
 
@@ -63,6 +65,7 @@ struct Args {
     runs: Option<usize>,
     sample: Option<usize>,
     doors: bool,
+    write_fleet: Option<PathBuf>,
 }
 
 fn parse_list(flag: &str, v: &str) -> Result<Vec<usize>, String> {
@@ -97,6 +100,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         runs: None,
         sample: None,
         doors: true,
+        write_fleet: None,
     };
     while let Some(flag) = it.next() {
         // Accept both `--flag value` and `--flag=value`.
@@ -132,6 +136,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--no-doors" => a.doors = false,
             "--runs" => a.runs = Some(parse_list("--runs", &value("--runs")?)?[0]),
             "--sample" => a.sample = Some(parse_list("--sample", &value("--sample")?)?[0]),
+            "--write-fleet" => a.write_fleet = Some(value("--write-fleet")?.into()),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -192,7 +197,33 @@ fn absolute(p: &Path) -> Result<PathBuf, String> {
     std::path::absolute(p).map_err(|e| format!("cannot resolve {}: {e}", p.display()))
 }
 
+/// `--write-fleet DIR`: the web-app fleet of `n` instances written under `dir`, nothing measured.
+fn write_fleet(dir: &Path, n: usize) -> Result<ExitCode, String> {
+    let g = fleet::Fleet::generate(&fleet::WebApp, n)?;
+    let files = g
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(fleet::WEBAPP_DIR));
+    for f in files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, &f.text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    eprintln!(
+        "kiln-bench: the web-app fleet of {n} instances written to {}",
+        dir.join(fleet::WEBAPP_DIR).display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(args: Args) -> Result<ExitCode, String> {
+    if let Some(dir) = &args.write_fleet {
+        return write_fleet(dir, args.sizes[0]);
+    }
     let root = workspace_root();
     let kiln = match &args.kiln {
         Some(k) => absolute(k)?,

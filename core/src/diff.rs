@@ -166,9 +166,12 @@ pub struct Diff {
     pub base: String,
     /// What the head side is (`working tree`, a revision).
     pub head: String,
-    /// Every object of either side, sorted by kind, group, namespace and name (unchanged ones
-    /// too, without a diff).
+    /// Every object of either side that was compared, sorted by kind, group, namespace and name
+    /// (unchanged ones too, without a diff).
     pub objects: Vec<ObjectDiff>,
+    /// Objects both sides hold by construction, not compared (units rendered once for both
+    /// sides: [`Unit::shared`]): counted unchanged, not listed in `objects`.
+    pub shared: usize,
 }
 
 /// An object's identity: API group, kind, namespace, name.
@@ -232,10 +235,63 @@ impl Entry {
     }
 }
 
+/// What a diff keeps of one rendered unit (a kro instance, a document, a release): the
+/// comparison entries of its objects, made on the worker that rendered them, or, for a unit both
+/// sides hold by construction (rendered once for both: `request::render_pair` with `shared`),
+/// only how many objects it has: those are unchanged, and comparing them would only find so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// The entries of its objects ([`Entry::of`]); none for a shared unit.
+    pub entries: Vec<Entry>,
+    /// For a shared unit, its number of objects.
+    pub shared: usize,
+    /// The objects the caller keeps of it (what redaction needs).
+    pub kept: Vec<Value>,
+}
+
+impl Unit {
+    /// A unit whose objects are compared.
+    pub fn compared(objects: &[Value], kept: Vec<Value>) -> Unit {
+        Unit {
+            entries: objects.iter().map(Entry::of).collect(),
+            shared: 0,
+            kept,
+        }
+    }
+
+    /// A unit both sides hold: its objects are counted, not compared.
+    pub fn shared(objects: &[Value], kept: Vec<Value>) -> Unit {
+        Unit {
+            entries: Vec::new(),
+            shared: objects.len(),
+            kept,
+        }
+    }
+}
+
+/// [`compare_entries`] of the units of two renders: the entries of both sides compared, and the
+/// objects of the units the head took from the base counted unchanged ([`Diff::shared`]).
+pub fn compare_units(
+    base: &[Unit],
+    head: &[Unit],
+    secrets: &Secrets,
+    options: &Options,
+) -> Result<Diff, Diagnostic> {
+    let b = index(base.iter().flat_map(|u| u.entries.iter()), count(base));
+    let h = index(head.iter().flat_map(|u| u.entries.iter()), count(head));
+    let mut d = compare_indexed(b, h, secrets, options)?;
+    d.shared = head.iter().map(|u| u.shared).sum();
+    Ok(d)
+}
+
+fn count(units: &[Unit]) -> usize {
+    units.iter().map(|u| u.entries.len()).sum()
+}
+
 /// Index the entries of one side by identity. Identities are unique in a render that succeeded
 /// (KLN1012); should one repeat, the later object gets a `#N` suffix so nothing is dropped.
-fn index(entries: &[Entry]) -> HashMap<Identity, &Entry> {
-    let mut out: HashMap<Identity, &Entry> = HashMap::with_capacity(entries.len());
+fn index<'a>(entries: impl Iterator<Item = &'a Entry>, n: usize) -> HashMap<Identity, &'a Entry> {
+    let mut out: HashMap<Identity, &Entry> = HashMap::with_capacity(n);
     for e in entries {
         let mut id = e.identity.clone();
         if out.contains_key(&id) {
@@ -271,8 +327,20 @@ pub fn compare_entries(
     secrets: &Secrets,
     options: &Options,
 ) -> Result<Diff, Diagnostic> {
-    let b = index(base);
-    let h = index(head);
+    compare_indexed(
+        index(base.iter(), base.len()),
+        index(head.iter(), head.len()),
+        secrets,
+        options,
+    )
+}
+
+fn compare_indexed(
+    b: HashMap<Identity, &Entry>,
+    h: HashMap<Identity, &Entry>,
+    secrets: &Secrets,
+    options: &Options,
+) -> Result<Diff, Diagnostic> {
     let mut ids: Vec<&Identity> = b
         .keys()
         .chain(h.keys().filter(|k| !b.contains_key(*k)))
@@ -315,6 +383,7 @@ pub fn compare_entries(
         base: String::new(),
         head: String::new(),
         objects,
+        shared: 0,
     })
 }
 
@@ -422,7 +491,10 @@ fn align(base: &Value, head: &mut Value) {
 impl Diff {
     /// The counts.
     pub fn summary(&self) -> Summary {
-        let mut s = Summary::default();
+        let mut s = Summary {
+            unchanged: self.shared,
+            ..Summary::default()
+        };
         for o in &self.objects {
             match o.change {
                 Change::Changed => s.changed += 1,

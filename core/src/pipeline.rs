@@ -642,7 +642,34 @@ pub struct Reuse<'a, T> {
     /// The unit an earlier run rendered for the instance document of this key, if it holds one.
     /// Asked in direct mode only (kro mode ships instances in another order, with definitions).
     pub earlier: Option<&'a EarlierUnit<'a, T>>,
+    /// The instances a later run will take from this one (its context is this run's): their
+    /// objects are handed to this `finish` instead of the run's own. Asked in direct mode only.
+    pub shared: Option<Shared<'a, T>>,
+    /// The instance keys of the documents, by index, when they were made already (`None` for a
+    /// document that is not an instance): not made again.
+    pub known: Option<&'a [Option<String>]>,
 }
+
+/// Instance units a later run of the same context takes from this one ([`Reuse::shared`]):
+/// what `kiln diff` makes of the kro instances both sides hold unchanged, whose objects need
+/// no comparison (they are the same objects on both sides by construction).
+pub struct Shared<'a, T> {
+    /// The keys ([`instance_key`]) of the instances the later run holds.
+    pub keys: &'a std::collections::HashSet<String>,
+    /// What a shared instance's objects are made into.
+    pub finish: &'a SharedFinish<'a, T>,
+}
+
+/// [`Shared::finish`].
+pub type SharedFinish<'a, T> = dyn Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync + 'a;
+
+impl<T> Clone for Shared<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<'_, T> {}
 
 /// The unit an earlier run rendered for an instance key ([`Reuse::earlier`]).
 pub type EarlierUnit<'a, T> = dyn Fn(&str) -> Option<T> + Sync + 'a;
@@ -652,6 +679,8 @@ impl<T> Default for Reuse<'_, T> {
         Self {
             record: false,
             earlier: None,
+            shared: None,
+            known: None,
         }
     }
 }
@@ -701,7 +730,12 @@ where
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
     let declared = declared_kinds(docs);
-    let instances_move = opts.kro.is_none() && !reuse.record && reuse.earlier.is_none();
+    // Instance keys (a diff's reuse) read the instance's value: then instances stay in place.
+    let instances_move = opts.kro.is_none()
+        && !reuse.record
+        && reuse.earlier.is_none()
+        && reuse.shared.is_none()
+        && reuse.known.is_none();
     // On the workers: a stub per document is an allocation or five, for every document.
     let moved: Vec<std::sync::Mutex<Option<Value>>> = docs
         .par_iter_mut()
@@ -810,7 +844,7 @@ where
         Some(mode) => kro_mode_order(items, docs, &defs, mode),
         None => items,
     };
-    let keyed = reuse.record || reuse.earlier.is_some();
+    let keyed = reuse.record || reuse.earlier.is_some() || reuse.shared.is_some();
     // The value `render_units_moving` moved out of document `i`, if it did.
     let taken = |i: usize| moved.get(i).and_then(|m| m.lock().ok()?.take());
     // Each unit with its instance key (when keys are asked for).
@@ -819,7 +853,13 @@ where
         .par_iter()
         .map(|item| {
             let key = match (item, &opts.kro) {
-                (Item::Instance(_, doc, _), None) if keyed => Some(instance_key(doc)),
+                // Made already (`Reuse::known`, by document index), or made here.
+                (Item::Instance(_, doc, i), None) if keyed => Some(
+                    reuse
+                        .known
+                        .and_then(|k| k.get(*i)?.clone())
+                        .unwrap_or_else(|| instance_key(doc)),
+                ),
                 _ => None,
             };
             if let (Some(k), Some(earlier)) = (&key, reuse.earlier) {
@@ -861,7 +901,16 @@ where
                     vec![strategy::ship_crd(rgd, &mode.unwrap_or_default())]
                 }
             };
-            finish(objects).map(|u| (u, key)).map_err(|d| vec![d])
+            let shared = match (&key, reuse.shared) {
+                (Some(k), Some(s)) if s.keys.contains(k) => Some(s.finish),
+                _ => None,
+            };
+            match shared {
+                Some(f) => f(objects),
+                None => finish(objects),
+            }
+            .map(|u| (u, key))
+            .map_err(|d| vec![d])
         })
         .collect();
 

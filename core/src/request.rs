@@ -232,7 +232,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, None, finish, None, false).map(|(r, _)| r)
+    render_units_from(req, None, None, finish, Link::default()).map(|(r, _)| r)
 }
 
 /// [`render_units`] with every path of the request read inside `root` (as [`Request::root`]
@@ -253,8 +253,7 @@ where
         None,
         Some(Access::Within(root.clone())),
         finish,
-        None,
-        false,
+        Link::default(),
     )
     .map(|(r, _)| r)
 }
@@ -272,7 +271,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    snapshot_from(req, snapshot, finish, None, false).map(|(r, _)| r)
+    snapshot_from(req, snapshot, finish, Link::default()).map(|(r, _)| r)
 }
 
 /// [`render_snapshot`], taking from and recording for the other side of a diff.
@@ -280,8 +279,7 @@ fn snapshot_from<T, F>(
     req: &Request,
     snapshot: &Snapshot,
     finish: F,
-    from: From<'_, T>,
-    record: bool,
+    link: Link<'_, T>,
 ) -> Result<(Rendered<T>, Option<Earlier>), Failed>
 where
     T: Send,
@@ -289,13 +287,8 @@ where
 {
     // Plain manifests are read from memory; anything that needs files (a kurel package, values
     // files, instance directories, CRDs, symlinks) is rendered from a written-out tree.
-    if req.values.is_empty() && req.instances.is_none() && req.crds.is_empty() {
-        if let Some(inputs) = snapshot.as_texts(&req.inputs, req.limits.yaml.max_input_bytes) {
-            let mut own = req.clone();
-            own.root = None;
-            own.inputs = inputs;
-            return render_owned_from(own, finish, from, record);
-        }
+    if let Some(own) = in_memory(req, snapshot) {
+        return render_owned_from(own, finish, link);
     }
     let tree = snapshot
         .materialize()
@@ -324,7 +317,7 @@ where
         d
     };
     let within = Some(Access::Within(tree.root().clone()));
-    match render_units_from(req, None, within, finish, from, record) {
+    match render_units_from(req, None, within, finish, link) {
         Ok((mut r, kept)) => {
             r.files = rename_files(std::mem::take(&mut r.files));
             r.warnings = std::mem::take(&mut r.warnings)
@@ -347,29 +340,24 @@ where
     }
 }
 
-/// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
-/// documents) are moved into the run, not copied. What a door that holds thousands of items
-/// uses: each copy is fresh memory to fill.
-pub fn render_units_owned<T, F>(req: Request, finish: F) -> Result<Rendered<T>, Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
-    render_owned_from(req, finish, None, false).map(|(r, _)| r)
+/// The request of a snapshot read from memory, its inputs the snapshot's texts, when nothing of
+/// the run needs files on disk (a kurel package, values files, instance directories, CRDs,
+/// symlinks).
+fn in_memory(req: &Request, snapshot: &Snapshot) -> Option<Request> {
+    if !(req.values.is_empty() && req.instances.is_none() && req.crds.is_empty()) {
+        return None;
+    }
+    let inputs = snapshot.as_texts(&req.inputs, req.limits.yaml.max_input_bytes)?;
+    let mut own = req.clone();
+    own.root = None;
+    own.inputs = inputs;
+    Some(own)
 }
 
-fn render_owned_from<T, F>(
-    mut req: Request,
-    finish: F,
-    from: From<'_, T>,
-    record: bool,
-) -> Result<(Rendered<T>, Option<Earlier>), Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
+/// A request's in-memory inputs taken out of it: the request keeps their names (for messages),
+/// not their contents.
+fn take_inputs(req: &mut Request) -> Vec<Input> {
     let inputs = std::mem::take(&mut req.inputs);
-    // The request keeps the inputs' names (for messages), not their contents.
     req.inputs = inputs
         .iter()
         .map(|i| match i {
@@ -380,12 +368,92 @@ where
             other => other.clone(),
         })
         .collect();
-    render_units_from(&req, Some(inputs), None, finish, from, record)
+    inputs
+}
+
+/// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
+/// documents) are moved into the run, not copied. What a door that holds thousands of items
+/// uses: each copy is fresh memory to fill.
+pub fn render_units_owned<T, F>(req: Request, finish: F) -> Result<Rendered<T>, Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    render_owned_from(req, finish, Link::default()).map(|(r, _)| r)
+}
+
+fn render_owned_from<T, F>(
+    mut req: Request,
+    finish: F,
+    link: Link<'_, T>,
+) -> Result<(Rendered<T>, Option<Earlier>), Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let inputs = take_inputs(&mut req);
+    render_units_from(&req, Some(inputs), None, finish, link)
 }
 
 /// What a run of one side of a diff takes from the other's: the other's record, and its unit
 /// of each index (see `pair`).
 type From<'a, T> = Option<(&'a Earlier, &'a (dyn Fn(usize) -> T + Sync))>;
+
+/// What one side of a diff is given for its run (see `pair`); the default for a run alone.
+pub(crate) struct Link<'a, T> {
+    /// The other side's record and units, to take unchanged instances from.
+    pub(crate) from: From<'a, T>,
+    /// Keep a record ([`Earlier`]) for the other side.
+    pub(crate) record: bool,
+    /// The other side's context, its instance keys, and what to make of the units of the
+    /// instances it will take from this run ([`pipeline::Shared`]).
+    pub(crate) shared: Option<SharedWith<'a, T>>,
+    /// The run, already read and checked ([`prepare`]), or how that failed.
+    pub(crate) prepared: Option<Result<Prepared, Failed>>,
+    /// Documents the other side parsed ([`ParsedFiles`]), to take instead of parsing.
+    pub(crate) parsed: Option<&'a crate::source::Parsed<'a>>,
+}
+
+/// [`Link::shared`].
+pub(crate) type SharedWith<'a, T> = (
+    &'a str,
+    &'a std::collections::HashSet<String>,
+    &'a pipeline::SharedFinish<'a, T>,
+);
+
+impl<T> Default for Link<'_, T> {
+    fn default() -> Self {
+        Self {
+            from: None,
+            record: false,
+            shared: None,
+            prepared: None,
+            parsed: None,
+        }
+    }
+}
+
+/// A unit's objects checked (built-in kinds exist; identities kept for the duplicate rule), then
+/// made into `finish`'s output when they pass.
+fn check_unit<T>(
+    objs: Vec<Value>,
+    finish: &(impl Fn(Vec<Value>) -> Result<T, Diagnostic> + ?Sized),
+) -> Result<Checked<T>, Diagnostic> {
+    let problems = crate::inventory::check_rendered(&objs);
+    let ids = objs.iter().filter_map(identity).collect();
+    if !problems.is_empty() {
+        return Ok(Checked {
+            out: None,
+            ids,
+            problems,
+        });
+    }
+    Ok(Checked {
+        out: Some(finish(objs)?),
+        ids,
+        problems,
+    })
+}
 
 /// What one rendered side keeps for the other side of a diff: the context its kro instances
 /// were rendered in ([`context_of`]), and the index and identities of each instance's unit by
@@ -401,8 +469,7 @@ fn render_units_from<T, F>(
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     finish: F,
-    from: From<'_, T>,
-    record: bool,
+    link: Link<'_, T>,
 ) -> Result<(Rendered<T>, Option<Earlier>), Failed>
 where
     T: Send,
@@ -410,22 +477,17 @@ where
 {
     // Every unit's objects are checked on the worker that rendered them, before `finish` sees
     // them: kinds of built-in groups must exist, and identities are kept for the duplicate rule.
-    let checked = |objs: Vec<Value>| -> Result<Checked<T>, Diagnostic> {
-        let problems = crate::inventory::check_rendered(&objs);
-        let ids = objs.iter().filter_map(identity).collect();
-        if !problems.is_empty() {
-            return Ok(Checked {
-                out: None,
-                ids,
-                problems,
-            });
-        }
-        Ok(Checked {
-            out: Some(finish(objs)?),
-            ids,
-            problems,
-        })
-    };
+    let checked = |objs: Vec<Value>| check_unit(objs, &finish);
+    let Link {
+        from,
+        record,
+        shared,
+        prepared,
+        parsed,
+    } = link;
+    // The instances the other side takes from this one are made with their own `finish`,
+    // checked alike.
+    let shared_finish = shared.map(|(_, _, f)| move |objs: Vec<Value>| check_unit(objs, f));
     // An unchanged instance's unit as the other side rendered it: its objects passed the checks
     // there (that side rendered without an error), and its identities join this side's
     // duplicate check below like any unit's.
@@ -445,6 +507,18 @@ where
         earlier: earlier
             .as_ref()
             .map(|(c, h)| (*c, h as &pipeline::EarlierUnit<'_, Checked<T>>)),
+        shared: match (shared, &shared_finish) {
+            (Some((context, keys, _)), Some(f)) => Some((
+                context,
+                pipeline::Shared {
+                    keys,
+                    finish: f as &pipeline::SharedFinish<'_, Checked<T>>,
+                },
+            )),
+            _ => None,
+        },
+        prepared,
+        parsed,
     };
     let (r, recorded) = render_checked(req, owned, access, checked, reusing)?;
     let mut problems = Vec::new();
@@ -534,6 +608,13 @@ struct Reusing<'a, T> {
     record: bool,
     /// The other side's context and its units by instance key.
     earlier: Option<(&'a str, &'a pipeline::EarlierUnit<'a, T>)>,
+    /// The other side's context, and the instances it will take from this one (made with
+    /// their own `finish`).
+    shared: Option<(&'a str, pipeline::Shared<'a, T>)>,
+    /// This run already read and checked (or failed to).
+    prepared: Option<Result<Prepared, Failed>>,
+    /// Documents the other side parsed, to take instead of parsing the same files again.
+    parsed: Option<&'a crate::source::Parsed<'a>>,
 }
 
 /// Everything the render of a kro instance can read besides its own document, as text: the
@@ -552,16 +633,7 @@ fn context_of(req: &Request, documents: &[Document], opts: &Options) -> String {
     let mut out = format!("{bare:?}\n");
     let declared = pipeline::declared_kinds(documents);
     for d in documents {
-        let instance = !crate::kro::is_rgd(d)
-            && !component::is_component_document(d)
-            && d.api_version().is_some_and(|api| {
-                let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
-                declared.contains(&(
-                    group.to_string(),
-                    version.to_string(),
-                    d.kind().unwrap_or("").to_string(),
-                ))
-            });
+        let instance = is_instance(d, &declared);
         if !instance {
             let _ = writeln!(out, "{}", d.value);
         }
@@ -572,6 +644,24 @@ fn context_of(req: &Request, documents: &[Document], opts: &Options) -> String {
     }
     let _ = write!(out, "--observed\n{:?}", opts.observed);
     out
+}
+
+/// Whether a document is a kro instance: its group, version and kind are declared by an RGD of
+/// the run, and it is neither an RGD nor a component document.
+fn is_instance(
+    d: &Document,
+    declared: &std::collections::BTreeSet<(String, String, String)>,
+) -> bool {
+    !crate::kro::is_rgd(d)
+        && !component::is_component_document(d)
+        && d.api_version().is_some_and(|api| {
+            let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+            declared.contains(&(
+                group.to_string(),
+                version.to_string(),
+                d.kind().unwrap_or("").to_string(),
+            ))
+        })
 }
 
 /// A unit's output with what the whole-output checks need of it.
@@ -706,17 +796,123 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
 /// instance key (`None` for units that are not kro instances).
 type Recorded = (String, Vec<Option<String>>);
 
-fn render_checked<T, F>(
+/// A run read and checked, not rendered yet: what [`prepare`] gives [`render_checked`]. A diff
+/// prepares the head side first, to know its context and kro instances before the base renders
+/// (`pair`).
+pub(crate) struct Prepared {
+    /// The documents of its files, kept for the other side of a diff ([`Parse::keep`]).
+    pub(crate) parsed: Option<ParsedFiles>,
+    /// The instance keys of its documents, by index, once made ([`Prepared::instance_keys`]).
+    keys: Option<Vec<Option<String>>>,
+    extra: Vec<Value>,
+    access: Access,
+    files: Vec<Arc<SourceFile>>,
+    diags: Diagnostics,
+    documents: Vec<Document>,
+    kustomizations: Vec<String>,
+    packages: Vec<FoundPackage>,
+    opts: Options,
+    /// The run's context ([`context_of`]) when it was asked for and the run has definitions.
+    context: Option<String>,
+}
+
+impl Prepared {
+    /// The key of every kro instance document of the run ([`pipeline::instance_key`]), when it
+    /// has a context: what the run would look up in, or record for, the other side of a diff.
+    /// The keys are kept, by document, for this run's render (not made twice).
+    pub(crate) fn instance_keys(&mut self) -> std::collections::HashSet<String> {
+        if self.context.is_none() || self.opts.kro.is_some() {
+            return Default::default();
+        }
+        let declared = pipeline::declared_kinds(&self.documents);
+        let keys: Vec<Option<String>> = self
+            .documents
+            .iter()
+            .map(|d| is_instance(d, &declared).then(|| pipeline::instance_key(d)))
+            .collect();
+        let set = keys.iter().flatten().cloned().collect();
+        self.keys = Some(keys);
+        set
+    }
+
+    /// The run's context, when it has one.
+    pub(crate) fn context(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+}
+
+/// How [`prepare`] parses the files it reads, for a diff: keeping a copy of their documents for
+/// the other side, or taking the documents the other side kept.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Parse<'a> {
+    /// Keep a copy of the documents of every file ([`Prepared::parsed`]).
+    pub(crate) keep: bool,
+    /// Documents to take instead of parsing a file of the same name and text.
+    pub(crate) taking: Option<&'a crate::source::Parsed<'a>>,
+}
+
+/// The documents of a run's files by file name, each handed out once to the other side of a
+/// diff when it reads a file of the same name and text ([`crate::source::Parsed`]). Files that
+/// parsed with a warning, or hold a list (whose items a load expands), are not kept: they are
+/// parsed again.
+pub(crate) struct ParsedFiles(std::sync::Mutex<FileDocuments>);
+
+/// Each file's text and documents, by the file's name.
+type FileDocuments = std::collections::HashMap<String, (Arc<SourceFile>, Vec<Document>)>;
+
+impl ParsedFiles {
+    fn of(loaded: &crate::source::Loaded) -> ParsedFiles {
+        let warned: std::collections::HashSet<&str> = loaded
+            .diagnostics
+            .iter()
+            .filter_map(|d| d.file.as_deref())
+            .collect();
+        let mut by_file = FileDocuments::with_capacity(loaded.files.len());
+        let mut listed = std::collections::HashSet::new();
+        for d in &loaded.documents {
+            let name = &d.source.name;
+            if d.item.is_some() {
+                listed.insert(name.clone());
+            }
+            if warned.contains(name.as_str()) || listed.contains(name) {
+                continue;
+            }
+            by_file
+                .entry(name.clone())
+                .or_insert_with(|| (d.source.clone(), Vec::new()))
+                .1
+                .push(d.clone());
+        }
+        // A name read twice (the same file named by two inputs) is left to parse.
+        let mut seen = std::collections::HashSet::new();
+        for f in &loaded.files {
+            if !seen.insert(f.name.as_str()) {
+                listed.insert(f.name.clone());
+            }
+        }
+        by_file.retain(|name, _| !listed.contains(name));
+        ParsedFiles(std::sync::Mutex::new(by_file))
+    }
+
+    /// The documents of the file `name` when its text is `text`, once.
+    pub(crate) fn take(&self, name: &str, text: &str) -> Option<Vec<Document>> {
+        let mut files = self.0.lock().ok()?;
+        match files.get(name) {
+            Some((f, _)) if f.text == text => files.remove(name).map(|(_, docs)| docs),
+            _ => None,
+        }
+    }
+}
+
+/// Read the request's inputs and check them, up to the render: every diagnostic a render would
+/// give before it renders anything. With `context`, the run's context is computed too.
+fn prepare(
     req: &Request,
     owned: Option<Vec<Input>>,
     access: Option<Access>,
-    finish: F,
-    reusing: Reusing<'_, T>,
-) -> Result<(Rendered<T>, Option<Recorded>), Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
+    context: bool,
+    parse: Parse<'_>,
+) -> Result<Prepared, Failed> {
     let extra = if req.sets.is_empty() {
         Vec::new()
     } else {
@@ -731,17 +927,17 @@ where
         },
     };
     let limits = &req.limits;
-    let loaded = match owned {
-        Some(inputs) => crate::source::load_owned_inputs_in(inputs, &access, &limits.yaml, true),
-        None => load_inputs_in(&req.inputs, &access, &limits.yaml, true),
-    };
+    let inputs = owned.unwrap_or_else(|| req.inputs.clone());
+    let loaded =
+        crate::source::load_owned_inputs_reusing(inputs, &access, &limits.yaml, true, parse.taking);
+    let kept = (parse.keep && !loaded.diagnostics.has_errors()).then(|| ParsedFiles::of(&loaded));
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;
     if diags.has_errors() {
         return Err(fail(diags, files, &extra));
     }
     let documents = without_values_files(loaded.documents, &access, &req.values);
-    let (mut documents, kustomizations) = without_kustomizations(documents);
+    let (documents, kustomizations) = without_kustomizations(documents);
     let packages = loaded.packages;
 
     let mut problems = Diagnostics::new();
@@ -766,13 +962,73 @@ where
     // other side's units are taken only when its context is this one, byte for byte.
     // A run without definitions has no instance to take or keep (and a large pass-through tree
     // is not written out as text for nothing).
-    let context = ((reusing.record || reusing.earlier.is_some())
-        && documents.iter().any(crate::kro::is_rgd))
-    .then(|| context_of(req, &documents, &opts));
+    let context = (context && documents.iter().any(crate::kro::is_rgd))
+        .then(|| context_of(req, &documents, &opts));
+    Ok(Prepared {
+        parsed: kept,
+        keys: None,
+        extra,
+        access,
+        files,
+        diags,
+        documents,
+        kustomizations,
+        packages,
+        opts,
+        context,
+    })
+}
+
+/// Render a request: read and check it ([`prepare`], unless `prepared` already holds that),
+/// then render its units.
+fn render_checked<T, F>(
+    req: &Request,
+    owned: Option<Vec<Input>>,
+    access: Option<Access>,
+    finish: F,
+    reusing: Reusing<'_, T>,
+) -> Result<(Rendered<T>, Option<Recorded>), Failed>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let wants_context = reusing.record || reusing.earlier.is_some();
+    let prepared = match reusing.prepared {
+        Some(p) => p?,
+        None => prepare(
+            req,
+            owned,
+            access,
+            wants_context,
+            Parse {
+                keep: false,
+                taking: reusing.parsed,
+            },
+        )?,
+    };
+    let Prepared {
+        parsed: _,
+        keys: known,
+        extra,
+        access,
+        mut files,
+        diags,
+        mut documents,
+        kustomizations,
+        packages,
+        opts,
+        context,
+    } = prepared;
     let reuse = pipeline::Reuse {
         record: reusing.record,
         earlier: match (&context, reusing.earlier) {
             (Some(here), Some((there, hook))) if *here == there => Some(hook),
+            _ => None,
+        },
+        known: known.as_deref(),
+        // Units the other side will take: only when it has this context.
+        shared: match (&context, reusing.shared) {
+            (Some(here), Some((there, shared))) if *here == there => Some(shared),
             _ => None,
         },
     };

@@ -671,6 +671,25 @@ pub fn load_owned_inputs_in(
     limits: &YamlLimits,
     find_packages: bool,
 ) -> Loaded {
+    load_owned_inputs_reusing(inputs, access, limits, find_packages, None)
+}
+
+/// The documents of a file already parsed elsewhere (the other side of a diff), by the file's
+/// name and text: handed out (once) instead of parsing the file again. A file's documents are
+/// a function of its name, its text and the limits, so a file of the same name and text gives
+/// the same documents; the caller keeps only files that parsed without a warning and hold no
+/// list (whose items a load expands).
+pub(crate) type Parsed<'a> = dyn Fn(&str, &str) -> Option<Vec<Document>> + Sync + 'a;
+
+/// [`load_owned_inputs_in`], taking the documents of files `parsed` holds instead of parsing
+/// them.
+pub(crate) fn load_owned_inputs_reusing(
+    inputs: Vec<Input>,
+    access: &Access,
+    limits: &YamlLimits,
+    find_packages: bool,
+    parsed: Option<&Parsed<'_>>,
+) -> Loaded {
     let mut texts: Vec<(String, String)> = Vec::new();
     // Values already parsed, by their position in `texts`.
     let mut parsed_values: Vec<Option<serde_json::Value>> = Vec::new();
@@ -780,7 +799,15 @@ pub fn load_owned_inputs_in(
                     }],
                     Vec::new(),
                 )),
-                None => parse_source_with_warnings(&file, limits),
+                None => match parsed.and_then(|f| f(&file.name, &file.text)) {
+                    Some(mut docs) => {
+                        for d in &mut docs {
+                            d.source = file.clone();
+                        }
+                        Ok((docs, Vec::new()))
+                    }
+                    None => parse_source_with_warnings(&file, limits),
+                },
             };
             (file, res)
         })

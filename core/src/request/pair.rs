@@ -21,8 +21,9 @@
 
 use serde_json::Value;
 
-use super::{snapshot_from, Access, Earlier, Failed, Rendered, Request};
+use super::{snapshot_from, Access, Earlier, Failed, Link, Parse, Prepared, Rendered, Request};
 use crate::diag::Diagnostic;
+use crate::pipeline::SharedFinish;
 use crate::source::{Root, Snapshot};
 
 /// Where one side of a diff reads its files.
@@ -49,10 +50,18 @@ pub struct Pair<T> {
 /// Render the base side, then the head side taking the units of the base's unchanged kro
 /// instances (module docs). `reuse: false` renders both in full, at the same time: the plain
 /// path that the reusing one must always equal.
+///
+/// With `shared`, the units of the instances the head will take are made with it instead of
+/// `finish`, on the base side (and the head takes those): a caller that compares the two sides
+/// can make nothing of objects that are the same on both by construction (see `kiln diff`'s
+/// comparison, [`crate::diff::Unit`]). That needs the head's context and instances before the
+/// base renders: the head is read and checked first, when it can be read apart from its render
+/// (a working tree, or a revision read from memory); otherwise nothing is made with `shared`.
 pub fn render_pair<T, F>(
     base: (&Request, Tree<'_>),
     head: (&Request, Tree<'_>),
     finish: F,
+    shared: Option<&SharedFinish<'_, T>>,
     reuse: bool,
 ) -> Pair<T>
 where
@@ -61,8 +70,8 @@ where
 {
     if !reuse {
         let (b, h) = rayon::join(
-            || side(base, &finish, None, false),
-            || side(head, &finish, None, false),
+            || side(base, &finish, Link::default()),
+            || side(head, &finish, Link::default()),
         );
         return Pair {
             base: b.map(|(r, _)| r),
@@ -70,56 +79,162 @@ where
             reused: 0,
         };
     }
+    // The head read and checked first, when it can be: its context and instance keys say which
+    // of the base's units it will take.
+    let (head_req, head_tree) = head;
+    let mut early = shared.and_then(|_| Early::prepare(head_req, head_tree));
+    let hint = early.as_mut().and_then(|e| match &mut e.prepared {
+        Ok(p) => p
+            .context()
+            .map(str::to_string)
+            .map(|c| (c, p.instance_keys())),
+        Err(_) => None,
+    });
     // The base first (its units render in parallel inside), then the head with what it kept.
-    let (base, earlier) = match side(base, &finish, None, true) {
+    let made = std::sync::atomic::AtomicUsize::new(0);
+    let counted_shared = |objs: Vec<Value>| {
+        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.expect("only asked for with `shared`")(objs)
+    };
+    let base_link = Link {
+        record: true,
+        shared: match (&hint, shared) {
+            (Some((context, keys)), Some(_)) => Some((
+                context.as_str(),
+                keys,
+                &counted_shared as &SharedFinish<'_, T>,
+            )),
+            _ => None,
+        },
+        ..Link::default()
+    };
+    // The documents of the head's files, for the base to take those of the same files (same
+    // name, same text, same limits) instead of parsing them again.
+    let parsed = early
+        .as_mut()
+        .and_then(|e| e.prepared.as_mut().ok())
+        .and_then(|p| p.parsed.take())
+        .filter(|_| base.0.limits.yaml == head_req.limits.yaml);
+    let take = |name: &str, text: &str| parsed.as_ref().and_then(|p| p.take(name, text));
+    let base_link = Link {
+        parsed: Some(&take),
+        ..base_link
+    };
+    let base_link_shared = base_link.shared.map(|_| ());
+    let (base_result, earlier) = match side(base, &finish, base_link) {
         Ok((r, e)) => (Ok(r), e),
         Err(f) => (Err(f), None),
     };
-    let counted = std::sync::atomic::AtomicUsize::new(0);
-    let head = match (&base, &earlier) {
-        (Ok(b), Some(e)) => {
-            let unit_at = |i: usize| {
-                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                b.units[i].clone()
-            };
-            side(head, &finish, Some((e, &unit_at)), false)
-        }
-        _ => side(head, &finish, None, false),
+    let taken: Vec<std::sync::atomic::AtomicBool> = match &base_result {
+        Ok(b) => b.units.iter().map(|_| Default::default()).collect(),
+        Err(_) => Vec::new(),
     };
+    let counted = std::sync::atomic::AtomicUsize::new(0);
+    let head_result = {
+        let unit_at = |i: usize| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            taken[i].store(true, std::sync::atomic::Ordering::Relaxed);
+            match &base_result {
+                Ok(b) => b.units[i].clone(),
+                Err(_) => unreachable!("a base that failed keeps no record"),
+            }
+        };
+        let from: super::From<'_, T> = match (&base_result, &earlier) {
+            (Ok(_), Some(e)) => Some((e, &unit_at)),
+            _ => None,
+        };
+        let prepared = early
+            .as_mut()
+            .map(|e| std::mem::replace(&mut e.prepared, Err(Failed::default())));
+        let link = Link {
+            from,
+            prepared,
+            ..Link::default()
+        };
+        match early.as_ref().and_then(|e| e.own.as_ref()) {
+            // A revision read from memory: its own request, inputs taken out.
+            Some(own) => super::render_units_from(own, None, None, &finish, link),
+            None => side(head, &finish, link),
+        }
+    };
+    // Every unit made with `shared` must have been taken by the head, or the base's side of the
+    // comparison would lack its objects. It always is (the head renders from what it was read
+    // as, in the same context, and takes each instance of a key it holds); should it ever not
+    // be, both sides render in full.
+    if let (Ok(_), Ok(_), Some(_)) = (&base_result, &head_result, base_link_shared) {
+        let taken = taken
+            .iter()
+            .filter(|t| t.load(std::sync::atomic::Ordering::Relaxed))
+            .count();
+        if made.load(std::sync::atomic::Ordering::Relaxed) != taken {
+            return render_pair(base, head, finish, None, false);
+        }
+    }
     Pair {
-        base,
-        head: head.map(|(r, _)| r),
+        base: base_result,
+        head: head_result.map(|(r, _)| r),
         reused: counted.into_inner(),
+    }
+}
+
+/// The head keeps a copy of its documents for the base, which takes those of the files it holds
+/// unchanged instead of parsing them again.
+const KEEP: Parse<'static> = Parse {
+    keep: true,
+    taking: None,
+};
+
+/// A side read and checked before the other renders (see [`render_pair`]).
+struct Early {
+    /// The request it renders with, when that is not the caller's (a revision read from memory:
+    /// its inputs are the revision's texts, taken out into the preparation).
+    own: Option<Request>,
+    prepared: Result<Prepared, Failed>,
+}
+
+impl Early {
+    /// The side read and checked, when it can be apart from its render: a tree on disk, or a
+    /// revision that needs no files (a revision written out for its run is read in it).
+    fn prepare(req: &Request, tree: Tree<'_>) -> Option<Early> {
+        match tree {
+            Tree::Within(root) => Some(Early {
+                own: None,
+                prepared: super::prepare(req, None, Some(Access::Within(root.clone())), true, KEEP),
+            }),
+            Tree::Snapshot(s) => {
+                let mut own = super::in_memory(req, s)?;
+                let inputs = super::take_inputs(&mut own);
+                let prepared = super::prepare(&own, Some(inputs), None, true, KEEP);
+                Some(Early {
+                    own: Some(own),
+                    prepared,
+                })
+            }
+        }
     }
 }
 
 fn side<T, F>(
     (req, tree): (&Request, Tree<'_>),
     finish: &F,
-    from: super::From<'_, T>,
-    record: bool,
+    link: Link<'_, T>,
 ) -> Result<(Rendered<T>, Option<Earlier>), Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
     match tree {
-        Tree::Within(root) => super::render_units_from(
-            req,
-            None,
-            Some(Access::Within(root.clone())),
-            finish,
-            from,
-            record,
-        ),
-        Tree::Snapshot(s) => snapshot_from(req, s, finish, from, record),
+        Tree::Within(root) => {
+            super::render_units_from(req, None, Some(Access::Within(root.clone())), finish, link)
+        }
+        Tree::Snapshot(s) => snapshot_from(req, s, finish, link),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::{compare_entries, Entry, Options};
+    use crate::diff::{compare_units, Options, Unit};
     use crate::redact::Secrets;
     use crate::source::{Input, SnapshotEntry};
     use std::path::{Path, PathBuf};
@@ -152,49 +267,76 @@ mod tests {
         }
     }
 
-    /// One unit per kro instance or document: its objects, and their comparison entries.
-    type Unit = (Vec<Entry>, Vec<Value>);
-
+    /// One unit per kro instance or document, as `kiln diff` keeps it: the comparison entries
+    /// of its objects (and the objects, kept whole here), or only their number for a unit the
+    /// head takes from the base.
     fn finish(objs: Vec<Value>) -> Result<Unit, Diagnostic> {
-        Ok((objs.iter().map(Entry::of).collect(), objs))
+        Ok(Unit::compared(&objs, objs.clone()))
     }
 
-    /// What `kiln diff` prints of a pair, as text and as JSON.
-    fn printed(p: &Pair<Unit>) -> (String, String) {
-        let entries = |r: &Result<Rendered<Unit>, Failed>| -> Vec<Entry> {
-            r.as_ref()
-                .expect("renders")
-                .units
-                .iter()
-                .flat_map(|u| u.0.clone())
-                .collect()
+    fn shared(objs: Vec<Value>) -> Result<Unit, Diagnostic> {
+        Ok(Unit::shared(&objs, objs.clone()))
+    }
+
+    /// What `kiln diff` prints of a pair: text, JSON and markdown.
+    fn printed(p: &Pair<Unit>) -> (String, String, String) {
+        let units = |r: &'_ Result<Rendered<Unit>, Failed>| -> Vec<Unit> {
+            r.as_ref().expect("renders").units.clone()
         };
-        let d = compare_entries(
-            &entries(&p.base),
-            &entries(&p.head),
+        let d = compare_units(
+            &units(&p.base),
+            &units(&p.head),
             &Secrets::default(),
             &Options::default(),
         )
         .unwrap();
-        (d.text(false), d.json().to_string())
+        (d.text(false), d.json().to_string(), d.markdown(60_000))
     }
 
-    /// Render the pair both ways: reusing and in full. Both sides must be what each renders
-    /// alone (units, origins, warnings), and the printed diff the same.
+    /// Render the pair three ways: reusing with shared units (what `kiln diff` does), reusing
+    /// with every unit compared, and in full. Both sides must be what each renders alone
+    /// (units, origins, warnings; a shared unit is the full render's unit counted, not
+    /// compared), and the printed diff the same.
     fn both_ways(
         base: (&Request, Tree<'_>),
         head: (&Request, Tree<'_>),
     ) -> (Pair<Unit>, Pair<Unit>) {
-        let fast = render_pair(base, head, finish, true);
-        let full = render_pair(base, head, finish, false);
-        for (a, b) in [(&fast.base, &full.base), (&fast.head, &full.head)] {
-            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
-            assert_eq!(a.units, b.units);
-            assert_eq!(a.origins, b.origins);
-            assert_eq!(a.warnings, b.warnings);
+        let fast = render_pair(base, head, finish, Some(&shared), true);
+        let reusing = render_pair(base, head, finish, None, true);
+        let full = render_pair(base, head, finish, None, false);
+        assert_eq!(fast.reused, reusing.reused);
+        for (a, r, b) in [
+            (&fast.base, &reusing.base, &full.base),
+            (&fast.head, &reusing.head, &full.head),
+        ] {
+            let (a, r, b) = (
+                a.as_ref().unwrap(),
+                r.as_ref().unwrap(),
+                b.as_ref().unwrap(),
+            );
+            assert_eq!(r.units, b.units);
+            assert_eq!(a.units.len(), b.units.len());
+            for (x, y) in a.units.iter().zip(&b.units) {
+                if x.shared > 0 || x.entries.is_empty() {
+                    assert_eq!(x.shared, y.entries.len());
+                    assert_eq!(x.kept, y.kept);
+                } else {
+                    assert_eq!(x, y);
+                }
+            }
+            for u in [a, r] {
+                assert_eq!(u.origins, b.origins);
+                assert_eq!(u.warnings, b.warnings);
+            }
         }
         assert_eq!(printed(&fast), printed(&full));
+        assert_eq!(printed(&reusing), printed(&full));
         (fast, full)
+    }
+
+    /// Objects of a side's units counted, not compared.
+    fn shared_objects(r: &Result<Rendered<Unit>, Failed>) -> usize {
+        r.as_ref().unwrap().units.iter().map(|u| u.shared).sum()
     }
 
     #[test]
@@ -231,9 +373,12 @@ mod tests {
             (&req, Tree::Snapshot(&base)),
             (&req, Tree::Within(written.root())),
         );
-        // a, d, e, f (nested instances inside them included) come from the base.
+        // a, d, e, f (nested instances inside them included) come from the base, counted and
+        // not compared: two objects each, on both sides.
         assert_eq!(fast.reused, 4);
-        let (text, _) = printed(&fast);
+        assert_eq!(shared_objects(&fast.base), 8);
+        assert_eq!(shared_objects(&fast.head), 8);
+        let (text, _, _) = printed(&fast);
         assert!(
             text.ends_with("2 changed, 2 added, 2 removed, 8 unchanged\n"),
             "{text}"
@@ -256,7 +401,7 @@ mod tests {
         let req = request();
         let (fast, _) = both_ways((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
         assert_eq!(fast.reused, 0);
-        let (text, _) = printed(&fast);
+        let (text, _, _) = printed(&fast);
         // Every nested ConfigMap changed, though no instance did.
         assert!(
             text.ends_with("2 changed, 0 added, 0 removed, 2 unchanged\n"),
@@ -283,9 +428,48 @@ mod tests {
         // Another document that is not an instance.
         let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&two)));
         assert_eq!(fast.reused, 0);
-        // The same: everything reused.
+        // The same: everything reused, the instance's two objects counted, not compared.
         let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&one)));
         assert_eq!(fast.reused, 1);
+        assert_eq!(shared_objects(&fast.head), 2);
+    }
+
+    /// The base takes the documents of the head's files of the same name and text instead of
+    /// parsing them again; a file that parsed with a warning (a duplicate key) or holds a list
+    /// is parsed on each side, and a file of the same name with another text is the base's own.
+    #[test]
+    fn the_base_takes_the_documents_of_the_heads_files_of_the_same_text() {
+        let dup = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dup, namespace: ns}\ndata: {k: '1', k: '2'}\n";
+        let list = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l1, namespace: ns}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l2, namespace: ns}}\n";
+        let files = |size: &str| {
+            snapshot(&[
+                ("apps/rgds.yaml", rgds("size")),
+                ("apps/a.yaml", outer("a", size)),
+                ("apps/b.yaml", outer("b", "1")),
+                ("apps/dup.yaml", dup.into()),
+                ("apps/list.yaml", list.into()),
+            ])
+        };
+        let (base, head) = (files("1"), files("2"));
+        let written = head.materialize().unwrap();
+        let req = request();
+        let (fast, _) = both_ways(
+            (&req, Tree::Snapshot(&base)),
+            (&req, Tree::Within(written.root())),
+        );
+        assert_eq!(fast.reused, 1);
+        let (text, _, _) = printed(&fast);
+        assert!(
+            text.ends_with("2 changed, 0 added, 0 removed, 5 unchanged\n"),
+            "{text}"
+        );
+        let warnings = &fast.base.as_ref().unwrap().warnings;
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.file.as_deref() == Some("apps/dup.yaml")),
+            "{warnings:?}"
+        );
     }
 
     /// The whole-output checks hold over the head's own units and those taken from the base: an
@@ -304,8 +488,8 @@ mod tests {
         ]);
         let req = request();
         let sides = ((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
-        let fast = render_pair(sides.0, sides.1, finish, true);
-        let full = render_pair(sides.0, sides.1, finish, false);
+        let fast = render_pair(sides.0, sides.1, finish, Some(&shared), true);
+        let full = render_pair(sides.0, sides.1, finish, None, false);
         assert_eq!(fast.reused, 2);
         let (f, g) = (fast.head.unwrap_err(), full.head.unwrap_err());
         assert_eq!(f.diagnostics, g.diagnostics);
@@ -329,12 +513,14 @@ mod tests {
             (&req, Tree::Snapshot(&base)),
             (&req, Tree::Snapshot(&head)),
             finish,
+            Some(&shared),
             true,
         );
         let full = render_pair(
             (&req, Tree::Snapshot(&base)),
             (&req, Tree::Snapshot(&head)),
             finish,
+            None,
             false,
         );
         assert_eq!(fast.reused, 0);
