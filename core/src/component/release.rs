@@ -768,6 +768,41 @@ fn check_schemas(
     }
 }
 
+/// The last steps of the project and resource pipelines, as for a component's objects: each
+/// object checked against the Kubernetes schemas (every problem reported, nothing returned on
+/// one), then, with provenance on, annotated with its definition, instance and template node.
+pub(crate) fn check_and_annotate(
+    objects: &mut [Value],
+    made_by: &[&ResourceTpl],
+    (loc, suffix): (&Loc<'_>, &str),
+    opts: &super::Options,
+    definition: &str,
+    instance: &str,
+) -> Result<(), Vec<Diagnostic>> {
+    let errors: Vec<Diagnostic> = objects
+        .iter()
+        .zip(made_by)
+        .flat_map(|(o, t)| schema_errors(o, loc, t, suffix, &opts.schemas))
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if opts.provenance {
+        for (o, t) in objects.iter_mut().zip(made_by) {
+            let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
+            crate::provenance::annotate(
+                o,
+                &[
+                    (crate::provenance::PROVENANCE_DEFINITION, definition),
+                    (crate::provenance::PROVENANCE_INSTANCE, instance),
+                    (crate::provenance::PROVENANCE_NODE, &node),
+                ],
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A rendered object checked against the Kubernetes schema of its kind (when kiln bundles one),
 /// each problem placed at the template `t` that wrote it; `suffix` names the unit. Shared by the
 /// component, project and resource pipelines.

@@ -415,29 +415,14 @@ pub(crate) fn render(
     }
     // Checked against the Kubernetes schemas as a component's objects are: upstream's apply
     // would refuse what they refuse.
-    let schema_errors: Vec<Diagnostic> = objects
-        .iter()
-        .zip(&made_by)
-        .flat_map(|(o, t)| super::release::schema_errors(o, loc, t, &suffix, &opts.schemas))
-        .collect();
-    if !schema_errors.is_empty() {
-        return Err(schema_errors);
-    }
-    if opts.provenance {
-        let definition = format!("{type_kind}/{}", ty.name);
-        let instance = format!("Resource/{}", b.resource);
-        for (o, t) in objects.iter_mut().zip(&made_by) {
-            let node = t.id.clone().unwrap_or_else(|| t.at.to_string());
-            crate::provenance::annotate(
-                o,
-                &[
-                    (crate::provenance::PROVENANCE_DEFINITION, &definition),
-                    (crate::provenance::PROVENANCE_INSTANCE, &instance),
-                    (crate::provenance::PROVENANCE_NODE, &node),
-                ],
-            );
-        }
-    }
+    super::release::check_and_annotate(
+        &mut objects,
+        &made_by,
+        (loc, &suffix),
+        opts,
+        &format!("{type_kind}/{}", ty.name),
+        &format!("Resource/{}", b.resource),
+    )?;
     // Outputs: upstream's ResolveOutputs, over the same context (without `applied`).
     let mut outputs = Vec::new();
     for o in &ty.outputs {
