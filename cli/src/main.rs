@@ -911,11 +911,7 @@ fn main() -> ExitCode {
         }
     };
     // Worker threads evaluate nested CEL recursively; give them room.
-    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(16 << 20);
-    if let Some(j) = cli.command.common().jobs {
-        pool = pool.num_threads(usize::from(j));
-    }
-    let _ = pool.build_global();
+    kiln_core::process::worker_pool(cli.command.common().jobs.map(usize::from));
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(3),

@@ -18,3 +18,20 @@ pub fn no_huge_pages() {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
+
+/// The stack of each worker thread: templates are evaluated and nested YAML is read recursively
+/// on rayon's workers, and rayon's default (2 MiB) is too small for the deepest input the limits
+/// allow in an unoptimised build.
+pub const WORKER_STACK: usize = 16 << 20;
+
+/// Start the global worker pool with [`WORKER_STACK`]-sized stacks and `jobs` threads (one per
+/// core when `None`). Each binary calls it before any parallel work; a second call changes
+/// nothing.
+pub fn worker_pool(jobs: Option<usize>) {
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
+    if let Some(j) = jobs {
+        pool = pool.num_threads(j);
+    }
+    // An error means the pool exists already (a test harness, an earlier call): keep it.
+    let _ = pool.build_global();
+}

@@ -63,6 +63,9 @@ fn main() -> ExitCode {
                 out("", &generate::report(&ds), 1)
             }
             (env, _) => {
+                // Rendering runs on the workers, recursively: they get the CLI's stacks (only
+                // here: discover and parameters start no threads).
+                kiln_core::process::worker_pool(None);
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)
             }

@@ -121,6 +121,8 @@ struct BuildArgs {
 fn main() -> ExitCode {
     // mimalloc without transparent huge pages (see the function).
     kiln_core::process::no_huge_pages();
+    // Rendering runs on the workers, recursively: they get the CLI's stacks.
+    kiln_core::process::worker_pool(None);
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -40,6 +40,8 @@ leave it. See docs/krm.md.
 fn main() -> ExitCode {
     // mimalloc without transparent huge pages (see the function).
     kiln_core::process::no_huge_pages();
+    // Items are read and rendered on the workers, recursively: they get the CLI's stacks.
+    kiln_core::process::worker_pool(None);
     let args: Vec<String> = std::env::args().collect();
     let out = run(&args);
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

@@ -528,3 +528,33 @@ fn the_legacy_exec_plugin_reads_stdin_within_the_default_limit() {
     assert!(err.contains("KLN1005") && err.contains("67108864"), "{err}");
     assert!(written < 80 << 20, "read {written} bytes");
 }
+
+/// Items are parsed and rendered on the worker threads: an item nested as deep as `yaml-depth`
+/// allows (128) must not overflow their stacks, in this unoptimised build too (on rayon's
+/// default 2 MiB stacks, 124 levels aborted the process).
+#[test]
+fn items_nested_to_the_depth_limit_pass_through_on_the_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let depth = 124;
+    let mut nested = String::new();
+    for d in 0..depth {
+        nested.push_str(&format!("{}k{d}:\n", " ".repeat(4 + 2 * d)));
+    }
+    nested.push_str(&format!("{}v\n", " ".repeat(4 + 2 * depth)));
+    let mut input = format!(
+        "{RL}functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  metadata: {{name: f}}\n  spec:\n    passThrough: ['*']\nitems:\n"
+    );
+    for i in 0..64 {
+        input.push_str(&format!(
+            "- apiVersion: example.com/v1\n  kind: Thing\n  metadata:\n    name: t{i}\n  spec:\n{nested}"
+        ));
+    }
+    let o = krm(&[], &input, tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.matches("kind: Thing\n").count(), 64, "{out}");
+    assert!(
+        out.contains(&format!("k{}:", depth - 1)),
+        "the deepest key is kept"
+    );
+}
