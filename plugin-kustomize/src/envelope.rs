@@ -7,7 +7,7 @@
 //! from us is what we accept from it. The answer uses the envelope of the question.
 
 use kiln_core::diag::{codes, Diagnostic};
-use kiln_core::document::{parse_file, YamlLimits};
+use kiln_core::document::{parse_file, parse_files, YamlLimits};
 use kiln_core::output::to_yaml;
 use serde_json::{Map, Value};
 
@@ -137,9 +137,9 @@ fn read_split(name: &str, text: &str, limits: &YamlLimits) -> Option<Request> {
     }
     let mut items = Vec::with_capacity(pieces.len());
     let mut texts = Vec::with_capacity(pieces.len());
-    for p in &pieces {
-        let docs = parse_file(name, item_document(p), limits).ok()?;
-        match <[_; 1]>::try_from(docs) {
+    let item_texts = pieces.iter().map(|p| item_document(p)).collect();
+    for parsed in parse_files(name, item_texts, limits) {
+        match <[_; 1]>::try_from(parsed.ok()?) {
             Ok([d]) if d.value.is_object() => {
                 items.push(d.value);
                 // The document was the text's only holder: take the text back, uncopied.
