@@ -124,16 +124,7 @@ pub(crate) fn render(
         Err((what, hint)) => return Err(missing(what, hint)),
     };
     let dp_namespace = super::upstream::data_plane_namespace(&ns, &b.project, env);
-    let mut labels = Map::new();
-    for (k, v) in [
-        (LABEL_ENVIRONMENT, env),
-        (LABEL_ENVIRONMENT_UID, plane.environment_uid.as_str()),
-        (LABEL_NAMESPACE, ns.as_str()),
-        (LABEL_PROJECT, b.project.as_str()),
-        (LABEL_PROJECT_UID, project_uid.as_str()),
-    ] {
-        labels.insert(k.into(), json!(v));
-    }
+    let labels = project_labels(env, &plane, &ns, &b.project, &project_uid);
     let mut metadata = json!({
         "namespace": dp_namespace,
         "projectNamespace": ns,
@@ -361,6 +352,28 @@ pub(crate) fn render(
         &format!("Project/{}", b.project),
     )?;
     Ok(out)
+}
+
+/// The labels of upstream's `buildMetadataContext` that every object of a project in an
+/// environment carries, in upstream's order; the resource pipeline adds its resource's two.
+pub(crate) fn project_labels(
+    env: &str,
+    plane: &Plane,
+    ns: &str,
+    project: &str,
+    project_uid: &str,
+) -> Map<String, Value> {
+    let mut labels = Map::new();
+    for (k, v) in [
+        (LABEL_ENVIRONMENT, env),
+        (LABEL_ENVIRONMENT_UID, plane.environment_uid.as_str()),
+        (LABEL_NAMESPACE, ns),
+        (LABEL_PROJECT, project),
+        (LABEL_PROJECT_UID, project_uid),
+    ] {
+        labels.insert(k.into(), json!(v));
+    }
+    labels
 }
 
 /// What the project and resource pipelines read from an environment: its uid, its data plane

@@ -19,7 +19,7 @@
 //! an output that reads `applied` is not resolved offline: a component that binds it gets the
 //! binding's `status.outputs` from `--observed`, or a named error.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::diag::{codes, Diagnostic};
 use crate::expr::value::to_val;
@@ -55,13 +55,8 @@ pub(crate) const RESOURCE_OUTPUT_VARS: &[&str] = &[
     "applied",
 ];
 
-const LABEL_NAMESPACE: &str = "openchoreo.dev/namespace";
-const LABEL_PROJECT: &str = "openchoreo.dev/project";
-const LABEL_PROJECT_UID: &str = "openchoreo.dev/project-uid";
 const LABEL_RESOURCE: &str = "openchoreo.dev/resource";
 const LABEL_RESOURCE_UID: &str = "openchoreo.dev/resource-uid";
-const LABEL_ENVIRONMENT: &str = "openchoreo.dev/environment";
-const LABEL_ENVIRONMENT_UID: &str = "openchoreo.dev/environment-uid";
 
 /// The strings of an output that are templates.
 fn output_strings(s: &OutputSource) -> Vec<(&str, &'static str)> {
@@ -281,18 +276,9 @@ pub(crate) fn render(
     };
     let base_name = super::upstream::k8s_name(&[&format!("r_{}", b.resource), env], "");
     let dp_namespace = super::upstream::data_plane_namespace(&ns, &b.project, env);
-    let mut labels = Map::new();
-    for (k, v) in [
-        (LABEL_ENVIRONMENT, env),
-        (LABEL_ENVIRONMENT_UID, plane.environment_uid.as_str()),
-        (LABEL_NAMESPACE, ns.as_str()),
-        (LABEL_PROJECT, b.project.as_str()),
-        (LABEL_PROJECT_UID, project_uid.as_str()),
-        (LABEL_RESOURCE, b.resource.as_str()),
-        (LABEL_RESOURCE_UID, resource_uid.as_str()),
-    ] {
-        labels.insert(k.into(), json!(v));
-    }
+    let mut labels = super::project::project_labels(env, &plane, &ns, &b.project, &project_uid);
+    labels.insert(LABEL_RESOURCE.into(), json!(b.resource));
+    labels.insert(LABEL_RESOURCE_UID.into(), json!(resource_uid));
     // Upstream's MetadataContext has no omitempty: every field is present. The data plane's uid
     // is the only one a cluster always knows and the inputs may not; it is left out when
     // unknown, so reading it is an error rather than a wrong "".
