@@ -881,8 +881,10 @@ fn run(cli: Cli) -> ExitCode {
     }
 }
 
+// No huge pages, freed memory kept: set before the allocator's first arena.
+kiln_core::run_at_load!();
+
 fn main() -> ExitCode {
-    kiln_core::process::no_huge_pages();
     // A panic is a bug in kiln, never the user's fault: report it as such, with exit code 3, and
     // without a raw backtrace.
     std::panic::set_hook(Box::new(|info| {

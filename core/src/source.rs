@@ -439,7 +439,20 @@ fn is_fifo(_meta: &fs::Metadata) -> bool {
 /// (KLN1005), never an allocation of whatever a pipe sends; the text must be UTF-8 (KLN1003).
 /// What every door reads from a stream (stdin, a file it opened itself) goes through this.
 pub fn read_limited(reader: impl Read, name: &str, max_bytes: usize) -> Result<String, Diagnostic> {
-    let mut bytes = Vec::new();
+    read_limited_sized(reader, name, max_bytes, 0)
+}
+
+/// [`read_limited`] into a buffer made for `size_hint` bytes (what `fstat` says of a file on
+/// stdin, say): a large input is then read in place instead of into a buffer that doubles,
+/// copying what it holds each time.
+pub fn read_limited_sized(
+    reader: impl Read,
+    name: &str,
+    max_bytes: usize,
+    size_hint: usize,
+) -> Result<String, Diagnostic> {
+    // One byte more than the file, so that reading it to its end needs no growing.
+    let mut bytes = Vec::with_capacity(size_hint.min(max_bytes).saturating_add(1));
     reader
         .take(max_bytes as u64 + 1)
         .read_to_end(&mut bytes)
@@ -1078,6 +1091,19 @@ impl Materialized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A size hint changes where the input is read into, never what is read or refused: too
+    /// small, exact or too large, the text is the input's, and the limit still holds.
+    #[test]
+    fn size_hints_do_not_change_what_is_read() {
+        let text = "a: 1\n".repeat(1000);
+        for hint in [0, 10, text.len(), text.len() + 1, 1 << 20] {
+            let got = read_limited_sized(text.as_bytes(), "in", 1 << 16, hint).unwrap();
+            assert_eq!(got, text, "hint {hint}");
+            let refused = read_limited_sized(text.as_bytes(), "in", 100, hint).unwrap_err();
+            assert_eq!(refused.code, codes::YAML_BUDGET, "hint {hint}");
+        }
+    }
 
     fn tmp() -> PathBuf {
         let d = std::env::temp_dir().join(format!(

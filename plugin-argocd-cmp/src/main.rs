@@ -37,9 +37,10 @@ fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
     }
 }
 
+// No huge pages, freed memory kept: set before the allocator's first arena.
+kiln_core::run_at_load!();
+
 fn main() -> ExitCode {
-    // mimalloc without transparent huge pages (see the function).
-    kiln_core::process::no_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cmd = match args.as_slice() {
         [c] => c.as_str(),

@@ -118,9 +118,10 @@ struct BuildArgs {
     limit: Vec<kiln_core::limits::Setting>,
 }
 
+// No huge pages, freed memory kept: set before the allocator's first arena.
+kiln_core::run_at_load!();
+
 fn main() -> ExitCode {
-    // mimalloc without transparent huge pages (see the function).
-    kiln_core::process::no_huge_pages();
     // Rendering runs on the workers, recursively: they get the CLI's stacks.
     kiln_core::process::worker_pool(None);
     let cli = match Cli::try_parse() {

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use kiln_core::diag::Diagnostic;
 use kiln_core::limits::{Limits, Setting};
+use kiln_core::process::HUGE_INPUT;
 use kiln_krm::envelope::STDIN;
 use kiln_krm::render::Context;
 use kiln_krm::{config, function, install, read_input, standalone, unreadable, NamedText, Outcome};
@@ -37,9 +38,10 @@ is that legacy exec plugin, with the default limits.
 leave it. See docs/krm.md.
 ";
 
+// No huge pages, freed memory kept: set before the allocator's first arena.
+kiln_core::run_at_load!();
+
 fn main() -> ExitCode {
-    // mimalloc without transparent huge pages (see the function).
-    kiln_core::process::no_huge_pages();
     // Items are read and rendered on the workers, recursively: they get the CLI's stacks.
     kiln_core::process::worker_pool(None);
     let args: Vec<String> = std::env::args().collect();
@@ -94,12 +96,55 @@ fn read_failure(d: &Diagnostic) -> Outcome {
     }
 }
 
+/// Read stdin within the input limit.
 fn read_stdin(ctx: &Context) -> Result<String, Diagnostic> {
-    read_input(
-        std::io::stdin().lock(),
+    let stdin = std::io::stdin();
+    let size = file_size(&stdin);
+    // Known to be large before it is read: the buffer, too, goes on huge pages.
+    kiln_core::process::huge_pages_for(size);
+    kiln_core::source::read_limited_sized(
+        LargeRun::new(stdin.lock()),
         STDIN,
         ctx.limits.yaml.max_input_bytes,
+        size,
     )
+}
+
+/// The size of the file stdin is, when it is one (`kiln-krm < list.yaml`); 0 for a pipe.
+fn file_size(stdin: &std::io::Stdin) -> usize {
+    use std::os::fd::AsFd;
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+        return 0;
+    };
+    match std::fs::File::from(fd).metadata() {
+        Ok(m) if m.is_file() => usize::try_from(m.len()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A reader that tells the process when a run is a large one: once [`HUGE_INPUT`] bytes have
+/// come, the rest is read, and rendered, on huge pages (`process::huge_pages_for`).
+struct LargeRun<R> {
+    inner: R,
+    seen: usize,
+}
+
+impl<R> LargeRun<R> {
+    fn new(inner: R) -> Self {
+        Self { inner, seen: 0 }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LargeRun<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let before = self.seen;
+        self.seen += n;
+        if before < HUGE_INPUT && self.seen >= HUGE_INPUT {
+            kiln_core::process::huge_pages_for(self.seen);
+        }
+        Ok(n)
+    }
 }
 
 fn read_file(p: &str, ctx: &Context) -> Result<NamedText, Outcome> {
