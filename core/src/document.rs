@@ -91,19 +91,19 @@ impl Document {
 
     /// `apiVersion` if it is a string.
     pub fn api_version(&self) -> Option<&str> {
-        self.value.get("apiVersion").and_then(Value::as_str)
+        // Asked of every document by several passes of a run: scanned, not hashed (`lookup`).
+        crate::lookup::field(&self.value, "apiVersion").and_then(Value::as_str)
     }
 
     /// `kind` if it is a string.
     pub fn kind(&self) -> Option<&str> {
-        self.value.get("kind").and_then(Value::as_str)
+        crate::lookup::field(&self.value, "kind").and_then(Value::as_str)
     }
 
     /// `metadata.name` if it is a string.
     pub fn name(&self) -> Option<&str> {
-        self.value
-            .get("metadata")
-            .and_then(|m| m.get("name"))
+        crate::lookup::field(&self.value, "metadata")
+            .and_then(|m| crate::lookup::field(m, "name"))
             .and_then(Value::as_str)
     }
 
@@ -125,22 +125,6 @@ impl Document {
         }
         d
     }
-}
-
-/// [`parse_file`] of several texts under one file name, on every core; the results in the
-/// texts' order, the same as parsing them one after the other. What a door that splits one input
-/// into many small documents (kiln-krm's ResourceList items) reads them with: parsing is the
-/// largest share of passing thousands of items through, and one core did all of it.
-pub fn parse_files(
-    name: &str,
-    texts: Vec<String>,
-    limits: &YamlLimits,
-) -> Vec<Result<Vec<Document>, Diagnostic>> {
-    use rayon::prelude::*;
-    texts
-        .into_par_iter()
-        .map(|text| parse_file(name, text, limits))
-        .collect()
 }
 
 /// Parse a file's text into documents. JSON files (by extension) are read with serde_json, anything
@@ -275,12 +259,19 @@ pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
 /// `items` sequence and nothing but `apiVersion`, `kind`, `metadata` and `items`. Other kinds
 /// ending in `List` (kpt's `ResourceList`, a CRD's) are objects like any other.
 fn is_list(value: &Value) -> bool {
+    // Asked of every document read: the cheap tests first, keys scanned (`lookup`).
     value.as_object().is_some_and(|m| {
-        let api = m.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        let kind = m.get("kind").and_then(Value::as_str).unwrap_or("");
+        if m.len() > 4 || !crate::lookup::get(m, "items").is_some_and(Value::is_array) {
+            return false;
+        }
+        let field = |k| {
+            crate::lookup::get(m, k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let (api, kind) = (field("apiVersion"), field("kind"));
         ((api == "v1" && kind == "List")
             || (kind.ends_with("List") && crate::openapi::is_builtin_kind(api, kind)))
-            && m.get("items").is_some_and(Value::is_array)
             && m.keys()
                 .all(|k| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "items"))
     })

@@ -831,11 +831,18 @@ where
         crd_kinds: defs.crd_kinds.clone(),
         pass_through: opts.pass_through.clone(),
     };
+    // The kind of the last document that passed: pass-through documents come in runs of one
+    // kind (thousands of ConfigMaps), and the answer depends on nothing else.
+    let mut passed: Option<(&str, &str)> = None;
     for item in &items {
         if let Item::Passthrough(d, _) = item {
             let (api, kind) = (d.api_version().unwrap_or(""), d.kind().unwrap_or(""));
-            if let Some(problem) = crate::inventory::check_passthrough(api, kind, &known) {
-                diags.push(d.diag(problem, &FieldPath::root().key("kind")));
+            if passed == Some((api, kind)) {
+                continue;
+            }
+            match crate::inventory::check_passthrough(api, kind, &known) {
+                Some(problem) => diags.push(d.diag(problem, &FieldPath::root().key("kind"))),
+                None => passed = Some((api, kind)),
             }
         }
     }

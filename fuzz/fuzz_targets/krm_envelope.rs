@@ -38,8 +38,8 @@ fn run(data: &[u8]) {
         }
     }
     let _ = kiln_krm::config::parse(req.function_config.as_ref());
-    let outs: Vec<Out<'_>> = match &req.raw {
-        Some(raw) => raw.iter().map(|r| Out::Raw(r)).collect(),
+    let outs: Vec<Out<'_>> = match req.raw_items() {
+        Some(raw) => raw.into_iter().map(Out::Raw).collect(),
         None => req.items.iter().map(Out::Value).collect(),
     };
     let Ok(written) = envelope::write_out(&req.envelope, &outs, &[]) else {

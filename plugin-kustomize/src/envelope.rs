@@ -7,7 +7,9 @@
 //! from us is what we accept from it. The answer uses the envelope of the question.
 
 use kiln_core::diag::{codes, Diagnostic};
-use kiln_core::document::{parse_file, parse_files, YamlLimits};
+use std::ops::Range;
+
+use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::output::to_yaml;
 use serde_json::{Map, Value};
 
@@ -31,12 +33,22 @@ pub struct Request {
     pub items: Vec<Value>,
     /// The function's configuration, if any.
     pub function_config: Option<Value>,
-    /// Each item's own text as it stood in the input (a block sequence entry, `- ` and all),
-    /// when the input could be split into items; see [`split_items`].
-    pub raw: Option<Vec<String>>,
+    /// Where each item's own text stands in [`Request::text`] (a block sequence entry, `- ` and
+    /// all), when the input could be split into items; see [`split_items`].
+    pub raw: Option<Vec<Range<usize>>>,
     /// With `raw`, each item's text as a document of its own ([`item_document`]): what the item
     /// was parsed from, kept so it is not rebuilt for kiln-core.
     pub texts: Option<Vec<String>>,
+    /// The input as it was read, when `raw` points into it (empty otherwise).
+    pub text: String,
+}
+
+impl Request {
+    /// Each item's own text as it stood in the input, when the input could be split.
+    pub fn raw_items(&self) -> Option<Vec<&str>> {
+        let raw = self.raw.as_ref()?;
+        Some(raw.iter().map(|r| &self.text[r.clone()]).collect())
+    }
 }
 
 /// An item's text as a document of its own: the entry's `- ` and its indentation removed.
@@ -56,7 +68,8 @@ pub fn item_document(raw: &str) -> String {
     out
 }
 
-/// Split a ResourceList's text into the lines of each item, without parsing it.
+/// Split a ResourceList's text into the lines of each item, without parsing it: the envelope
+/// without its items (`items: []` in their place), and where each item's lines stand in `text`.
 ///
 /// Why: an item kiln hands back unchanged should come back byte for byte, quoting style and
 /// comments included; kpt writes what it gets into the user's files, and re-emitting a parsed
@@ -70,22 +83,25 @@ pub fn item_document(raw: &str) -> String {
 /// and a boundary in the wrong place (inside a quoted scalar or a flow collection spanning
 /// lines, an alias to another item's anchor) leaves a piece that does not parse, which sends
 /// the caller back to the whole-text reading.
-pub fn split_items(text: &str) -> Option<(String, Vec<String>)> {
+pub fn split_items(text: &str) -> Option<(String, Vec<Range<usize>>)> {
     let mut rest = String::with_capacity(256);
-    let mut items: Vec<String> = Vec::new();
+    let mut items: Vec<Range<usize>> = Vec::new();
     let mut in_items = false;
     let mut seen_items = false;
+    let mut at = 0;
     for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
         let content = line.trim_end_matches(['\n', '\r']);
         if in_items {
             let top = !content.is_empty() && !content.starts_with([' ', '#']);
             if content == "-" || content.starts_with("- ") {
-                items.push(line.to_string());
+                items.push(start..at);
                 continue;
             }
             if !top {
                 match items.last_mut() {
-                    Some(last) => last.push_str(line),
+                    Some(last) => last.end = at,
                     // Blank lines and comments before the first entry.
                     None if content.trim_start().is_empty()
                         || content.trim_start().starts_with('#') => {}
@@ -118,40 +134,52 @@ pub const STDIN: &str = "<stdin>";
 
 /// Read an input text. Every problem is a diagnostic; nothing is guessed.
 pub fn read(name: &str, text: String, limits: &YamlLimits) -> Result<Request, Diagnostic> {
-    if let Some(r) = read_split(name, &text, limits) {
-        return Ok(r);
-    }
+    let text = match read_split(name, text, limits) {
+        Ok(r) => return Ok(r),
+        Err(text) => text,
+    };
     read_whole(name, text, limits)
 }
 
 /// The fast and faithful reading: the envelope without its items, then each item's text on its
-/// own. `None` whenever anything does not fit; the whole-text reading then decides.
-fn read_split(name: &str, text: &str, limits: &YamlLimits) -> Option<Request> {
-    let (rest, pieces) = split_items(text)?;
-    let mut r = read_whole(name, rest, limits).ok()?;
-    if r.envelope == Envelope::Stream || !r.items.is_empty() {
-        return None;
+/// own, on every core. The text back whenever anything does not fit; the whole-text reading then
+/// decides.
+fn read_split(name: &str, text: String, limits: &YamlLimits) -> Result<Request, String> {
+    use rayon::prelude::*;
+    let Some((rest, pieces)) = split_items(&text) else {
+        return Err(text);
+    };
+    let Ok(mut r) = read_whole(name, rest, limits) else {
+        return Err(text);
+    };
+    if r.envelope == Envelope::Stream || !r.items.is_empty() || pieces.len() > limits.max_documents
+    {
+        return Err(text);
     }
-    if pieces.len() > limits.max_documents {
-        return None;
-    }
-    let mut items = Vec::with_capacity(pieces.len());
-    let mut texts = Vec::with_capacity(pieces.len());
-    let item_texts = pieces.iter().map(|p| item_document(p)).collect();
-    for parsed in parse_files(name, item_texts, limits) {
-        match <[_; 1]>::try_from(parsed.ok()?) {
-            Ok([d]) if d.value.is_object() => {
-                items.push(d.value);
-                // The document was the text's only holder: take the text back, uncopied.
-                texts.push(std::sync::Arc::try_unwrap(d.source).ok()?.text);
+    // Each item: its document text, parsed, and the text taken back from the document (its
+    // only holder), uncopied.
+    let parsed: Option<Vec<(Value, String)>> = pieces
+        .par_iter()
+        .map(|p| {
+            let docs = parse_file(name, item_document(&text[p.clone()]), limits).ok()?;
+            match <[_; 1]>::try_from(docs) {
+                Ok([d]) if d.value.is_object() => {
+                    let source = std::sync::Arc::try_unwrap(d.source).ok()?;
+                    Some((d.value, source.text))
+                }
+                _ => None,
             }
-            _ => return None,
-        }
-    }
+        })
+        .collect();
+    let Some(parsed) = parsed else {
+        return Err(text);
+    };
+    let (items, texts) = parsed.into_iter().unzip();
     r.items = items;
     r.raw = Some(pieces);
     r.texts = Some(texts);
-    Some(r)
+    r.text = text;
+    Ok(r)
 }
 
 /// Read the whole text as YAML (the reading [`read`] falls back to; the fuzz target holds the
@@ -194,6 +222,7 @@ pub fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Reque
                 function_config,
                 raw: None,
                 texts: None,
+                text: String::new(),
             });
         }
     }
@@ -219,6 +248,7 @@ pub fn read_whole(name: &str, text: String, limits: &YamlLimits) -> Result<Reque
         function_config: None,
         raw: None,
         texts: None,
+        text: String::new(),
     })
 }
 
@@ -284,7 +314,16 @@ pub fn write_out(
     items: &[Out<'_>],
     results: &[Value],
 ) -> Result<String, Diagnostic> {
-    let mut out = String::with_capacity(items.len() * 512 + 64);
+    // Sized for what is known: raw entries are copied whole (a large pass-through's answer is
+    // mostly those, and growing the string copied it twice more into fresh memory).
+    let known: usize = items
+        .iter()
+        .map(|o| match o {
+            Out::Raw(r) => r.len() + 1,
+            Out::Value(_) => 512,
+        })
+        .sum();
+    let mut out = String::with_capacity(known + 256);
     let (api_version, kind) = match envelope {
         Envelope::Stream => {
             let mut s = String::new();

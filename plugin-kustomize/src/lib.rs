@@ -82,8 +82,8 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
                 .map(|d| results::from_diagnostic(d, &at))
                 .collect();
             let stderr = ds.iter().map(|d| d.to_string()).collect();
-            let outs: Vec<Out<'_>> = match &req.raw {
-                Some(r) => r.iter().map(|t| Out::Raw(t)).collect(),
+            let outs: Vec<Out<'_>> = match req.raw_items() {
+                Some(r) => r.into_iter().map(Out::Raw).collect(),
                 None => req.items.iter().map(Out::Value).collect(),
             };
             return answer(&req.envelope, &outs, results, stderr, true);
@@ -91,11 +91,17 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
     };
     // The items own what was read (values and texts are moved, not copied: at thousands of
     // items every copy is fresh memory the kernel must zero, the largest cost of a pass-through).
-    let envelope = req.envelope;
-    let raw = req.raw;
-    let mut texts = req.texts.map(Vec::into_iter);
-    let mut items: Vec<Item> = req
-        .items
+    let envelope::Request {
+        envelope,
+        items,
+        texts,
+        raw,
+        text,
+        function_config: _,
+    } = req;
+    let raw: Option<Vec<&str>> = raw.map(|r| r.into_iter().map(|r| &text[r]).collect());
+    let mut texts = texts.map(Vec::into_iter);
+    let mut items: Vec<Item> = items
         .into_iter()
         .map(|value| Item {
             value,
@@ -105,7 +111,7 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
         .collect();
     let a = render::render(&mut items, &opts, ctx);
     let input = |k: usize| match &raw {
-        Some(r) => Out::Raw(&r[k]),
+        Some(r) => Out::Raw(r[k]),
         None => Out::Value(&items[k].value),
     };
     let outs: Vec<Out<'_>> = if a.failed {
@@ -119,7 +125,11 @@ pub fn function(stdin: String, ctx: &Context) -> Outcome {
             })
             .collect()
     };
-    answer(&envelope, &outs, a.results, a.stderr, a.failed)
+    let o = answer(&envelope, &outs, a.results, a.stderr, a.failed);
+    drop(outs);
+    drop(raw);
+    kiln_core::process::discard((items, a.items, text));
+    o
 }
 
 /// Read an input (stdin, or a file of standalone mode) within `max_bytes`: a larger input is

@@ -22,6 +22,7 @@ use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::limits::Limits;
 use kiln_core::request::{self, OriginKind, Request};
 use kiln_core::source::Input;
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::annotations::{self, RENDERED_FROM};
@@ -79,10 +80,11 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // Each item's text goes to kiln-core as it is (moved: kiln-core reads it, the answer is
     // made of the values and the raw entries).
     let texts: Vec<Option<String>> = items.iter_mut().map(|i| i.text.take()).collect();
-    let writes_back = items
-        .iter()
-        .any(|i| annotations::source_path(&i.value).is_some());
-    let names = input_names(items);
+    // What these first steps read of each item, read on every core in one pass (at thousands of
+    // items, each pass of its own over the items cost a millisecond or two).
+    let facts: Vec<Facts<'_>> = items.par_iter().map(|i| Facts::of(&i.value)).collect();
+    let writes_back = facts.iter().any(|f| f.path.is_some());
+    let names = input_names(items, &facts);
 
     let mut inputs: Vec<Input> = opts
         .paths
@@ -96,64 +98,46 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // renders again what those sources still render; what they no longer render (an instance
     // removed, its file emptied, renamed or deleted) is gone with them.
     let stale: Vec<bool> = {
-        let sources: HashSet<&str> = items
+        let sources: HashSet<&str> = facts
             .iter()
-            .filter(|i| annotations::get(&i.value, RENDERED_FROM).is_none())
-            .filter_map(|i| annotations::source_path(&i.value))
+            .filter(|f| f.rendered_from.is_none())
+            .filter_map(|f| f.path)
             .collect();
-        items
+        facts
             .iter()
-            .map(|i| {
+            .map(|f| {
                 writes_back
-                    && annotations::get(&i.value, RENDERED_FROM)
+                    && f.rendered_from
                         .is_some_and(|s| !foreign_source(s, &sources, &opts.paths, &ctx.root))
             })
             .collect()
     };
     // A source marked local-config (so that `kpt live apply` leaves it out) is still rendered.
-    let defined = defined_kinds(items);
+    let defined = defined_kinds(items, &facts);
     let aside: Vec<bool> = items
         .iter()
+        .zip(&facts)
         .zip(&stale)
-        .map(|(i, &st)| st || (is_configuration(&i.value) && !is_source(&i.value, &defined)))
+        .map(|((i, f), &st)| st || (f.configuration && !is_source(&i.value, &defined)))
         .collect();
-    let mut unwritable = None;
-    for (((item, name), _), text) in items
-        .iter_mut()
+    drop(facts);
+    // Made on every core (at thousands of items this was the largest serial step of a
+    // pass-through): each item's input for kiln-core, in the items' order.
+    let made: Vec<Result<Input, Diagnostic>> = items
+        .par_iter_mut()
         .zip(&names)
         .zip(&aside)
         .zip(texts)
         .filter(|((_, &a), _)| !a)
-    {
-        // Bookkeeping annotations are left in what kiln-core reads (they do not change what an
-        // item is) and removed from whatever it renders, below.
-        if name.ends_with(".json") {
-            let text = serde_json::to_string(&item.value).expect("JSON values always serialise");
-            inputs.push(Input::Text {
-                name: name.clone(),
-                text,
-            });
-        } else if let Some(text) = text {
-            // Parsed once, by the envelope reader: the value moves to kiln-core, and the item
-            // keeps what the answer and the results read of it (its identity and annotations;
-            // a passed-through item is written back from its raw entry).
-            let stub = kiln_core::document::identity_stub(&item.value, true);
-            let value = std::mem::replace(&mut item.value, stub);
-            inputs.push(Input::Parsed {
-                name: name.clone(),
-                text,
-                value,
-            });
-        } else {
-            match kiln_core::output::to_yaml(&item.value) {
-                Ok(text) => inputs.push(Input::Text {
-                    name: name.clone(),
-                    text,
-                }),
-                Err(d) => {
-                    unwritable = Some(d);
-                    break;
-                }
+        .map(|(((item, name), _), text)| to_input(item, name, text))
+        .collect();
+    let mut unwritable = None;
+    for m in made {
+        match m {
+            Ok(i) => inputs.push(i),
+            Err(d) => {
+                unwritable = Some(d);
+                break;
             }
         }
     }
@@ -194,6 +178,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         allow_empty: true,
         ..Request::default()
     };
+
     let rendered = match request::render_units_owned(req, Ok) {
         Ok(r) => r,
         Err(f) => return failure(f.redacted(&[]), items, &by_name, &ctx.root),
@@ -365,7 +350,38 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         out.extend(aside_items.map(Output::Input));
     }
     answer.items = out;
+    kiln_core::process::discard(rendered);
     answer
+}
+
+/// An item as kiln-core reads it. Bookkeeping annotations are left in (they do not change what
+/// an item is) and removed from whatever kiln renders (see [`render`]).
+fn to_input(item: &mut Item, name: &str, text: Option<String>) -> Result<Input, Diagnostic> {
+    if name.ends_with(".json") {
+        let text = serde_json::to_string(&item.value).expect("JSON values always serialise");
+        return Ok(Input::Text {
+            name: name.to_string(),
+            text,
+        });
+    }
+    match text {
+        // Parsed once, by the envelope reader: the value moves to kiln-core, and the item keeps
+        // what the answer and the results read of it (its identity and annotations; a
+        // passed-through item is written back from its raw entry).
+        Some(text) => {
+            let stub = kiln_core::document::identity_stub(&item.value, true);
+            let value = std::mem::replace(&mut item.value, stub);
+            Ok(Input::Parsed {
+                name: name.to_string(),
+                text,
+                value,
+            })
+        }
+        None => kiln_core::output::to_yaml(&item.value).map(|text| Input::Text {
+            name: name.to_string(),
+            text,
+        }),
+    }
 }
 
 fn failure(
@@ -424,28 +440,28 @@ fn relative(file: &str, root: &Path) -> String {
 /// The name each item is read under: its file (path annotation, or where standalone mode read
 /// it), made unique with the document index when a file holds several items. Names say where
 /// the user's object is, so kiln-core's diagnostics name it.
-fn input_names(items: &[Item]) -> Vec<String> {
-    let base: Vec<String> = items
+fn input_names(items: &[Item], facts: &[Facts<'_>]) -> Vec<String> {
+    let base: Vec<std::borrow::Cow<'_, str>> = items
         .iter()
+        .zip(facts)
         .enumerate()
-        .map(|(i, item)| {
-            annotations::source_path(&item.value)
-                .map(str::to_string)
-                .or_else(|| item.origin.clone())
-                .unwrap_or_else(|| format!("items[{i}]"))
+        .map(|(i, (item, f))| match (f.path, &item.origin) {
+            (Some(p), _) => p.into(),
+            (None, Some(o)) => o.as_str().into(),
+            (None, None) => format!("items[{i}]").into(),
         })
         .collect();
-    let mut count: HashMap<&str, usize> = HashMap::new();
+    let mut count: HashMap<&str, usize> = HashMap::with_capacity(base.len());
     for b in &base {
-        *count.entry(b.as_str()).or_default() += 1;
+        *count.entry(b.as_ref()).or_default() += 1;
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::with_capacity(base.len());
     let mut names = Vec::with_capacity(items.len());
     for (i, b) in base.iter().enumerate() {
-        let mut name = if count[b.as_str()] > 1 {
+        let mut name = if count[b.as_ref()] > 1 {
             format!("{b}#{}", annotations::source_index(&items[i].value))
         } else {
-            b.clone()
+            b.to_string()
         };
         // Indexes may repeat (hand-made lists); the position settles it.
         if !seen.insert(name.clone()) {
@@ -454,6 +470,29 @@ fn input_names(items: &[Item]) -> Vec<String> {
         names.push(name);
     }
     names
+}
+
+/// What the first steps of [`render`] read of an item.
+struct Facts<'a> {
+    /// [`annotations::source_path`].
+    path: Option<&'a str>,
+    /// Its [`RENDERED_FROM`] mark.
+    rendered_from: Option<&'a str>,
+    /// [`is_configuration`].
+    configuration: bool,
+    /// For a ResourceGraphDefinition, the kind it defines ([`defined_kinds`]).
+    defines: Option<(String, String)>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(v: &'a Value) -> Self {
+        Facts {
+            path: annotations::source_path(v),
+            rendered_from: annotations::get(v, RENDERED_FROM),
+            configuration: is_configuration(v),
+            defines: defined_kind(v),
+        }
+    }
 }
 
 /// Whether objects marked as rendered from `source` belong to another configuration, and stay:
@@ -497,28 +536,30 @@ fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root:
 }
 
 /// The kinds the ResourceGraphDefinitions among the items define, as (group, kind).
-fn defined_kinds(items: &[Item]) -> HashSet<(String, String)> {
-    items
-        .iter()
-        .filter(|i| is_rgd(&i.value))
-        .filter_map(|i| {
-            let schema = i.value.get("spec")?.get("schema")?;
-            let kind = schema.get("kind")?.as_str()?;
-            // kro's default group.
-            let group = schema
-                .get("group")
-                .and_then(Value::as_str)
-                .unwrap_or("kro.run");
-            Some((group.to_string(), kind.to_string()))
-        })
-        .collect()
+fn defined_kinds(items: &[Item], facts: &[Facts<'_>]) -> HashSet<(String, String)> {
+    debug_assert_eq!(items.len(), facts.len());
+    facts.iter().filter_map(|f| f.defines.clone()).collect()
+}
+
+/// The kind an item defines, as (group, kind), when it is a ResourceGraphDefinition.
+fn defined_kind(v: &Value) -> Option<(String, String)> {
+    if !is_rgd(v) {
+        return None;
+    }
+    let schema = v.get("spec")?.get("schema")?;
+    let kind = schema.get("kind")?.as_str()?;
+    // kro's default group.
+    let group = schema
+        .get("group")
+        .and_then(Value::as_str)
+        .unwrap_or("kro.run");
+    Some((group.to_string(), kind.to_string()))
 }
 
 fn is_rgd(v: &Value) -> bool {
-    v.get("kind").and_then(Value::as_str) == Some("ResourceGraphDefinition")
-        && v.get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("kro.run/"))
+    let field = |k| kiln_core::lookup::field(v, k).and_then(Value::as_str);
+    field("kind") == Some("ResourceGraphDefinition")
+        && field("apiVersion").is_some_and(|a| a.starts_with("kro.run/"))
 }
 
 /// Whether an item is something kiln renders: a ResourceGraphDefinition, an instance of a kind
@@ -535,9 +576,8 @@ fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or
 /// keep them themselves, and kiln passes them through without judging their kinds.
 fn is_configuration(v: &Value) -> bool {
+    let field = |k| kiln_core::lookup::field(v, k).and_then(Value::as_str);
     annotations::get(v, "config.kubernetes.io/local-config") == Some("true")
-        || (v.get("kind").and_then(Value::as_str) == Some("Kptfile")
-            && v.get("apiVersion")
-                .and_then(Value::as_str)
-                .is_some_and(|a| a.starts_with("kpt.dev/")))
+        || (field("kind") == Some("Kptfile")
+            && field("apiVersion").is_some_and(|a| a.starts_with("kpt.dev/")))
 }
