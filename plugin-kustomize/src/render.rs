@@ -273,8 +273,12 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         }
     }
     // Place the new objects after whatever already sits in their file.
+    // (Only where new objects are placed: a pass-through of thousands of items places none.)
     let mut next_index: BTreeMap<String, usize> = BTreeMap::new();
-    for o in &out {
+    for o in out
+        .iter()
+        .filter(|_| writes_back && !new_objects.is_empty())
+    {
         let Output::Input(k) = o else { continue };
         let v = &items[*k].value;
         if let Some(p) = annotations::source_path(v) {
@@ -455,19 +459,26 @@ fn input_names(items: &[Item], facts: &[Facts<'_>]) -> Vec<String> {
     for b in &base {
         *count.entry(b.as_ref()).or_default() += 1;
     }
-    let mut seen = HashSet::with_capacity(base.len());
-    let mut names = Vec::with_capacity(items.len());
-    for (i, b) in base.iter().enumerate() {
-        let mut name = if count[b.as_ref()] > 1 {
-            format!("{b}#{}", annotations::source_index(&items[i].value))
-        } else {
-            b.to_string()
-        };
-        // Indexes may repeat (hand-made lists); the position settles it.
-        if !seen.insert(name.clone()) {
-            name = format!("{b}#item{i}");
-        }
-        names.push(name);
+    let mut names: Vec<String> = base
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if count[b.as_ref()] > 1 {
+                format!("{b}#{}", annotations::source_index(&items[i].value))
+            } else {
+                b.to_string()
+            }
+        })
+        .collect();
+    // Indexes may repeat (hand-made lists); the position settles it.
+    let repeated: Vec<usize> = {
+        let mut seen = HashSet::with_capacity(names.len());
+        (0..names.len())
+            .filter(|&i| !seen.insert(names[i].as_str()))
+            .collect()
+    };
+    for i in repeated {
+        names[i] = format!("{}#item{i}", base[i]);
     }
     names
 }

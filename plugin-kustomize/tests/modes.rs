@@ -558,3 +558,114 @@ fn items_nested_to_the_depth_limit_pass_through_on_the_workers() {
         "the deepest key is kept"
     );
 }
+
+/// Set an item's file and index as kpt does (internal and legacy annotations alike).
+fn place(v: &mut serde_json::Value, path: &str, index: usize) {
+    let ann = serde_json::json!({
+        "internal.config.kubernetes.io/path": path,
+        "config.kubernetes.io/path": path,
+        "internal.config.kubernetes.io/index": index.to_string(),
+        "config.kubernetes.io/index": index.to_string(),
+    });
+    v["metadata"]["annotations"] = ann;
+}
+
+/// The item of `kind` and `name` in a ResourceList answer.
+fn item<'a>(list: &'a serde_json::Value, kind: &str, name: &str) -> &'a serde_json::Value {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == kind && i["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in {list}"))
+}
+
+/// Where kpt writes the answer back, a rendered object goes after whatever already sits in its
+/// file: with an item of the user's at index 0 of `apps/deployment_shop.yaml`, the Deployment
+/// rendered into that file takes index 1 (written at 0, kpt would put two documents in one
+/// place); the Service, alone in its file, takes 0.
+#[test]
+fn rendered_objects_go_after_the_items_already_in_their_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = read(&testdata().join("krm/kro/rgd.yaml"));
+    let mut rgd = kiln_core::document::parse_file("rgd.yaml", text, &Default::default())
+        .unwrap()
+        .remove(0)
+        .value;
+    place(&mut rgd, "rgd.yaml", 0);
+    let mut shop = serde_json::json!({"apiVersion": "example.com/v1alpha1", "kind": "WebApp",
+        "metadata": {"name": "shop", "namespace": "shop"}, "spec": {"image": "shop:1"}});
+    place(&mut shop, "apps/shop.yaml", 0);
+    let mut notes = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "notes", "namespace": "shop"}, "data": {"k": "v"}});
+    place(&mut notes, "apps/deployment_shop.yaml", 0);
+    let input = format!("{RL}items:\n- {rgd}\n- {shop}\n- {notes}\n");
+    let o = krm(&[], &input, tmp.path());
+    assert!(o.status.success(), "{}", show(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let out = kiln_core::document::parse_file("out", text, &Default::default())
+        .unwrap()
+        .remove(0)
+        .value;
+    let at = |kind: &str, name: &str| {
+        let a = &item(&out, kind, name)["metadata"]["annotations"];
+        (
+            a["internal.config.kubernetes.io/path"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            a["internal.config.kubernetes.io/index"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    assert_eq!(
+        at("ConfigMap", "notes"),
+        ("apps/deployment_shop.yaml".into(), "0".into())
+    );
+    assert_eq!(
+        at("Deployment", "shop"),
+        ("apps/deployment_shop.yaml".into(), "1".into())
+    );
+    assert_eq!(
+        at("Service", "shop"),
+        ("apps/service_shop.yaml".into(), "0".into())
+    );
+}
+
+/// Items of one file that share an index (a hand-made list) are still told apart: of two
+/// instances at index 0 of `apps/two.yaml`, a problem with the first is reported on the first
+/// (each is read under a name of its own), not on the other.
+#[test]
+fn items_that_share_a_file_and_index_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = read(&testdata().join("krm/kro/rgd.yaml"));
+    let mut rgd = kiln_core::document::parse_file("rgd.yaml", text, &Default::default())
+        .unwrap()
+        .remove(0)
+        .value;
+    place(&mut rgd, "rgd.yaml", 0);
+    let mut good = serde_json::json!({"apiVersion": "example.com/v1alpha1", "kind": "WebApp",
+        "metadata": {"name": "good"}, "spec": {"image": "good:1"}});
+    place(&mut good, "apps/two.yaml", 0);
+    let mut bad = serde_json::json!({"apiVersion": "example.com/v1alpha1", "kind": "WebApp",
+        "metadata": {"name": "bad"}, "spec": {"image": "bad:1", "replicas": 99}});
+    place(&mut bad, "apps/two.yaml", 0);
+    // The bad one first: were both read under one name, its problem would land on the last.
+    let input = format!("{RL}items:\n- {rgd}\n- {bad}\n- {good}\n");
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let out = kiln_core::document::parse_file("out", text, &Default::default())
+        .unwrap()
+        .remove(0)
+        .value;
+    let results = out["results"].as_array().expect("results");
+    let errors: Vec<&serde_json::Value> = results
+        .iter()
+        .filter(|r| r["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{results:?}");
+    assert_eq!(errors[0]["resourceRef"]["name"], "bad", "{results:?}");
+}
