@@ -743,11 +743,7 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
         report::print(&[d.in_file("<stdout>")], &[], format);
         return ExitCode::from(1);
     }
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-    let written = pieces
-        .iter()
-        .try_for_each(|p| out.write_all(p.as_bytes()))
-        .and_then(|_| out.flush());
+    let written = write_pieces(&mut std::io::stdout().lock(), pieces);
     match written {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`kiln render | head`) is not worth a message, but the reader did not get
@@ -761,6 +757,30 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Write the pieces in order, a few hundred to a system call (`writev`), without copying them
+/// into a buffer first: at 10 000 instances the copy through a `BufWriter` was a sixth of what
+/// the main thread did alone while the workers waited.
+fn write_pieces(out: &mut impl Write, pieces: &[&str]) -> std::io::Result<()> {
+    use std::io::IoSlice;
+    for batch in pieces.chunks(512) {
+        let mut slices: Vec<IoSlice<'_>> = batch
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| IoSlice::new(p.as_bytes()))
+            .collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            match out.write_vectored(rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    out.flush()
 }
 
 /// Whether stdin is a pipe or a file: data someone meant kiln to read.
@@ -917,5 +937,59 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(3),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that takes at most 7 bytes a call, across slices, and is interrupted every
+    /// third call: what a pipe or a signal can do to `writev`.
+    #[derive(Default)]
+    struct Trickle {
+        out: Vec<u8>,
+        calls: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.write_vectored(&[std::io::IoSlice::new(buf)])
+        }
+        fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 3 == 0 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let mut room = 7;
+            for b in bufs {
+                let n = b.len().min(room);
+                self.out.extend_from_slice(&b[..n]);
+                room -= n;
+                if room == 0 {
+                    break;
+                }
+            }
+            Ok(7 - room)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Every piece is written whole and in order, empty pieces and batches of 512 included,
+    /// however little each call takes.
+    #[test]
+    fn pieces_are_written_whole_and_in_order() {
+        let texts: Vec<String> = (0..1300)
+            .map(|i| match i % 5 {
+                0 => String::new(),
+                k => format!("piece {i}: {}\n", "x".repeat(k * 3)),
+            })
+            .collect();
+        let pieces: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut w = Trickle::default();
+        write_pieces(&mut w, &pieces).unwrap();
+        assert_eq!(String::from_utf8(w.out).unwrap(), texts.concat());
     }
 }

@@ -767,8 +767,9 @@ where
 pub(crate) fn declared_kinds(
     docs: &[Document],
 ) -> std::collections::BTreeSet<(String, String, String)> {
-    docs.iter()
-        .filter(|d| kro::is_rgd(d))
+    // Asked of every document, on every core.
+    let rgds: Vec<&Document> = docs.par_iter().filter(|d| kro::is_rgd(d)).collect();
+    rgds.into_iter()
         .filter_map(|d| {
             let sch = &d.value["spec"]["schema"];
             Some((

@@ -772,21 +772,31 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
 /// `Kustomization`), or any document of the `kustomize.config.k8s.io` group (a Kustomization or
 /// a kustomize Component), written with an apiVersion or not.
 fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<String>) {
+    use rayon::prelude::*;
+    // Which documents are kustomizations, on every core (a pass over every document read).
+    let kustomization: Vec<bool> = documents
+        .par_iter()
+        .map(|d| {
+            crate::kustomize_paths::is_kustomization_file(&d.source.name)
+                || d.api_version()
+                    .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"))
+        })
+        .collect();
+    if !kustomization.contains(&true) {
+        return (documents, Vec::new());
+    }
     let mut files: Vec<String> = Vec::new();
     let kept = documents
         .into_iter()
-        .filter(|d| {
-            let by_name = crate::kustomize_paths::is_kustomization_file(&d.source.name);
-            let by_group = d
-                .api_version()
-                .is_some_and(|v| v.starts_with("kustomize.config.k8s.io/"));
-            if by_name || by_group {
+        .zip(kustomization)
+        .filter_map(|(d, k)| {
+            if k {
                 if !files.contains(&d.source.name) {
                     files.push(d.source.name.clone());
                 }
-                return false;
+                return None;
             }
-            true
+            Some(d)
         })
         .collect();
     (kept, files)
