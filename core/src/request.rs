@@ -677,10 +677,22 @@ struct Checked<T> {
 /// identities have equal parts, and no two different ones share both text and ends): every
 /// rendered object has one, and they are all held until the duplicate check at the end of the
 /// run, where four strings each were a tenth of the peak memory of 10 000 web-app instances.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Each carries its text's hash, computed where the identity is made (on the worker that
+/// rendered the object): the duplicate check then hashes one number per object on the main
+/// thread, where hashing 70 000 texts was a fifth of what it did alone at 10 000 instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
     text: String,
     ends: [u32; 3],
+    hash: u64,
+}
+
+impl std::hash::Hash for Identity {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Equal identities have equal texts, so equal hashes: the Eq/Hash contract holds.
+        state.write_u64(self.hash);
+    }
 }
 
 impl Identity {
@@ -693,7 +705,11 @@ impl Identity {
             *end = u32::try_from(text.len()).ok()?;
         }
         text.push_str(name);
-        Some(Self { text, ends })
+        let hash = {
+            use std::hash::BuildHasher;
+            foldhash::fast::FixedState::default().hash_one((&text, ends))
+        };
+        Some(Self { text, ends, hash })
     }
 
     /// Group, kind, namespace, name.
