@@ -570,6 +570,26 @@ fn place(v: &mut serde_json::Value, path: &str, index: usize) {
     v["metadata"]["annotations"] = ann;
 }
 
+/// testdata/krm/kro's ResourceGraphDefinition as an item of `rgd.yaml`.
+fn webapp_rgd() -> serde_json::Value {
+    let text = read(&testdata().join("krm/kro/rgd.yaml"));
+    let mut rgd = parse_one("rgd.yaml", text);
+    place(&mut rgd, "rgd.yaml", 0);
+    rgd
+}
+
+/// A ResourceList answer, read.
+fn answer(stdout: Vec<u8>) -> serde_json::Value {
+    parse_one("out", String::from_utf8(stdout).unwrap())
+}
+
+fn parse_one(name: &str, text: String) -> serde_json::Value {
+    kiln_core::document::parse_file(name, text, &Default::default())
+        .unwrap()
+        .remove(0)
+        .value
+}
+
 /// The item of `kind` and `name` in a ResourceList answer.
 fn item<'a>(list: &'a serde_json::Value, kind: &str, name: &str) -> &'a serde_json::Value {
     list["items"]
@@ -587,12 +607,7 @@ fn item<'a>(list: &'a serde_json::Value, kind: &str, name: &str) -> &'a serde_js
 #[test]
 fn rendered_objects_go_after_the_items_already_in_their_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = read(&testdata().join("krm/kro/rgd.yaml"));
-    let mut rgd = kiln_core::document::parse_file("rgd.yaml", text, &Default::default())
-        .unwrap()
-        .remove(0)
-        .value;
-    place(&mut rgd, "rgd.yaml", 0);
+    let rgd = webapp_rgd();
     let mut shop = serde_json::json!({"apiVersion": "example.com/v1alpha1", "kind": "WebApp",
         "metadata": {"name": "shop", "namespace": "shop"}, "spec": {"image": "shop:1"}});
     place(&mut shop, "apps/shop.yaml", 0);
@@ -602,11 +617,7 @@ fn rendered_objects_go_after_the_items_already_in_their_file() {
     let input = format!("{RL}items:\n- {rgd}\n- {shop}\n- {notes}\n");
     let o = krm(&[], &input, tmp.path());
     assert!(o.status.success(), "{}", show(&o));
-    let text = String::from_utf8(o.stdout).unwrap();
-    let out = kiln_core::document::parse_file("out", text, &Default::default())
-        .unwrap()
-        .remove(0)
-        .value;
+    let out = answer(o.stdout);
     let at = |kind: &str, name: &str| {
         let a = &item(&out, kind, name)["metadata"]["annotations"];
         (
@@ -640,12 +651,7 @@ fn rendered_objects_go_after_the_items_already_in_their_file() {
 #[test]
 fn items_that_share_a_file_and_index_are_told_apart() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = read(&testdata().join("krm/kro/rgd.yaml"));
-    let mut rgd = kiln_core::document::parse_file("rgd.yaml", text, &Default::default())
-        .unwrap()
-        .remove(0)
-        .value;
-    place(&mut rgd, "rgd.yaml", 0);
+    let rgd = webapp_rgd();
     let mut good = serde_json::json!({"apiVersion": "example.com/v1alpha1", "kind": "WebApp",
         "metadata": {"name": "good"}, "spec": {"image": "good:1"}});
     place(&mut good, "apps/two.yaml", 0);
@@ -656,11 +662,7 @@ fn items_that_share_a_file_and_index_are_told_apart() {
     let input = format!("{RL}items:\n- {rgd}\n- {bad}\n- {good}\n");
     let o = krm(&[], &input, tmp.path());
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
-    let text = String::from_utf8(o.stdout).unwrap();
-    let out = kiln_core::document::parse_file("out", text, &Default::default())
-        .unwrap()
-        .remove(0)
-        .value;
+    let out = answer(o.stdout);
     let results = out["results"].as_array().expect("results");
     let errors: Vec<&serde_json::Value> = results
         .iter()
