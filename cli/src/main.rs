@@ -520,8 +520,7 @@ fn render_command(
         let code = emit_yaml_units(&texts);
         // The process ends here: freeing every parsed document one by one would only add to
         // the latency a GitOps refresh sees.
-        std::mem::forget(rendered.files);
-        std::mem::forget(texts);
+        kiln_core::process::discard((rendered.files, texts));
         return code;
     }
     let rendered = match render_request(req, common, Ok) {

@@ -113,7 +113,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             .collect()
     };
     // A source marked local-config (so that `kpt live apply` leaves it out) is still rendered.
-    let defined = defined_kinds(items, &facts);
+    let defined = defined_kinds(&facts);
     let aside: Vec<bool> = items
         .iter()
         .zip(&facts)
@@ -547,8 +547,7 @@ fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root:
 }
 
 /// The kinds the ResourceGraphDefinitions among the items define, as (group, kind).
-fn defined_kinds(items: &[Item], facts: &[Facts<'_>]) -> HashSet<(String, String)> {
-    debug_assert_eq!(items.len(), facts.len());
+fn defined_kinds(facts: &[Facts<'_>]) -> HashSet<(String, String)> {
     facts.iter().filter_map(|f| f.defines.clone()).collect()
 }
 

@@ -34,15 +34,8 @@ use super::template::{root_context, Exprs, Renderer, TplError};
 use super::upstream::Platform;
 use super::Options;
 
-/// The variables a resource type's resources may read.
-pub(crate) const RESOURCE_TYPE_VARS: &[&str] = &[
-    "metadata",
-    "parameters",
-    "environmentConfigs",
-    "dataplane",
-    "environment",
-    "gateway",
-];
+/// The variables a resource type's resources may read: the same as a project type's.
+pub(crate) const RESOURCE_TYPE_VARS: &[&str] = super::project::PROJECT_TYPE_VARS;
 
 /// The variables of outputs and `readyWhen`: the same, and the applied objects' status.
 pub(crate) const RESOURCE_OUTPUT_VARS: &[&str] = &[
