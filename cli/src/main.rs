@@ -89,7 +89,8 @@ struct Common {
     /// Namespace for instances that set none (as `kubectl -n` or an Argo CD destination would).
     #[arg(long, short = 'n')]
     namespace: Option<String>,
-    /// Worker threads for rendering (default: all cores). Output is identical for any value.
+    /// Worker threads for rendering (default: all cores, none besides the main thread for
+    /// inputs of at most 32 KiB). Output is identical for any value.
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Treat warnings as errors.
@@ -234,6 +235,19 @@ impl Command {
             Command::Snapshot {
                 action: SnapshotAction::Create { common, .. },
             } => common,
+        }
+    }
+
+    /// A render or validate whose inputs are small ([`kiln_core::process::small_input`]; stdin
+    /// is never known to be): it gets no worker threads.
+    fn is_small(&self) -> bool {
+        let paths = match self {
+            Command::Render { paths, .. } | Command::Validate { paths, .. } => paths,
+            _ => return false,
+        };
+        match paths.as_slice() {
+            [] => kiln_core::process::small_input(&["."]),
+            p => !p.iter().any(|p| p == "-") && kiln_core::process::small_input(p),
         }
     }
 }
@@ -932,7 +946,10 @@ fn main() -> ExitCode {
         }
     };
     // Worker threads evaluate nested CEL recursively; give them room.
-    kiln_core::process::worker_pool(cli.command.common().jobs.map(usize::from));
+    kiln_core::process::worker_pool(
+        cli.command.common().jobs.map(usize::from),
+        cli.command.is_small(),
+    );
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(3),

@@ -65,8 +65,10 @@ fn main() -> ExitCode {
             }
             (env, _) => {
                 // Rendering runs on the workers, recursively: they get the CLI's stacks (only
-                // here: discover and parameters start no threads).
-                kiln_core::process::worker_pool(None);
+                // here: discover and parameters start no threads); a small application, the
+                // common case of a refresh, is rendered by the main thread alone.
+                let small = kiln_core::process::small_input(&[&cwd]);
+                kiln_core::process::worker_pool(None, small);
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)
             }

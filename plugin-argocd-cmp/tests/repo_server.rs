@@ -14,6 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+#[cfg(target_os = "linux")]
+#[path = "../../cli/tests/answering/mod.rs"]
+mod answering;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/argocd/repo")
 }
@@ -1071,5 +1075,36 @@ fn a_kustomization_below_the_app_directory_is_refused_with_what_to_do() {
             "{err}"
         );
         assert!(err.contains("source.path"), "{err}");
+    }
+}
+
+/// generate renders a small application (at most 32 KiB of files) on its main thread alone and
+/// a larger one on a worker a core (`kiln_core::process::worker_pool`): an Argo CD refresh of a
+/// small app pays for no threads.
+#[cfg(target_os = "linux")]
+#[test]
+fn generate_starts_threads_only_for_a_larger_application() {
+    let instances = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("---\napiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata:\n  name: app-{i}\nspec:\n  image: ghcr.io/example/app:1.{i}.0\n  regions: [eu-west-1, us-east-1]\n"))
+            .collect()
+    };
+    for (n, threads) in [(12, 1), (300, answering::a_worker_a_core())] {
+        let more = instances(n);
+        let files = [("apps/web-kro/more.yaml", more.as_str())];
+        let a = Call {
+            files: &files,
+            ..Call::generate("apps/web-kro")
+        }
+        .run_with(|c| answering::while_answering(c, b""));
+        assert!(a.output.status.success(), "{}", text(&a.output.stderr));
+        assert_eq!(a.threads, threads, "{n} instances ({} bytes)", more.len());
+        assert_eq!(
+            objects(&text(&a.output.stdout))
+                .iter()
+                .filter(|(kind, _)| kind == "Deployment")
+                .count(),
+            n + 1
+        );
     }
 }

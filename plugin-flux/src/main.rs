@@ -123,7 +123,7 @@ kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
     // Rendering runs on the workers, recursively: they get the CLI's stacks.
-    kiln_core::process::worker_pool(None);
+    kiln_core::process::worker_pool(None, false);
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

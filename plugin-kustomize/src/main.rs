@@ -42,8 +42,6 @@ leave it. See docs/krm.md.
 kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
-    // Items are read and rendered on the workers, recursively: they get the CLI's stacks.
-    kiln_core::process::worker_pool(None);
     let args: Vec<String> = std::env::args().collect();
     let out = run(&args);
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
@@ -94,6 +92,13 @@ fn read_failure(d: &Diagnostic) -> Outcome {
         code: 1,
         ..Outcome::default()
     }
+}
+
+/// Start the workers once the input is read, for its size (`process::worker_pool`): items are
+/// parsed and rendered on them, recursively, and a small input gets none.
+fn start_workers<'a>(inputs: impl IntoIterator<Item = &'a str>) {
+    let bytes: usize = inputs.into_iter().map(str::len).sum();
+    kiln_core::process::worker_pool(None, bytes as u64 <= kiln_core::process::SMALL_INPUT);
 }
 
 /// Read stdin within the input limit.
@@ -216,7 +221,10 @@ fn run(args: &[String]) -> Outcome {
             Err(o) => return o,
         };
         return match read_stdin(&ctx) {
-            Ok(s) => standalone(config, vec![(STDIN.into(), s)], &ctx),
+            Ok(s) => {
+                start_workers([config.1.as_str(), &s]);
+                standalone(config, vec![(STDIN.into(), s)], &ctx)
+            }
             Err(d) => read_failure(&d),
         };
     }
@@ -232,7 +240,10 @@ fn run(args: &[String]) -> Outcome {
         // Over the limit or not UTF-8, the input is answered as any unreadable input: an error
         // result in a ResourceList, exit 1.
         None => match read_stdin(&ctx) {
-            Ok(s) => function(s, &ctx),
+            Ok(s) => {
+                start_workers([s.as_str()]);
+                function(s, &ctx)
+            }
             Err(d) => unreadable(&d),
         },
         Some("-h" | "--help" | "help") => Outcome {
@@ -270,6 +281,11 @@ fn run(args: &[String]) -> Outcome {
                     Err(o) => return o,
                 }
             }
+            start_workers(
+                std::iter::once(&config)
+                    .chain(&inputs)
+                    .map(|t| t.1.as_str()),
+            );
             standalone(config, inputs, &ctx)
         }
     }

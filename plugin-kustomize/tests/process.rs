@@ -1,16 +1,20 @@
 //! The process kiln-krm runs in (`kiln_core::process`), read from the kernel's view of a live
 //! kiln-krm: no transparent huge pages from its first allocation on, huge pages again once its
-//! input is large, and the answer the same either way. Linux only: the state is read from
-//! `/proc/PID/status` and `/proc/PID/smaps_rollup` while kiln-krm waits for the rest of stdin.
+//! input is large, and the answer the same either way; no threads for a small input, a worker a
+//! core for a larger one. Linux only: the state is read from `/proc/PID/status`, `limits` and
+//! `smaps_rollup` while kiln-krm waits for the rest of stdin or to write the rest of its answer.
 
 #![cfg(target_os = "linux")]
 
+#[path = "../../cli/tests/answering/mod.rs"]
+mod answering;
 mod common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use answering::*;
 use common::*;
 
 /// The value of a `Key:` line of `/proc/PID/<file>`, once `ok` accepts it (polled: the process
@@ -111,5 +115,85 @@ fn huge_pages_off_at_load_and_on_for_a_large_input() {
     assert!(
         out.stdout == input.as_bytes(),
         "the pass-through answer differs from its input"
+    );
+}
+
+/// kiln-krm seen while it writes its answer to `input`, started by `sh` after `ulimit ARGS`.
+fn while_answering_under(ulimit: &str, input: &str) -> Answered {
+    let a = while_answering(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit {ulimit} && exec \"$0\""))
+            .arg(bin()),
+        input.as_bytes(),
+    );
+    assert!(a.output.status.success(), "{}", show(&a.output));
+    a
+}
+
+/// A ResourceList of one item nested `depth` levels (about 17 KB at 124 levels), passed through.
+fn deep_item(depth: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  metadata: {name: f}\n  spec:\n    passThrough: ['*']\nitems:\n- apiVersion: example.com/v1\n  kind: Thing\n  metadata:\n    name: t\n  spec:\n",
+    );
+    for d in 0..depth {
+        s.push_str(&format!("{}k{d}:\n", " ".repeat(4 + 2 * d)));
+    }
+    s.push_str(&format!("{}v\n", " ".repeat(4 + 2 * depth)));
+    s
+}
+
+/// A small input (at most `SMALL_INPUT`, 32 KiB) starts no worker: the main thread renders it,
+/// its stack's limit raised to a worker's 16 MiB first, so that an item nested as deep as the
+/// limits allow passes in this unoptimised build from a shell whose soft limit is 1 MiB.
+#[test]
+fn a_small_input_is_rendered_by_the_main_thread_alone() {
+    let input = deep_item(124);
+    assert!(input.len() > 3 * 4096 && input.len() <= 32 << 10);
+    let a = while_answering_under("-S -s 1024", &input);
+    assert_eq!(a.threads, 1, "threads started for a small input");
+    assert_eq!(
+        a.stack,
+        (16 << 20).to_string(),
+        "the main thread's stack limit"
+    );
+    assert!(
+        String::from_utf8_lossy(&a.output.stdout).contains("k123:\n"),
+        "the deepest key is lost"
+    );
+}
+
+/// Where the main thread's stack may not grow to a worker's (a hard limit of 8 MiB, as many
+/// containers have), the small input is rendered on one worker with a worker's stack instead.
+#[test]
+fn a_main_thread_without_room_hands_a_small_input_to_one_worker() {
+    let input = deep_item(124);
+    let a = while_answering_under("-s 8192", &input);
+    assert_eq!(a.threads, 2, "the main thread and one worker");
+    assert_eq!(
+        a.stack,
+        (8 << 20).to_string(),
+        "the main thread's stack limit"
+    );
+    assert!(
+        String::from_utf8_lossy(&a.output.stdout).contains("k123:\n"),
+        "the deepest key is lost"
+    );
+}
+
+/// Past `SMALL_INPUT` the workers start, one a core.
+#[test]
+fn a_larger_input_is_rendered_on_the_workers() {
+    let input = list(300);
+    assert!(input.len() > 32 << 10, "{}", input.len());
+    let a = while_answering_under("-S -s 8192", &input);
+    assert_eq!(
+        a.threads,
+        a_worker_a_core(),
+        "the main thread and a worker a core"
+    );
+    assert!(
+        a.output.stdout == input.as_bytes(),
+        "the answer differs from the input"
     );
 }

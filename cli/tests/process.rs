@@ -1,0 +1,90 @@
+//! The threads `kiln render` starts (`kiln_core::process::worker_pool`): none for small inputs,
+//! a worker a core otherwise, as many as `--jobs` says when it is given, and the same bytes
+//! every way.
+
+#![cfg(target_os = "linux")]
+
+#[path = "answering/mod.rs"]
+mod answering;
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use answering::*;
+use common::*;
+
+/// `kiln args` in `dir` with `stdin`, seen while it writes its output.
+fn kiln_answering(dir: &Path, args: &[&str], stdin: &str) -> Answered {
+    let a = while_answering(
+        Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .current_dir(dir)
+            .args(args),
+        stdin.as_bytes(),
+    );
+    assert!(a.output.status.success(), "{}", text(&a.output.stderr));
+    a
+}
+
+/// examples/webapp's definition and `n` instances of it (about 200 bytes each); the two
+/// files' text.
+fn webapps(dir: &Path, n: usize) -> String {
+    let rgd = include_str!("../../examples/webapp/rgd.yaml");
+    let mut instances = String::new();
+    for i in 0..n {
+        instances.push_str(&format!(
+            "---\napiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata:\n  name: app-{i}\n  namespace: team-{i}\nspec:\n  image: ghcr.io/example/app:1.{i}.0\n  replicas: 2\n  regions: [eu-west-1, us-east-1]\n  ingress:\n    enabled: true\n    host: app-{i}.example.com\n"
+        ));
+    }
+    write(dir, "rgd.yaml", rgd);
+    write(dir, "instances.yaml", &instances);
+    format!("{rgd}\n{instances}")
+}
+
+/// A directory of a few KiB renders on the main thread alone; the same input on stdin (whose
+/// size kiln cannot know beforehand) on a worker a core, and `--jobs 2` on two: the same bytes.
+#[test]
+fn a_small_render_starts_no_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = webapps(tmp.path(), 6);
+    assert!(all.len() < 32 << 10);
+    let alone = kiln_answering(tmp.path(), &["render", "."], "");
+    assert_eq!(alone.threads, 1, "threads started for a small input");
+    let piped = kiln_answering(tmp.path(), &["render", "-"], &all);
+    assert_eq!(
+        piped.threads,
+        a_worker_a_core(),
+        "stdin is not known to be small"
+    );
+    let two = kiln_answering(tmp.path(), &["render", "--jobs", "2", "."], "");
+    assert_eq!(two.threads, 3, "--jobs 2");
+    assert!(
+        alone.output.stdout == two.output.stdout,
+        "the output depends on the threads"
+    );
+    assert!(
+        alone.output.stdout == piped.output.stdout,
+        "the output depends on the source"
+    );
+}
+
+/// Past 32 KiB a render gets a worker a core, unless `--jobs 1` says one: then the main thread
+/// is that one.
+#[test]
+fn a_larger_render_starts_a_worker_a_core() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = webapps(tmp.path(), 200);
+    assert!(all.len() > 32 << 10);
+    let many = kiln_answering(tmp.path(), &["render", "."], "");
+    assert_eq!(
+        many.threads,
+        a_worker_a_core(),
+        "the main thread and a worker a core"
+    );
+    let one = kiln_answering(tmp.path(), &["render", "--jobs", "1", "."], "");
+    assert_eq!(one.threads, 1, "--jobs 1 started threads");
+    assert!(
+        many.output.stdout == one.output.stdout,
+        "the output depends on the threads"
+    );
+}
