@@ -161,7 +161,8 @@ fn execute(req: &Value) -> Value {
     let sink = out
         .as_deref()
         .map_or(Sink::Null, |p| Sink::File(Path::new(p)));
-    match run_here(&mut cmd, sink) {
+    let stdin = text(&req["in"]);
+    match run_here(&mut cmd, stdin.as_deref().map(Path::new), sink) {
         Ok(r) => json!({
             "wall_ns": r.wall.as_nanos() as u64,
             "max_rss_kib": r.max_rss_kib,
@@ -173,8 +174,19 @@ fn execute(req: &Value) -> Value {
 }
 
 /// Send `cmd` to the helper process and wait for its measurement.
-fn run_remote(m: &Mutex<Spawner>, cmd: &Command, sink: Sink<'_>) -> Result<ProcRun, String> {
+fn run_remote(
+    m: &Mutex<Spawner>,
+    cmd: &Command,
+    stdin: Option<&Path>,
+    sink: Sink<'_>,
+) -> Result<ProcRun, String> {
     let lossy = |s: &std::ffi::OsStr| s.to_string_lossy().to_string();
+    let absolute = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .to_string_lossy()
+            .to_string()
+    };
     let req = json!({
         "program": lossy(cmd.get_program()),
         "args": cmd.get_args().map(lossy).collect::<Vec<_>>(),
@@ -185,10 +197,9 @@ fn run_remote(m: &Mutex<Spawner>, cmd: &Command, sink: Sink<'_>) -> Result<ProcR
             .collect::<Vec<_>>(),
         "out": match sink {
             Sink::Null => Value::Null,
-            Sink::File(p) => json!(std::path::absolute(p)
-                .unwrap_or_else(|_| p.to_path_buf())
-                .to_string_lossy()),
+            Sink::File(p) => json!(absolute(p)),
         },
+        "in": stdin.map(absolute),
     });
     let mut s = m
         .lock()
@@ -217,23 +228,37 @@ fn run_remote(m: &Mutex<Spawner>, cmd: &Command, sink: Sink<'_>) -> Result<ProcR
 /// chatty child cannot block on a full pipe. The helper process starts it when
 /// [`start_spawner`] was called, so its peak memory is its own.
 pub fn run(cmd: &mut Command, sink: Sink<'_>) -> Result<ProcRun, String> {
+    run_reading(cmd, None, sink)
+}
+
+/// [`run`] with the file `stdin` (when given) on the process's standard input, as a shell's
+/// `< FILE` gives it, without a shell in the measurement.
+pub fn run_reading(
+    cmd: &mut Command,
+    stdin: Option<&Path>,
+    sink: Sink<'_>,
+) -> Result<ProcRun, String> {
     match SPAWNER.get() {
-        Some(m) => run_remote(m, cmd, sink),
-        None => run_here(cmd, sink),
+        Some(m) => run_remote(m, cmd, stdin, sink),
+        None => run_here(cmd, stdin, sink),
     }
 }
 
-/// [`run`] from this process.
-fn run_here(cmd: &mut Command, sink: Sink<'_>) -> Result<ProcRun, String> {
+/// [`run_reading`] from this process.
+fn run_here(cmd: &mut Command, stdin: Option<&Path>, sink: Sink<'_>) -> Result<ProcRun, String> {
     let stdout = match sink {
         Sink::Null => Stdio::null(),
         Sink::File(p) => std::fs::File::create(p)
             .map(Stdio::from)
             .map_err(|e| format!("cannot create {}: {e}", p.display()))?,
     };
-    cmd.stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(Stdio::piped());
+    let stdin = match stdin {
+        None => Stdio::null(),
+        Some(p) => std::fs::File::open(p)
+            .map(Stdio::from)
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+    };
+    cmd.stdin(stdin).stdout(stdout).stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd
         .spawn()
@@ -414,6 +439,28 @@ mod tests {
         );
         let _ = std::fs::remove_file(&tmp);
         assert!(execute(&json!({"args": []}))["error"].is_string());
+    }
+
+    /// A file on stdin, here and through the helper process's request alike.
+    #[test]
+    fn stdin_is_read_from_a_file_when_given() {
+        let dir = std::env::temp_dir().join(format!("kiln-bench-stdin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (input, out) = (dir.join("in"), dir.join("out"));
+        std::fs::write(&input, "five\n").unwrap();
+        let r = run_reading(&mut Command::new("cat"), Some(&input), Sink::File(&out));
+        assert!(r.expect("runs cat").success());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "five\n");
+        let reply = execute(&json!({
+            "program": "cat",
+            "in": input.to_string_lossy(),
+            "out": out.to_string_lossy(),
+        }));
+        assert_eq!(reply["code"], 0, "{reply}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "five\n");
+        let missing = run_reading(&mut Command::new("cat"), Some(&dir.join("no")), Sink::Null);
+        assert!(missing.is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
