@@ -1,6 +1,6 @@
-//! The threads `kiln render` starts (`kiln_core::process::worker_pool`): none for small inputs,
-//! a worker a core otherwise, as many as `--jobs` says when it is given, and the same bytes
-//! every way.
+//! The threads `kiln render` works on (`kiln_core::process::worker_pool`): the main thread alone
+//! for small inputs, a worker a core otherwise (the main thread one of them), as many as
+//! `--jobs` says when it is given, and the same bytes every way.
 
 #![cfg(target_os = "linux")]
 
@@ -57,7 +57,7 @@ fn a_small_render_starts_no_threads() {
         "stdin is not known to be small"
     );
     let two = kiln_answering(tmp.path(), &["render", "--jobs", "2", "."], "");
-    assert_eq!(two.threads, 3, "--jobs 2");
+    assert_eq!(two.threads, 2, "--jobs 2: the main thread and one more");
     assert!(
         alone.output.stdout == two.output.stdout,
         "the output depends on the threads"
@@ -79,7 +79,7 @@ fn a_larger_render_starts_a_worker_a_core() {
     assert_eq!(
         many.threads,
         a_worker_a_core(),
-        "the main thread and a worker a core"
+        "a worker a core, the main thread one of them"
     );
     let one = kiln_answering(tmp.path(), &["render", "--jobs", "1", "."], "");
     assert_eq!(one.threads, 1, "--jobs 1 started threads");

@@ -113,31 +113,31 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 pub const WORKER_STACK: usize = 16 << 20;
 
 /// Start the global worker pool before any parallel work: `jobs` threads, or one per core when
-/// `None` — except for a `small` run ([`small_input`]) or `jobs` 1, which the calling thread
-/// does alone. Each binary calls it once from its main thread; a second call changes nothing.
+/// `None` — except for a `small` run ([`small_input`]), which gets one. The main thread is one
+/// of them: `jobs` 1 or a small run starts no thread at all. Each binary calls it once from its
+/// main thread; a second call changes nothing.
 ///
 /// A thread pool costs a small run more than it gives: `kiln render examples/webapp` took
 /// 0.7–1.0 ms less (of 4.4 ms; median of 150 paired runs) when the main thread was the pool's
 /// one worker than with two workers, which were started, woken for each parallel step and spun
 /// waiting for more (`sched_yield` was its most frequent system call). The crossover measured
 /// on this 2-core machine lies between web-app fleets of 30 instances (26 KB: 0.5 ms faster
-/// alone) and 100 (56 KB: 1.1 ms slower).
+/// alone) and 100 (56 KB: 1.1 ms slower). Past it, the main thread working beside one spawned
+/// worker, instead of handing each parallel step to two and waiting, rendered 10 000 web-app
+/// instances 5.7–6.5 ms sooner (of 277 ms; median of 20 paired runs) and 100–1 000 instances
+/// 0.2–0.5 ms sooner; kiln-krm's 5 000-item pass-through was the same within noise.
 ///
 /// The main thread then needs a worker's stack: its limit (`RLIMIT_STACK`, which the kernel
 /// checks as the stack grows) is raised to [`WORKER_STACK`]. Where it cannot be, or the caller
-/// is not the main thread (a test harness), the work goes to one spawned worker instead.
+/// is not the main thread (a test harness), every worker is a spawned thread, as many as the
+/// pool has.
 pub fn worker_pool(jobs: Option<usize>, small: bool) {
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
-    let threads = match jobs {
-        Some(j) => Some(j),
-        None if small => Some(1),
-        None => None,
-    };
-    if let Some(j) = threads {
+    if let Some(j) = jobs.or(small.then_some(1)) {
         pool = pool.num_threads(j);
-        if j == 1 && main_stack_as_worker() {
-            pool = pool.use_current_thread();
-        }
+    }
+    if main_stack_as_worker() {
+        pool = pool.use_current_thread();
     }
     // An error means the pool exists already (a test harness, an earlier call): keep it.
     let _ = pool.build_global();

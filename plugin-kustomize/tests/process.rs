@@ -181,19 +181,18 @@ fn a_main_thread_without_room_hands_a_small_input_to_one_worker() {
     );
 }
 
-/// Past `SMALL_INPUT` the workers start, one a core.
+/// Past `SMALL_INPUT` the workers start, one a core, the main thread one of them; a main thread
+/// without room for a worker's stack waits for as many spawned ones.
 #[test]
 fn a_larger_input_is_rendered_on_the_workers() {
     let input = list(300);
     assert!(input.len() > 32 << 10, "{}", input.len());
-    let a = while_answering_under("-S -s 8192", &input);
-    assert_eq!(
-        a.threads,
-        a_worker_a_core(),
-        "the main thread and a worker a core"
-    );
-    assert!(
-        a.output.stdout == input.as_bytes(),
-        "the answer differs from the input"
-    );
+    for (ulimit, threads) in [("-S -s 8192", 0), ("-s 8192", 1)] {
+        let a = while_answering_under(ulimit, &input);
+        assert_eq!(a.threads, threads + a_worker_a_core(), "ulimit {ulimit}");
+        assert!(
+            a.output.stdout == input.as_bytes(),
+            "the answer differs from the input"
+        );
+    }
 }

@@ -68,7 +68,7 @@ pub fn while_answering(cmd: &mut Command, stdin: &[u8]) -> Answered {
     }
 }
 
-/// The threads of a process that starts a worker a core besides its main thread.
+/// The threads of a process with a worker a core, its main thread one of them.
 pub fn a_worker_a_core() -> usize {
-    1 + std::thread::available_parallelism().map_or(1, usize::from)
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
