@@ -238,17 +238,37 @@ impl Command {
         }
     }
 
-    /// A render or validate whose inputs are small ([`kiln_core::process::small_input`]; stdin
-    /// is never known to be): it gets no worker threads.
+    /// A render or validate whose inputs are small ([`kiln_core::process::small_input`]): every
+    /// file it reads counts, the paths' and those of `--values`, `--instances`, `--observed` and
+    /// `--crds`; stdin is never known to be small. It gets no worker threads.
     fn is_small(&self) -> bool {
-        let paths = match self {
-            Command::Render { paths, .. } | Command::Validate { paths, .. } => paths,
+        let (paths, strategy, kurel, common) = match self {
+            Command::Render {
+                paths,
+                strategy,
+                kurel,
+                common,
+                ..
+            }
+            | Command::Validate {
+                paths,
+                strategy,
+                kurel,
+                common,
+                ..
+            } => (paths, strategy, kurel, common),
             _ => return false,
         };
-        match paths.as_slice() {
-            [] => kiln_core::process::small_input(&["."]),
-            p => !p.iter().any(|p| p == "-") && kiln_core::process::small_input(p),
-        }
+        let here = [".".to_string()];
+        let named = if paths.is_empty() { &here[..] } else { paths };
+        let all: Vec<&String> = named
+            .iter()
+            .chain(&kurel.values)
+            .chain(&kurel.instances)
+            .chain(&strategy.observed)
+            .chain(&common.crds)
+            .collect();
+        !all.iter().any(|p| *p == "-") && kiln_core::process::small_input(&all)
     }
 }
 

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::{kiln, text};
+#[cfg(target_os = "linux")]
+#[path = "answering/mod.rs"]
+mod answering;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
@@ -538,6 +541,23 @@ fn instances_render_identically_with_1_and_4_jobs() {
     );
     assert!(all.contains("mode: forced") && all.contains("replicas: 2"));
     assert_eq!(all.matches("kind: Deployment").count(), 60);
+}
+
+/// The files of `--instances` (and of `--values`) count towards the size of a run: a small
+/// package rendered for 200 instances gets a worker a core (`kiln_core::process::worker_pool`).
+#[cfg(target_os = "linux")]
+#[test]
+fn instances_count_towards_the_size_of_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet(tmp.path(), 200);
+    let a = answering::while_answering(
+        std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .current_dir(tmp.path())
+            .args(["render", "app.kurel", "--instances", "instances"]),
+        b"",
+    );
+    assert!(a.output.status.success(), "{}", text(&a.output.stderr));
+    assert_eq!(a.threads, answering::a_worker_a_core());
 }
 
 #[test]

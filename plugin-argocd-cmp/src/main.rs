@@ -66,8 +66,12 @@ fn main() -> ExitCode {
             (env, _) => {
                 // Rendering runs on the workers, recursively: they get the CLI's stacks (only
                 // here: discover and parameters start no threads); a small application, the
-                // common case of a refresh, is rendered by the main thread alone.
-                let small = kiln_core::process::small_input(&[&cwd]);
+                // common case of a refresh, is rendered by the main thread alone. Values and
+                // observed-state files named in the options are read too: with any, the run is
+                // not taken for small (their paths are not followed here).
+                let no_more = kiln_cmp::options::from_env(&env)
+                    .is_ok_and(|o| o.values.is_empty() && o.observed.is_empty());
+                let small = no_more && kiln_core::process::small_input(&[&cwd]);
                 kiln_core::process::worker_pool(None, small);
                 let o = generate::generate(&cwd, &env);
                 out(&o.stdout, &o.stderr, o.code)

@@ -1108,3 +1108,40 @@ fn generate_starts_threads_only_for_a_larger_application() {
         );
     }
 }
+
+/// A values file named in the options is read too, and its path is not followed to measure it:
+/// with one, generate does not take the run for small (`kiln_core::process::small_input`).
+#[cfg(target_os = "linux")]
+#[test]
+fn generate_with_values_files_is_not_taken_for_small() {
+    let data: String = (0..300)
+        .map(|i| format!("  key-{i:03}: a value long enough to fill the output\n"))
+        .collect();
+    let resources = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: \"${{name}}\"}}\ndata:\n{data}"
+    );
+    let files = [
+        (
+            "apps/kapp/app.kurel/parameters.yaml",
+            "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nname: app\n",
+        ),
+        ("apps/kapp/app.kurel/resources/cm.yaml", resources.as_str()),
+        ("apps/kapp-values.yaml", "name: other\n"),
+    ];
+    for (plugin_env, threads) in [
+        (&[][..], 1),
+        (
+            &[("VALUES", "../kapp-values.yaml")][..],
+            answering::a_worker_a_core(),
+        ),
+    ] {
+        let a = Call {
+            files: &files,
+            plugin_env,
+            ..Call::generate("apps/kapp")
+        }
+        .run_with(|c| answering::while_answering(c, b""));
+        assert!(a.output.status.success(), "{}", text(&a.output.stderr));
+        assert_eq!(a.threads, threads, "{plugin_env:?}");
+    }
+}
