@@ -145,40 +145,26 @@ fn deep_item(depth: usize) -> String {
 
 /// A small input (at most `SMALL_INPUT`, 32 KiB) starts no worker: the main thread renders it,
 /// its stack's limit raised to a worker's 16 MiB first, so that an item nested as deep as the
-/// limits allow passes in this unoptimised build from a shell whose soft limit is 1 MiB.
+/// limits allow passes in this unoptimised build from a shell whose soft limit is 1 MiB. Where
+/// the main thread's stack may not grow to a worker's (a hard limit of 8 MiB, as many containers
+/// have), the small input is rendered on one worker with a worker's stack instead.
 #[test]
-fn a_small_input_is_rendered_by_the_main_thread_alone() {
+fn a_small_input_is_rendered_by_the_main_thread_alone_or_one_worker() {
     let input = deep_item(124);
     assert!(input.len() > 3 * 4096 && input.len() <= 32 << 10);
-    let a = while_answering_under("-S -s 1024", &input);
-    assert_eq!(a.threads, 1, "threads started for a small input");
-    assert_eq!(
-        a.stack,
-        (16 << 20).to_string(),
-        "the main thread's stack limit"
-    );
-    assert!(
-        String::from_utf8_lossy(&a.output.stdout).contains("k123:\n"),
-        "the deepest key is lost"
-    );
-}
-
-/// Where the main thread's stack may not grow to a worker's (a hard limit of 8 MiB, as many
-/// containers have), the small input is rendered on one worker with a worker's stack instead.
-#[test]
-fn a_main_thread_without_room_hands_a_small_input_to_one_worker() {
-    let input = deep_item(124);
-    let a = while_answering_under("-s 8192", &input);
-    assert_eq!(a.threads, 2, "the main thread and one worker");
-    assert_eq!(
-        a.stack,
-        (8 << 20).to_string(),
-        "the main thread's stack limit"
-    );
-    assert!(
-        String::from_utf8_lossy(&a.output.stdout).contains("k123:\n"),
-        "the deepest key is lost"
-    );
+    for (ulimit, threads, stack) in [("-S -s 1024", 1, 16 << 20), ("-s 8192", 2, 8 << 20)] {
+        let a = while_answering_under(ulimit, &input);
+        assert_eq!(a.threads, threads, "ulimit {ulimit}: threads");
+        assert_eq!(
+            a.stack,
+            stack.to_string(),
+            "ulimit {ulimit}: main stack limit"
+        );
+        assert!(
+            String::from_utf8_lossy(&a.output.stdout).contains("k123:\n"),
+            "ulimit {ulimit}: the deepest key is lost"
+        );
+    }
 }
 
 /// Past `SMALL_INPUT` the workers start, one a core, the main thread one of them; a main thread
