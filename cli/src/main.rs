@@ -938,6 +938,10 @@ fn run(cli: Cli) -> ExitCode {
 kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
+    kiln_core::process::end(main_run())
+}
+
+fn main_run() -> ExitCode {
     // A panic is a bug in kiln, never the user's fault: report it as such, with exit code 3, and
     // without a raw backtrace.
     std::panic::set_hook(Box::new(|info| {

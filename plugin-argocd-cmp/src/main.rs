@@ -41,6 +41,10 @@ fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
 kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
+    kiln_core::process::end(main_run())
+}
+
+fn main_run() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cmd = match args.as_slice() {
         [c] => c.as_str(),

@@ -122,6 +122,10 @@ struct BuildArgs {
 kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
+    kiln_core::process::end(main_run())
+}
+
+fn main_run() -> ExitCode {
     // Rendering runs on the workers, recursively: they get the CLI's stacks.
     kiln_core::process::worker_pool(None, false);
     let cli = match Cli::try_parse() {

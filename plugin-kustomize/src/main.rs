@@ -42,6 +42,10 @@ leave it. See docs/krm.md.
 kiln_core::run_at_load!();
 
 fn main() -> ExitCode {
+    kiln_core::process::end(main_run())
+}
+
+fn main_run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let out = run(&args);
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
