@@ -243,6 +243,15 @@ pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
     if !docs.par_iter().any(|d| is_list(&d.value)) {
         return docs;
     }
+    expand_lists_here(docs)
+}
+
+/// [`expand_lists`] on this thread: for the documents of one file, expanded on the worker that
+/// parsed it (a parallel pass per file cost the main thread 2 ms at 10 000 files).
+pub fn expand_lists_here(docs: Vec<Document>) -> Vec<Document> {
+    if !docs.iter().any(|d| is_list(&d.value)) {
+        return docs;
+    }
     let mut out = Vec::with_capacity(docs.len());
     for d in docs {
         match list_items(d.value) {

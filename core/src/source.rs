@@ -269,52 +269,79 @@ impl Root {
         // On every core: at thousands of files sorting the names was a fifth of what the main
         // thread did alone (names are unique, so the order is the same).
         names.par_sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, kind) in names {
-            let Some(s) = name.to_str() else {
-                diags.push(
-                    Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
-                        .in_file(self.display_name(&rel.join(&name)))
-                        .with_hint("rename the file"),
-                );
-                continue;
-            };
-            if s.starts_with('.') {
-                continue;
-            }
-            let child = rel.join(&name);
-            let (is_dir, child_real, regular) = match kind {
-                Some(t) => (t.is_dir(), real.join(&name), t.is_file()),
-                None => match self.resolve(&child) {
-                    Ok(t) => (t.is_dir(), t, false),
-                    Err(d) => {
-                        diags.push(d);
-                        continue;
-                    }
-                },
-            };
-            if is_dir {
-                if let Some(found) = packages.as_deref_mut() {
-                    if s.ends_with(".local.kurel") {
-                        continue;
-                    }
-                    if is_kurel_package(&child_real) {
-                        found.push(FoundPackage {
-                            path: child_real,
-                            name: self.display_name(&child),
-                        });
-                        continue;
-                    }
+        // Each entry's paths made on every core too (two allocations and a symlink's
+        // resolution each: at 10 000 files, as long as listing them); directories are then
+        // walked in order, on this thread.
+        let entries: Vec<Entry> = names
+            .into_par_iter()
+            .map(|(name, kind)| {
+                let Some(s) = name.to_str() else {
+                    return Entry::Problem(
+                        Diagnostic::error(codes::NOT_UTF8, "file name is not valid UTF-8")
+                            .in_file(self.display_name(&rel.join(&name)))
+                            .with_hint("rename the file"),
+                    );
+                };
+                if s.starts_with('.') {
+                    return Entry::Skipped;
                 }
-                self.walk_finding(&child, keep, out, diags, seen, packages.as_deref_mut());
-            } else if keep(&child) {
-                out.push(WalkedFile {
-                    rel: child,
-                    real: child_real,
-                    regular,
-                });
+                let child = rel.join(&name);
+                let (is_dir, child_real, regular) = match kind {
+                    Some(t) => (t.is_dir(), real.join(&name), t.is_file()),
+                    None => match self.resolve(&child) {
+                        Ok(t) => (t.is_dir(), t, false),
+                        Err(d) => return Entry::Problem(d),
+                    },
+                };
+                if is_dir {
+                    Entry::Dir(child, child_real, s.ends_with(".local.kurel"))
+                } else if keep(&child) {
+                    Entry::File(WalkedFile {
+                        rel: child,
+                        real: child_real,
+                        regular,
+                    })
+                } else {
+                    Entry::Skipped
+                }
+            })
+            .collect();
+        for entry in entries {
+            match entry {
+                Entry::Skipped => {}
+                Entry::Problem(d) => diags.push(d),
+                Entry::File(f) => out.push(f),
+                Entry::Dir(child, child_real, extension) => {
+                    if let Some(found) = packages.as_deref_mut() {
+                        if extension {
+                            continue;
+                        }
+                        if is_kurel_package(&child_real) {
+                            found.push(FoundPackage {
+                                path: child_real,
+                                name: self.display_name(&child),
+                            });
+                            continue;
+                        }
+                    }
+                    self.walk_finding(&child, keep, out, diags, seen, packages.as_deref_mut());
+                }
             }
         }
     }
+}
+
+/// One directory entry, as a walk ([`Root::walk_files`]) takes it.
+enum Entry {
+    /// Hidden, or a file the walk does not keep.
+    Skipped,
+    /// A name that is not UTF-8, or a symlink that cannot be followed.
+    Problem(Diagnostic),
+    /// A file the walk keeps.
+    File(WalkedFile),
+    /// A directory: its path relative to the root, its real path, and whether its name is a
+    /// kurel package's local extension (`*.local.kurel`).
+    Dir(PathBuf, PathBuf, bool),
 }
 
 /// A file found by [`Root::walk_files`].
@@ -822,14 +849,32 @@ pub(crate) fn load_owned_inputs_reusing(
                     None => parse_source_with_warnings(&file, limits),
                 },
             };
+            // A list's items are expanded here, on the worker that parsed it; the limit on
+            // documents counts the documents as written.
+            let res = res.map(|(docs, warnings)| {
+                (
+                    docs.len(),
+                    crate::document::expand_lists_here(docs),
+                    warnings,
+                )
+            });
             (file, res)
         })
         .collect();
+    // Sized once: grown by doubling, the list of 10 000 documents was copied and faulted in
+    // again at every step, on the main thread alone.
+    docs.reserve(
+        parsed
+            .iter()
+            .map(|(_, r)| r.as_ref().map_or(0, |(_, d, _)| d.len()))
+            .sum(),
+    );
+    files.reserve(parsed.len());
     for (file, res) in parsed {
         match res {
-            Ok((d, warnings)) => {
-                total += d.len();
-                docs.extend(crate::document::expand_lists(d));
+            Ok((written, d, warnings)) => {
+                total += written;
+                docs.extend(d);
                 diags.extend(warnings);
             }
             Err(d) => diags.push(d),
