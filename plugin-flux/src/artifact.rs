@@ -88,13 +88,87 @@ pub fn check_path(path: &str) -> Result<(), BadPath> {
 /// in sorted path order. Paths are checked with [`check_path`]; a path given twice, or a file
 /// that is also another file's directory, is refused.
 pub fn tar(entries: &[Entry<'_>]) -> Result<Vec<u8>, BadPath> {
-    let mut files: Vec<&Entry<'_>> = entries.iter().collect();
+    Ok(layout(entries)?.bytes())
+}
+
+/// The gzipped tar archive of `entries`: [`gzip`] of [`tar`], without the archive ever being
+/// one buffer. Each slice of the archive is put together from its pieces on the worker that
+/// compresses it: at 10 000 files (36 MB) copying the whole archive into one buffer first, and
+/// faulting that buffer in, was 20 ms of the main thread alone.
+pub fn tar_gz(entries: &[Entry<'_>]) -> Result<Vec<u8>, BadPath> {
+    let archive = layout(entries)?;
+    let slices = archive.len.div_ceil(SLICE);
+    if slices == 0 {
+        return Ok(gzip(&[]));
+    }
+    let members: Vec<Vec<u8>> = (0..slices)
+        .into_par_iter()
+        .map(|i| {
+            let start = i * SLICE;
+            let end = (start + SLICE).min(archive.len);
+            member(&archive.range(start, end))
+        })
+        .collect();
+    Ok(members.concat())
+}
+
+/// A tar archive as the pieces it is made of, in order: headers (and padding) made here, file
+/// contents borrowed.
+struct Layout<'a> {
+    pieces: Vec<Piece<'a>>,
+    /// Where each piece starts in the archive.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+enum Piece<'a> {
+    Made(Vec<u8>),
+    Borrowed(&'a [u8]),
+}
+
+impl Piece<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Piece::Made(b) => b,
+            Piece::Borrowed(b) => b,
+        }
+    }
+}
+
+impl Layout<'_> {
+    /// The whole archive.
+    fn bytes(&self) -> Vec<u8> {
+        self.range(0, self.len)
+    }
+
+    /// The archive's bytes from `start` to `end`.
+    fn range(&self, start: usize, end: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(end - start);
+        // The last piece starting at or before `start`.
+        let mut i = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
+        while i < self.pieces.len() && self.starts[i] < end {
+            let b = self.pieces[i].bytes();
+            let from = start.saturating_sub(self.starts[i]).min(b.len());
+            let to = (end - self.starts[i]).min(b.len());
+            out.extend_from_slice(&b[from..to]);
+            i += 1;
+        }
+        out
+    }
+}
+
+/// Lay out the tar archive of `entries` (see [`tar`]).
+fn layout<'a>(entries: &[Entry<'a>]) -> Result<Layout<'a>, BadPath> {
+    let mut files: Vec<&Entry<'a>> = entries.iter().collect();
     files.sort_by(|a, b| a.path.cmp(b.path));
     let mut dirs = BTreeSet::new();
-    let mut names = BTreeSet::new();
-    for e in &files {
+    for (i, e) in files.iter().enumerate() {
         check_path(e.path)?;
-        if !names.insert(e.path) {
+        // Sorted: a path given twice is beside itself.
+        if i > 0 && files[i - 1].path == e.path {
             return Err(BadPath {
                 path: e.path.to_string(),
                 why: "the path is given twice",
@@ -107,35 +181,71 @@ pub fn tar(entries: &[Entry<'_>]) -> Result<Vec<u8>, BadPath> {
             end += 1;
         }
     }
-    if let Some(d) = dirs.iter().find(|d| names.contains(*d)) {
+    if let Some(d) = dirs
+        .iter()
+        .find(|d| files.binary_search_by(|e| e.path.cmp(d)).is_ok())
+    {
         return Err(BadPath {
             path: d.to_string(),
             why: "the path is both a file and a directory",
         });
     }
     // Directories and files in one sorted sequence, a directory (`a/`) before its contents.
-    let mut all: Vec<(String, Option<&Entry<'_>>)> = dirs
+    let mut all: Vec<(String, Option<&Entry<'a>>)> = dirs
         .iter()
         .map(|d| (format!("{d}/"), None))
         .chain(files.iter().map(|e| (e.path.to_string(), Some(*e))))
         .collect();
     all.sort_by(|a, b| a.0.cmp(&b.0));
-    let size: usize = files.iter().map(|e| e.bytes.len() + 1024).sum::<usize>() + 1024;
-    let mut out = Vec::with_capacity(size + dirs.len() * 512);
-    for (name, entry) in all {
-        match entry {
-            None => header(&mut out, &name, 0o750, 0, b'5'),
-            Some(e) => {
-                let mode = if e.executable { 0o700 } else { 0o600 };
-                header(&mut out, &name, mode, e.bytes.len() as u64, b'0');
-                out.extend_from_slice(e.bytes);
-                pad(&mut out);
+    // Each entry's header (with its padding before the next) made on every core.
+    let made: Vec<[Piece<'a>; 3]> = all
+        .par_iter()
+        .map(|(name, entry)| {
+            let mut head = Vec::with_capacity(512);
+            match entry {
+                None => {
+                    header(&mut head, name, 0o750, 0, b'5');
+                    [
+                        Piece::Made(head),
+                        Piece::Borrowed(&[]),
+                        Piece::Borrowed(&[]),
+                    ]
+                }
+                Some(e) => {
+                    let mode = if e.executable { 0o700 } else { 0o600 };
+                    header(&mut head, name, mode, e.bytes.len() as u64, b'0');
+                    let rem = e.bytes.len() % 512;
+                    let padding = if rem == 0 { 0 } else { 512 - rem };
+                    [
+                        Piece::Made(head),
+                        Piece::Borrowed(e.bytes),
+                        Piece::Borrowed(&ZEROS[..padding]),
+                    ]
+                }
             }
-        }
+        })
+        .collect();
+    let mut pieces: Vec<Piece<'a>> = made
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.bytes().is_empty())
+        .collect();
+    pieces.push(Piece::Borrowed(&ZEROS[..1024]));
+    let mut starts = Vec::with_capacity(pieces.len());
+    let mut len = 0;
+    for p in &pieces {
+        starts.push(len);
+        len += p.bytes().len();
     }
-    out.resize(out.len() + 1024, 0);
-    Ok(out)
+    Ok(Layout {
+        pieces,
+        starts,
+        len,
+    })
 }
+
+/// Zeros enough for any padding and the archive's end (two blocks).
+static ZEROS: [u8; 1024] = [0; 1024];
 
 fn pad(out: &mut Vec<u8>) {
     let rem = out.len() % 512;
@@ -231,17 +341,7 @@ fn octal(field: &mut [u8], v: u64) {
 /// `data` gzipped with a fixed header (no time, no name, OS "unknown" as Go writes it), in
 /// [`SLICE`]-sized members compressed in parallel.
 pub fn gzip(data: &[u8]) -> Vec<u8> {
-    let members: Vec<Vec<u8>> = data
-        .par_chunks(SLICE)
-        .map(|chunk| {
-            let mut enc = GzBuilder::new().mtime(0).operating_system(255).write(
-                Vec::with_capacity(chunk.len() / 4 + 64),
-                Compression::new(LEVEL),
-            );
-            enc.write_all(chunk).expect("writing to memory");
-            enc.finish().expect("writing to memory")
-        })
-        .collect();
+    let members: Vec<Vec<u8>> = data.par_chunks(SLICE).map(member).collect();
     if members.is_empty() {
         // An empty input is still one (empty) member.
         let enc = GzBuilder::new()
@@ -251,6 +351,16 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
         return enc.finish().expect("writing to memory");
     }
     members.concat()
+}
+
+/// One slice as one gzip member, with the fixed header.
+fn member(chunk: &[u8]) -> Vec<u8> {
+    let mut enc = GzBuilder::new().mtime(0).operating_system(255).write(
+        Vec::with_capacity(chunk.len() / 4 + 64),
+        Compression::new(LEVEL),
+    );
+    enc.write_all(chunk).expect("writing to memory");
+    enc.finish().expect("writing to memory")
 }
 
 /// What Flux's `status.artifact` says about an archive.
@@ -475,6 +585,40 @@ mod tests {
             .read_to_end(&mut empty)
             .unwrap();
         assert!(empty.is_empty());
+    }
+
+    /// The archive compressed from its pieces is byte for byte the archive compressed whole:
+    /// files larger than a slice, files that end exactly on a block, a long name (PAX), slices
+    /// cut inside headers and contents alike.
+    #[test]
+    fn tar_gz_is_gzip_of_tar() {
+        let big: Vec<u8> = (0..SLICE + 700).map(|i| (i % 253) as u8).collect();
+        let block = vec![b'b'; 512 * 3];
+        let long = format!("{}/deep.yaml", "d".repeat(180));
+        let small: Vec<Vec<u8>> = (0..6000)
+            .map(|i| {
+                format!("kind: ConfigMap # {i}\n")
+                    .repeat(i % 40 + 1)
+                    .into_bytes()
+            })
+            .collect();
+        let mut entries = vec![
+            e("big.yaml", &big),
+            e("a/block.yaml", &block),
+            e(&long, b"long: name\n"),
+            e("empty.yaml", b""),
+        ];
+        let names: Vec<String> = (0..small.len())
+            .map(|i| format!("apps/app-{i:04}.yaml"))
+            .collect();
+        entries.extend(names.iter().zip(&small).map(|(n, b)| e(n, b)));
+        let whole = tar(&entries).unwrap();
+        assert!(whole.len() > SLICE * 2, "crosses two slice boundaries");
+        assert_eq!(tar_gz(&entries).unwrap(), gzip(&whole));
+        assert_eq!(tar_gz(&[]).unwrap(), gzip(&tar(&[]).unwrap()));
+        // Refusals are the archive's.
+        let twice = [e("x.yaml", b""), e("x.yaml", b"")];
+        assert_eq!(tar_gz(&twice).unwrap_err(), tar(&twice).unwrap_err());
     }
 
     #[test]

@@ -358,7 +358,7 @@ pub fn write_out(files: &[OutFile], output: &Output) -> Outcome {
                     executable: f.executable,
                 })
                 .collect();
-            let tar = match artifact::tar(&entries) {
+            let gz = match artifact::tar_gz(&entries) {
                 Ok(t) => t,
                 Err(e) => {
                     return failed(
@@ -368,8 +368,6 @@ pub fn write_out(files: &[OutFile], output: &Output) -> Outcome {
                     )
                 }
             };
-            let gz = artifact::gzip(&tar);
-            drop(tar);
             if let Err(e) = artifact::write_atomically(file, &gz) {
                 return failed(
                     &[
