@@ -741,7 +741,12 @@ fn kurel_in_process(
         ));
     }
     stages.load += start.elapsed();
-    let options = kurel::Options::default();
+    // As `kiln render` renders a package: with provenance (on unless --no-provenance), so that
+    // the serialisation bound is computed over the bytes kiln writes.
+    let options = kurel::Options {
+        provenance: true,
+        ..kurel::Options::default()
+    };
     let common = kurel::Instance::default();
     let start = Instant::now();
     kurel::Prepared::new(&pkg, &common, &options)
@@ -835,6 +840,42 @@ fn small_app(cfg: &Config, dir: &Path, g: &Generated) -> Result<(Stats, usize), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The in-process kurel render, over which the serialisation bound of the kurel fleet is
+    /// computed, gives the objects `kiln render PKG --instances DIR` gives (through
+    /// `request::render`, the CLI's path): provenance and all. Without provenance it printed
+    /// "in-process serialisation differs from kiln's output bytes" at every size.
+    #[test]
+    fn kurel_in_process_renders_what_kiln_render_does() {
+        let g = fleet::KurelFleet
+            .generate(12)
+            .expect("kurel fleet generates");
+        let dir =
+            std::env::temp_dir().join(format!("kiln-bench-kurel-same-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        g.write(&dir).expect("fleet written");
+        let mut stages = Stages::default();
+        let here = kurel_in_process(
+            &dir,
+            fleet::KUREL_PACKAGE,
+            fleet::KUREL_INSTANCES,
+            &mut stages,
+        )
+        .expect("renders in process");
+        let req = request::Request {
+            inputs: vec![Input::Path(dir.join(fleet::KUREL_PACKAGE))],
+            instances: Some(dir.join(fleet::KUREL_INSTANCES)),
+            ..Default::default()
+        };
+        let kiln = request::render(&req).expect("renders as kiln render does");
+        let _ = std::fs::remove_dir_all(&dir);
+        let objects: Vec<Value> = kiln.units.into_iter().flatten().collect();
+        assert_eq!(here.len(), objects.len());
+        assert_eq!(
+            output::yaml_stream(&here).unwrap(),
+            output::yaml_stream(&objects).unwrap()
+        );
+    }
 
     #[test]
     fn documents_are_counted_by_separator() {
