@@ -243,7 +243,7 @@ pub fn expand_lists(docs: Vec<Document>) -> Vec<Document> {
     if !docs.par_iter().any(|d| is_list(&d.value)) {
         return docs;
     }
-    expand_lists_here(docs)
+    expand(docs)
 }
 
 /// [`expand_lists`] on this thread: for the documents of one file, expanded on the worker that
@@ -252,6 +252,11 @@ pub fn expand_lists_here(docs: Vec<Document>) -> Vec<Document> {
     if !docs.iter().any(|d| is_list(&d.value)) {
         return docs;
     }
+    expand(docs)
+}
+
+/// Each list document replaced by its items (the documents are known to hold a list).
+fn expand(docs: Vec<Document>) -> Vec<Document> {
     let mut out = Vec::with_capacity(docs.len());
     for d in docs {
         match list_items(d.value) {

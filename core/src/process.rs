@@ -53,7 +53,7 @@ pub fn exits_soon() -> bool {
 /// removed it before `main` returns.
 pub fn end(code: std::process::ExitCode) -> std::process::ExitCode {
     use std::io::Write;
-    if !EXITS_SOON.load(std::sync::atomic::Ordering::Relaxed) {
+    if !exits_soon() {
         return code;
     }
     // A failed flush is left to the normal exit, which reports nothing either but loses no byte
