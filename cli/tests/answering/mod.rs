@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, Output, Stdio};
 
 /// What [`while_answering`] saw.
@@ -24,16 +24,36 @@ pub struct Answered {
 /// when it is complete) and waits to write the rest, with every thread it started still there.
 /// The answer must be longer than three pages.
 pub fn while_answering(cmd: &mut Command, stdin: &[u8]) -> Answered {
+    // The pipe is made and shrunk before the process starts: shrunk after, a fast process may
+    // already have written more than a page into it, and the kernel refuses to shrink a pipe
+    // below what it holds (EBUSY).
+    let mut ends = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    assert_eq!(
+        unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) },
+        0
+    );
+    // SAFETY: both descriptors were just opened by pipe2 and are owned by nothing else.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // SAFETY: F_SETPIPE_SZ takes an integer; the descriptor is the open read end of the pipe.
+    let page = unsafe { libc::fcntl(read_end.as_raw_fd(), libc::F_SETPIPE_SZ, 4096) };
+    assert_eq!(
+        page,
+        4096,
+        "the answer pipe was not shrunk: {}",
+        std::io::Error::last_os_error()
+    );
     let mut child = cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(write_end)
         .stderr(Stdio::piped())
         .spawn()
         .expect("the process starts");
-    let mut stdout = child.stdout.take().unwrap();
-    // SAFETY: F_SETPIPE_SZ takes an integer; the descriptor is the open read end of the pipe.
-    let page = unsafe { libc::fcntl(stdout.as_raw_fd(), libc::F_SETPIPE_SZ, 4096) };
-    assert_eq!(page, 4096, "the answer pipe was not shrunk");
+    // The command keeps the write end it was given: replaced, it is closed here, so that the
+    // process's exit ends the answer.
+    cmd.stdout(Stdio::null());
+    let mut stdout = std::fs::File::from(read_end);
     let mut input = child.stdin.take().unwrap();
     input.write_all(stdin).unwrap();
     drop(input);
