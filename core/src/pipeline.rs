@@ -739,6 +739,7 @@ where
     // On the workers: a stub per document is an allocation or five, for every document.
     let moved: Vec<std::sync::Mutex<Option<Value>>> = docs
         .par_iter_mut()
+        .with_max_len(crate::process::PIECE)
         .map(|d| {
             let moves = d.value.is_object()
                 && !kro::is_rgd(d)
@@ -859,6 +860,7 @@ where
     type Keyed<T> = Result<(T, Option<String>, Origin), Vec<Diagnostic>>;
     let rendered: Vec<Keyed<T>> = items
         .par_iter()
+        .with_max_len(crate::process::PIECE)
         .map(|item| {
             let key = match (item, &opts.kro) {
                 // Made already (`Reuse::known`, by document index), or made here.

@@ -267,8 +267,10 @@ impl Root {
             })
             .collect();
         // On every core: at thousands of files sorting the names was a fifth of what the main
-        // thread did alone (names are unique, so the order is the same).
-        names.par_sort_by(|a, b| a.0.cmp(&b.0));
+        // thread did alone. Names in a directory are unique, so an unstable sort gives the same
+        // order; unlike the merge sort it needs no buffer of fresh memory (10 000 names: 1.2 ms
+        // -> 0.4 ms with two workers, 0.5 ms with one).
+        names.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         // Each entry's paths made on every core too (two allocations and a symlink's
         // resolution each: at 10 000 files, as long as listing them); directories are then
         // walked in order, on this thread.
@@ -795,6 +797,7 @@ pub(crate) fn load_owned_inputs_reusing(
                             // every core, keeping the sorted order.
                             let read: Vec<_> = files
                                 .par_iter()
+                                .with_max_len(crate::process::PIECE)
                                 .map(|f| {
                                     root.read_walked(f, limits.max_input_bytes)
                                         .map(|t| (root.display_name(&f.rel), t))
@@ -827,6 +830,7 @@ pub(crate) fn load_owned_inputs_reusing(
     let parsed: Vec<_> = texts
         .into_par_iter()
         .zip(parsed_values)
+        .with_max_len(crate::process::PIECE)
         .map(|((name, text), value)| {
             let file = Arc::new(SourceFile { name, text });
             let res = match value {
