@@ -16,6 +16,7 @@ mod schema_cmd;
 mod status_cmd;
 
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -776,7 +777,10 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
         report::print(&[d.in_file("<stdout>")], &[], format);
         return ExitCode::from(1);
     }
-    let written = write_pieces(&mut std::io::stdout().lock(), pieces);
+    let mut stdout = std::io::stdout().lock();
+    // Only a regular file takes it; a failure leaves the writes to report their own errors.
+    let _ = kiln_core::process::reserve_file_space(stdout.as_fd(), len);
+    let written = write_pieces(&mut stdout, pieces);
     match written {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`kiln render | head`) is not worth a message, but the reader did not get

@@ -88,3 +88,50 @@ fn a_larger_render_starts_a_worker_a_core() {
         "the output depends on the threads"
     );
 }
+
+/// A large output written into a regular file (space reserved first:
+/// `kiln_core::process::reserve_file_space`) lands exactly where stdout points, as the same
+/// bytes through a pipe: after what a file opened for appending holds (`>>`), and over the
+/// start of a longer file opened without truncating (`1<>`), whose end stays as it was.
+#[test]
+fn a_large_output_lands_where_stdout_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    webapps(tmp.path(), 600);
+    let kiln = |stdout: std::process::Stdio| {
+        let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .current_dir(tmp.path())
+            .args(["render", "."])
+            .stdout(stdout)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        o.stdout
+    };
+    let piped = kiln(std::process::Stdio::piped());
+    assert!(
+        piped.len() > kiln_core::process::RESERVED_OUTPUT,
+        "{}",
+        piped.len()
+    );
+    let out = tmp.path().join("out.yaml");
+    let before = b"# kept\n".repeat(piped.len() / 7 + 1000);
+
+    std::fs::write(&out, b"# kept\n").unwrap();
+    let appending = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+    kiln(appending.into());
+    assert!(
+        std::fs::read(&out).unwrap() == [&b"# kept\n"[..], &piped].concat(),
+        ">>"
+    );
+
+    std::fs::write(&out, &before).unwrap();
+    let over = std::fs::OpenOptions::new().write(true).open(&out).unwrap();
+    kiln(over.into());
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), before.len(), "1<>: the size");
+    assert!(bytes[..piped.len()] == piped[..], "1<>: the output");
+    assert!(
+        bytes[piped.len()..] == before[piped.len()..],
+        "1<>: the rest"
+    );
+}
