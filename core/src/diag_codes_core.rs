@@ -34,6 +34,9 @@ code_table! { CORE;
     /// Kustomizations refer to each other in a cycle, or deeper or more often than the bounds of
     /// the path check allow; or a kustomization file cannot be read as YAML.
     KUSTOMIZE_REFERENCES = "KLN1015", "kustomize-references";
+    /// A kustomize build that kiln runs did not finish within its time limit, or printed more
+    /// bytes or documents than kiln reads back: it was stopped.
+    KUSTOMIZE_BUILD_LIMIT = "KLN1018", "kustomize-build-limit";
     /// A document that passes through does not fit its kind's schema (the bundled Kubernetes
     /// schema, or the CRD of the run): a wrong type, an unknown field, a value outside an enum.
     PASSTHROUGH_SCHEMA = "KLN1020", "passthrough-schema";

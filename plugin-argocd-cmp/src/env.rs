@@ -73,6 +73,9 @@ pub struct Sidecar {
     /// `KILN_ALLOW_REMOTE_BASES=true`: let kustomizations name remote bases and files (refused
     /// otherwise: the trust boundary is the checkout).
     pub allow_remote_bases: bool,
+    /// `KILN_KUSTOMIZE_TIMEOUT`: how long a build may run (unset: a minute, below Argo CD's own
+    /// 90 s, so that kiln's diagnostic reaches Argo CD first).
+    pub kustomize_timeout: Option<std::time::Duration>,
 }
 
 /// The names of the sidecar's settings ([`Sidecar`]).
@@ -80,6 +83,7 @@ pub const SIDECAR_NAMES: &[&str] = &[
     "KILN_KUSTOMIZE",
     "KILN_KUSTOMIZE_BUILD_OPTIONS",
     "KILN_ALLOW_REMOTE_BASES",
+    kiln_core::kustomize_build::TIMEOUT_VARIABLE,
 ];
 
 /// The plugin env names kiln reads (as `ARGOCD_ENV_NAME`, or `NAME` set on the sidecar): the
@@ -185,6 +189,22 @@ impl Env {
                         false
                     }
                 },
+                kustomize_timeout: get(kiln_core::kustomize_build::TIMEOUT_VARIABLE).and_then(
+                    |v| match kiln_core::kustomize_build::parse_timeout(&v) {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            errs.push(
+                                Diagnostic::error(
+                                    codes::REQUEST_INVALID,
+                                    format!("{e}: it is {}", crate::options::quote(&v)),
+                                )
+                                .in_file(kiln_core::kustomize_build::TIMEOUT_VARIABLE)
+                                .with_hint("set it on the kiln sidecar container to the seconds a kustomize build may take"),
+                            );
+                            None
+                        }
+                    },
+                ),
             },
         };
         (env, errs)

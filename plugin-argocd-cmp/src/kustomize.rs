@@ -202,6 +202,12 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
         &env.sidecar.build_options,
         &app,
         "the application directory, with kiln's inputs rendered in place, is what kustomize builds; fix its kustomization.yaml",
+        &kustomize_build::Bounds::new(
+            &limits,
+            env.sidecar
+                .kustomize_timeout
+                .unwrap_or(kustomize_build::DEFAULT_TIMEOUT),
+        ),
     )
     .map_err(|d| with_scratch(vec![d]))?;
     let docs = kiln_core::document::parse_file("kustomize build", text, &limits.yaml)

@@ -180,6 +180,22 @@ fn main_run() -> ExitCode {
 
 fn build(a: BuildArgs) -> Outcome {
     let limits = kiln_core::limits::Limits::with(&a.limit);
+    // The time limit of `kubectl kustomize` (docs/flux.md, Limits): the environment, as on
+    // kiln-cmp's sidecar, so that a CI job sets it once for every build.
+    use kiln_core::kustomize_build::{parse_timeout, TIMEOUT_VARIABLE};
+    let timeout = match std::env::var(TIMEOUT_VARIABLE) {
+        Ok(v) if !v.is_empty() => match parse_timeout(&v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                return Outcome {
+                    stderr: format!("kiln-flux: {e}\n"),
+                    code: 2,
+                    ..Outcome::default()
+                }
+            }
+        },
+        _ => None,
+    };
     let output = match (a.output, a.artifact) {
         (Some(d), _) => Output::Dir(d),
         (None, Some(f)) => Output::Artifact {
@@ -219,6 +235,7 @@ fn build(a: BuildArgs) -> Outcome {
             yaml: limits.yaml,
             max_output_bytes: limits.output_bytes,
             allow_remote_bases: a.allow_remote_bases,
+            timeout,
         },
     };
     kiln_flux::build(&b)

@@ -54,6 +54,8 @@ pub struct Options {
     pub max_output_bytes: usize,
     /// Let the kustomizations name remote bases and files (`--allow-remote-bases`).
     pub allow_remote_bases: bool,
+    /// How long `kubectl kustomize` may run (`None`: [`kustomize_build::DEFAULT_TIMEOUT`]).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The result: objects in kustomize's order, and secrets for redacting diagnostics.
@@ -134,6 +136,15 @@ pub fn preview(
         return Err(Failure::from(escapes));
     }
     let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
+    let limits = kiln_core::limits::Limits {
+        yaml: opts.yaml,
+        output_bytes: opts.max_output_bytes,
+        ..Default::default()
+    };
+    let bounds = kustomize_build::Bounds::new(
+        &limits,
+        opts.timeout.unwrap_or(kustomize_build::DEFAULT_TIMEOUT),
+    );
     // Flux's build: load restrictions off (fluxcd/pkg kustomize, `SecureBuild`).
     let text = kustomize_build::run(
         &kustomize_build::Program(kubectl),
@@ -142,6 +153,7 @@ pub fn preview(
         &["--load-restrictor".into(), "LoadRestrictionsNone".into()],
         &spec_rel.display().to_string(),
         "the rendered tree, with the Kustomization's transformations, is what Flux builds; fix the kustomization.yaml or the Kustomization's patches, images or components",
+        &bounds,
     )
     .map_err(fail)?;
     let docs = parse_file("kustomize build", text, &opts.yaml).map_err(fail)?;
