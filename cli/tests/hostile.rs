@@ -700,3 +700,122 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
         assert!(leftovers.is_empty(), "{target}: left {leftovers:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 39: what grows without bound from a small input.
+// ---------------------------------------------------------------------------------------------
+
+/// Whether a process whose environment holds `mark` is still running: a door's child left
+/// behind after the door exited.
+fn left_behind(mark: &str) -> Vec<String> {
+    let needle = format!("KILN_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|kv| kv == needle.as_bytes())
+            })
+        })
+        .map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
+        })
+        .collect()
+}
+
+/// kubectl on PATH, or a failure naming what to install: the build that never ends must be the
+/// real kustomize's.
+fn kubectl() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("kubectl"))
+        .find(|p| p.is_file())
+        .expect("kubectl 1.27 or newer (kustomize v5 is built in) is needed by this test")
+}
+
+/// `levels` overlays, each including the one below twice (through two directories with their
+/// own `namePrefix`, so the objects do not collide): the top one is 2^levels ConfigMaps, and
+/// kustomize's work doubles with every level before it prints anything.
+fn doubling_overlays(root: &Path, levels: usize) {
+    write(
+        root,
+        "ov/l0/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n",
+    );
+    write(root, "ov/l0/kustomization.yaml", "resources: [cm.yaml]\n");
+    for i in 1..=levels {
+        for side in ["a", "b"] {
+            write(
+                root,
+                &format!("ov/l{i}/{side}/kustomization.yaml"),
+                &format!("resources: [../../l{}]\nnamePrefix: {side}-\n", i - 1),
+            );
+        }
+        write(
+            root,
+            &format!("ov/l{i}/kustomization.yaml"),
+            "resources: [a, b]\n",
+        );
+    }
+}
+
+/// 24 levels of overlays are 16 million objects for kustomize, which neither door's build
+/// would ever finish: kiln-cmp (an application directory with a kustomization) and kiln-flux's
+/// preview (`--kustomization`) stop it at the time limit (set low here through
+/// `KILN_KUSTOMIZE_TIMEOUT`), under the memory cap, with KLN1018, no output, and no kubectl
+/// left running.
+#[test]
+fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
+    let kubectl = kubectl().display().to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let checkout = tmp.path().join("repo");
+    doubling_overlays(&checkout, 24);
+    write(
+        tmp.path(),
+        "ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+         metadata: {name: apps, namespace: flux-system}\n\
+         spec: {interval: 10m, path: ./ov/l24, prune: true, sourceRef: {kind: GitRepository, name: repo}}\n",
+    );
+    let ks = tmp.path().join("ks.yaml").display().to_string();
+    let root = checkout.display().to_string();
+    for door in [Door::Cmp, Door::Flux] {
+        let mark = format!("{door:?}-{}", std::process::id());
+        let mut env = vec![
+            ("KILN_KUSTOMIZE_TIMEOUT", "3"),
+            ("KILN_TEST_MARK", mark.as_str()),
+        ];
+        let out = match door {
+            Door::Cmp => {
+                env.extend([
+                    ("KILN_KUSTOMIZE", kubectl.as_str()),
+                    ("ARGOCD_APP_NAME", "hostile"),
+                    ("ARGOCD_APP_NAMESPACE", "default"),
+                    ("ARGOCD_APP_SOURCE_PATH", "ov/l24"),
+                    ("ARGOCD_APP_PARAMETERS", "null"),
+                    ("KUBE_VERSION", "1.37.1"),
+                ]);
+                capped(&door.exe(), &["generate"], &checkout.join("ov/l24"), &env, "")
+            }
+            _ => capped(
+                &door.exe(),
+                &["build", "--kustomization", &ks, "--source-root", &root],
+                tmp.path(),
+                &env,
+                "",
+            ),
+        };
+        assert_eq!(out.status, Some(1), "{door:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{door:?}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("error[KLN1018]")
+                && out.stderr.contains("kustomize build did not finish within 3 s"),
+            "{door:?}: {}",
+            out.stderr
+        );
+        let left = left_behind(&mark);
+        assert!(left.is_empty(), "{door:?} left running: {left:?}");
+    }
+}
