@@ -1145,3 +1145,59 @@ fn generate_with_values_files_is_not_taken_for_small() {
         assert_eq!(a.threads, threads, "{plugin_env:?}");
     }
 }
+
+/// The kustomize build of an application directory is bounded (issue 39): one that runs past
+/// the sidecar's time limit (`KILN_KUSTOMIZE_TIMEOUT`) or prints past what kiln reads back is
+/// stopped, KLN1018, nothing on stdout; a time limit that is not a number is an error naming
+/// the variable.
+#[test]
+fn the_kustomize_build_is_bounded_in_time_and_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let files = [(
+        "apps/web-kro/kustomization.yaml",
+        "resources: [rgd.yaml, instances.yaml]\n",
+    )];
+    for (body, timeout, why) in [
+        ("sleep 600", "1", "kustomize build did not finish within 1 s"),
+        (
+            "yes 'a: 1'",
+            "2m",
+            "kustomize build printed more than 67108864 bytes, the limit (input-bytes)",
+        ),
+    ] {
+        let fake = d.path().join("kustomize");
+        std::fs::write(&fake, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fake = fake.display().to_string();
+        let extra_env = [
+            ("KILN_KUSTOMIZE", fake.as_str()),
+            ("KILN_KUSTOMIZE_TIMEOUT", timeout),
+        ];
+        let o = Call {
+            files: &files,
+            extra_env: &extra_env,
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{body}: {err}");
+        assert!(o.stdout.is_empty(), "{body}: {}", text(&o.stdout));
+        assert!(err.contains("error[KLN1018]") && err.contains(why), "{body}: {err}");
+        assert!(!err.contains("--limit"), "{body}: {err}");
+        no_temporary_path(&err);
+    }
+    let o = Call {
+        files: &files,
+        extra_env: &[("KILN_KUSTOMIZE_TIMEOUT", "soon")],
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("KILN_KUSTOMIZE_TIMEOUT") && err.contains("\"soon\""),
+        "{err}"
+    );
+}

@@ -1188,3 +1188,77 @@ fn hints_name_kiln_flux_options() {
     assert!(!err.contains("flux::lint::escape"), "{err}");
     hints_name_our_options(&err);
 }
+
+/// A fake kubectl: a shell script in `dir` that ignores its arguments and runs `body`.
+fn fake_kubectl(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("kubectl");
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// The preview's `kubectl kustomize` is bounded (issue 39): a build past the time limit
+/// (`KILN_KUSTOMIZE_TIMEOUT`), past the bytes kiln reads back (`--limit output-bytes` when
+/// lower than `input-bytes`) or past the documents limit is stopped: KLN1018, nothing on stdout.
+/// A time limit that is not a number is a usage error.
+#[test]
+fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[(&str, &str)], &[&str], &str); 3] = [
+        (
+            "sleep 600",
+            &[("KILN_KUSTOMIZE_TIMEOUT", "1")],
+            &[],
+            "did not finish within 1 s",
+        ),
+        (
+            "yes 'a: 1'",
+            &[],
+            &["--limit", "output-bytes=1Mi"],
+            "printed more than 1048576 bytes, the limit (output-bytes)",
+        ),
+        (
+            "yes -- '---'",
+            &[],
+            &["--limit", "documents=50"],
+            "printed more than 50 documents, the limit (documents)",
+        ),
+    ];
+    let (ks, root) = (ks(), repo());
+    for (body, env, extra, why) in cases {
+        let kubectl = fake_kubectl(d.path(), body);
+        let mut args = vec![
+            "build",
+            "--kustomization",
+            &ks,
+            "--source-root",
+            s(&root),
+            "--kubectl",
+            s(&kubectl),
+        ];
+        args.extend(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+            .args(&args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = fails_with(&out, "KLN1018");
+        assert!(err.contains(why), "{body}: {err}");
+        assert!(err.contains("deploy"), "{body}: {err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+        .args(["build", "--kustomization", &ks, "--source-root", s(&root)])
+        .env("KILN_KUSTOMIZE_TIMEOUT", "soon")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("KILN_KUSTOMIZE_TIMEOUT is not a whole number of seconds"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+}
