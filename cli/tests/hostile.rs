@@ -819,3 +819,79 @@ fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
         assert!(left.is_empty(), "{door:?} left running: {left:?}");
     }
 }
+
+/// A 30 MB variable used 40 times is 1.2 GB of substituted text, over the 1 GiB output limit:
+/// Flux substitution measures what it would build before building any of it, across objects
+/// (40 ConfigMaps using it once each through `kiln-flux build --kustomization --substitute`,
+/// one object using it 40 times) and in `kiln-flux envsubst` (whose environment holds at most
+/// 128 KiB a variable: 100 KB used 12,000 times), so each ends in KLN8005 under the 1 GiB
+/// memory cap instead of allocating the output first.
+#[test]
+fn a_large_variable_used_many_times_ends_at_the_output_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = "x".repeat(30_000_000);
+    let cm = |name: &str, uses: usize| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata: {{v: \"{}\"}}\n",
+            "${V}".repeat(uses)
+        )
+    };
+    let many: Vec<String> = (0..40).map(|i| format!("cm{i:02}.yaml")).collect();
+    for f in &many {
+        write(tmp.path(), &format!("src/many/{f}"), &cm(&f[..4], 1));
+    }
+    write(
+        tmp.path(),
+        "src/many/kustomization.yaml",
+        &format!("resources: [{}]\n", many.join(", ")),
+    );
+    write(tmp.path(), "src/one/cm.yaml", &cm("one", 40));
+    write(tmp.path(), "src/one/kustomization.yaml", "resources: [cm.yaml]\n");
+    let root = tmp.path().join("src").display().to_string();
+    for (dir, named) in [("many", "ConfigMap cm35"), ("one", "ConfigMap one")] {
+        write(
+            tmp.path(),
+            "ks.yaml",
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+                 metadata: {{name: apps, namespace: flux-system}}\n\
+                 spec:\n  interval: 10m\n  path: ./{dir}\n  prune: true\n  \
+                 sourceRef: {{kind: GitRepository, name: repo}}\n  \
+                 postBuild:\n    substitute:\n      V: {big}\n"
+            ),
+        );
+        let ks = tmp.path().join("ks.yaml").display().to_string();
+        let out = capped(
+            &Door::Flux.exe(),
+            &["build", "--kustomization", &ks, "--source-root", &root, "--substitute"],
+            tmp.path(),
+            &[],
+            "",
+        );
+        assert_eq!(out.status, Some(1), "{dir}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{dir}: partial output");
+        assert!(
+            out.stderr.contains("error[KLN8005]")
+                && out.stderr.contains(named)
+                && out.stderr.contains("more than 1073741824 bytes"),
+            "{dir}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("xxxx"), "{dir}: the value is quoted");
+    }
+    let value = "x".repeat(100_000);
+    let out = capped(
+        &Door::Flux.exe(),
+        &["envsubst"],
+        tmp.path(),
+        &[("V", &value)],
+        &"${V}".repeat(12_000),
+    );
+    assert_eq!(out.status, Some(1), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "partial output");
+    assert!(
+        out.stderr.contains("error[KLN8005]") && out.stderr.contains("more than 1073741824 bytes"),
+        "{}",
+        out.stderr
+    );
+}

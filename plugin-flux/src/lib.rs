@@ -444,11 +444,17 @@ fn write_dir(files: &[OutFile], dir: &Path) -> Result<(), Diagnostic> {
 }
 
 /// `envsubst`: Flux's substitution over `text` with `vars` (the environment). Strict: an unset
-/// variable without a default operator is an error. Output only on success.
-pub fn envsubst(text: &str, vars: &HashMap<String, String>, strict: bool) -> Outcome {
+/// variable without a default operator is an error. The output (and what is built on the way)
+/// stays within `max_output_bytes` (`--limit output-bytes`). Output only on success.
+pub fn envsubst(
+    text: &str,
+    vars: &HashMap<String, String>,
+    strict: bool,
+    max_output_bytes: usize,
+) -> Outcome {
     let opts = envsubst::Options {
         strict,
-        ..envsubst::Options::default()
+        max_output_bytes,
     };
     match envsubst::substitute(text, vars, &opts) {
         Ok(s) => Outcome {
@@ -467,10 +473,14 @@ pub fn envsubst(text: &str, vars: &HashMap<String, String>, strict: bool) -> Out
             let before = &text.as_bytes()[..e.offset.min(text.len())];
             let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
             let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            let hint = match e.kind {
+                envsubst::ErrorKind::TooLarge(_) => "check the substitutions that repeat large values or replace text (${v//p/r}); raise the output limit with --limit output-bytes=SIZE if the output is meant to be this large".to_string(),
+                _ => "write a literal `${` as `$${`; a default (`${NAME:=value}`) covers a variable that may be unset".to_string(),
+            };
             let d = Diagnostic::error(code, e.to_string())
                 .in_file("<stdin>")
                 .at_line(line, Some(column))
-                .with_hint("write a literal `${` as `$${`; a default (`${NAME:=value}`) covers a variable that may be unset");
+                .with_hint(hint);
             // Messages name variables, never their values.
             failed(&[d], &Secrets::default())
         }

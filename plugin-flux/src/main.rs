@@ -30,7 +30,7 @@ enum Command {
         #[arg(long)]
         strict: bool,
         /// Change a limit, e.g. `--limit input-bytes=256Mi` (repeatable; stdin is read within
-        /// `input-bytes`).
+        /// `input-bytes`, the output stays within `output-bytes`).
         #[arg(long = "limit", value_name = "NAME=VALUE", value_parser = kiln_core::limits::Setting::parse)]
         limit: Vec<kiln_core::limits::Setting>,
     },
@@ -140,7 +140,8 @@ fn main_run() -> ExitCode {
         Command::Envsubst { strict, limit } => {
             // Within the input-bytes limit, as every door reads a stream: a runaway pipe is a
             // diagnostic, not an allocation failure.
-            let max = kiln_core::limits::Limits::with(&limit).yaml.max_input_bytes;
+            let limits = kiln_core::limits::Limits::with(&limit);
+            let max = limits.yaml.max_input_bytes;
             match kiln_core::source::read_limited(std::io::stdin(), "<stdin>", max) {
                 Err(d) => Outcome {
                     stderr: format!("kiln-flux: {d}\n"),
@@ -151,7 +152,7 @@ fn main_run() -> ExitCode {
                     let vars = std::env::vars_os()
                         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                         .collect();
-                    kiln_flux::envsubst(&text, &vars, strict)
+                    kiln_flux::envsubst(&text, &vars, strict, limits.output_bytes)
                 }
             }
         }

@@ -1262,3 +1262,77 @@ fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// Substitution stays within the output limit, `--limit output-bytes` included, in the preview
+/// (the objects' results together: the object named is the one that passes the limit) and in
+/// `envsubst` (which read only `input-bytes` of its limits before).
+#[test]
+fn substitution_stays_within_the_output_limit() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("src");
+    std::fs::create_dir_all(root.join("app")).unwrap();
+    let names: Vec<String> = (0..5).map(|i| format!("c{i}.yaml")).collect();
+    for n in &names {
+        std::fs::write(
+            root.join("app").join(n),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {}}}\ndata: {{v: \"${{V}}\"}}\n", &n[..2]),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("app/kustomization.yaml"),
+        format!("resources: [{}]\n", names.join(", ")),
+    )
+    .unwrap();
+    let ks = d.path().join("ks.yaml");
+    std::fs::write(
+        &ks,
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {{name: apps, namespace: flux-system}}\n\
+             spec:\n  interval: 10m\n  path: ./app\n  prune: true\n  \
+             sourceRef: {{kind: GitRepository, name: repo}}\n  \
+             postBuild:\n    substitute:\n      V: {}\n",
+            "x".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let build = |limit: &str| {
+        run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+            "--substitute",
+            "--limit",
+            limit,
+        ])
+    };
+    let ok = build("output-bytes=1Mi");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let err = fails_with(&build("output-bytes=300k"), "KLN8005");
+    assert!(
+        err.contains("ConfigMap c2: with this object the substituted objects would be more than 300000 bytes together"),
+        "{err}"
+    );
+    assert!(!err.contains("xxxx"), "{err}");
+    let value = "x".repeat(1000);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln-flux"));
+    let out = cmd
+        .args(["envsubst", "--limit", "output-bytes=10k"])
+        .env("V", &value)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all("${V}".repeat(11).as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let err = fails_with(&out, "KLN8005");
+    assert!(err.contains("more than 10000 bytes"), "{err}");
+}

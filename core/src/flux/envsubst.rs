@@ -30,6 +30,7 @@
 //! assert_eq!(err.to_string(), r#"variable not set (strict mode): "region""#);
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::OnceLock;
@@ -162,26 +163,66 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Substitute every `${…}` of `text` from `vars`.
+/// Substitute every `${…}` of `text` from `vars`: [`Template::size`], then [`Template::render`].
 pub fn substitute<L: Lookup + ?Sized>(
     text: &str,
     vars: &L,
     options: &Options,
 ) -> Result<String, Error> {
-    let nodes = parse(text)?;
-    let mut ev = Eval {
-        vars,
-        strict: options.strict,
-        limit: options.max_output_bytes,
-        produced: 0,
-        work: 0,
-    };
-    let mut out = Vec::with_capacity(text.len().min(options.max_output_bytes));
-    ev.write(&nodes, &mut out)?;
-    String::from_utf8(out).map_err(|_| Error {
-        kind: ErrorKind::NotUtf8,
-        offset: 0,
-    })
+    let template = Template::parse(text)?;
+    let size = template.size(vars, options)?;
+    template.render(vars, options, size)
+}
+
+/// A text parsed once, measured before it is built: the size of the result is known, and
+/// counted against the limit, before any of it is (a value used forty times is forty borrowed
+/// slices of one string until the result has been measured; a caller substituting many texts
+/// adds their sizes up first).
+#[derive(Debug, Clone)]
+pub struct Template {
+    nodes: Vec<Node>,
+}
+
+impl Template {
+    /// Parse `text`.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        Ok(Self {
+            nodes: parse(text)?,
+        })
+    }
+
+    /// The length of the result, every expression evaluated and every error found, and nothing
+    /// of the result built: values are borrowed from the variables wherever they are used as
+    /// they are (`${v}`, substrings, trims), and what must be made (case changes, replacements,
+    /// defaults of several parts) is counted against the limit before it is made, and dropped
+    /// once measured.
+    pub fn size<L: Lookup + ?Sized>(&self, vars: &L, options: &Options) -> Result<usize, Error> {
+        let mut ev = Eval::new(vars, options);
+        let mut total = 0;
+        for n in &self.nodes {
+            total += ev.piece(n)?.len();
+        }
+        Ok(total)
+    }
+
+    /// The result, in one buffer of `size` bytes (what [`Template::size`] gave with the same
+    /// variables and options).
+    pub fn render<L: Lookup + ?Sized>(
+        &self,
+        vars: &L,
+        options: &Options,
+        size: usize,
+    ) -> Result<String, Error> {
+        let mut ev = Eval::new(vars, options);
+        let mut out = Vec::with_capacity(size.min(options.max_output_bytes));
+        for n in &self.nodes {
+            out.extend_from_slice(&ev.piece(n)?);
+        }
+        String::from_utf8(out).map_err(|_| Error {
+            kind: ErrorKind::NotUtf8,
+            offset: 0,
+        })
+    }
 }
 
 /// Whether `text` holds anything substitution would change: an expression or a `$$`.
@@ -555,7 +596,17 @@ struct Eval<'v, L: ?Sized> {
     work: u64,
 }
 
-impl<L: Lookup + ?Sized> Eval<'_, L> {
+impl<'v, L: Lookup + ?Sized> Eval<'v, L> {
+    fn new(vars: &'v L, options: &Options) -> Self {
+        Self {
+            vars,
+            strict: options.strict,
+            limit: options.max_output_bytes,
+            produced: 0,
+            work: 0,
+        }
+    }
+
     /// Count `n` more produced bytes.
     fn charge(&mut self, n: usize, at: usize) -> Result<(), Error> {
         match self.produced.checked_add(n) {
@@ -582,31 +633,40 @@ impl<L: Lookup + ?Sized> Eval<'_, L> {
         }
     }
 
-    fn write(&mut self, nodes: &[Node], out: &mut Vec<u8>) -> Result<(), Error> {
-        for n in nodes {
-            match n {
-                Node::Text(t) => {
-                    self.charge(t.len(), 0)?;
-                    out.extend_from_slice(t.as_bytes());
-                }
-                Node::Expr(e) => {
-                    let v = self.expr(e)?;
-                    self.charge(v.len(), e.start)?;
-                    out.extend_from_slice(&v);
-                }
-            }
-        }
-        Ok(())
+    /// What one node produces, counted: text as written, an expression's value (borrowed from
+    /// the template or the variables where it can be).
+    fn piece<'a>(&mut self, n: &'a Node) -> Result<Cow<'a, [u8]>, Error>
+    where
+        'v: 'a,
+    {
+        let (piece, at) = match n {
+            Node::Text(t) => (Cow::Borrowed(t.as_bytes()), 0),
+            Node::Expr(e) => (self.expr(e)?, e.start),
+        };
+        self.charge(piece.len(), at)?;
+        Ok(piece)
     }
 
-    fn expr(&mut self, e: &Expr) -> Result<Vec<u8>, Error> {
+    /// `n` bytes made by `make`, counted against the limit before they are.
+    fn made<'a>(
+        &self,
+        n: usize,
+        at: usize,
+        make: impl FnOnce() -> Vec<u8>,
+    ) -> Result<Cow<'a, [u8]>, Error> {
+        self.fits(n as u128, at)?;
+        Ok(Cow::Owned(make()))
+    }
+
+    fn expr<'a>(&mut self, e: &'a Expr) -> Result<Cow<'a, [u8]>, Error>
+    where
+        'v: 'a,
+    {
         let mut args = Vec::with_capacity(e.args.len());
         for a in &e.args {
-            let mut buf = Vec::new();
-            self.write(std::slice::from_ref(a), &mut buf)?;
-            args.push(buf);
+            args.push(self.piece(a)?);
         }
-        let value: &[u8] = match self.vars.lookup(&e.name) {
+        let value: &'v [u8] = match self.vars.lookup(&e.name) {
             Some(v) => v.as_bytes(),
             None if self.strict && e.op != Op::Default => {
                 return Err(Error {
@@ -616,76 +676,87 @@ impl<L: Lookup + ?Sized> Eval<'_, L> {
             }
             None => b"",
         };
-        let arg = |i: usize| args.get(i).map(Vec::as_slice);
+        let arg = |i: usize| args.get(i).map(|a| &**a);
+        let at = e.start;
         Ok(match e.op {
-            Op::Value | Op::CaseNone => value.to_vec(),
-            Op::Length => value.len().to_string().into_bytes(),
-            Op::Case { upper } => map_case(value, upper),
+            Op::Value | Op::CaseNone => Cow::Borrowed(value),
+            Op::Length => Cow::Owned(value.len().to_string().into_bytes()),
+            Op::Case { upper } => {
+                let n = case_mapped(value, upper).map(char::len_utf8).sum();
+                self.made(n, at, || map_case(value, upper))?
+            }
             Op::CaseFirst { upper } => {
                 if value.is_empty() {
-                    Vec::new()
+                    Cow::Borrowed(value)
                 } else {
                     let (c, w) = decode(value);
-                    let mut out = Vec::with_capacity(value.len() + 3);
-                    push_char(&mut out, change_case(c, upper));
-                    out.extend_from_slice(&value[w..]);
-                    out
+                    let first = change_case(c, upper);
+                    self.made(value.len() - w + first.len_utf8(), at, || {
+                        let mut out = Vec::with_capacity(value.len() + 3);
+                        push_char(&mut out, first);
+                        out.extend_from_slice(&value[w..]);
+                        out
+                    })?
                 }
             }
-            Op::Substring => substring(value, arg(0), arg(1)).to_vec(),
+            Op::Substring => Cow::Borrowed(substring(value, arg(0), arg(1))),
             Op::TrimPrefix { longest } => match arg(0) {
-                Some(p) => self.trim(value, p, longest, e.start)?,
-                None => value.to_vec(),
+                Some(p) => Cow::Borrowed(&value[self.trim(value, p, longest, at)?..]),
+                None => Cow::Borrowed(value),
             },
             Op::TrimSuffix { longest } => match arg(0) {
                 // Go reverses the characters of value and pattern, trims a prefix, and
                 // reverses back; so does this, to give the same answers (`[a-z]` reversed is
                 // no longer a class, and the value's invalid bytes become U+FFFD).
                 Some(p) => {
+                    self.fits((go_len(value) + go_len(p)) as u128, at)?;
                     let r = reverse(value);
-                    let rp = reverse(p);
-                    reverse(&self.trim(&r, &rp, longest, e.start)?)
+                    let cut = self.trim(&r, &reverse(p), longest, at)?;
+                    // A cut between characters of a value (valid UTF-8: it is a `str`) leaves
+                    // the value's own prefix; one inside a character is reversed as Go does.
+                    let whole = r.get(cut).is_none_or(|b| b & 0xC0 != 0x80);
+                    match value.len().checked_sub(cut) {
+                        Some(keep) if whole && r.len() == value.len() => {
+                            Cow::Borrowed(&value[..keep])
+                        }
+                        _ => Cow::Owned(reverse(&r[cut..])),
+                    }
                 }
-                None => value.to_vec(),
+                None => Cow::Borrowed(value),
             },
             Op::Replace(kind) => {
                 let old = arg(0).unwrap_or_default();
                 let new = arg(1).unwrap_or_default();
                 match kind {
-                    Replace::First => self.replace(value, old, new, Some(1), e.start)?,
-                    Replace::All => self.replace(value, old, new, None, e.start)?,
+                    Replace::First => self.replace(value, old, new, Some(1), at)?,
+                    Replace::All => self.replace(value, old, new, None, at)?,
                     Replace::Prefix if args.len() == 2 && value.starts_with(old) => {
-                        self.replace(value, old, new, Some(1), e.start)?
+                        self.replace(value, old, new, Some(1), at)?
                     }
                     Replace::Suffix if args.len() == 2 && value.ends_with(old) => {
                         let keep = &value[..value.len() - old.len()];
-                        self.fits((keep.len() + new.len()) as u128, e.start)?;
-                        [keep, new].concat()
+                        self.made(keep.len() + new.len(), at, || [keep, new].concat())?
                     }
-                    Replace::Prefix | Replace::Suffix => value.to_vec(),
+                    Replace::Prefix | Replace::Suffix => Cow::Borrowed(value),
                 }
             }
-            Op::Default => {
-                if value.is_empty() && !args.is_empty() {
-                    args.concat()
+            Op::Default if value.is_empty() && !args.is_empty() => {
+                if args.len() == 1 {
+                    args.swap_remove(0)
                 } else {
-                    value.to_vec()
+                    let n = args.iter().map(|a| a.len()).sum();
+                    self.made(n, at, || args.concat())?
                 }
             }
+            Op::Default => Cow::Borrowed(value),
         })
     }
 
-    /// Remove the shortest or longest non-empty prefix of `value` that `pattern` matches
-    /// (nothing when the pattern is malformed or nothing matches).
-    fn trim(
-        &mut self,
-        value: &[u8],
-        pattern: &[u8],
-        longest: bool,
-        at: usize,
-    ) -> Result<Vec<u8>, Error> {
+    /// Where the shortest or longest non-empty prefix of `value` that `pattern` matches ends
+    /// (0 when the pattern is malformed or nothing matches).
+    fn trim(&mut self, value: &[u8], pattern: &[u8], longest: bool, at: usize) -> Result<usize, Error> {
         let Some(p) = Pattern::compile(pattern) else {
-            return Ok(value.to_vec());
+            return Ok(0);
         };
         self.work = self.work.saturating_add(p.cost(value.len()));
         if self.work > MAX_MATCH_WORK {
@@ -695,30 +766,36 @@ impl<L: Lookup + ?Sized> Eval<'_, L> {
             });
         }
         Ok(match p.matching_prefixes(value) {
-            Some((short, long)) => value[if longest { long } else { short }..].to_vec(),
-            None => value.to_vec(),
+            Some((short, long)) => {
+                if longest {
+                    long
+                } else {
+                    short
+                }
+            }
+            None => 0,
         })
     }
 
     /// Go's `strings.Replace`: the first `n` (all with `None`) non-overlapping occurrences of
     /// `old`; an empty `old` matches before every character and at the end.
-    fn replace(
-        &mut self,
-        s: &[u8],
+    fn replace<'a>(
+        &self,
+        s: &'a [u8],
         old: &[u8],
         new: &[u8],
         n: Option<usize>,
         at: usize,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<Cow<'a, [u8]>, Error> {
         if old == new {
-            return Ok(s.to_vec());
+            return Ok(Cow::Borrowed(s));
         }
         let limit = n.unwrap_or(usize::MAX);
         // Count first, so that a result over the limit is refused before it is built.
         let mut count = 0usize;
         each_occurrence(s, old, limit, |_| count += 1);
         if count == 0 {
-            return Ok(s.to_vec());
+            return Ok(Cow::Borrowed(s));
         }
         let len =
             s.len() as u128 + count as u128 * new.len() as u128 - count as u128 * old.len() as u128;
@@ -731,7 +808,7 @@ impl<L: Lookup + ?Sized> Eval<'_, L> {
             from = st + old.len();
         });
         out.extend_from_slice(&s[from..]);
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 }
 
@@ -846,29 +923,52 @@ fn reverse(v: &[u8]) -> Vec<u8> {
     out
 }
 
-fn push_char(out: &mut Vec<u8>, c: char) {
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+/// The length of `v` once Go has read it as characters (an invalid byte is U+FFFD, 3 bytes):
+/// what [`reverse`] makes of it.
+fn go_len(v: &[u8]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < v.len() {
+        let (c, w) = decode(&v[i..]);
+        n += c.len_utf8();
+        i += w;
+    }
+    n
 }
 
-/// Every character in upper or lower case (Go's `strings.ToUpper`/`ToLower`: an invalid byte
-/// becomes U+FFFD).
-fn map_case(v: &[u8], upper: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len());
+fn push_char(out: &mut Vec<u8>, c: char) {
+    if c.is_ascii() {
+        out.push(c as u8);
+    } else {
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+}
+
+/// The characters of `v` in upper or lower case (Go's `strings.ToUpper`/`ToLower`: an invalid
+/// byte becomes U+FFFD).
+fn case_mapped(v: &[u8], upper: bool) -> impl Iterator<Item = char> + '_ {
     let mut i = 0;
-    while i < v.len() {
-        if v[i].is_ascii() {
-            out.push(if upper {
-                v[i].to_ascii_uppercase()
-            } else {
-                v[i].to_ascii_lowercase()
-            });
+    std::iter::from_fn(move || {
+        let b = *v.get(i)?;
+        if b.is_ascii() {
             i += 1;
-            continue;
+            return Some(char::from(if upper {
+                b.to_ascii_uppercase()
+            } else {
+                b.to_ascii_lowercase()
+            }));
         }
         let (c, w) = decode(&v[i..]);
-        push_char(&mut out, change_case(c, upper));
         i += w;
+        Some(change_case(c, upper))
+    })
+}
+
+/// Every character in upper or lower case ([`case_mapped`]).
+fn map_case(v: &[u8], upper: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len());
+    for c in case_mapped(v, upper) {
+        push_char(&mut out, c);
     }
     out
 }
@@ -1245,6 +1345,45 @@ mod tests {
         assert_eq!(
             substitute(&"a".repeat(101), &v, &small).unwrap_err().kind,
             ErrorKind::TooLarge(100)
+        );
+    }
+
+    /// A template's size is its result's length, found with every error the result would
+    /// have, before the result is built; values used as they are cost nothing until then.
+    #[test]
+    fn the_size_comes_before_the_result() {
+        let v = vars(&[("v", "Ab.é"), ("e", ""), ("big", &"y".repeat(1000))]);
+        let o = Options::default();
+        for text in [
+            "${v}-${v^^}-${v,}-${#v}-${v:1:2}-${v#*.}-${v%.*}-${v/./:}-${v//b/bb}-${v/%é/E}",
+            "${e:-a${v}b}|${e:-${v}}|${v:-x}|${v%é}|${v%%[a-z]*}|${big:998}",
+            "plain $$ text",
+        ] {
+            let t = Template::parse(text).unwrap();
+            let size = t.size(&v, &o).unwrap();
+            let out = t.render(&v, &o, size).unwrap();
+            assert_eq!(out.len(), size, "{text}");
+            assert_eq!(substitute(text, &v, &o).unwrap(), out);
+        }
+        // 1,000 bytes used 2,000 times: measured, refused, nothing built.
+        let small = Options {
+            strict: true,
+            max_output_bytes: 1 << 20,
+        };
+        let t = Template::parse(&"${big}".repeat(2000)).unwrap();
+        assert_eq!(t.size(&v, &small).unwrap_err().kind, ErrorKind::TooLarge(1 << 20));
+        // What must be made is counted before it is: an upper-cased copy, a default of parts.
+        let tight = Options {
+            strict: true,
+            max_output_bytes: 1500,
+        };
+        assert_eq!(
+            substitute("${big}${big^^}", &v, &tight).unwrap_err().kind,
+            ErrorKind::TooLarge(1500)
+        );
+        assert_eq!(
+            substitute("${big}${e:-${v}${v}}", &v, &Options { max_output_bytes: 1010, ..tight }).unwrap_err().kind,
+            ErrorKind::TooLarge(1010)
         );
     }
 

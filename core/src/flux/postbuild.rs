@@ -342,7 +342,8 @@ pub struct PostBuild {
     /// Strict mode (kustomize-controller's `StrictPostBuildSubstitutions` feature gate, on by
     /// default since Flux 2.9): a variable that is not set is an error, not empty.
     pub strict: bool,
-    /// Most bytes one object's substitution may produce (intermediate values included).
+    /// Most bytes substitution may produce: each object's (intermediate values included), and
+    /// the substituted objects together.
     pub max_output_bytes: usize,
     /// Limits for reading the substituted text back.
     pub yaml: YamlLimits,
@@ -420,18 +421,9 @@ pub fn apply(object: Value, settings: &PostBuild) -> Result<Value, Diagnostics> 
         return Ok(object);
     }
     check_names(&settings.variables)?;
-    substitute_object(object, settings).map_err(|ps| {
-        let mut ds = Diagnostics(
-            ps.into_iter()
-                .map(|(d, p)| match p {
-                    Some(p) => d.at(p.to_string()),
-                    None => d,
-                })
-                .collect(),
-        );
-        ds.sort();
-        ds
-    })
+    let mut out = substitute_each(vec![object], settings)
+        .map_err(|errs| placed(errs, |_, d, p| at_path(d, p)))?;
+    Ok(out.pop().unwrap_or_default())
 }
 
 /// Substitute every object, in parallel; all or nothing. The variable names are checked once.
@@ -442,20 +434,7 @@ pub fn apply_all(objects: Vec<Value>, settings: &PostBuild) -> Result<Vec<Value>
     if objects.iter().any(|o| !opted_out(o)) {
         check_names(&settings.variables)?;
     }
-    let results: Vec<Result<Value, Vec<Problem>>> = objects
-        .into_par_iter()
-        .map(|o| {
-            if opted_out(&o) {
-                Ok(o)
-            } else {
-                substitute_object(o, settings)
-            }
-        })
-        .collect();
-    collect(results, |d, p| match p {
-        Some(p) => d.at(p.to_string()),
-        None => d,
-    })
+    substitute_each(objects, settings).map_err(|errs| placed(errs, |_, d, p| at_path(d, p)))
 }
 
 /// Substitute documents read from files, locating problems in the files (file, line, field).
@@ -467,57 +446,144 @@ pub fn apply_documents(docs: &[Document], settings: &PostBuild) -> Result<Vec<Va
     if docs.iter().any(|d| !opted_out(&d.value)) {
         check_names(&settings.variables)?;
     }
-    let results: Vec<(usize, Result<Value, Vec<Problem>>)> = docs
-        .par_iter()
-        .enumerate()
-        .map(|(i, doc)| {
-            let obj = doc.value.clone();
-            if opted_out(&obj) || !affected(&obj) {
-                return (i, Ok(obj));
-            }
-            (i, substitute_object(obj, settings))
+    let objects = docs.iter().map(|d| d.value.clone()).collect();
+    substitute_each(objects, settings).map_err(|errs| {
+        placed(errs, |i, d, p| match p {
+            Some(p) => docs[i].diag(d, &p),
+            None => d.in_document(docs[i].file(), docs[i].index),
         })
-        .collect();
-    let mut out = Vec::with_capacity(docs.len());
-    let mut errs = Diagnostics::new();
-    for (i, r) in results {
-        match r {
-            Ok(v) => out.push(v),
-            Err(ps) => errs.extend(ps.into_iter().map(|(d, p)| match p {
-                Some(p) => docs[i].diag(d, &p),
-                None => d.in_document(docs[i].file(), docs[i].index),
-            })),
-        }
-    }
-    if errs.is_empty() {
-        Ok(out)
-    } else {
-        errs.sort();
-        Err(errs)
-    }
+    })
 }
 
 /// A problem and the field it is in.
 type Problem = (Diagnostic, Option<FieldPath>);
 
-fn collect(
-    results: Vec<Result<Value, Vec<Problem>>>,
-    place: impl Fn(Diagnostic, Option<FieldPath>) -> Diagnostic,
-) -> Result<Vec<Value>, Diagnostics> {
-    let mut out = Vec::with_capacity(results.len());
-    let mut errs = Diagnostics::new();
-    for r in results {
+fn at_path(d: Diagnostic, p: Option<FieldPath>) -> Diagnostic {
+    match p {
+        Some(p) => d.at(p.to_string()),
+        None => d,
+    }
+}
+
+/// The problems of each object (by its index), placed by `place`, sorted.
+fn placed(
+    errs: Vec<(usize, Vec<Problem>)>,
+    place: impl Fn(usize, Diagnostic, Option<FieldPath>) -> Diagnostic,
+) -> Diagnostics {
+    let mut ds = Diagnostics::new();
+    for (i, ps) in errs {
+        ds.extend(ps.into_iter().map(|(d, p)| place(i, d, p)));
+    }
+    ds.sort();
+    ds
+}
+
+/// Substitute each object that does not opt out, all or nothing; the problems of the objects
+/// that fail, by index. The results together stay within the output limit, and no result is
+/// built before that is known: each object's text is measured first (in parallel), the sizes
+/// are added in the objects' order (so the object named when they pass the limit is the same on
+/// every run), and only then are the texts built and read back.
+fn substitute_each(
+    objects: Vec<Value>,
+    settings: &PostBuild,
+) -> Result<Vec<Value>, Vec<(usize, Vec<Problem>)>> {
+    let measured: Vec<Result<Option<Measured>, Vec<Problem>>> = objects
+        .par_iter()
+        .map(|o| {
+            if opted_out(o) || !affected(o) {
+                // Writing and reading back changes nothing: kiln's YAML round-trips.
+                Ok(None)
+            } else {
+                measure(o, settings).map(Some)
+            }
+        })
+        .collect();
+    let mut errs = Vec::new();
+    let mut total = 0usize;
+    let mut within = true;
+    for (i, m) in measured.iter().enumerate() {
+        match m {
+            Err(ps) => errs.push((i, ps.clone())),
+            Ok(Some(m)) if within => {
+                total = total.saturating_add(m.size);
+                if total > settings.max_output_bytes {
+                    within = false;
+                    errs.push((i, vec![(too_large_together(&objects[i], settings), None)]));
+                } else if m.size > settings.yaml.max_input_bytes {
+                    errs.push((i, vec![(too_large_to_read(&objects[i], m.size, settings), None)]));
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let built: Vec<Result<Value, Vec<Problem>>> = objects
+        .into_par_iter()
+        .zip(measured)
+        .map(|(o, m)| match m {
+            Ok(Some(m)) => build(o, &m, settings),
+            _ => Ok(o),
+        })
+        .collect();
+    let mut out = Vec::with_capacity(built.len());
+    for (i, r) in built.into_iter().enumerate() {
         match r {
             Ok(v) => out.push(v),
-            Err(ps) => errs.extend(ps.into_iter().map(|(d, p)| place(d, p))),
+            Err(ps) => errs.push((i, ps)),
         }
     }
     if errs.is_empty() {
         Ok(out)
     } else {
-        errs.sort();
         Err(errs)
     }
+}
+
+/// An object's text as Flux substitutes it, parsed, and the size of its substitution.
+struct Measured {
+    template: envsubst::Template,
+    size: usize,
+}
+
+/// The object as go-yaml v2 writes it ([`super::goyaml`]), parsed and measured with the
+/// variables: every unset variable, bad expression and limit is found here, before anything of
+/// the result is built.
+fn measure(object: &Value, settings: &PostBuild) -> Result<Measured, Vec<Problem>> {
+    let text = super::goyaml::marshal(object);
+    let opts = settings.options();
+    let measured = envsubst::Template::parse(&text).and_then(|template| {
+        let size = template.size(&settings.variables, &opts)?;
+        Ok(Measured { template, size })
+    });
+    measured.map_err(|e| locate(object, &e, &identity(object), settings))
+}
+
+/// Substitutions that fit one by one but not together.
+fn too_large_together(object: &Value, settings: &PostBuild) -> Diagnostic {
+    let d = diagnostic(&ErrorKind::TooLarge(settings.max_output_bytes), &identity(object));
+    Diagnostic {
+        message: format!(
+            "{}: with this object the substituted objects would be more than {} bytes together (the output limit)",
+            identity(object),
+            settings.max_output_bytes
+        ),
+        ..d
+    }
+}
+
+/// A substituted object larger than the text it is read back within (`input-bytes`).
+fn too_large_to_read(object: &Value, size: usize, settings: &PostBuild) -> Diagnostic {
+    Diagnostic::error(
+        codes::YAML_BUDGET,
+        format!(
+            "{}: after substitution the object would be {size} bytes, more than the limit of {} bytes it is read back within",
+            identity(object),
+            settings.yaml.max_input_bytes
+        ),
+    )
+    .with_hint(crate::limits::Limit::InputBytes.hint("check the substitutions that repeat large values"))
 }
 
 /// Whether any string of the object (keys included) would change: holds `${` or `$$`.
@@ -535,17 +601,13 @@ pub(crate) fn affected(v: &Value) -> bool {
 /// Most problems reported for one object.
 const MAX_PROBLEMS: usize = 100;
 
-/// The core of [`apply`], after the opt-out, strategy and name checks: the object as go-yaml v2
-/// writes it, substituted as text, read back as YAML 1.1 (go-yaml v2 reads it so in Flux).
-fn substitute_object(object: Value, settings: &PostBuild) -> Result<Value, Vec<Problem>> {
-    if !affected(&object) {
-        // Writing and reading back changes nothing: kiln's YAML round-trips.
-        return Ok(object);
-    }
+/// A measured object substituted and read back as YAML 1.1 (go-yaml v2 reads it so in Flux).
+fn build(object: Value, m: &Measured, settings: &PostBuild) -> Result<Value, Vec<Problem>> {
     let id = identity(&object);
-    let text = super::goyaml::marshal(&object);
-    let opts = settings.options();
-    let out = match envsubst::substitute(&text, &settings.variables, &opts) {
+    let out = match m
+        .template
+        .render(&settings.variables, &settings.options(), m.size)
+    {
         Ok(out) => out,
         Err(e) => return Err(locate(&object, &e, &id, settings)),
     };
@@ -740,6 +802,36 @@ mod tests {
 
     fn codes_of(ds: &Diagnostics) -> Vec<(&'static str, Option<String>)> {
         ds.iter().map(|d| (d.code.id, d.path.clone())).collect()
+    }
+
+    /// The output limit holds for the substituted objects together, not for each alone: the
+    /// sizes are added in the objects' order, so the object named is the one whose result
+    /// passes the limit, the same on every run; an object too large to be read back is refused
+    /// before it is built.
+    #[test]
+    fn the_output_limit_holds_for_all_objects_together() {
+        let cm = |i: usize| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}")}, "data": {"v": "${v}"}});
+        let value = "x".repeat(1000);
+        let mut s = settings(&[("v", &value)]);
+        let one = apply(cm(0), &s).unwrap();
+        let size = super::super::goyaml::marshal(&one).len();
+        s.max_output_bytes = 4 * size;
+        assert_eq!(apply_all((0..4).map(cm).collect(), &s).unwrap().len(), 4);
+        for _ in 0..3 {
+            let e = apply_all((0..6).map(cm).collect(), &s).unwrap_err();
+            assert_eq!(codes_of(&e), [("KLN8005", None)], "{e:?}");
+            assert!(
+                e.0[0].message.starts_with("ConfigMap c4: with this object the substituted objects would be more than"),
+                "{}",
+                e.0[0].message
+            );
+        }
+        let docs = parse_file("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {v: '${v}${v}'}\n".into(), &YamlLimits::default()).unwrap();
+        s.yaml.max_input_bytes = size;
+        let e = apply_documents(&docs, &s).unwrap_err();
+        assert_eq!(e.0[0].code, codes::YAML_BUDGET, "{e:?}");
+        assert!(e.0[0].message.contains("more than the limit of"), "{e:?}");
+        assert_eq!(e.0[0].file.as_deref(), Some("a.yaml"));
     }
 
     #[test]
