@@ -14,8 +14,7 @@ use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::diff::Unit;
 use kiln_core::document::SourceFile;
 use kiln_core::request::{self, Failed, Rendered};
-use kiln_core::source::{Input, Root, Snapshot, SnapshotEntry};
-use rayon::prelude::*;
+use kiln_core::source::{Input, Root, Snapshot};
 use serde_json::Value;
 
 use crate::report::{self, DiagFormat};
@@ -293,21 +292,26 @@ pub fn run(
         req.inputs = keep;
     }
 
-    let snapshot = |src: &Source| -> Result<Option<Snapshot>, String> {
+    let limits = kiln_core::revision::Limits::of(&common.limits());
+    let snapshot = |src: &Source| -> Result<Option<Snapshot>, Diagnostic> {
         match src {
             Source::WorkTree => Ok(None),
-            Source::Commit { oid, .. } => {
-                snapshot(&repo, *oid, &named, common.limits().yaml.max_input_bytes).map(Some)
-            }
+            Source::Commit { spec, oid } => snapshot(&repo, *oid, &named, &limits)
+                .map(Some)
+                .map_err(|d| Diagnostic {
+                    message: d.message.replacen(
+                        "cannot read the revision",
+                        &format!("cannot read the revision {spec}"),
+                        1,
+                    ),
+                    ..d
+                }),
         }
     };
     let (base_snap, head_snap) = match (snapshot(&base_src), snapshot(&head_src)) {
         (Ok(b), Ok(h)) => (b, h),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!(
-                "error[{}]: cannot read the revision: {e}",
-                codes::GIT_REVISION.id
-            );
+        (Err(d), _) | (_, Err(d)) => {
+            report::print(&[d], &[], common.diagnostics);
             return ExitCode::from(SIDE_FAILED);
         }
     };
@@ -616,145 +620,118 @@ fn repo_relative(workdir: &Path, p: &Path) -> Option<PathBuf> {
     Some(rel)
 }
 
-/// The files of a commit that the run may read: everything under the directories holding the
-/// named paths (a kurel package's local extension sits beside it), and what symlinks there
-/// point to inside the repository. Blobs larger than the input limit are not read: they are
-/// written as files of their size, which the render refuses on the limit as it would on disk.
+/// The files of a commit that a render of the named paths reads (`kiln_core::revision`: the
+/// named paths, the local extensions beside them, what symlinks there point to), read from the
+/// repository's objects within the `tree-entries` and `tree-bytes` limits.
 fn snapshot(
     repo: &git2::Repository,
     oid: git2::Oid,
     named: &[PathBuf],
-    max_bytes: usize,
-) -> Result<Snapshot, String> {
+    limits: &kiln_core::revision::Limits,
+) -> Result<Snapshot, Diagnostic> {
     // Objects are read as git reads them (`git show`, `git checkout`): without hashing each one
     // again to check it against its id, which is `git fsck`'s job. libgit2 does so by default,
     // a quarter of the cost of reading ten thousand small blobs.
     git2::opts::strict_hash_verification(false);
-    let commit = repo.find_commit(oid).map_err(|e| e.message().to_string())?;
-    let tree = commit.tree().map_err(|e| e.message().to_string())?;
-    // Every entry of the tree: path, mode, blob id; and the submodules (gitlinks).
-    let mut entries: Vec<(PathBuf, i32, git2::Oid)> = Vec::new();
-    let mut submodules: Vec<PathBuf> = Vec::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-        let mut p = PathBuf::from(dir);
-        p.push(os_name(e.name_bytes()));
-        match e.kind() {
-            Some(git2::ObjectType::Blob) => entries.push((p, e.filemode(), e.id())),
-            Some(git2::ObjectType::Commit) => submodules.push(p),
-            _ => {}
-        }
-        git2::TreeWalkResult::Ok
-    })
-    .map_err(|e| e.message().to_string())?;
-    // A revision holds only a submodule's commit id, not its files: rendering the path without
-    // them would silently drop (and so "remove") whatever the submodule's files render to.
-    if let Some(sub) = submodules
-        .iter()
-        .find(|s| named.iter().any(|n| s.starts_with(n) || n.starts_with(s)))
-    {
-        return Err(format!(
-            "{} is a git submodule, and kiln diff does not read submodules (a revision holds only \
-             their commit id); name paths outside it, or diff inside the submodule's own repository",
-            sub.display()
-        ));
-    }
-    let mut wanted: Vec<PathBuf> = named
-        .iter()
-        .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
-        .collect();
-    let covered = |p: &Path, wanted: &[PathBuf]| wanted.iter().any(|w| p.starts_with(w));
-    // Symlinks inside what is wanted bring their targets in, until nothing new comes.
-    loop {
-        let mut more = Vec::new();
-        for (p, mode, id) in &entries {
-            if *mode != 0o120000 || !covered(p, &wanted) {
-                continue;
+    let unreadable = |e: git2::Error| {
+        Diagnostic::error(
+            codes::GIT_REVISION,
+            format!("cannot read the revision: {}", e.message()),
+        )
+    };
+    let tree = repo
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(unreadable)?
+        .id();
+    let objects = GitObjects {
+        git_dir: repo.path().to_path_buf(),
+    };
+    kiln_core::revision::read(&objects, tree, named, limits)
+}
+
+/// The repository's objects for `kiln_core::revision`. The blobs are read on every core, each
+/// thread with its own handle on the repository (a handle is not shared between threads): ten
+/// thousand small files inflated one after the other were a tenth of a diff's wall time.
+struct GitObjects {
+    git_dir: PathBuf,
+}
+
+thread_local! {
+    /// This thread's handle on the repository, and the directory it is of.
+    static REPOSITORY: std::cell::RefCell<Option<(PathBuf, git2::Repository)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl GitObjects {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&git2::Repository) -> Result<T, git2::Error>,
+    ) -> Result<T, String> {
+        REPOSITORY.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.as_ref().is_none_or(|(dir, _)| *dir != self.git_dir) {
+                let repo =
+                    git2::Repository::open(&self.git_dir).map_err(|e| e.message().to_string())?;
+                *cell = Some((self.git_dir.clone(), repo));
             }
-            let blob = repo.find_blob(*id).map_err(|e| e.message().to_string())?;
-            let target = Path::new(os_name(blob.content()));
-            let joined = p.parent().unwrap_or(Path::new("")).join(target);
-            if target.is_absolute() {
-                continue;
-            }
-            let mut norm = PathBuf::new();
-            let mut inside = true;
-            for c in joined.components() {
-                match c {
-                    Component::ParentDir => inside &= norm.pop(),
-                    Component::Normal(n) => norm.push(n),
-                    _ => {}
-                }
-            }
-            if inside && !covered(&norm, &wanted) && !covered(&norm, &more) {
-                more.push(norm);
-            }
-        }
-        if more.is_empty() {
-            break;
-        }
-        wanted.extend(more);
-    }
-    // The blobs are read on every core, each worker with its own handle on the repository (a
-    // handle is not shared between threads): ten thousand small files inflated one after the
-    // other were a tenth of a diff's wall time.
-    let files: Vec<(PathBuf, i32, git2::Oid)> = entries
-        .into_iter()
-        .filter(|(p, _, _)| covered(p, &wanted))
-        .collect();
-    let chunk = files
-        .len()
-        .div_ceil(4 * rayon::current_num_threads())
-        .max(64);
-    let git_dir = repo.path().to_path_buf();
-    let read: Vec<Vec<(PathBuf, SnapshotEntry)>> = files
-        .par_chunks(chunk)
-        .map(|part| -> Result<Vec<(PathBuf, SnapshotEntry)>, String> {
-            let repo = git2::Repository::open(&git_dir).map_err(|e| e.message().to_string())?;
-            let odb = repo.odb().map_err(|e| e.message().to_string())?;
-            part.iter()
-                .map(|(p, mode, id)| {
-                    Ok((p.clone(), blob_entry(&repo, &odb, *mode, *id, max_bytes)?))
-                })
-                .collect()
+            let (_, repo) = cell.as_ref().expect("opened above");
+            f(repo).map_err(|e| e.message().to_string())
         })
-        .collect::<Result<_, _>>()?;
-    let mut snap = Snapshot::new();
-    for (p, entry) in read.into_iter().flatten() {
-        snap.add(&p, entry).map_err(|d| d.message)?;
     }
-    Ok(snap)
 }
 
-/// One entry of a revision: a symlink's target, or a file's bytes (a file larger than
-/// `max_bytes` is not read: its size is enough to refuse it).
-fn blob_entry(
-    repo: &git2::Repository,
-    odb: &git2::Odb<'_>,
-    mode: i32,
-    id: git2::Oid,
-    max_bytes: usize,
-) -> Result<SnapshotEntry, String> {
-    if mode == 0o120000 {
-        let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
-        return Ok(SnapshotEntry::Symlink(PathBuf::from(os_name(
-            blob.content(),
-        ))));
+/// A tree entry as `kiln_core::revision` reads it.
+fn entry_of(e: &git2::TreeEntry<'_>) -> kiln_core::revision::Entry<git2::Oid> {
+    use kiln_core::revision::Kind;
+    let kind = match e.kind() {
+        Some(git2::ObjectType::Tree) => Kind::Tree,
+        Some(git2::ObjectType::Commit) => Kind::Submodule,
+        _ if e.filemode() == 0o120000 => Kind::Symlink,
+        _ => Kind::File,
+    };
+    kiln_core::revision::Entry {
+        name: e.name_bytes().to_vec(),
+        kind,
+        id: e.id(),
     }
-    let (size, _) = odb.read_header(id).map_err(|e| e.message().to_string())?;
-    if size > max_bytes {
-        return Ok(SnapshotEntry::Oversized(size as u64));
-    }
-    let blob = repo.find_blob(id).map_err(|e| e.message().to_string())?;
-    Ok(SnapshotEntry::File(blob.content().to_vec()))
 }
 
-#[cfg(unix)]
-fn os_name(b: &[u8]) -> &std::ffi::OsStr {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::OsStr::from_bytes(b)
-}
+impl kiln_core::revision::Objects for GitObjects {
+    type Id = git2::Oid;
 
-#[cfg(not(unix))]
-fn os_name(b: &[u8]) -> &std::ffi::OsStr {
-    std::ffi::OsStr::new(std::str::from_utf8(b).unwrap_or("\u{fffd}"))
+    fn entry(
+        &self,
+        tree: git2::Oid,
+        name: &[u8],
+    ) -> Result<Option<kiln_core::revision::Entry<git2::Oid>>, String> {
+        self.with(|repo| {
+            Ok(repo
+                .find_tree(tree)?
+                .get_name_bytes(name)
+                .map(|e| entry_of(&e)))
+        })
+    }
+
+    fn entries(
+        &self,
+        tree: git2::Oid,
+        max: usize,
+    ) -> Result<Option<Vec<kiln_core::revision::Entry<git2::Oid>>>, String> {
+        self.with(|repo| {
+            let tree = repo.find_tree(tree)?;
+            if tree.len() > max {
+                return Ok(None);
+            }
+            Ok(Some(tree.iter().map(|e| entry_of(&e)).collect()))
+        })
+    }
+
+    fn size(&self, blob: git2::Oid) -> Result<u64, String> {
+        self.with(|repo| Ok(repo.odb()?.read_header(blob)?.0 as u64))
+    }
+
+    fn read(&self, blob: git2::Oid) -> Result<Vec<u8>, String> {
+        self.with(|repo| Ok(repo.find_blob(blob)?.content().to_vec()))
+    }
 }

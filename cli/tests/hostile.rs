@@ -713,10 +713,8 @@ fn left_behind(mark: &str) -> Vec<String> {
         .unwrap()
         .flatten()
         .filter(|e| {
-            std::fs::read(e.path().join("environ")).is_ok_and(|env| {
-                env.split(|b| *b == 0)
-                    .any(|kv| kv == needle.as_bytes())
-            })
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
         })
         .map(|e| {
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
@@ -797,7 +795,13 @@ fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
                     ("ARGOCD_APP_PARAMETERS", "null"),
                     ("KUBE_VERSION", "1.37.1"),
                 ]);
-                capped(&door.exe(), &["generate"], &checkout.join("ov/l24"), &env, "")
+                capped(
+                    &door.exe(),
+                    &["generate"],
+                    &checkout.join("ov/l24"),
+                    &env,
+                    "",
+                )
             }
             _ => capped(
                 &door.exe(),
@@ -811,7 +815,9 @@ fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
         assert!(out.stdout.is_empty(), "{door:?}: {}", out.stdout);
         assert!(
             out.stderr.contains("error[KLN1018]")
-                && out.stderr.contains("kustomize build did not finish within 3 s"),
+                && out
+                    .stderr
+                    .contains("kustomize build did not finish within 3 s"),
             "{door:?}: {}",
             out.stderr
         );
@@ -846,7 +852,11 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
         &format!("resources: [{}]\n", many.join(", ")),
     );
     write(tmp.path(), "src/one/cm.yaml", &cm("one", 40));
-    write(tmp.path(), "src/one/kustomization.yaml", "resources: [cm.yaml]\n");
+    write(
+        tmp.path(),
+        "src/one/kustomization.yaml",
+        "resources: [cm.yaml]\n",
+    );
     let root = tmp.path().join("src").display().to_string();
     for (dir, named) in [("many", "ConfigMap cm35"), ("one", "ConfigMap one")] {
         write(
@@ -863,7 +873,14 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
         let ks = tmp.path().join("ks.yaml").display().to_string();
         let out = capped(
             &Door::Flux.exe(),
-            &["build", "--kustomization", &ks, "--source-root", &root, "--substitute"],
+            &[
+                "build",
+                "--kustomization",
+                &ks,
+                "--source-root",
+                &root,
+                "--substitute",
+            ],
             tmp.path(),
             &[],
             "",
@@ -894,4 +911,112 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
         "{}",
         out.stderr
     );
+}
+
+/// `git` in `dir` with `stdin`, as the diff tests run it (fixed identity and dates, no user
+/// configuration); its stdout.
+fn git(dir: &Path, args: &[&str], stdin: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "kiln")
+        .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
+        .env("GIT_COMMITTER_NAME", "kiln")
+        .env("GIT_COMMITTER_EMAIL", "kiln@localhost")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("git runs (it must be installed for these tests)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    text(&o.stdout).trim().to_string()
+}
+
+/// Git stores a tree once however often it is named: a tree of 5,000 files referenced 5,000
+/// times from a directory beside the application is 25 million paths in a repository of a few
+/// hundred kilobytes. `kiln diff` of the application reads only what a render of it reads, so
+/// it succeeds under the 1 GiB memory cap (walking the whole revision ran out of memory);
+/// naming the expanding directory ends in the `tree-entries` limit (KLN1005), exit 4, nothing
+/// on stdout.
+#[test]
+fn a_tree_referenced_millions_of_times_is_not_walked_by_kiln_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    git(r, &["init", "-q", "-b", "main"], "");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {mode: slow}\n";
+    write(r, "apps/web/cm.yaml", cm);
+    git(r, &["add", "apps/web/cm.yaml"], "");
+    let blob = git(r, &["hash-object", "-w", "--stdin"], "a: 1\n");
+    let lines = |mode: &str, kind: &str, id: &str| -> String {
+        (0..5000)
+            .map(|i| format!("{mode} {kind} {id}\tf{i:04}\n"))
+            .collect()
+    };
+    let inner = git(r, &["mktree"], &lines("100644", "blob", &blob));
+    let bomb = git(r, &["mktree"], &lines("040000", "tree", &inner));
+    let web = git(r, &["write-tree", "--prefix=apps/web/"], "");
+    let apps = git(
+        r,
+        &["mktree"],
+        &format!("040000 tree {bomb}\tbomb\n040000 tree {web}\tweb\n"),
+    );
+    let top = git(r, &["mktree"], &format!("040000 tree {apps}\tapps\n"));
+    let commit = git(r, &["commit-tree", top.as_str(), "-m", "bomb"], "");
+    git(r, &["update-ref", "HEAD", commit.as_str()], "");
+    // The working tree changes the application (the bomb is in the revision only).
+    write(r, "apps/web/cm.yaml", &cm.replace("slow", "fast"));
+    let exe = Door::Cli.exe();
+    let out = capped(&exe, &["diff", "apps/web", "--color", "never"], r, &[], "");
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("-  mode: slow") && out.stdout.contains("+  mode: fast"),
+        "{}",
+        out.stdout
+    );
+    for args in [
+        &["diff", "apps/bomb"][..],
+        &["diff", "apps/web", "apps/bomb", "--diagnostics", "json"],
+    ] {
+        let out = capped(&exe, args, r, &[], "");
+        assert_eq!(out.status, Some(4), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("KLN1005")
+                && out
+                    .stderr
+                    .contains("more than 1000000 entries, the limit (tree-entries)")
+                && out.stderr.contains("--limit tree-entries=N"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    // The limit is the user's: one of the 5,000 directories holds 5,000 entries.
+    for (limit, over) in [("tree-entries=4999", true), ("tree-entries=5000", false)] {
+        let out = capped(
+            &exe,
+            &["diff", "apps/bomb/f0001", "--limit", limit],
+            r,
+            &[],
+            "",
+        );
+        assert_eq!(
+            out.stderr
+                .contains("more than 4999 entries, the limit (tree-entries)"),
+            over,
+            "{limit}: {}",
+            out.stderr
+        );
+    }
 }

@@ -264,7 +264,11 @@ enum Over {
 /// lines that start one (`---` at the start of a line, then the line's end or a space): every
 /// document but the first starts with one, so more such lines than `max_documents` is more
 /// documents than that, whatever the parser would make of them.
-fn read_output(mut from: impl Read, max_bytes: usize, max_documents: usize) -> Result<Vec<u8>, Over> {
+fn read_output(
+    mut from: impl Read,
+    max_bytes: usize,
+    max_documents: usize,
+) -> Result<Vec<u8>, Over> {
     let mut out = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
     let (mut scanned, mut markers) = (0, 0usize);
@@ -322,9 +326,7 @@ fn document_markers_at_end(b: &[u8], from: usize) -> usize {
 /// full pipe would never exit).
 fn read_head(mut from: impl Read) -> Vec<u8> {
     let mut kept = Vec::new();
-    let _ = (&mut from)
-        .take(STDERR_KEPT as u64)
-        .read_to_end(&mut kept);
+    let _ = (&mut from).take(STDERR_KEPT as u64).read_to_end(&mut kept);
     let _ = std::io::copy(&mut from, &mut std::io::sink());
     kept
 }
@@ -334,9 +336,7 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
     loop {
         match child.try_wait() {
             Ok(Some(s)) => return Some(s),
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => return None,
         }
     }
@@ -448,11 +448,17 @@ mod tests {
         for step in [1, 2, 3, 5, 64 << 10] {
             assert!(read_output(Drip(three, step), 1000, 3).is_ok(), "{step}");
             assert!(
-                matches!(read_output(Drip(three, step), 1000, 2), Err(Over::Documents)),
+                matches!(
+                    read_output(Drip(three, step), 1000, 2),
+                    Err(Over::Documents)
+                ),
                 "{step}"
             );
             assert!(
-                matches!(read_output(Drip(three, step), three.len() - 1, 9), Err(Over::Bytes)),
+                matches!(
+                    read_output(Drip(three, step), three.len() - 1, 9),
+                    Err(Over::Bytes)
+                ),
                 "{step}"
             );
         }
@@ -481,8 +487,11 @@ mod tests {
     /// Whether a process whose command line holds `mark` is still running (zombies have none).
     fn running(mark: &str) -> bool {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(mark))
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(mark)
+            })
         })
     }
 
@@ -494,38 +503,84 @@ mod tests {
         let mark = format!("{}", 7_000_000 + std::process::id());
         let cases = [
             // Slow, and its own child slower still: both are stopped.
-            (format!("sleep {mark} & echo 'a: 1'; sleep {mark}"), 4096, "did not finish within 1 s"),
+            (
+                format!("sleep {mark} & echo 'a: 1'; sleep {mark}"),
+                4096,
+                "did not finish within 1 s",
+            ),
             // Endless output.
-            (format!("sleep {mark} & yes 'a: 1'"), 4096, "printed more than 4096 bytes, the limit (output-bytes)"),
+            (
+                format!("sleep {mark} & yes 'a: 1'"),
+                4096,
+                "printed more than 4096 bytes, the limit (output-bytes)",
+            ),
             // Endless documents, in few bytes each.
-            (format!("sleep {mark} & yes -- '---'"), 1 << 30, "printed more than 5 documents, the limit (documents)"),
+            (
+                format!("sleep {mark} & yes -- '---'"),
+                1 << 30,
+                "printed more than 5 documents, the limit (documents)",
+            ),
         ];
         for (body, max_bytes, why) in cases {
             let p = fake(d.path(), &body);
             let t = Instant::now();
-            let e = run(&p, d.path(), d.path(), &[], "app", "fix it", &bounds(Duration::from_secs(1), max_bytes, 5))
-                .unwrap_err();
+            let e = run(
+                &p,
+                d.path(),
+                d.path(),
+                &[],
+                "app",
+                "fix it",
+                &bounds(Duration::from_secs(1), max_bytes, 5),
+            )
+            .unwrap_err();
             assert_eq!(e.code, codes::KUSTOMIZE_BUILD_LIMIT, "{body}: {e}");
             assert!(e.message.contains(why), "{body}: {e}");
             assert_eq!(e.file.as_deref(), Some("app"));
             assert!(t.elapsed() < Duration::from_secs(30), "{body}");
-            assert!(!running(&format!("sleep {mark}")), "{body}: its child is still running");
+            assert!(
+                !running(&format!("sleep {mark}")),
+                "{body}: its child is still running"
+            );
         }
         let p = fake(d.path(), "printf 'a: 1\\n---\\nb: 2\\n'");
         assert_eq!(
-            run(&p, d.path(), d.path(), &[], "app", "", &bounds(Duration::from_secs(60), 4096, 2)),
+            run(
+                &p,
+                d.path(),
+                d.path(),
+                &[],
+                "app",
+                "",
+                &bounds(Duration::from_secs(60), 4096, 2)
+            ),
             Ok("a: 1\n---\nb: 2\n".to_string())
         );
         let p = fake(d.path(), "echo broken >&2; exit 3");
-        let e = run(&p, d.path(), d.path(), &[], "app", "fix it", &bounds(Duration::from_secs(60), 4096, 2)).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), (codes::REQUEST_INVALID, "kustomize build failed: broken"));
+        let e = run(
+            &p,
+            d.path(),
+            d.path(),
+            &[],
+            "app",
+            "fix it",
+            &bounds(Duration::from_secs(60), 4096, 2),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (codes::REQUEST_INVALID, "kustomize build failed: broken")
+        );
     }
 
     #[test]
     fn the_bytes_read_stop_at_the_lower_of_the_input_and_output_limits() {
         let mut l = Limits::default();
         let b = Bounds::new(&l, DEFAULT_TIMEOUT);
-        assert_eq!((b.max_bytes, b.bytes_limit), (l.yaml.max_input_bytes, Limit::InputBytes));
+        assert_eq!(
+            (b.max_bytes, b.bytes_limit),
+            (l.yaml.max_input_bytes, Limit::InputBytes)
+        );
         assert_eq!(b.max_documents, l.yaml.max_documents);
         l.output_bytes = 1000;
         let b = Bounds::new(&l, DEFAULT_TIMEOUT);

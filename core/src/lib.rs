@@ -76,6 +76,7 @@ pub mod provenance;
 pub mod redact;
 pub mod render;
 pub mod request;
+pub mod revision;
 pub mod schema;
 pub mod scope;
 pub mod source;

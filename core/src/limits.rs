@@ -152,6 +152,17 @@ pub const DEFAULT_VARIABLE_DEPTH: usize = 10;
 /// other limits.
 pub const DEFAULT_OUTPUT_BYTES: usize = 1 << 30;
 
+/// `kiln diff`: the default bound on the tree entries a revision's named paths hold. Git stores
+/// a tree once however often it is referenced, so a repository of a few hundred kilobytes can
+/// name 25 million paths (a tree of 5,000 files referenced 5,000 times); a million entries is
+/// ten times the documents a run reads at most, and about a hundred megabytes of paths.
+pub const DEFAULT_TREE_ENTRIES: usize = 1_000_000;
+
+/// `kiln diff`: the default bound on the bytes of a revision's files under the named paths,
+/// together (each is held in memory and written to a temporary directory): a blob referenced
+/// many times is read once per path, so the bytes grow as the entries do. As the output limit.
+pub const DEFAULT_TREE_BYTES: usize = 1 << 30;
+
 /// Items one component-type `forEach` may produce by default (kro's own default is lower, see
 /// [`RenderLimits`]).
 pub const DEFAULT_COMPONENT_COLLECTION_SIZE: usize = 10_000;
@@ -173,6 +184,10 @@ pub struct Limits {
     pub variable_depth: usize,
     /// Bytes of rendered output (a stream on stdout, or every file of an output directory).
     pub output_bytes: usize,
+    /// `kiln diff`: tree entries a revision's named paths may hold.
+    pub tree_entries: usize,
+    /// `kiln diff`: bytes of the files a revision's named paths hold, together.
+    pub tree_bytes: usize,
 }
 
 impl Default for Limits {
@@ -185,6 +200,8 @@ impl Default for Limits {
             component_collection_size: DEFAULT_COMPONENT_COLLECTION_SIZE,
             variable_depth: DEFAULT_VARIABLE_DEPTH,
             output_bytes: DEFAULT_OUTPUT_BYTES,
+            tree_entries: DEFAULT_TREE_ENTRIES,
+            tree_bytes: DEFAULT_TREE_BYTES,
         }
     }
 }
@@ -225,6 +242,8 @@ impl Limits {
             }
             Limit::VariableDepth => self.variable_depth = n,
             Limit::OutputBytes => self.output_bytes = n,
+            Limit::TreeEntries => self.tree_entries = n,
+            Limit::TreeBytes => self.tree_bytes = n,
         }
     }
 
@@ -245,6 +264,8 @@ impl Limits {
             Limit::CollectionSize => self.collection_size,
             Limit::VariableDepth => self.variable_depth,
             Limit::OutputBytes => self.output_bytes,
+            Limit::TreeEntries => self.tree_entries,
+            Limit::TreeBytes => self.tree_bytes,
         };
         n as u64
     }
@@ -289,11 +310,15 @@ pub enum Limit {
     VariableDepth,
     /// Size of the rendered output.
     OutputBytes,
+    /// `kiln diff`: tree entries of a revision's named paths.
+    TreeEntries,
+    /// `kiln diff`: bytes of the files of a revision's named paths.
+    TreeBytes,
 }
 
 impl Limit {
     /// Every limit, in the order help texts and documentation list them.
-    pub const ALL: [Limit; 14] = [
+    pub const ALL: [Limit; 16] = [
         Limit::InputBytes,
         Limit::Documents,
         Limit::YamlDepth,
@@ -308,6 +333,8 @@ impl Limit {
         Limit::CollectionSize,
         Limit::VariableDepth,
         Limit::OutputBytes,
+        Limit::TreeEntries,
+        Limit::TreeBytes,
     ];
 
     /// The name on the command line.
@@ -327,6 +354,8 @@ impl Limit {
             Limit::CollectionSize => "collection-size",
             Limit::VariableDepth => "variable-depth",
             Limit::OutputBytes => "output-bytes",
+            Limit::TreeEntries => "tree-entries",
+            Limit::TreeBytes => "tree-bytes",
         }
     }
 
@@ -358,6 +387,10 @@ impl Limit {
             Limit::CollectionSize => "items one forEach may produce",
             Limit::VariableDepth => "kurel: nesting of ${...} references between parameters",
             Limit::OutputBytes => "rendered output (stdout, or all files of -o DIR together)",
+            Limit::TreeEntries => {
+                "kiln diff: entries of a revision's trees under the paths named (git stores a tree once however often it is named)"
+            }
+            Limit::TreeBytes => "kiln diff: bytes of a revision's files under the paths named, together",
         }
     }
 
@@ -369,7 +402,9 @@ impl Limit {
             | Limit::YamlDepth
             | Limit::YamlNodes
             | Limit::AliasNodes
-            | Limit::Aliases => codes::YAML_BUDGET,
+            | Limit::Aliases
+            | Limit::TreeEntries
+            | Limit::TreeBytes => codes::YAML_BUDGET,
             Limit::ExpressionLength | Limit::ExpressionNesting | Limit::ExpressionDepth => {
                 codes::EXPRESSION_LIMIT
             }
@@ -384,7 +419,11 @@ impl Limit {
     pub fn is_bytes(self) -> bool {
         matches!(
             self,
-            Limit::InputBytes | Limit::ExpressionLength | Limit::ValueBytes | Limit::OutputBytes
+            Limit::InputBytes
+                | Limit::ExpressionLength
+                | Limit::ValueBytes
+                | Limit::OutputBytes
+                | Limit::TreeBytes
         )
     }
 

@@ -47,6 +47,7 @@ const LAYERS: &[Layer] = &[
         modules: &[
             "document",
             "source",
+            "revision",
             "output",
             "provenance",
             "openapi",

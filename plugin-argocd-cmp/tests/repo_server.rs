@@ -1159,7 +1159,11 @@ fn the_kustomize_build_is_bounded_in_time_and_bytes() {
         "resources: [rgd.yaml, instances.yaml]\n",
     )];
     for (body, timeout, why) in [
-        ("sleep 600", "1", "kustomize build did not finish within 1 s"),
+        (
+            "sleep 600",
+            "1",
+            "kustomize build did not finish within 1 s",
+        ),
         (
             "yes 'a: 1'",
             "2m",
@@ -1183,7 +1187,10 @@ fn the_kustomize_build_is_bounded_in_time_and_bytes() {
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{body}: {err}");
         assert!(o.stdout.is_empty(), "{body}: {}", text(&o.stdout));
-        assert!(err.contains("error[KLN1018]") && err.contains(why), "{body}: {err}");
+        assert!(
+            err.contains("error[KLN1018]") && err.contains(why),
+            "{body}: {err}"
+        );
         assert!(!err.contains("--limit"), "{body}: {err}");
         no_temporary_path(&err);
     }

@@ -1329,7 +1329,10 @@ fn substitution_stays_within_the_output_limit() {
         .spawn()
         .and_then(|mut c| {
             use std::io::Write;
-            c.stdin.take().unwrap().write_all("${V}".repeat(11).as_bytes())?;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all("${V}".repeat(11).as_bytes())?;
             c.wait_with_output()
         })
         .unwrap();

@@ -754,7 +754,13 @@ impl<'v, L: Lookup + ?Sized> Eval<'v, L> {
 
     /// Where the shortest or longest non-empty prefix of `value` that `pattern` matches ends
     /// (0 when the pattern is malformed or nothing matches).
-    fn trim(&mut self, value: &[u8], pattern: &[u8], longest: bool, at: usize) -> Result<usize, Error> {
+    fn trim(
+        &mut self,
+        value: &[u8],
+        pattern: &[u8],
+        longest: bool,
+        at: usize,
+    ) -> Result<usize, Error> {
         let Some(p) = Pattern::compile(pattern) else {
             return Ok(0);
         };
@@ -1371,7 +1377,10 @@ mod tests {
             max_output_bytes: 1 << 20,
         };
         let t = Template::parse(&"${big}".repeat(2000)).unwrap();
-        assert_eq!(t.size(&v, &small).unwrap_err().kind, ErrorKind::TooLarge(1 << 20));
+        assert_eq!(
+            t.size(&v, &small).unwrap_err().kind,
+            ErrorKind::TooLarge(1 << 20)
+        );
         // What must be made is counted before it is: an upper-cased copy, a default of parts.
         let tight = Options {
             strict: true,
@@ -1382,7 +1391,16 @@ mod tests {
             ErrorKind::TooLarge(1500)
         );
         assert_eq!(
-            substitute("${big}${e:-${v}${v}}", &v, &Options { max_output_bytes: 1010, ..tight }).unwrap_err().kind,
+            substitute(
+                "${big}${e:-${v}${v}}",
+                &v,
+                &Options {
+                    max_output_bytes: 1010,
+                    ..tight
+                }
+            )
+            .unwrap_err()
+            .kind,
             ErrorKind::TooLarge(1010)
         );
     }

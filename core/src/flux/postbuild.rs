@@ -510,7 +510,10 @@ fn substitute_each(
                     within = false;
                     errs.push((i, vec![(too_large_together(&objects[i], settings), None)]));
                 } else if m.size > settings.yaml.max_input_bytes {
-                    errs.push((i, vec![(too_large_to_read(&objects[i], m.size, settings), None)]));
+                    errs.push((
+                        i,
+                        vec![(too_large_to_read(&objects[i], m.size, settings), None)],
+                    ));
                 }
             }
             Ok(_) => {}
@@ -562,7 +565,10 @@ fn measure(object: &Value, settings: &PostBuild) -> Result<Measured, Vec<Problem
 
 /// Substitutions that fit one by one but not together.
 fn too_large_together(object: &Value, settings: &PostBuild) -> Diagnostic {
-    let d = diagnostic(&ErrorKind::TooLarge(settings.max_output_bytes), &identity(object));
+    let d = diagnostic(
+        &ErrorKind::TooLarge(settings.max_output_bytes),
+        &identity(object),
+    );
     Diagnostic {
         message: format!(
             "{}: with this object the substituted objects would be more than {} bytes together (the output limit)",
@@ -821,12 +827,19 @@ mod tests {
             let e = apply_all((0..6).map(cm).collect(), &s).unwrap_err();
             assert_eq!(codes_of(&e), [("KLN8005", None)], "{e:?}");
             assert!(
-                e.0[0].message.starts_with("ConfigMap c4: with this object the substituted objects would be more than"),
+                e.0[0].message.starts_with(
+                    "ConfigMap c4: with this object the substituted objects would be more than"
+                ),
                 "{}",
                 e.0[0].message
             );
         }
-        let docs = parse_file("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {v: '${v}${v}'}\n".into(), &YamlLimits::default()).unwrap();
+        let docs = parse_file(
+            "a.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {v: '${v}${v}'}\n".into(),
+            &YamlLimits::default(),
+        )
+        .unwrap();
         s.yaml.max_input_bytes = size;
         let e = apply_documents(&docs, &s).unwrap_err();
         assert_eq!(e.0[0].code, codes::YAML_BUDGET, "{e:?}");
