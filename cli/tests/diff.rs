@@ -680,6 +680,46 @@ fn kurel_packages_render_from_a_revision() {
     assert!(!err.contains("kiln-rev-"), "{err}");
 }
 
+/// A revision is read only where a render of the named paths reads (issue 39), and that
+/// includes the local extension beside a package named and what a link there points to: the
+/// base side sees its own extension (`fast`), not none (`slow`), and the linked directory.
+#[test]
+#[cfg(unix)]
+fn a_revision_gives_a_named_package_its_local_extension_and_links_their_targets() {
+    let (_t, r) = repo();
+    write(
+        &r,
+        "pkgs/app.kurel/parameters.yaml",
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: slow\n",
+    );
+    write(
+        &r,
+        "pkgs/app.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: prod}\ndata: {mode: \"${mode}\"}\n",
+    );
+    write(&r, "pkgs/app.local.kurel/parameters.yaml", "mode: fast\n");
+    write(
+        &r,
+        "shared/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: prod}\ndata: {a: b}\n",
+    );
+    std::fs::create_dir_all(r.join("apps")).unwrap();
+    std::os::unix::fs::symlink("../shared", r.join("apps/shared")).unwrap();
+    commit_all(&r, "package and link");
+    write(&r, "pkgs/app.local.kurel/parameters.yaml", "mode: faster\n");
+    write(
+        &r,
+        "shared/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: prod}\ndata: {a: c}\n",
+    );
+    let o = kiln(&r, &["diff", "--no-provenance", "pkgs/app.kurel", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("-  mode: fast\n+  mode: faster\n"), "{out}");
+    assert!(out.contains("-  a: b\n+  a: c\n"), "{out}");
+    assert!(out.contains("2 changed"), "{out}");
+}
+
 /// Markdown for a pull-request comment: a table by kind, one collapsible section per changed
 /// object, added and removed listed, and a size limit that never cuts an object.
 #[test]

@@ -186,7 +186,8 @@ pub struct Limits {
     pub output_bytes: usize,
     /// `kiln diff`: tree entries a revision's named paths may hold.
     pub tree_entries: usize,
-    /// `kiln diff`: bytes of the files a revision's named paths hold, together.
+    /// `kiln diff`: bytes of the files a revision's named paths hold, and of their paths,
+    /// together.
     pub tree_bytes: usize,
 }
 
@@ -390,7 +391,9 @@ impl Limit {
             Limit::TreeEntries => {
                 "kiln diff: entries of a revision's trees under the paths named (git stores a tree once however often it is named)"
             }
-            Limit::TreeBytes => "kiln diff: bytes of a revision's files under the paths named, together",
+            Limit::TreeBytes => {
+                "kiln diff: bytes of a revision's files under the paths named, and of their paths, together"
+            }
         }
     }
 

@@ -14,8 +14,8 @@
 //!   found the same way, until nothing new comes (at most [`MAX_LINK_HOPS`] links in a chain,
 //!   as Linux follows).
 //!
-//! Every tree entry listed counts against `tree-entries` before the tree is listed, and every
-//! file read against `tree-bytes` (in path order) before any is read: a revision that expands
+//! Every tree entry read (listed, or looked up by name) counts against `tree-entries` before it
+//! is, and every file read against `tree-bytes` (in path order) before any is read: a revision that expands
 //! past either is a diagnostic naming the limit, not an allocation. A file over `input-bytes`
 //! is not read (the render refuses it on its size). A submodule in what is taken, an entry
 //! whose name is not a file name, or two entries of one name are errors: a revision is read
@@ -37,7 +37,8 @@ use crate::source::{Snapshot, SnapshotEntry};
 /// Most symbolic links followed in one chain (Linux's `MAXSYMLINKS`).
 pub const MAX_LINK_HOPS: usize = 40;
 
-/// The longest symlink target read (Linux's `PATH_MAX`): a longer one cannot be made on disk.
+/// The longest symlink target read, and the longest path taken (Linux's `PATH_MAX`): a longer
+/// one cannot be made on disk. It also bounds how deep trees nest in what is read.
 pub const MAX_LINK_BYTES: u64 = 4096;
 
 /// What a tree entry is.
@@ -82,7 +83,7 @@ pub trait Objects: Sync {
 /// The bounds of one read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Most tree entries listed (`tree-entries`).
+    /// Most tree entries read, listed or looked up (`tree-entries`).
     pub max_entries: usize,
     /// Most bytes of files read, all together (`tree-bytes`).
     pub max_bytes: usize,
@@ -114,6 +115,7 @@ pub fn read<O: Objects>(
         top,
         limits,
         listed: 0,
+        held: 0,
         taken: BTreeMap::new(),
         whole: HashSet::new(),
         seen: HashSet::new(),
@@ -166,8 +168,10 @@ struct Reader<'a, O: Objects> {
     objects: &'a O,
     top: O::Id,
     limits: &'a Limits,
-    /// Tree entries listed so far.
+    /// Tree entries read so far (listed, or looked up by name).
     listed: usize,
+    /// Bytes of the paths of the entries listed, which are held until the end.
+    held: u64,
     /// Files and symlinks taken, by path.
     taken: BTreeMap<PathBuf, Taken<O::Id>>,
     /// Directories taken whole.
@@ -196,9 +200,10 @@ impl<O: Objects> Reader<'_, O> {
                 // A file on the way: nothing is below it.
                 return Ok(Found::Nothing);
             };
-            let Some(e) = self.entry(tree, name)? else {
+            let Some(e) = self.entry(tree, &at, name)? else {
                 return Ok(Found::Nothing);
             };
+            self.hold(&at, name)?;
             at.push(name);
             found = match e.kind {
                 Kind::Tree => Found::Tree(e.id),
@@ -250,7 +255,18 @@ impl<O: Objects> Reader<'_, O> {
         path.ancestors().any(|a| self.whole.contains(a))
     }
 
-    fn entry(&self, tree: O::Id, name: &OsStr) -> Result<Option<Entry<O::Id>>, Diagnostic> {
+    /// Look an entry up by name; it counts as one entry read (links whose targets run deep
+    /// would otherwise be work without a bound).
+    fn entry(
+        &mut self,
+        tree: O::Id,
+        at: &Path,
+        name: &OsStr,
+    ) -> Result<Option<Entry<O::Id>>, Diagnostic> {
+        if self.listed >= self.limits.max_entries {
+            return Err(too_many(&at.join(name), self.limits.max_entries));
+        }
+        self.listed += 1;
         self.objects
             .entry(tree, name.as_encoded_bytes())
             .map_err(unreadable)
@@ -294,7 +310,9 @@ impl<O: Objects> Reader<'_, O> {
                 continue;
             }
             for e in self.list(tree, &at)? {
-                let p = at.join(os_name(&e.name));
+                let name = os_name(&e.name);
+                self.hold(&at, name)?;
+                let p = at.join(name);
                 match e.kind {
                     Kind::Tree => stack.push((e.id, p)),
                     Kind::File => {
@@ -304,6 +322,29 @@ impl<O: Objects> Reader<'_, O> {
                     Kind::Submodule => return Err(submodule(&p)),
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Count the path `at/name` of an entry against `tree-bytes` (every path taken is held until
+    /// the end, and a tree nested a thousand deep makes every path below it long), refusing
+    /// one longer than a path can be.
+    fn hold(&mut self, at: &Path, name: &OsStr) -> Result<(), Diagnostic> {
+        let len = (at.as_os_str().len() + 1 + name.len()) as u64;
+        if len > MAX_LINK_BYTES {
+            let p = at.join(name);
+            let shown: String = p.to_string_lossy().chars().take(64).collect();
+            return Err(Diagnostic::error(
+                codes::GIT_REVISION,
+                format!(
+                    "cannot read the revision: {shown}… is a path of {len} bytes, longer than any path can be ({MAX_LINK_BYTES})"
+                ),
+            )
+            .with_hint("trees nested that deep cannot be written out: name paths inside them, or flatten the directories"));
+        }
+        self.held += len;
+        if self.held > self.limits.max_bytes as u64 {
+            return Err(too_large(&at.join(name), self.limits.max_bytes));
         }
         Ok(())
     }
@@ -361,23 +402,14 @@ impl<O: Objects> Reader<'_, O> {
             .map(|(_, id)| self.objects.size(*id))
             .collect::<Result<_, _>>()
             .map_err(unreadable)?;
-        let mut total = 0u64;
+        let mut total = self.held;
         for ((p, _), size) in files.iter().zip(&sizes) {
             if *size > self.limits.max_file_bytes as u64 {
                 continue;
             }
             total += size;
             if total > self.limits.max_bytes as u64 {
-                return Err(Diagnostic::error(
-                    codes::YAML_BUDGET,
-                    format!(
-                        "cannot read the revision: its files under the paths named are more than {} bytes together, the limit ({}), with {}",
-                        self.limits.max_bytes,
-                        Limit::TreeBytes,
-                        shown(p)
-                    ),
-                )
-                .with_hint(Limit::TreeBytes.hint("name fewer or smaller paths to compare")));
+                return Err(too_large(p, self.limits.max_bytes));
             }
         }
         let max = self.limits.max_file_bytes as u64;
@@ -449,6 +481,18 @@ fn too_many(at: &Path, max: usize) -> Diagnostic {
     .with_hint(Limit::TreeEntries.hint(
         "git stores a tree once however often it is named, so a small repository can name millions of paths; name the directories to compare",
     ))
+}
+
+fn too_large(at: &Path, max: usize) -> Diagnostic {
+    Diagnostic::error(
+        codes::YAML_BUDGET,
+        format!(
+            "cannot read the revision: its files under the paths named, with their paths, are more than {max} bytes together, the limit ({}), at {}",
+            Limit::TreeBytes,
+            shown(at)
+        ),
+    )
+    .with_hint(Limit::TreeBytes.hint("name fewer or smaller paths to compare"))
 }
 
 fn bad_name(at: &Path, name: &[u8]) -> Diagnostic {
@@ -669,15 +713,14 @@ mod tests {
         l.max_bytes = 50_000;
         let e = read(&m, top, &[PathBuf::from("d")], &l).unwrap_err();
         assert!(
-            e.message
-                .contains("more than 50000 bytes together, the limit (tree-bytes), with d/f54"),
+            e.message.contains("with their paths, are more than 50000 bytes together, the limit (tree-bytes), at d/f"),
             "{e}"
         );
-        l.max_bytes = 100_000;
+        l.max_bytes = 101_000;
         assert_eq!(read(&m, top, &[PathBuf::from("d")], &l).unwrap().len(), 100);
         // A file over input-bytes is known by its size, and not counted.
         l.max_file_bytes = 999;
-        l.max_bytes = 1;
+        l.max_bytes = 10;
         let s = read(&m, top, &[PathBuf::from("d/f3")], &l).unwrap();
         let m = s.materialize().unwrap();
         assert_eq!(
@@ -749,6 +792,50 @@ mod tests {
         assert_eq!(paths(&s), ["apps/web/shared", "shared/s.yaml"]);
         let s = read(&m, top, &[PathBuf::from("link/s.yaml")], &limits()).unwrap();
         assert_eq!(paths(&s), ["link"]);
+    }
+
+    /// Trees nested deep make every path below them long: a path longer than a path can be is
+    /// refused, and the bytes of the paths held count against `tree-bytes`. A store whose tree
+    /// holds itself (git's hashes make that impossible, a store in memory can) ends there too.
+    #[test]
+    fn deep_trees_end_at_the_longest_path_and_their_paths_count_as_bytes() {
+        let mut m = MemoryObjects::default();
+        let cm = m.blob(b"a: 1\n");
+        let mut t = m.tree(&[("cm.yaml", File, cm)]);
+        for _ in 0..3000 {
+            t = m.tree(&[("d", Tree, t)]);
+        }
+        let top = m.tree(&[("deep", Tree, t), ("x.yaml", File, cm)]);
+        let e = read(&m, top, &[PathBuf::from("deep")], &limits()).unwrap_err();
+        assert_eq!(e.code, codes::GIT_REVISION);
+        assert!(
+            e.message.contains("longer than any path can be (4096)"),
+            "{e}"
+        );
+        assert!(e.message.len() < 300, "{e}");
+        let l = Limits {
+            max_bytes: 1000,
+            ..limits()
+        };
+        let e = read(&m, top, &[PathBuf::from("deep")], &l).unwrap_err();
+        assert_eq!(e.code, codes::YAML_BUDGET, "{e}");
+        // A tree that holds itself, twice over.
+        m.objects.push(MemoryObject::Tree(Vec::new()));
+        let me = m.objects.len() - 1;
+        m.objects[me] = MemoryObject::Tree(vec![
+            Entry {
+                name: b"a".to_vec(),
+                kind: Tree,
+                id: me,
+            },
+            Entry {
+                name: b"b".to_vec(),
+                kind: Tree,
+                id: me,
+            },
+        ]);
+        let top = m.tree(&[("loop", Tree, me)]);
+        assert!(read(&m, top, &[PathBuf::from("loop")], &limits()).is_err());
     }
 
     #[test]

@@ -964,6 +964,11 @@ impl Snapshot {
         self.entries.len()
     }
 
+    /// The entries, in the order they were added.
+    pub fn entries(&self) -> &[(PathBuf, SnapshotEntry)] {
+        &self.entries
+    }
+
     /// No entries.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
