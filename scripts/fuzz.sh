@@ -26,7 +26,7 @@ ROOT=$PWD
 
 SECONDS_PER_TARGET=${1:-600}
 shift || true
-ALL_TARGETS=(yaml_load scan cel_eval cel_deep simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths kustomization_paths)
+ALL_TARGETS=(yaml_load scan cel_eval cel_deep simpleschema shorthand json_pointer_filters kpatch render_rgd envsubst yaml_fast krm_envelope flux_kustomization flux_artifact_paths kustomization_paths revision_read cmp_kustomization)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 TIMEOUT=${KILN_FUZZ_TIMEOUT:-10}
 RSS_MB=${KILN_FUZZ_RSS_MB:-2048}
@@ -189,6 +189,32 @@ fi
 # kustomize's kustomization files (kustomization_paths): every one of testdata, and the hostile
 # hand-written ones kept as regressions.
 while IFS= read -r f; do seed kustomization_paths "$f"; done < <(find testdata fuzz/regressions/kustomization_paths -type f \( -name 'kustomization.y*ml' -o -path '*/kustomization_paths/*' \) | LC_ALL=C sort)
+# kiln-cmp's application kustomization (cmp_kustomization): the same files, as the application's
+# kustomization and as the base's (after a NUL), and shapes that reach for the outside file.
+tmp=$(mktemp)
+while IFS= read -r f; do
+    seed cmp_kustomization "$f"
+    { printf 'resources: [cm.yaml, ../base]\n\0'; cat "$f"; } >"$tmp"
+    seed cmp_kustomization "$tmp"
+done < <(find testdata fuzz/regressions/kustomization_paths -type f \( -name 'kustomization.y*ml' -o -path '*/kustomization_paths/*' \) | LC_ALL=C sort)
+for k in 'resources: [cm.yaml, inner]' 'resources: [cm.yaml, ../../../outside]' 'resources: [/etc]' \
+    'resources: [cm.yaml, inner/../../..]' 'namePrefix: p-\nresources: [cm.yaml, ../base, inner]' \
+    'resources: [cm.yaml]\nconfigMapGenerator: [{name: c, files: [../../../outside]}]' \
+    'components: [../base]\npatches: [{path: ../../../outside}]'; do
+    printf "$k\n" >"$tmp"
+    seed cmp_kustomization "$tmp"
+    { printf 'resources: [cm.yaml, ../base]\n\0'; printf "$k\n" | sed 's/cm.yaml/d.yaml/'; } >"$tmp"
+    seed cmp_kustomization "$tmp"
+done
+rm -f "$tmp"
+# kiln diff's revision reading (revision_read): object stores written out (see
+# fuzz/src/targets.rs, `revision_input`): the saved hostile ones, a plain application, a tree
+# shared level over level, links, packages with their local extensions.
+while IFS= read -r f; do seed revision_read "$f"; done < <(find fuzz/regressions/revision_read -type f | LC_ALL=C sort)
+seed_text revision_read "$(printf 'b apiVersion: v1\nt cm.yaml:f:0\nt web:t:1 README.md:f:0\n@ web\n')"
+seed_text revision_read "$(printf 'b a: 1\nt parameters.yaml:f:0\nt pkg.kurel:t:1 pkg.local.kurel:t:1 other:t:1 x.yaml:f:0\nt apps:t:2\n@ apps/pkg.kurel apps/x.yaml\n')"
+seed_text revision_read "$(printf 'b ../shared\nb a: 1\nt s.yaml:f:1\nt link:l:0 cm.yaml:f:1\nt app:t:3\nt apps:t:4 shared:t:2\n@ apps/app apps/app/link/s.yaml\n')"
+seed_text revision_read "$(printf 'b a: 1\nt a:f:0 b:f:0 c:f:0 d:f:0\nt a:t:1 b:t:1 c:t:1 d:t:1\nt a:t:2 b:t:2 c:t:2 d:t:2\nt a:t:3 b:t:3 c:t:3 d:t:3\nt bomb:t:4 app:t:1 vendor:s:0\n@ app\n')"
 # Flux Kustomizations (flux_kustomization): every file that holds one, and each with its
 # spec.path changed to paths the door must refuse. Artifact paths (flux_artifact_paths): the file
 # list of every testdata directory, and hand-written hard cases (long names, `..`, `//`).
@@ -222,7 +248,7 @@ for t in "${TARGETS[@]}"; do
     case $t in
         # Matches the target's own input cap; longer inputs would only be skipped.
         cel_eval) max_len=256 ;;
-        scan | kpatch | json_pointer_filters | envsubst) max_len=4096 ;;
+        scan | kpatch | json_pointer_filters | envsubst | revision_read | cmp_kustomization) max_len=4096 ;;
         # Large enough for a whole manifest; every input the fast path takes is parsed twice.
         yaml_fast) max_len=16384 ;;
         *) max_len=65536 ;;

@@ -715,6 +715,168 @@ pub fn kustomization_paths(data: &[u8]) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// revision_read
+
+/// Bounds of one `revision_read` input: small, so that an input whose trees expand without end
+/// meets them in milliseconds.
+const REVISION_LIMITS: kiln_core::revision::Limits = kiln_core::revision::Limits {
+    max_entries: 20_000,
+    max_bytes: 1 << 20,
+    max_file_bytes: 4096,
+};
+
+/// An object store and the paths named, from the input's lines (non-UTF-8 input is skipped):
+///
+/// - `@ PATH PATH …`: the paths named (`kiln diff PATH…`);
+/// - `b TEXT`: a blob (a file's bytes or a link's target), the rest of the line;
+/// - `t NAME:K:I NAME:K:I …`: a tree, each entry a name (anything but a space; the last two
+///   `:`-separated fields are the kind and the object), `K` one of `t` (tree), `f` (file), `l`
+///   (symlink), `s` (submodule), `I` the object's index among the `b` and `t` lines.
+///
+/// The last tree is the revision's top. Indexes that name nothing, or an object of the other
+/// kind, are the store's errors (a damaged repository).
+fn revision_input(text: &str) -> Option<(kiln_core::revision::MemoryObjects, usize, Vec<PathBuf>)> {
+    use kiln_core::revision::{Entry, Kind, MemoryObject, MemoryObjects};
+    let mut store = MemoryObjects::default();
+    let mut named = Vec::new();
+    let mut top = None;
+    for line in text.lines().take(256) {
+        if let Some(paths) = line.strip_prefix("@ ") {
+            named.extend(
+                paths
+                    .split(' ')
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from),
+            );
+        } else if let Some(bytes) = line.strip_prefix("b ") {
+            store
+                .objects
+                .push(MemoryObject::Blob(bytes.as_bytes().to_vec()));
+        } else if let Some(entries) = line.strip_prefix("t ") {
+            let mut tree = Vec::new();
+            for e in entries.split(' ').take(256) {
+                let mut parts = e.rsplitn(3, ':');
+                let (Some(id), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
+                let kind = match kind {
+                    "t" => Kind::Tree,
+                    "f" => Kind::File,
+                    "l" => Kind::Symlink,
+                    "s" => Kind::Submodule,
+                    _ => continue,
+                };
+                let Ok(id) = id.parse::<usize>() else {
+                    continue;
+                };
+                tree.push(Entry {
+                    name: name.as_bytes().to_vec(),
+                    kind,
+                    id,
+                });
+            }
+            store.objects.push(MemoryObject::Tree(tree));
+            top = Some(store.objects.len() - 1);
+        }
+    }
+    Some((store, top?, named))
+}
+
+/// `kiln diff`'s reading of a revision (`revision::read`) over an object store the input
+/// describes ([`revision_input`]): trees shared many times over, symlinks in and out and in
+/// loops, submodules, names that are not file names. Contract, beyond "no panic": the answer
+/// does not change when asked twice; an error is KLN1030 or a limit's KLN1005; a snapshot holds
+/// no more entries than the limit lets it list and no more bytes than it lets it read; and when
+/// the store holds no symlink, every path taken is under a path named or under a
+/// `*.local.kurel` directory beside one (nothing else of the revision is read).
+pub fn revision_read(data: &[u8]) {
+    use kiln_core::revision::{read, Kind, MemoryObject};
+    use kiln_core::source::SnapshotEntry;
+    use std::path::Path;
+    let Some((store, top, named)) = text(data).and_then(revision_input) else {
+        return;
+    };
+    let first = on_worker(|| read(&store, top, &named, &REVISION_LIMITS));
+    let second = on_worker(|| read(&store, top, &named, &REVISION_LIMITS));
+    let snap = match (first, second) {
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b, "the read is not deterministic");
+            assert!(
+                [codes::GIT_REVISION, codes::YAML_BUDGET].contains(&a.code),
+                "an undocumented code: {a}"
+            );
+            return;
+        }
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.entries(), b.entries(), "the read is not deterministic");
+            a
+        }
+        (a, b) => panic!("the read is not deterministic: {a:?} / {b:?}"),
+    };
+    assert!(
+        snap.len() <= REVISION_LIMITS.max_entries,
+        "more entries than listed"
+    );
+    let bytes: usize = snap
+        .entries()
+        .iter()
+        .map(|(_, e)| match e {
+            SnapshotEntry::File(b) => b.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(
+        bytes <= REVISION_LIMITS.max_bytes,
+        "more bytes than the limit"
+    );
+    let links = store.objects.iter().any(|o| match o {
+        MemoryObject::Tree(t) => t.iter().any(|e| e.kind == Kind::Symlink),
+        MemoryObject::Blob(_) => false,
+    });
+    if links {
+        return;
+    }
+    let named: Vec<PathBuf> = named
+        .iter()
+        .filter_map(|p| {
+            let mut out = PathBuf::new();
+            for c in p.components() {
+                match c {
+                    std::path::Component::Normal(n) => out.push(n),
+                    std::path::Component::CurDir => {}
+                    std::path::Component::ParentDir if out.pop() => {}
+                    _ => return None,
+                }
+            }
+            Some(out)
+        })
+        .collect();
+    for (p, _) in snap.entries() {
+        let beside = |n: &PathBuf| {
+            n.parent()
+                .filter(|_| !n.as_os_str().is_empty())
+                .is_some_and(|dir| {
+                    p.strip_prefix(dir)
+                        .ok()
+                        .and_then(|rest| rest.iter().next())
+                        .is_some_and(|first| first.to_string_lossy().ends_with(".local.kurel"))
+                })
+        };
+        assert!(
+            named.iter().any(|n| p.starts_with(n) || beside(n)),
+            "{} was read, but neither named nor beside a named path ({named:?})",
+            p.display()
+        );
+        assert!(
+            !Path::new(p).is_absolute(),
+            "an absolute path: {}",
+            p.display()
+        );
+    }
+}
+
 /// A fuzz target: takes any bytes, must not panic.
 pub type Target = fn(&[u8]);
 
@@ -730,4 +892,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("kpatch", kpatch),
     ("render_rgd", render_rgd),
     ("kustomization_paths", kustomization_paths),
+    ("revision_read", revision_read),
 ];
