@@ -85,8 +85,16 @@ fn run(data: &[u8]) {
         (&second.stdout, &second.stderr, second.code),
         "the answer is not deterministic"
     );
-    assert_ne!(first.code, 0, "a build without a program succeeded: {}", first.stdout);
-    assert!(first.stdout.is_empty(), "a partial output: {}", first.stdout);
+    assert_ne!(
+        first.code, 0,
+        "a build without a program succeeded: {}",
+        first.stdout
+    );
+    assert!(
+        first.stdout.is_empty(),
+        "a partial output: {}",
+        first.stdout
+    );
     assert!(
         !first.stderr.contains(OUTSIDE_CONTENT),
         "the outside file was quoted: {}",

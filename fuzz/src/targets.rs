@@ -798,8 +798,9 @@ pub fn revision_read(data: &[u8]) {
     let Some((store, top, named)) = text(data).and_then(revision_input) else {
         return;
     };
-    let first = on_worker(|| read(&store, top, &named, &REVISION_LIMITS));
-    let second = on_worker(|| read(&store, top, &named, &REVISION_LIMITS));
+    // Boxed: a diagnostic is large, and it crosses to the worker and back.
+    let first = on_worker(|| read(&store, top, &named, &REVISION_LIMITS).map_err(Box::new));
+    let second = on_worker(|| read(&store, top, &named, &REVISION_LIMITS).map_err(Box::new));
     let snap = match (first, second) {
         (Err(a), Err(b)) => {
             assert_eq!(a, b, "the read is not deterministic");

@@ -1205,28 +1205,41 @@ fn fake_kubectl(dir: &Path, body: &str) -> PathBuf {
 #[test]
 fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
     let d = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[(&str, &str)], &[&str], &str); 3] = [
-        (
-            "sleep 600",
-            &[("KILN_KUSTOMIZE_TIMEOUT", "1")],
-            &[],
-            "did not finish within 1 s",
-        ),
-        (
-            "yes 'a: 1'",
-            &[],
-            &["--limit", "output-bytes=1Mi"],
-            "printed more than 1048576 bytes, the limit (output-bytes)",
-        ),
-        (
-            "yes -- '---'",
-            &[],
-            &["--limit", "documents=50"],
-            "printed more than 50 documents, the limit (documents)",
-        ),
+    /// A fake build, the environment and options of the run, and what the message says.
+    struct Case {
+        body: &'static str,
+        env: &'static [(&'static str, &'static str)],
+        extra: &'static [&'static str],
+        why: &'static str,
+    }
+    let cases = [
+        Case {
+            body: "sleep 600",
+            env: &[("KILN_KUSTOMIZE_TIMEOUT", "1")],
+            extra: &[],
+            why: "did not finish within 1 s",
+        },
+        Case {
+            body: "yes 'a: 1'",
+            env: &[],
+            extra: &["--limit", "output-bytes=1Mi"],
+            why: "printed more than 1048576 bytes, the limit (output-bytes)",
+        },
+        Case {
+            body: "yes -- '---'",
+            env: &[],
+            extra: &["--limit", "documents=50"],
+            why: "printed more than 50 documents, the limit (documents)",
+        },
     ];
     let (ks, root) = (ks(), repo());
-    for (body, env, extra, why) in cases {
+    for Case {
+        body,
+        env,
+        extra,
+        why,
+    } in cases
+    {
         let kubectl = fake_kubectl(d.path(), body);
         let mut args = vec![
             "build",
