@@ -78,6 +78,52 @@ impl Default for Options {
 /// per cycle or exceeded bound; empty when kustomize may run. A directory without a
 /// kustomization file has nothing to check.
 pub fn check(root: &Root, dir: &Path, opts: &Options) -> Diagnostics {
+    check_and_reach(root, dir, opts).0
+}
+
+/// What a kustomization reaches, transitively, as paths relative to the root (`/`-separated,
+/// sorted): what a door renders before kustomize builds it, and what the tree kustomize builds
+/// must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Directories whose objects kustomize builds: the starting directory and every directory
+    /// named as a resource, base or component (each a kustomization, or a kurel package that
+    /// renders into one). kiln's inputs in them are rendered.
+    pub dirs: BTreeSet<String>,
+    /// Files named as resources: kiln's inputs too.
+    pub resources: BTreeSet<String>,
+    /// Everything else kustomize reads (patches, generator files and configurations, CRDs,
+    /// generator and transformer directories): taken as they are.
+    pub files: BTreeSet<String>,
+}
+
+impl Reach {
+    /// Whether a file (relative to the root) is below a reached directory or a reached resource.
+    pub fn renders(&self, rel: &str) -> bool {
+        self.resources.contains(rel) || self.dirs.iter().any(|d| under(rel, d))
+    }
+
+    /// Whether a file (relative to the root) is something kustomize reads.
+    pub fn holds(&self, rel: &str) -> bool {
+        self.renders(rel) || self.files.iter().any(|f| f == rel || under(rel, f))
+    }
+}
+
+/// Whether `rel` lies below the directory `dir` (`""` is the root).
+pub fn is_under(rel: &str, dir: &str) -> bool {
+    under(rel, dir)
+}
+
+fn under(rel: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || rel
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// [`check`], and what the kustomization in `dir` reaches ([`Reach`]). A directory without a
+/// kustomization reaches only itself.
+pub fn check_and_reach(root: &Root, dir: &Path, opts: &Options) -> (Diagnostics, Reach) {
     let mut c = Checker {
         root,
         opts,
@@ -86,14 +132,28 @@ pub fn check(root: &Root, dir: &Path, opts: &Options) -> Diagnostics {
         config_done: BTreeSet::new(),
         visited: 0,
         diags: Diagnostics::new(),
+        reach: Reach::default(),
     };
     let shown = root.display_name(dir);
     match root.resolve_from(Path::new(""), dir, &shown) {
-        Ok(Some((rel, real))) if real.is_dir() => c.visit_dir(&rel),
+        Ok(Some((rel, real))) if real.is_dir() => {
+            c.reach.dirs.insert(slashed(&rel));
+            c.visit_dir(&rel);
+        }
         Ok(_) => {}
         Err(d) => c.diags.push(d),
     }
-    c.diags
+    (c.diags, c.reach)
+}
+
+/// A relative path as the tree names it: `/`-separated, `""` for the root.
+fn slashed(rel: &Path) -> String {
+    let s = rel.to_string_lossy().replace('\\', "/");
+    if s == "." {
+        String::new()
+    } else {
+        s
+    }
 }
 
 /// What an entry may be.
@@ -119,6 +179,7 @@ struct Checker<'a> {
     config_done: BTreeSet<PathBuf>,
     visited: usize,
     diags: Diagnostics,
+    reach: Reach,
 }
 
 /// Go's `encoding/json` key folding: ASCII upper case; other characters lower-cased then
@@ -518,6 +579,11 @@ impl Checker<'_> {
             }
         };
         let Some((rel, real)) = resolved else { return };
+        match (role, real.is_dir()) {
+            (Role::Base, true) => self.reach.dirs.insert(slashed(&rel)),
+            (Role::Base, false) => self.reach.resources.insert(slashed(&rel)),
+            _ => self.reach.files.insert(slashed(&rel)),
+        };
         match role {
             Role::File => {}
             Role::Base | Role::Config if real.is_dir() => {
@@ -586,6 +652,7 @@ impl Checker<'_> {
                         if let Ok(Some((r, real))) =
                             self.root.resolve_from(dir, Path::new(&s), &shown)
                         {
+                            self.reach.files.insert(slashed(&r));
                             if real.is_dir() {
                                 self.visit_config_dir(base, &r, depth + 1);
                             } else if let Some(docs) = self.read(&r) {

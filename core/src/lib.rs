@@ -64,6 +64,7 @@ pub mod kro;
 pub mod kurel;
 pub mod kustomize_build;
 pub mod kustomize_paths;
+pub mod kustomize_reach;
 pub mod layout;
 pub mod limits;
 pub mod lookup;

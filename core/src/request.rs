@@ -91,6 +91,12 @@ pub struct Request {
     /// `kiln validate` without `--env` asks; a single output stream cannot hold both, so a
     /// render keeps it off and such objects are duplicates (KLN1012).
     pub environments_apart: bool,
+    /// Objects rendered from files of different directories are not one output: a tree rendered
+    /// in place is built by kustomize one directory (and what it reaches) at a time, and the
+    /// environments of a monorepo (`apps/staging`, `apps/production`) hold objects of the same
+    /// name. Only objects whose inputs share a directory are duplicates (KLN1012); kustomize
+    /// reports the others when a kustomization brings them together.
+    pub duplicates_per_directory: bool,
     /// Groups whose kinds no definition of the run knows but that are meant to pass through
     /// unrendered (`*`: every group). Without it such a document is an error (KLN1011).
     pub pass_through: Vec<String>,
@@ -524,14 +530,28 @@ where
     let mut problems = Vec::new();
     let ids: Vec<&[Identity]> = r.units.iter().map(|c| c.ids.as_slice()).collect();
     let mut repeats = duplicate_ids(&ids).into_iter().peekable();
+    // Per directory: the first unit of each (identity, directory) among the repeated ones.
+    let mut in_dir: std::collections::HashMap<(&Identity, &str), usize> = Default::default();
     for (i, c) in r.units.iter().enumerate() {
         // A rendered object's problem is placed on the input it came from.
         problems.extend(c.problems.iter().map(|d| match d.file {
             Some(_) => d.clone(),
             None => d.clone().in_file(r.origins[i].file.clone()),
         }));
-        while let Some((_, j, first)) = repeats.next_if(|(at, _, _)| *at == i) {
+        while let Some((_, j, mut first)) = repeats.next_if(|(at, _, _)| *at == i) {
             let id = &c.ids[j];
+            if req.duplicates_per_directory {
+                in_dir
+                    .entry((id, dir_of(&r.origins[first])))
+                    .or_insert(first);
+                match in_dir.entry((id, dir_of(&r.origins[i]))) {
+                    std::collections::hash_map::Entry::Occupied(o) => first = *o.get(),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(i);
+                        continue;
+                    }
+                }
+            }
             let (a, b) = (&r.origins[first], &r.origins[i]);
             let per_environment = |k: OriginKind| {
                 matches!(
@@ -790,13 +810,18 @@ fn describe(o: &Origin) -> String {
         OriginKind::Definition => "the definition",
     };
     let mut s = format!("{what} in {}", o.file);
-    if o.kind != OriginKind::Kurel && o.kind != OriginKind::ComponentPassthrough {
+    if o.kind != OriginKind::Kurel {
         s.push_str(&format!(" (document {})", o.index + 1));
     }
     if let Some(d) = &o.detail {
         s.push_str(&format!(" [{d}]"));
     }
     s
+}
+
+/// The directory of an origin's file (`""` at the top).
+fn dir_of(o: &Origin) -> &str {
+    o.file.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Two objects of one output with one identity: applied together, one overwrites the other.

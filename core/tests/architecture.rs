@@ -90,6 +90,7 @@ const LAYERS: &[Layer] = &[
             "status",
             "inplace",
             "kustomize_build",
+            "kustomize_reach",
         ],
     },
 ];

@@ -38,6 +38,7 @@ use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
 use kiln_core::vocabulary::Vocabulary;
+use kiln_core::{kustomize_build, kustomize_paths, kustomize_reach};
 
 use inplace::{OutFile, Protect};
 
@@ -164,7 +165,27 @@ pub fn build(b: &Build) -> Outcome {
                 Ok(f) => f,
                 Err(ds) => return failed(&ds.0, &none),
             };
-            match inplace::build(path, files, &b.render) {
+            let outside =
+                kustomize_reach::check_tree(path, &files, &preview::check_options(&b.preview));
+            if outside.has_errors() {
+                let mut ds = outside.0;
+                for d in &mut ds {
+                    d.message = d.message.replace("the source root", "the tree");
+                    if d.code == codes::PATH_ESCAPE {
+                        d.hint = Some(format!(
+                            "`build {}` renders that tree alone, and Flux would not find what the kustomization names outside it; build the directory that holds both (e.g. the repository root), or use --kustomization with --source-root",
+                            path.display()
+                        ));
+                    }
+                }
+                return failed(&ds, &none);
+            }
+            // An artifact is what a Flux Kustomization applies, with postBuild substitution if
+            // it has any: rendered objects that hold `${` are named (kiln cannot see the
+            // Kustomization here; --protect escapes them).
+            let mut render = b.render.clone();
+            render.lint |= matches!(b.output, Output::Artifact { .. });
+            match inplace::build(path, files, &render) {
                 Err(ds) => failed(&ds.0, &none),
                 Ok(built) => {
                     let mut o = write_out(&built.files, &b.output);
@@ -251,54 +272,64 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Some(d) = artifact_inside(&b.output, &real) {
         return failed(&[d], &none);
     }
-    let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
+    // The source root is read once; what spec.path's kustomization reaches (bases and
+    // components elsewhere in the source, the Kustomization's own components) is rendered in
+    // place, as Flux would build it.
+    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
         Ok(f) => f,
         Err(ds) => return failed(&ds.0, &none),
     };
     let mut render = b.render.clone();
     render.lint = k.post_build.is_some();
-    let built = match inplace::build(&real, files, &render) {
-        Ok(b) => b,
+    let check = preview::check_options(&b.preview);
+    let prepared = match kustomize_reach::prepare(
+        root,
+        root,
+        &spec_rel,
+        &k.components,
+        all,
+        &render,
+        &check,
+    ) {
+        Ok(p) => p,
         Err(ds) => return failed(&ds.0, &none),
     };
-    let warnings = report(&built.warnings, &none);
+    let warnings = report(&prepared.warnings, &none);
     if b.output != Output::Stdout {
-        let mut o = write_out(&built.files, &b.output);
+        // The tree Flux receives: the source's files this Kustomization's build reads, at their
+        // paths, so that its spec.path builds from the artifact as it does from the source.
+        if let Some(d) = artifact_reached(&b.output, root, &prepared.reach) {
+            return failed(&[d], &none);
+        }
+        let mut o = write_out(&prepared.files, &b.output);
         o.stderr = warnings + &o.stderr;
         return o;
     }
-    // The source root outside spec.path, byte for byte, for bases the kustomization names.
-    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
-        Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+    let kubectl = match preview::find_kubectl(b.preview.kubectl.as_deref()) {
+        Ok(k) => kustomize_build::Program(k),
+        Err(d) => return failed(&[d], &none),
     };
-    let prefix = format!("{}/", spec_rel.display());
-    let others: Vec<OutFile> = all
-        .into_iter()
-        .filter(|f| !spec_rel.as_os_str().is_empty() && !f.rel.starts_with(&prefix))
-        .map(|f| OutFile {
-            rel: f.rel,
-            bytes: f.bytes,
-            executable: f.executable,
-        })
-        .collect();
-    let scratch = match tempfile::Builder::new().prefix("kiln-flux-").tempdir() {
-        Ok(t) => t,
-        Err(e) => {
-            return failed(
-                &[Diagnostic::error(
-                    codes::IO_READ,
-                    format!("cannot create a scratch directory: {e}"),
-                )
-                .with_hint("check TMPDIR")],
-                &none,
-            )
+    let args = preview::kubectl_args();
+    let build = kustomize_reach::Build {
+        program: &kubectl,
+        args: &args,
+        check: &check,
+        kro_mode: b.render.kro_mode,
+        hint: preview::BUILD_HINT,
+        origins: true,
+    };
+    let yaml = b.preview.yaml;
+    let docs = match kustomize_reach::build(root, &spec_rel, &prepared, &build, |dir| {
+        preview::write_overlay(dir, &k, &yaml)
+    }) {
+        Ok(d) => d,
+        Err(ds) => {
+            let mut o = failed(&ds.0, &none);
+            o.stderr = warnings + &o.stderr;
+            return o;
         }
     };
-    if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
-        return failed(&[d], &none);
-    }
-    match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
+    match preview::after_build(docs, &k, &b.preview, b.render.protect) {
         Err(f) => {
             let mut o = failed(&f.diagnostics, &f.secrets);
             o.stderr = warnings + &o.stderr;
@@ -307,12 +338,40 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         Ok(p) => match kiln_core::output::yaml_stream(&p.objects) {
             Ok(s) => Outcome {
                 stdout: s.into_bytes(),
-                stderr: warnings,
+                stderr: warnings + &report(&p.warnings, &none),
                 code: 0,
             },
             Err(d) => failed(&[d], &none),
         },
     }
+}
+
+/// An artifact written into a directory the build reads would be packed by the next build.
+fn artifact_reached(
+    output: &Output,
+    root: &Path,
+    reach: &kustomize_paths::Reach,
+) -> Option<Diagnostic> {
+    let Output::Artifact { file, .. } = output else {
+        return None;
+    };
+    let croot = std::fs::canonicalize(root).ok()?;
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    let rel = dir.strip_prefix(&croot).ok()?;
+    let name = file.file_name()?.to_string_lossy();
+    let rel = rel.join(&*name).to_string_lossy().replace('\\', "/");
+    reach.holds(&rel).then(|| {
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            "the artifact would be written inside the tree it packs: the next build would pack it too, and its digest would change every time",
+        )
+        .in_file(file.display().to_string())
+        .with_hint("write the artifact outside the directories the Kustomization's build reads, e.g. into a build directory")
+    })
 }
 
 /// An artifact written inside the tree it packs would be packed by the next build: every build

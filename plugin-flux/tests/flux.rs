@@ -1188,3 +1188,388 @@ fn hints_name_kiln_flux_options() {
     assert!(!err.contains("flux::lint::escape"), "{err}");
     hints_name_our_options(&err);
 }
+
+/// The objects of a YAML stream, whole, sorted by (kind, name): what two builds must agree on.
+fn objects(stream: &str) -> Vec<serde_json::Value> {
+    let docs = kiln_core::document::parse_file(
+        "stream",
+        stream.to_string(),
+        &kiln_core::document::YamlLimits::default(),
+    )
+    .unwrap();
+    let mut v: Vec<serde_json::Value> = docs.into_iter().map(|d| d.value).collect();
+    v.sort_by_key(|o| (o["kind"].to_string(), o["metadata"]["name"].to_string()));
+    v
+}
+
+fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> String {
+    let k = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(dir)
+        .args(["--load-restrictor", "LoadRestrictionsNone"])
+        .output()
+        .unwrap();
+    assert!(k.status.success(), "{dir:?}: {}", text(&k.stderr));
+    text(&k.stdout)
+}
+
+/// Issue 38.1 and 38.2: Flux's monorepo layout (testdata/layouts/flux-monorepo, after fluxcd's
+/// flux2-kustomize-helm-example): `apps/staging` and `apps/production` overlays over
+/// `apps/base/podinfo` (a kro RGD and its instance), a kustomize Component in `components/`
+/// holding a second instance, `infrastructure/configs` holding a kurel package. Before, the
+/// preview printed the base's ResourceGraphDefinition and instance unrendered, and
+/// `build apps/production` exited 0 with a kustomization naming a base its output lacked.
+///
+/// Every flow must agree with Flux's own build (`kubectl kustomize` with load restrictions off,
+/// fluxcd/pkg `kustomize`): the preview, `-o DIR` and `--artifact` rooted at the source (so the
+/// Kustomization's spec.path builds from them), and the in-place build of the whole source.
+#[test]
+fn the_flux_monorepo_layout_builds_through_every_flow() {
+    let kubectl = tool("kubectl");
+    let tar = tool("tar");
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/flux-monorepo");
+    let d = tempfile::tempdir().unwrap();
+    // The whole source rendered in place: every overlay builds from it.
+    let whole = d.path().join("whole");
+    let out = run(&["build", s(&layout), "-o", s(&whole)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for (env, path) in [
+        ("staging", "apps/staging"),
+        ("production", "apps/production"),
+        ("staging", "infrastructure/configs"),
+    ] {
+        let file = if path.starts_with("apps") {
+            "apps.yaml"
+        } else {
+            "infrastructure.yaml"
+        };
+        let k = layout.join("clusters").join(env).join(file);
+        // What Flux applies, without substitution (the trees hold the variables as written).
+        let preview = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+        ]);
+        assert_eq!(
+            preview.status.code(),
+            Some(0),
+            "{path}: {}",
+            text(&preview.stderr)
+        );
+        let preview = text(&preview.stdout);
+        for unrendered in [
+            "kind: ResourceGraphDefinition",
+            "kind: WebService",
+            "kind: Kurel",
+        ] {
+            assert!(!preview.contains(unrendered), "{path}: {preview}");
+        }
+        let expected = objects(&preview);
+        assert!(!expected.is_empty(), "{path}");
+        // The in-place tree, built at the Kustomization's path.
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &whole.join(path))),
+            expected,
+            "{path}: the in-place tree"
+        );
+        // -o DIR: the tree this Kustomization reads, at the source's paths.
+        let dir = d.path().join(format!("{env}-{}", path.replace('/', "-")));
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+            "-o",
+            s(&dir),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &dir.join(path))),
+            expected,
+            "{path}: -o"
+        );
+        // --artifact: the same tree, as Flux's source-controller would serve it.
+        let art = d.path().join(format!("{env}.tar.gz"));
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+            "--artifact",
+            s(&art),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
+        let unpacked = d.path().join(format!("{env}-unpacked"));
+        std::fs::create_dir_all(&unpacked).unwrap();
+        let x = Command::new(&tar)
+            .arg("-xzf")
+            .arg(&art)
+            .arg("-C")
+            .arg(&unpacked)
+            .output()
+            .unwrap();
+        assert!(x.status.success(), "{}", text(&x.stderr));
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &unpacked.join(path))),
+            expected,
+            "{path}: the artifact"
+        );
+        std::fs::remove_dir_all(&unpacked).unwrap();
+    }
+    // What the overlays do to kiln's objects, with the cluster's variables.
+    let production = run(&[
+        "build",
+        "--kustomization",
+        s(&layout.join("clusters/production/apps.yaml")),
+        "--source-root",
+        s(&layout),
+        "--substitute",
+    ]);
+    assert_eq!(
+        production.status.code(),
+        Some(0),
+        "{}",
+        text(&production.stderr)
+    );
+    let objs = objects(&text(&production.stdout));
+    let podinfo = objs
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "podinfo")
+        .expect("the base's instance, rendered");
+    assert_eq!(podinfo["spec"]["replicas"], 3, "the overlay's patch");
+    let c = &podinfo["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["image"], "ghcr.io/stefanprodan/podinfo:6.7.1", "images");
+    assert_eq!(c["env"][0]["value"], "production", "postBuild");
+    assert!(
+        objs.iter()
+            .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "podinfo-canary"),
+        "the component's instance, rendered with the base's definition"
+    );
+    // A tree that is an overlay alone does not hold its base: refused, saying what to build.
+    let out = run(&["build", s(&layout.join("apps/production"))]);
+    let err = fails_with(&out, "KLN1002");
+    assert!(err.contains("../base/podinfo"), "{err}");
+    assert!(err.contains("--source-root"), "{err}");
+}
+
+/// Issue 38.2 and 38.6: the monorepo with an `environments/` folder of component deployments
+/// (testdata/layouts/component-environments). In place, the shared `components/` kustomization
+/// would name every environment's release, so each environment's build would apply all of
+/// them: without `--env` that is an error naming the fix; with it, the environment's overlay
+/// builds its release alone. A Kustomization per environment needs no `--env`: its reach holds
+/// one environment's binding.
+#[test]
+fn the_component_environments_layout_builds_per_environment() {
+    let kubectl = tool("kubectl");
+    let layout =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/component-environments");
+    let out = run(&["build", s(&layout)]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(
+        err.contains("2 environments (dev, prod)") && err.contains("--env"),
+        "{err}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("prod");
+    let out = run(&["build", s(&layout), "--env", "prod", "-o", s(&dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let built = objects(&kubectl_kustomize(&kubectl, &dir.join("environments/prod")));
+    let replicas: Vec<&serde_json::Value> = built
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .map(|o| &o["spec"]["replicas"])
+        .collect();
+    assert_eq!(replicas, [4]);
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: api\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./environments/dev\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&layout),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let objs = objects(&text(&out.stdout));
+    let envs: Vec<&serde_json::Value> = objs
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .map(|o| &o["metadata"]["labels"]["openchoreo.dev/environment"])
+        .collect();
+    assert_eq!(envs, ["dev"]);
+}
+
+/// A source root of one kustomization directory `deploy/` holding `files`, and a Kustomization
+/// for it with the given `postBuild` block.
+fn small_source(files: &[(&str, &str)], post_build: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = d.path().join("src/deploy").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./deploy\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  postBuild:\n{post_build}"),
+    )
+    .unwrap();
+    (d, k)
+}
+
+/// Issue 38.7: the preview fails where Flux would fail. Flux substitutes an object's YAML, so
+/// `port: "${PORT}"` becomes the number 8080 (fluxcd/pkg `kustomize/kustomize_varsub.go`), which
+/// the API server refuses in a ConfigMap's data: the preview said nothing. Now it is the API
+/// server's error, on the file the object came from (kustomize's origin annotation), never a
+/// line of kustomize's output; and the annotation kiln asked kustomize for is not in the output.
+#[test]
+fn the_preview_checks_objects_after_substitution_and_names_their_file() {
+    let (d, k) = small_source(
+        &[
+            ("kustomization.yaml", "resources: [cm.yaml]\nnamePrefix: p-\n"),
+            (
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  port: \"${PORT}\"\n",
+            ),
+        ],
+        "    substitute:\n      PORT: \"8080\"\n",
+    );
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+    ]);
+    let err = fails_with(&out, "KLN1020");
+    assert!(err.contains("deploy/cm.yaml"), "{err}");
+    assert!(err.contains("ConfigMap p-settings"), "{err}");
+    assert!(err.contains("after postBuild substitution"), "{err}");
+    assert!(err.contains("data.port"), "{err}");
+    assert!(!err.contains("kustomize build"), "{err}");
+    // Without substitution the object is fine, and kustomize's origin annotation is not shown.
+    let ok = run(&["build", "--kustomization", s(&k), "--source-root", s(&root)]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let stream = text(&ok.stdout);
+    assert!(!stream.contains("config.kubernetes.io/origin"), "{stream}");
+    assert!(!stream.contains("annotations"), "{stream}");
+    // A substitution error is placed on the source file too.
+    let (d, k) = small_source(
+        &[
+            ("kustomization.yaml", "resources: [cm.yaml]\n"),
+            (
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  port: \"${UNSET}\"\n",
+            ),
+        ],
+        "    substitute:\n      PORT: \"8080\"\n",
+    );
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+    ]);
+    let err = fails_with(&out, "KLN8001");
+    assert!(
+        err.contains("deploy/cm.yaml") && err.contains("ConfigMap settings"),
+        "{err}"
+    );
+}
+
+/// Issue 38.7: `--protect` escapes `${` as `$${`, which only substitution turns back. A
+/// Kustomization whose variables all come from optional sources that are missing sets none, so
+/// Flux skips substitution (`substituteStrategy` unset) and the escapes would reach the cluster:
+/// a warning says so and names the fix. With a variable set there is no warning.
+#[test]
+fn protect_warns_when_flux_would_not_substitute() {
+    let files = [
+        ("kustomization.yaml", "resources: [site.yaml, rgd.yaml]\n"),
+        (
+            "rgd.yaml",
+            &std::fs::read_to_string(repo().join("deploy/site-rgd.yaml")).unwrap() as &str,
+        ),
+        (
+            "site.yaml",
+            "apiVersion: example.com/v1alpha1\nkind: Site\nmetadata:\n  name: web\n  namespace: web\nspec:\n  image: nginx\n",
+        ),
+    ];
+    let optional = "    substituteFrom:\n      - kind: ConfigMap\n        name: missing\n        optional: true\n";
+    let (d, k) = small_source(&files, optional);
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning[KLN8008]") && err.contains("skips substitution"),
+        "{err}"
+    );
+    assert!(err.contains("--protect=annotate"), "{err}");
+    let (d, k) = small_source(&files, "    substitute:\n      X: \"1\"\n");
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("skips substitution"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 38.7: an artifact is what a Flux Kustomization applies; kiln cannot see whether it
+/// substitutes, so rendered objects holding `${` are named (KLN8008) unless --protect.
+#[test]
+fn an_artifact_names_rendered_objects_that_substitution_would_change() {
+    let d = tempfile::tempdir().unwrap();
+    let art = d.path().join("m.tar.gz");
+    let out = run(&["build", s(&repo().join("deploy")), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning[KLN8008]") && err.contains("--protect"),
+        "{err}"
+    );
+    let art2 = d.path().join("p.tar.gz");
+    let out = run(&[
+        "build",
+        s(&repo().join("deploy")),
+        "--artifact",
+        s(&art2),
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("KLN8008"),
+        "{}",
+        text(&out.stderr)
+    );
+}
