@@ -122,6 +122,16 @@ impl Packages {
         join(&self.relative(package), file)
     }
 
+    /// The package that objects rendered from `source`, a file or a kurel package named by a
+    /// slash path relative to kiln's working directory `root`, are written to: the one
+    /// [`Packages::holding`] the directory they go to, else the running package.
+    pub fn receiving(&self, root: &Path, source: &str) -> Option<String> {
+        let dir = crate::annotations::dir_of(source.trim_end_matches('/'));
+        self.holding(root, dir)
+            .map(|(p, _)| p)
+            .or_else(|| self.running.clone())
+    }
+
     /// Where objects for the directory `dir` (a slash path relative to kiln's working directory
     /// `root`) are written: the deepest package the items name that holds it, and the directory
     /// relative to that package. `None` when no package holds it, or the items name none.

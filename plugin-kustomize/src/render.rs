@@ -128,7 +128,10 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                 writes_back
                     && !owned
                     && f.rendered_from.is_some_and(|s| {
-                        sources.contains(&(packages.key(f.package), s))
+                        let package = packages.key(f.package);
+                        // Another step's source is one whose objects would be written here.
+                        sources.contains(&(package, s))
+                            || packages.receiving(&ctx.root, s).as_deref() != package
                             || !foreign_source(s, &opts.paths, &ctx.root)
                     })
             })

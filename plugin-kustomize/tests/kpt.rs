@@ -746,3 +746,35 @@ fn paths_relative_to_the_wrong_directory_get_a_hint() {
     );
     assert_eq!(tree(&pkg), before, "files changed on failure");
 }
+
+/// A subpackage's file deleted: the objects the parent's step rendered from it go, even when
+/// kpt runs in the parent's directory and the parent holds a file of the same name (the mark
+/// names a file of the subpackage, not one of another step's `paths`).
+#[test]
+fn render_removes_a_subpackages_objects_when_its_source_goes() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    // The steps whose `paths` are written from the repository root are not part of this.
+    fs::remove_dir_all(pkg.join("db")).unwrap();
+    fs::remove_dir_all(pkg.join("cache")).unwrap();
+    fs::write(
+        pkg.join("blog.yaml"),
+        read(&pkg.join("web/blog.yaml")).replace("name: blog", "name: news"),
+    )
+    .unwrap();
+    render_in(&kpt_bin, &pkg, &[]);
+    let from_web = [
+        "web/configmap_blog-eu-west-1.yaml <- blog.yaml",
+        "web/deployment_blog.yaml <- blog.yaml",
+        "web/service_blog.yaml <- blog.yaml",
+    ];
+    let rendered = rendered_objects(&pkg);
+    assert!(from_web.iter().all(|o| rendered.contains(&o.to_string())), "{rendered:?}");
+    fs::remove_file(pkg.join("web/blog.yaml")).unwrap();
+    render_in(&kpt_bin, &pkg, &[]);
+    let rendered = rendered_objects(&pkg);
+    assert!(rendered.iter().all(|o| !o.starts_with("web/")), "{rendered:?}");
+    assert!(pkg.join("deployment_news.yaml").is_file(), "{rendered:?}");
+}
