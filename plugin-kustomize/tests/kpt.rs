@@ -771,10 +771,37 @@ fn render_removes_a_subpackages_objects_when_its_source_goes() {
         "web/service_blog.yaml <- blog.yaml",
     ];
     let rendered = rendered_objects(&pkg);
-    assert!(from_web.iter().all(|o| rendered.contains(&o.to_string())), "{rendered:?}");
+    assert!(
+        from_web.iter().all(|o| rendered.contains(&o.to_string())),
+        "{rendered:?}"
+    );
     fs::remove_file(pkg.join("web/blog.yaml")).unwrap();
     render_in(&kpt_bin, &pkg, &[]);
     let rendered = rendered_objects(&pkg);
-    assert!(rendered.iter().all(|o| !o.starts_with("web/")), "{rendered:?}");
+    assert!(
+        rendered.iter().all(|o| !o.starts_with("web/")),
+        "{rendered:?}"
+    );
     assert!(pkg.join("deployment_news.yaml").is_file(), "{rendered:?}");
+}
+
+/// A parent whose only resources are those of subpackages with their own kiln steps has nothing
+/// to render and hands them back: they are items, not a generator's empty output.
+#[test]
+fn a_parent_of_subpackages_with_their_own_steps_hands_them_back() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    for f in ["rgd.yaml", "shop.yaml"] {
+        fs::remove_file(pkg.join(f)).unwrap();
+    }
+    for d in ["web", "cache"] {
+        fs::remove_dir_all(pkg.join(d)).unwrap();
+    }
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested"]);
+    assert_eq!(
+        rendered_objects(&pkg),
+        ["db/statefulset_db.yaml <- kpt-nested/db/db.kurel"]
+    );
 }
