@@ -178,6 +178,8 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             .collect(),
         packages: &packages,
         root: &ctx.root,
+        limits: &ctx.limits.yaml,
+        kustomized: std::cell::OnceCell::new(),
     };
     if let Some(d) = unwritable {
         return failure(vec![d], &at);
@@ -474,6 +476,29 @@ struct Lookup<'a> {
     by_name: HashMap<&'a str, usize>,
     packages: &'a Packages,
     root: &'a Path,
+    limits: &'a kiln_core::document::YamlLimits,
+    /// The files kustomize's items came from ([`kustomize::origins`]), found when a diagnostic
+    /// first needs them.
+    kustomized: std::cell::OnceCell<Vec<Option<(String, usize)>>>,
+}
+
+impl Lookup<'_> {
+    /// The file and document an item without a path annotation came from: kustomize's, found
+    /// again, or where standalone mode read it.
+    fn origin(&self, k: usize) -> Option<(String, usize)> {
+        let item = &self.items[k];
+        let found = annotations::get(&item.value, kustomize::ID).and_then(|_| {
+            self.kustomized
+                .get_or_init(|| {
+                    let values: Vec<&Value> = self.items.iter().map(|i| &i.value).collect();
+                    kustomize::origins(&values, self.root, self.limits)
+                })
+                .get(k)
+                .cloned()
+                .flatten()
+        });
+        found.or_else(|| item.origin.clone().map(|o| (o, 0)))
+    }
 }
 
 fn failure(diags: Vec<Diagnostic>, at: &Lookup<'_>) -> Answer {
@@ -503,7 +528,7 @@ fn locate(d: &Diagnostic, at: &Lookup<'_>) -> Location {
             Location {
                 file: annotations::source_path(v)
                     .map(|p| (at.packages.shown(package, p), annotations::source_index(v)))
-                    .or_else(|| at.items[k].origin.clone().map(|o| (o, 0))),
+                    .or_else(|| at.origin(k)),
                 resource: results::resource_ref(v),
             }
         }
