@@ -110,8 +110,8 @@ pub fn renamed(item: &Value, name: &str) -> Option<Diagnostic> {
         Diagnostic::error(
             codes::REQUEST_INVALID,
             format!(
-                "{kind} {:?} reached kiln already renamed by kustomize (its namePrefix, nameSuffix \
-                 or namespace; recorded as {}): what kiln renders from it would not be renamed",
+                "{kind} {:?} reached kiln already renamed by kustomize (its namePrefix or \
+                 nameSuffix; recorded as {}): what kiln renders from it would not be renamed",
                 field("name"),
                 found.join(", ")
             ),
