@@ -553,3 +553,70 @@ fn transformer_errors_name_the_file() {
     assert!(err.contains("../base/apps/shop.yaml"), "{err}");
     assert!(!err.contains("<stdin>"), "{err}");
 }
+
+/// The repository layout of kustomize's variants (`testdata/layouts/krm-kustomize-overlays/`):
+/// kiln as the generator of `base/`, overlays `overlays/prod` and `overlays/staging` listing
+/// `../../base`, built from the repository root. kustomize runs a legacy exec plugin in the
+/// directory of the kustomization that lists it (`cmd.Dir` set to the loader's root in
+/// kustomize's `api/internal/plugins/execplugin/execplugin.go`), so `paths` resolve in the base
+/// whichever overlay is built and wherever the build starts; the overlays' transformations apply
+/// to what kiln rendered.
+#[test]
+fn overlays_over_a_generator_base_from_the_repository_root() {
+    let kubectl = tool("kubectl");
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let repo = testdata().join("layouts/krm-kustomize-overlays");
+    let build_from_root = |overlay: &str| {
+        ok(&run(
+            Command::new(&kubectl)
+                .args(["kustomize", "--enable-alpha-plugins", overlay])
+                .current_dir(&repo)
+                // What a shell in the repository root passes on.
+                .env("PWD", &repo)
+                .env("XDG_CONFIG_HOME", &xdg),
+            "",
+        ))
+    };
+    let prod = build_from_root("overlays/prod");
+    let objs = objects(&prod);
+    assert_eq!(
+        objs,
+        [
+            "ConfigMap/prod-shop-eu-west-1",
+            "ConfigMap/prod-shop-us-east-1",
+            "Service/prod-shop",
+            "Deployment/prod-shop"
+        ],
+        "{prod}"
+    );
+    assert_eq!(prod.matches("namespace: shop-prod\n").count(), 4, "{prod}");
+    assert_eq!(prod.matches("env: prod\n").count(), 4, "{prod}");
+    let dep = prod
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Deployment"))
+        .unwrap();
+    assert!(dep.contains("replicas: 5"), "the patch was lost: {dep}");
+    assert!(
+        dep.contains("matchLabels:\n      app.kubernetes.io/name: shop\n"),
+        "the prefix leaked into the selector: {dep}"
+    );
+    assert!(
+        !prod.contains("kiln.dev/rendered-from") && !prod.contains("config.kubernetes.io"),
+        "{prod}"
+    );
+    let staging = build_from_root("overlays/staging");
+    assert_eq!(objects(&staging).len(), 4, "{staging}");
+    assert!(
+        staging.contains("name: shop\n") && staging.contains("replicas: 2"),
+        "{staging}"
+    );
+    assert_eq!(
+        staging.matches("namespace: shop-staging\n").count(),
+        4,
+        "{staging}"
+    );
+    // Built from inside the overlay, the same.
+    let o = build(&kubectl, &xdg, &repo.join("overlays/prod"));
+    assert_eq!(ok(&o), prod);
+}
