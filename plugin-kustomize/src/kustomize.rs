@@ -263,8 +263,13 @@ fn index_resources(
     if seen.len() >= MAX_KUSTOMIZATIONS || !seen.insert(dir.to_path_buf()) {
         return;
     }
-    let Ok(real) = root.resolve(dir) else { return };
-    let Some((_, kustomization)) = kustomization_in(&real, limits) else {
+    // Through the root: a kustomization file that is a link out of it is not read.
+    let Some(kustomization) = KUSTOMIZATION_FILES.iter().find_map(|f| {
+        let rel = dir.join(f);
+        let text = root.read_to_string(&rel, limits.max_input_bytes).ok()?;
+        let docs = parse_file(&rel.to_string_lossy(), text, limits).ok()?;
+        docs.into_iter().next().map(|d| d.value)
+    }) else {
         return;
     };
     let entries = ["resources", "bases"]

@@ -127,7 +127,13 @@ impl Packages {
     /// [`Packages::holding`] the directory they go to, else the running package.
     pub fn receiving(&self, root: &Path, source: &str) -> Option<String> {
         let dir = crate::annotations::dir_of(source.trim_end_matches('/'));
-        self.holding(root, dir)
+        // The mark is the package's text: only a plain relative path is looked at.
+        let plain = Path::new(dir)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        plain
+            .then(|| self.holding(root, dir))
+            .flatten()
             .map(|(p, _)| p)
             .or_else(|| self.running.clone())
     }
@@ -136,6 +142,9 @@ impl Packages {
     /// `root`) are written: the deepest package the items name that holds it, and the directory
     /// relative to that package. `None` when no package holds it, or the items name none.
     pub fn holding(&self, root: &Path, dir: &str) -> Option<(String, String)> {
+        if self.known.is_empty() {
+            return None;
+        }
         let target = root.join(dir);
         let deepest = |target: &Path, of: &dyn Fn(&str) -> Option<PathBuf>| {
             self.known

@@ -724,22 +724,18 @@ fn where_paths_are(d: Diagnostic, opts: &Options, packages: &Packages, root: &Pa
     .find_map(|(field, entries)| entries.iter().any(same).then_some(field)) else {
         return d;
     };
+    // Looked up only inside the root, as the entry itself is.
     let in_package = packages
         .running()
-        .map(|p| Path::new(p).join(&file))
-        .filter(|p| p.exists());
+        .and_then(|p| Path::new(p).strip_prefix(root).ok())
+        .map(|p| p.join(&file))
+        .filter(|rel| kiln_core::source::Root::new(root).is_ok_and(|r| r.resolve(rel).is_ok()));
     let hint = match in_package {
-        Some(p) => match p.strip_prefix(root) {
-            Ok(rel) => format!(
-                "`{field}` are relative to kpt's working directory ({}), not to the package: from there this is {}",
-                root.display(),
-                rel.display()
-            ),
-            Err(_) => format!(
-                "`{field}` are relative to kpt's working directory ({}), not to the package, and may not leave it: run kpt from a directory that holds the package",
-                root.display()
-            ),
-        },
+        Some(rel) => format!(
+            "`{field}` are relative to kpt's working directory ({}), not to the package: from there this is {}",
+            root.display(),
+            rel.display()
+        ),
         None => format!(
             "`{field}` are relative to the working directory kiln-krm runs in ({}): kpt's working directory, or the kustomization's directory under kustomize; they may not leave it",
             root.display()
