@@ -805,3 +805,38 @@ fn a_parent_of_subpackages_with_their_own_steps_hands_them_back() {
         ["db/statefulset_db.yaml <- kpt-nested/db/db.kurel"]
     );
 }
+
+/// A diagnostic about a subpackage's item names its file from the package whose pipeline runs
+/// (`web/blog.yaml`, not the subpackage's own `blog.yaml`, which may be the parent's too), and
+/// the failed render writes nothing.
+#[test]
+fn a_subpackages_invalid_instance_is_named_from_the_parent() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    let blog = pkg.join("web/blog.yaml");
+    fs::write(&blog, format!("{}  replicas: 50\n", read(&blog))).unwrap();
+    let before = tree(&pkg);
+    let results = tmp.path().join("results");
+    let o = run(
+        Command::new(&kpt_bin)
+            .args([
+                "fn",
+                "render",
+                "kpt-nested",
+                "--allow-exec",
+                "--results-dir",
+            ])
+            .arg(&results)
+            .current_dir(tmp.path())
+            .env("PATH", path_with_kiln_krm()),
+        "",
+    );
+    assert!(!o.status.success(), "{}", show(&o));
+    let all = show(&o);
+    assert!(all.contains("web/blog.yaml: spec.replicas"), "{all}");
+    let r = read(&results.join("results.yaml"));
+    assert!(r.contains("path: web/blog.yaml"), "{r}");
+    assert_eq!(tree(&pkg), before, "files changed on failure");
+}
