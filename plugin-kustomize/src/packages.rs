@@ -162,6 +162,11 @@ impl Packages {
     }
 }
 
+/// The package an item belongs to ([`PACKAGE_PATH`]), when kpt named one.
+pub fn of_item(v: &Value) -> Option<&str> {
+    crate::annotations::get(v, PACKAGE_PATH).filter(|p| !p.is_empty())
+}
+
 /// Whether the item is a Kptfile.
 pub fn is_kptfile(v: &Value) -> bool {
     // Asked of every item (thousands in a pass-through): scanned, not hashed.

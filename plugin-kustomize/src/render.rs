@@ -254,8 +254,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
                         match annotations::source_path(v) {
                             Some(p) => (
                                 Target {
-                                    package: annotations::get(v, packages::PACKAGE_PATH)
-                                        .map(String::from),
+                                    package: packages::of_item(v).map(String::from),
                                     dir: annotations::dir_of(p).to_string(),
                                 },
                                 Some(p.to_string()),
@@ -351,7 +350,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         let Output::Input(k) = o else { continue };
         let v = &items[*k].value;
         if let Some(p) = annotations::source_path(v) {
-            let package = packages.key(annotations::get(v, packages::PACKAGE_PATH));
+            let package = packages.key(packages::of_item(v));
             let n = next_index
                 .entry((package.map(String::from), p.to_string()))
                 .or_default();
@@ -524,7 +523,7 @@ fn locate(d: &Diagnostic, at: &Lookup<'_>) -> Location {
     match at.by_name.get(file) {
         Some(&k) => {
             let v = &at.items[k].value;
-            let package = annotations::get(v, packages::PACKAGE_PATH);
+            let package = packages::of_item(v);
             Location {
                 file: annotations::source_path(v)
                     .map(|p| (at.packages.shown(package, p), annotations::source_index(v)))
@@ -614,7 +613,7 @@ impl<'a> Facts<'a> {
     fn of(v: &'a Value) -> Self {
         Facts {
             path: annotations::source_path(v),
-            package: annotations::get(v, packages::PACKAGE_PATH).filter(|p| !p.is_empty()),
+            package: packages::of_item(v),
             rendered_from: annotations::get(v, RENDERED_FROM),
             configuration: is_configuration(v),
             defines: defined_kind(v),
