@@ -48,6 +48,7 @@
 // everywhere would cost clarity for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod base64;
 pub mod component;
 pub mod diag;
 pub mod diff;
