@@ -275,6 +275,88 @@ fn secret_values_never_appear() {
     );
 }
 
+/// A Secret is compared as the API server stores it (kubernetes `pkg/apis/core/v1/conversion.go`,
+/// `Convert_v1_Secret_To_core_Secret`: each `stringData` key is written into `data`, over a
+/// `data` value of the same key): a key moved from `data` (base64) to `stringData` (plain) with
+/// the same value, or back, is no change; so is a `data` value spelt another way (a line break
+/// in the base64) and a `data` value that `stringData` overrides. A real change of value still
+/// shows, masked.
+#[test]
+fn a_secret_key_moved_between_data_and_string_data_is_no_change() {
+    let secret = |fields: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: prod\n{fields}")
+    };
+    let (_t, r) = repo();
+    // "hunter2-secret-value", "admin-user".
+    let in_data =
+        secret("data:\n  password: aHVudGVyMi1zZWNyZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\n");
+    write(&r, "apps/db.yaml", &in_data);
+    commit_all(&r, "data");
+    let same = [
+        // One key moved to stringData.
+        "stringData:\n  password: hunter2-secret-value\ndata:\n  user: YWRtaW4tdXNlcg==\n",
+        // Both moved.
+        "stringData:\n  password: hunter2-secret-value\n  user: admin-user\n",
+        // In data, with a line break in the base64 (the API server reads the same bytes).
+        "data:\n  password: |-\n    aHVudGVyMi1zZWNy\n    ZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\n",
+        // A data value stringData overrides with the base's value: stringData wins.
+        "data:\n  password: b3RoZXI=\n  user: YWRtaW4tdXNlcg==\nstringData:\n  password: hunter2-secret-value\n",
+    ];
+    for fields in same {
+        write(&r, "apps/db.yaml", &secret(fields));
+        let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+        assert_eq!(
+            code(&o),
+            0,
+            "{fields}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert_eq!(
+            text(&o.stdout),
+            "0 changed, 0 added, 0 removed, 1 unchanged\n",
+            "{fields}"
+        );
+    }
+    // And back: the base in stringData, the head in data.
+    write(
+        &r,
+        "apps/db.yaml",
+        &secret("stringData:\n  password: hunter2-secret-value\n  user: admin-user\n"),
+    );
+    commit_all(&r, "stringData");
+    write(&r, "apps/db.yaml", &in_data);
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+    // A value that differs is a change, whichever field holds it, and shows masked.
+    let changed = [
+        "stringData:\n  password: hunter2-other-value\n  user: admin-user\n",
+        "data:\n  password: aHVudGVyMi1vdGhlci12YWx1ZQ==\n  user: YWRtaW4tdXNlcg==\n",
+        // stringData wins over data: here it holds the other value.
+        "data:\n  password: aHVudGVyMi1zZWNyZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\nstringData:\n  password: hunter2-other-value\n",
+    ];
+    for fields in changed {
+        write(&r, "apps/db.yaml", &secret(fields));
+        let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+        assert_eq!(code(&o), 1, "{fields}: {}", text(&o.stdout));
+        let out = text(&o.stdout);
+        assert!(
+            out.contains(
+                "-  password: \"[redacted]\"\n+  password: \"[redacted, changed]\"\n   user: \"[redacted]\"\n"
+            ),
+            "{fields}: {out}"
+        );
+        assert!(
+            !out.contains("hunter2") && !out.contains("aHVudGVy"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("admin-user") && !out.contains("YWRtaW4"),
+            "{out}"
+        );
+    }
+}
+
 /// Provenance annotations are compared like any field: renaming the definition shows.
 #[test]
 fn a_definition_rename_shows_in_provenance() {

@@ -206,8 +206,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of one object.
+    /// The entry of one object (a Secret as the API server stores it: [`as_stored`]).
     pub fn of(o: &Value) -> Entry {
+        let stored = as_stored(o);
+        let o = stored.as_ref().unwrap_or(o);
         Entry {
             identity: identity(o),
             api_version: o
@@ -417,6 +419,46 @@ fn unified(
 fn is_secret(o: &Value) -> bool {
     o.get("kind").and_then(Value::as_str) == Some("Secret")
         && o.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// A Secret as the API server stores it, or `None` when `o` is not a Secret, has neither `data`
+/// nor `stringData`, or holds a value the API server would refuse (not a string, `data` that is
+/// not base64): that one is compared as written. The API server merges `stringData` into `data`,
+/// a key in both taking `stringData`'s value, and keeps `data` as bytes; so here every value is
+/// written in `data` as the base64 of its bytes, in one spelling. A key moved from one field to
+/// the other with the same value is then no change, and a value that differs still is.
+fn as_stored(o: &Value) -> Option<Value> {
+    if !is_secret(o) || (o.get("data").is_none() && o.get("stringData").is_none()) {
+        return None;
+    }
+    let encode = |bytes: &[u8]| Value::String(crate::expr::library::base64(bytes));
+    let empty = Map::new();
+    let field = |f: &str| o.get(f).map_or(Some(&empty), Value::as_object);
+    let mut data = Map::new();
+    for (k, v) in field("data")? {
+        data.insert(k.clone(), encode(&crate::base64::decode(v.as_str()?)?));
+    }
+    // Then `stringData`, over `data` key by key.
+    for (k, v) in field("stringData")? {
+        data.insert(k.clone(), encode(v.as_str()?.as_bytes()));
+    }
+    // `data` where it was (or where `stringData` was); none made up for an empty `stringData`.
+    let keep = o.get("data").is_some() || !data.is_empty();
+    let mut data = Some(Value::Object(data)).filter(|_| keep);
+    let mut out = Map::new();
+    for (k, v) in o.as_object()? {
+        match k.as_str() {
+            "data" | "stringData" => {
+                if let Some(d) = data.take() {
+                    out.insert("data".into(), d);
+                }
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Some(Value::Object(out))
 }
 
 /// Replace the values of a Secret's `data` and `stringData` on both sides: `[redacted]`, and
