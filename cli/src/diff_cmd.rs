@@ -54,6 +54,11 @@ pub struct DiffArgs {
     /// Exit with status 1 when there are differences (as `git diff --exit-code`).
     #[arg(long)]
     pub exit_code: bool,
+    /// Exit with status 4 when the base does not render, after writing the diff (the head's
+    /// objects, all added, and a line saying why). Without it a base that does not render is
+    /// reported, not a failure: the change that fixes a broken base must still get its diff.
+    #[arg(long)]
+    pub fail_on_base_error: bool,
     /// Lines of context around each change.
     #[arg(long, short = 'U', value_name = "N", default_value_t = 3)]
     pub context: usize,
@@ -353,8 +358,36 @@ pub fn run(
     );
     let base = named_for(pair.base, &base_src);
     let head = named_for(pair.head, &head_src);
+    // A base that does not render while the head does (the change that fixes a broken base):
+    // the diff is against an empty base, and says so (docs/diff.md, "A base that does not
+    // render"). A head that does not render is an error: there is nothing to show.
+    let mut base_failed: Option<Vec<Diagnostic>> = None;
     let (base, head) = match (base, head) {
         (Ok(b), Ok(h)) => (b, h),
+        (Err(f), Ok(h)) => {
+            let header = if args.fail_on_base_error {
+                format!("error: {base_label} does not render:")
+            } else {
+                format!(
+                    "warning: {base_label} does not render: the diff is against an empty base \
+                     (every object of {head_label} is added):"
+                )
+            };
+            side_failed(&header, &f, common.diagnostics);
+            base_failed = Some(f.diagnostics);
+            let empty = Rendered {
+                units: Vec::new(),
+                origins: Vec::new(),
+                warnings: Vec::new(),
+                files: f.files,
+                log: Vec::new(),
+                details: Vec::new(),
+                documents: 0,
+                packages: Vec::new(),
+                extra_documents: f.extra_documents,
+            };
+            (empty, h)
+        }
         (b, h) => {
             let mut usage_only = true;
             for (side, r) in [(&base_label, b), (&head_label, h)] {
@@ -364,7 +397,11 @@ pub fn run(
                         .iter()
                         .filter(|d| d.is_error())
                         .all(|d| d.code == codes::REQUEST_INVALID);
-                    side_failed(side, &f, common.diagnostics);
+                    side_failed(
+                        &format!("error: {side} does not render:"),
+                        &f,
+                        common.diagnostics,
+                    );
                 }
             }
             return ExitCode::from(if usage_only { 2 } else { SIDE_FAILED });
@@ -419,6 +456,9 @@ pub fn run(
         };
     diff.base = base_label;
     diff.head = head_label;
+    diff.base_failure = base_failed
+        .as_deref()
+        .map(|ds| kiln_core::diff::BaseFailure::of(ds, &secrets));
     let text = match args.format {
         DiffFormat::Text => {
             let color = match args.color {
@@ -441,7 +481,9 @@ pub fn run(
     if code != ExitCode::SUCCESS {
         return code;
     }
-    if args.exit_code && diff.summary().has_differences() {
+    if args.fail_on_base_error && diff.base_failure.is_some() {
+        ExitCode::from(SIDE_FAILED)
+    } else if args.exit_code && diff.summary().has_differences() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -453,13 +495,13 @@ fn kept(units: &[Unit]) -> Vec<Value> {
     units.iter().flat_map(|u| u.kept.iter().cloned()).collect()
 }
 
-/// Print the diagnostics of a side that did not render, saying which side it is.
-fn side_failed(side: &str, f: &Failed, format: DiagFormat) {
+/// Print the diagnostics of a side that did not render under `header` (which names the side).
+fn side_failed(header: &str, f: &Failed, format: DiagFormat) {
     for d in &f.extra_documents {
         report::note_document(d.clone());
     }
     if format == DiagFormat::Human {
-        eprintln!("error: {side} does not render:");
+        eprintln!("{header}");
     }
     report::print(&f.diagnostics, &f.files, format);
 }

@@ -11,7 +11,11 @@
 //! `stringData`) never appear: each is written as `[redacted]`, and as `[redacted, changed]`
 //! on the head side when it differs from the base's. Every other secret the run knows of
 //! ([`Secrets`]: what Secret templates read, `--secret` paths) is blanked out of the diff text as
-//! in diagnostics.
+//! in diagnostics. A Secret is compared as the API server stores it (`stringData` merged into
+//! `data`): a key that only moves between the two is no change.
+//!
+//! A base that does not render is compared as empty, every object of the head added, and the
+//! output says why ([`BaseFailure`]: its first errors, secrets blanked out, bounded).
 //!
 //! ```
 //! use kiln_core::diff::{compare, Options};
@@ -160,7 +164,7 @@ impl Summary {
 }
 
 /// The comparison of two renders.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
     /// What the base side is (`HEAD`, `main (1a2b3c4)`, with its environment).
     pub base: String,
@@ -172,6 +176,67 @@ pub struct Diff {
     /// Objects both sides hold by construction, not compared (units rendered once for both
     /// sides: [`Unit::shared`]): counted unchanged, not listed in `objects`.
     pub shared: usize,
+    /// Set when the base did not render and the head did: the diff is then against an empty base
+    /// (every object of the head is added), and every format says so.
+    pub base_failure: Option<BaseFailure>,
+}
+
+/// Why the base side did not render: how many errors, and the first few of them, each made safe
+/// to print in a pull-request comment (secrets blanked out, then cut to a bounded length).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseFailure {
+    /// How many errors the base's render reported.
+    pub errors: usize,
+    /// The first [`BaseFailure::SHOWN`] of them: secrets blanked out, message and field path cut
+    /// to [`BaseFailure::TEXT_BYTES`], no hint (the log has each whole).
+    pub shown: Vec<Diagnostic>,
+}
+
+impl BaseFailure {
+    /// Errors shown; the rest are counted.
+    pub const SHOWN: usize = 5;
+    /// Longest message or field path shown, in bytes.
+    pub const TEXT_BYTES: usize = 300;
+
+    /// The summary of a base's failed render. Secrets are blanked out before anything is cut, so
+    /// a cut never leaves part of a secret that redaction would no longer recognise.
+    pub fn of(diagnostics: &[Diagnostic], secrets: &Secrets) -> BaseFailure {
+        let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.is_error()).collect();
+        let shown = errors
+            .iter()
+            .take(Self::SHOWN)
+            .map(|d| {
+                let mut d = secrets.redact_diagnostic(d);
+                d.message = one_line(&d.message, Self::TEXT_BYTES);
+                d.path = d.path.map(|p| one_line(&p, Self::TEXT_BYTES));
+                d.hint = None;
+                d
+            })
+            .collect();
+        BaseFailure {
+            errors: errors.len(),
+            shown,
+        }
+    }
+
+    /// What is left out: `… and N more error(s)`, or nothing.
+    fn more(&self) -> Option<String> {
+        let more = self.errors.saturating_sub(self.shown.len());
+        (more > 0).then(|| format!("… and {more} more error(s); the log shows each"))
+    }
+}
+
+/// `text` on one line (line breaks as spaces), at most `max` bytes (cut on a character, `…`).
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    if flat.len() <= max {
+        return flat;
+    }
+    let mut end = max;
+    while !flat.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &flat[..end])
 }
 
 /// An object's identity: API group, kind, namespace, name.
@@ -386,6 +451,7 @@ fn compare_indexed(
         head: String::new(),
         objects,
         shared: 0,
+        base_failure: None,
     })
 }
 
@@ -565,6 +631,23 @@ impl Diff {
             }
         };
         let mut out = String::new();
+        if let Some(f) = &self.base_failure {
+            out.push_str(&paint(
+                "1;33",
+                &format!(
+                    "! the base, {}, does not render ({} error(s)): every object of the head \
+                     is shown as added",
+                    self.base, f.errors
+                ),
+            ));
+            out.push('\n');
+            for d in &f.shown {
+                let _ = writeln!(out, "  {d}");
+            }
+            if let Some(more) = f.more() {
+                let _ = writeln!(out, "  {more}");
+            }
+        }
         for o in self.differing() {
             let title = format!("{} {} {}", o.change.marker(), o.change.as_str(), o.title());
             let code = match o.change {
@@ -614,6 +697,21 @@ impl Diff {
             inline_code(&self.head),
             s.line()
         );
+        if let Some(f) = &self.base_failure {
+            let _ = writeln!(
+                out,
+                "> [!WARNING]\n> **The base does not render** ({} error(s)): every object of the \
+                 head is shown as added.",
+                f.errors
+            );
+            for d in &f.shown {
+                let _ = writeln!(out, "> - {}", inline_code(&d.to_string()));
+            }
+            if let Some(more) = f.more() {
+                let _ = writeln!(out, "> - {more}");
+            }
+            out.push('\n');
+        }
         if !s.has_differences() {
             out.push_str("No rendered object changes.\n");
             return out;
@@ -697,8 +795,15 @@ impl Diff {
                 })
             })
             .collect();
+        let base_error = self.base_failure.as_ref().map(|f| {
+            json!({
+                "errors": f.errors,
+                "diagnostics": f.shown,
+            })
+        });
         json!({
             "base": self.base,
+            "baseError": base_error,
             "head": self.head,
             "summary": {
                 "added": s.added,
@@ -711,8 +816,8 @@ impl Diff {
     }
 }
 
-/// A code fence longer than any run of backticks in `text`.
-fn fence_for(text: &str) -> String {
+/// The longest run of backticks in `text`.
+fn backtick_run(text: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -723,13 +828,23 @@ fn fence_for(text: &str) -> String {
             run = 0;
         }
     }
-    "`".repeat((longest + 1).max(3))
+    longest
 }
 
+/// A code fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    "`".repeat((backtick_run(text) + 1).max(3))
+}
+
+/// `s` as a Markdown code span, fenced with more backticks than any run in it.
 fn inline_code(s: &str) -> String {
-    let fence = if s.contains('`') { "`` " } else { "`" };
-    let close = if s.contains('`') { " ``" } else { "`" };
-    format!("{fence}{s}{close}")
+    let fence = "`".repeat(backtick_run(s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 fn escape_cell(s: &str) -> String {
