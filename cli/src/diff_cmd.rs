@@ -443,6 +443,14 @@ pub fn run(
     let mut secrets = kiln_core::request::collect_secrets(&files, &extra, &common.secret);
     secrets.add_objects(&base_objects, &common.secret);
     secrets.add_objects(&head_objects, &common.secret);
+    // What a render tells people (a kustomization it did not apply, a kurel patch enabled on its
+    // own), said as `kiln render` says it: the head's lines, then those only the base has.
+    let mut log = head.log.clone();
+    log.extend(base.log.iter().filter(|l| !head.log.contains(l)).cloned());
+    if !log.is_empty() {
+        report::note_rendered(&base_objects);
+        kurel_cmd::log(&log, &head.details, &head_objects, &files, kurel, common);
+    }
     let options = kiln_core::diff::Options {
         context: args.context,
     };

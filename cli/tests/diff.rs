@@ -687,6 +687,55 @@ fn a_base_failure_shows_no_secret_and_is_bounded() {
     );
 }
 
+/// A kustomization is kustomize's configuration, not an object: never compared (with or without
+/// `--pass-through kustomize.config.k8s.io`), so a change that only edits one shows no change;
+/// and, as `kiln render` does, kiln diff says on stderr that each was not applied (the head's,
+/// then one only the base has).
+#[test]
+fn kustomizations_are_not_compared_and_are_named() {
+    let (_t, r) = repo();
+    write(&r, "apps/base/cm.yaml", CM_WEB);
+    write(
+        &r,
+        "apps/base/kustomization.yaml",
+        "resources:\n- cm.yaml\n",
+    );
+    write(
+        &r,
+        "apps/prod/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: prod\n",
+    );
+    commit_all(&r, "one");
+    write(
+        &r,
+        "apps/prod/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: staging\n",
+    );
+    fs::remove_file(r.join("apps/base/kustomization.yaml")).unwrap();
+    for extra in [&[][..], &["--pass-through", "kustomize.config.k8s.io"][..]] {
+        let mut args = vec!["diff", "--exit-code"];
+        args.extend(extra);
+        args.push("apps");
+        let o = kiln(&r, &args);
+        assert_eq!(code(&o), 0, "{extra:?}: {}", text(&o.stderr));
+        assert_eq!(
+            text(&o.stdout),
+            "0 changed, 0 added, 0 removed, 1 unchanged\n",
+            "{extra:?}"
+        );
+        let not_applied =
+            "a kustomization (kustomize's configuration, not a manifest) was not applied";
+        assert_eq!(
+            text(&o.stderr),
+            format!(
+                "apps/prod/kustomization.yaml: {not_applied}: build the output with kustomize, or run kiln as its KRM function (kiln-krm)\n\
+                 apps/base/kustomization.yaml: {not_applied}: build the output with kustomize, or run kiln as its KRM function (kiln-krm)\n"
+            ),
+            "{extra:?}"
+        );
+    }
+}
+
 /// Unknown revisions, ranges, paths outside any repository and stdin are usage errors (2).
 #[test]
 fn usage_errors() {
