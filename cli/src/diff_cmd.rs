@@ -412,11 +412,13 @@ pub fn run(
     }
     let base_objects = kept(&base.units);
     let head_objects = kept(&head.units);
-    // Warnings of each side, said which.
+    // Warnings of each side, said which. With --strict the head's fail the run; the base's fail
+    // it only with --fail-on-base-error, as the base's errors do (after the diff is written).
     let mut strict_failed = false;
-    for (side, r, objs) in [
-        (&base_label, &base, &base_objects),
-        (&head_label, &head, &head_objects),
+    let mut base_strict = false;
+    for (side, r, objs, is_head) in [
+        (&base_label, &base, &base_objects, false),
+        (&head_label, &head, &head_objects, true),
     ] {
         if r.warnings.is_empty() {
             continue;
@@ -426,7 +428,11 @@ pub fn run(
         }
         report::note_rendered(objs);
         report::print(&r.warnings, &r.files, common.diagnostics);
-        strict_failed |= common.strict;
+        if is_head {
+            strict_failed = common.strict;
+        } else {
+            base_strict = common.strict;
+        }
     }
     if strict_failed {
         return ExitCode::from(SIDE_FAILED);
@@ -489,7 +495,7 @@ pub fn run(
     if code != ExitCode::SUCCESS {
         return code;
     }
-    if args.fail_on_base_error && diff.base_failure.is_some() {
+    if args.fail_on_base_error && (diff.base_failure.is_some() || base_strict) {
         ExitCode::from(SIDE_FAILED)
     } else if args.exit_code && diff.summary().has_differences() {
         ExitCode::from(1)

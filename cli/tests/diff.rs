@@ -593,6 +593,33 @@ fn a_base_that_does_not_render_is_compared_as_empty() {
     assert_eq!(v["baseError"], serde_json::Value::Null);
 }
 
+/// With --strict, warnings fail the run on the head's side only: the base's are printed and are
+/// the base's own, like its errors (they fail it only with --fail-on-base-error, after the diff
+/// is written).
+#[test]
+fn strict_fails_on_the_head_warnings_not_the_base() {
+    let (_t, r) = repo();
+    let duplicate = CM_WEB.replace("  size: \"3\"\n", "  size: \"3\"\n  size: \"4\"\n");
+    write(&r, "apps/web.yaml", &duplicate);
+    commit_all(&r, "a duplicate key");
+    write(&r, "apps/web.yaml", CM_WEB);
+    let o = kiln(&r, &["diff", "--strict", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("KLN1008"), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).ends_with("1 changed, 0 added, 0 removed, 0 unchanged\n"));
+    let o = kiln(&r, &["diff", "--strict", "--fail-on-base-error", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert!(text(&o.stdout).ends_with("1 changed, 0 added, 0 removed, 0 unchanged\n"));
+    // The head's warning fails the run, nothing written.
+    commit_all(&r, "fixed");
+    write(&r, "apps/web.yaml", &duplicate);
+    let o = kiln(&r, &["diff", "--strict", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert_eq!(text(&o.stdout), "");
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "without --strict a warning is a warning");
+}
+
 /// The head not rendering stays an error: its diagnostics, exit 4, nothing on stdout (whatever
 /// the base does).
 #[test]
