@@ -932,6 +932,93 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_is_compared_as_stored_unless_the_api_server_would_refuse_it() {
+        let secret = |fields: Value| {
+            let mut o = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+            o.as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            o
+        };
+        let same = |a: Value, b: Value| {
+            let d = compare(
+                &[secret(a)],
+                &[secret(b)],
+                &Secrets::default(),
+                &Options::default(),
+            )
+            .unwrap();
+            !d.summary().has_differences()
+        };
+        assert!(same(
+            json!({"data": {"k": "aGk="}}),
+            json!({"stringData": {"k": "hi"}})
+        ));
+        assert!(same(
+            json!({"data": {"k": "aGk"}}),
+            json!({"data": {"k": "aGk="}})
+        ));
+        // An empty stringData makes no data.
+        assert!(same(json!({"stringData": {}}), json!({})));
+        // Not base64, not a string: compared as written.
+        assert!(!same(
+            json!({"data": {"k": "hi!"}}),
+            json!({"stringData": {"k": "hi!"}})
+        ));
+        assert!(!same(
+            json!({"stringData": {"k": 1}}),
+            json!({"data": {"k": "MQ=="}})
+        ));
+        // A ConfigMap is not a Secret.
+        let cm = |f: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, f: {"k": "aGk="}});
+        let d = compare(
+            &[cm("data")],
+            &[cm("stringData")],
+            &Secrets::default(),
+            &Options::default(),
+        )
+        .unwrap();
+        assert_eq!(d.summary().changed, 1);
+    }
+
+    #[test]
+    fn a_base_failure_is_redacted_then_cut_on_one_line() {
+        use crate::diag::codes;
+        let mut secrets = Secrets::default();
+        secrets.add_value("hunter2-secret-value");
+        // The secret straddles the cut: blanked out first, none of it is left.
+        let straddling = format!("{}hunter2-secret-value and more", "x".repeat(290));
+        let multibyte = format!("line one\nline two {}", "é".repeat(400));
+        let mut ds: Vec<Diagnostic> = vec![
+            Diagnostic::error(codes::INTERNAL, straddling)
+                .in_file("HEAD:a.yaml")
+                .with_hint("hunter2-secret-value"),
+            Diagnostic::error(codes::INTERNAL, multibyte).at("spec.x"),
+            Diagnostic::warning(codes::INTERNAL, "a warning is not an error"),
+        ];
+        ds.extend((0..6).map(|i| Diagnostic::error(codes::INTERNAL, format!("error {i}"))));
+        let f = BaseFailure::of(&ds, &secrets);
+        assert_eq!(f.errors, 8);
+        assert_eq!(f.shown.len(), BaseFailure::SHOWN);
+        assert_eq!(
+            f.more().unwrap(),
+            "… and 3 more error(s); the log shows each"
+        );
+        let first = &f.shown[0];
+        assert!(!first.message.contains("hunter"), "{}", first.message);
+        assert!(first.message.ends_with("[redacted]…"), "{}", first.message);
+        assert_eq!(first.hint, None);
+        let second = &f.shown[1].message;
+        assert!(second.starts_with("line one line two é"), "{second}");
+        assert!(
+            second.len() <= BaseFailure::TEXT_BYTES + '…'.len_utf8(),
+            "{}",
+            second.len()
+        );
+        assert!(second.ends_with('…'));
+    }
+
+    #[test]
     fn markdown_is_never_cut_mid_object() {
         let base: Vec<Value> = (0..50)
             .map(|i| cm(&format!("c{i}"), json!({"k": "old"})))
