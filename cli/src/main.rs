@@ -595,6 +595,7 @@ fn validate_command(req: &Request, kurel: &kurel_cmd::KurelArgs, common: &Common
     }
     report::print(&rendered.warnings, &rendered.files, common.diagnostics);
     if common.strict && !rendered.warnings.is_empty() {
+        strict_note(rendered.warnings.len(), common);
         return ExitCode::from(1);
     }
     if common.diagnostics == DiagFormat::Human {
@@ -658,7 +659,17 @@ fn report_warnings(
     // Rendered Secrets are redacted from what is printed; scanned only when something is.
     report::note_rendered(rendered);
     report::print(warnings, files, common.diagnostics);
+    if common.strict {
+        strict_note(warnings.len(), common);
+    }
     !common.strict
+}
+
+/// The line that says why a run with warnings alone failed.
+fn strict_note(warnings: usize, common: &Common) {
+    if common.diagnostics == DiagFormat::Human {
+        eprintln!("error: --strict made the {warnings} warning(s) above fatal");
+    }
 }
 
 /// Print warnings, then write the objects to stdout or into `-o DIR`. With `--strict`, warnings

@@ -105,6 +105,7 @@ pub fn prepare(
                 rel: f.rel,
                 bytes: f.bytes,
                 executable: f.executable,
+                manifest: false,
             });
         }
     }

@@ -1573,3 +1573,34 @@ fn an_artifact_names_rendered_objects_that_substitution_would_change() {
         text(&out.stderr)
     );
 }
+
+/// Issue 38.5: kiln-flux passes kurel values and sets (`--values`, `--set`, relative to the
+/// tree), and a package's values files beside it are carried in the tree as written, never in
+/// its stream of manifests.
+#[test]
+fn values_and_sets_reach_a_kurel_package_in_the_tree() {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/argocd/repo/apps/cache");
+    let out = run(&["build", s(&tree), "--values", "values/prod.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert_eq!(stream.matches("replicas:").count(), 1, "{stream}");
+    assert!(stream.contains("replicas: 3"), "{stream}");
+    let out = run(&["build", s(&tree), "--set", "replicas=5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replicas: 5"));
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("out");
+    let out = run(&[
+        "build",
+        s(&tree),
+        "--values",
+        "values/prod.yaml",
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(dir.join("values/prod.yaml")).unwrap(),
+        std::fs::read(tree.join("values/prod.yaml")).unwrap()
+    );
+}

@@ -380,6 +380,13 @@ fn a_generator_with_nothing_to_render_fails_unless_empty_is_allowed() {
             out.contains("KLN1010: nothing to render") && out.contains("allowEmpty"),
             "{out}"
         );
+        // Issue 38.6: in plain words, no double negative.
+        let plain = if spec == "{}" {
+            "given no items to render and no `paths`"
+        } else {
+            "`paths` (empty) hold no definition with instances"
+        };
+        assert!(out.contains(plain) && !out.contains("neither"), "{out}");
         let allowed = spec.replacen('{', "{allowEmpty: true, ", 1);
         let o = krm(&[], &cfg(&allowed), tmp.path());
         assert!(o.status.success(), "{allowed}\n{}", show(&o));
