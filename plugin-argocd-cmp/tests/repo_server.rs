@@ -1291,3 +1291,38 @@ fn the_component_environments_layout_renders_one_release_per_application() {
         );
     }
 }
+
+/// Issue 38.2: Flux's monorepo layout through Argo CD: an Application whose path is
+/// `apps/production` (an overlay over `../base/podinfo`, with a component in `components/`).
+#[test]
+fn the_flux_monorepo_layout_renders_through_argo_cd() {
+    let kubectl = kubectl().display().to_string();
+    let root = layout("flux-monorepo");
+    let o = Call {
+        extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+        checkout: Some(&root),
+        ..Call::generate("apps/production")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let names: Vec<String> = sorted_objects(&text(&o.stdout))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Deployment/podinfo",
+            "Deployment/podinfo-canary",
+            "Namespace/podinfo",
+            "Service/podinfo",
+            "Service/podinfo-canary"
+        ]
+    );
+}

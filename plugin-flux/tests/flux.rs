@@ -1604,3 +1604,45 @@ fn values_and_sets_reach_a_kurel_package_in_the_tree() {
         std::fs::read(tree.join("values/prod.yaml")).unwrap()
     );
 }
+
+/// Issue 38.2: Argo CD's example layout through Flux: a Kustomization whose path is the
+/// guestbook's production overlay builds the base's rendered instance, transformed.
+#[test]
+fn the_argocd_example_layout_builds_through_flux() {
+    tool("kubectl");
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/argocd-apps");
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: guestbook\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./guestbook/overlays/prod\n  prune: true\n  targetNamespace: guestbook\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&layout),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let objs = objects(&text(&out.stdout));
+    let ids: Vec<String> = objs
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "Deployment/guestbook/prod-guestbook-ui",
+            "Service/guestbook/prod-guestbook-ui"
+        ]
+    );
+}
