@@ -203,7 +203,7 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
         &app,
         "the application directory, with kiln's inputs rendered in place, is what kustomize builds; fix its kustomization.yaml",
     )
-    .map_err(|d| with_scratch(vec![d]))?;
+    .map_err(|d| with_scratch(kustomize_build::redacted(vec![d], &[&others, &built.files])))?;
     let docs = kiln_core::document::parse_file("kustomize build", text, &limits.yaml)
         .map_err(|d| with_scratch(vec![d]))?;
     // A ResourceGraphDefinition in kustomize's output came from outside the application

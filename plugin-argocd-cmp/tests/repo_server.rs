@@ -1145,3 +1145,51 @@ fn generate_with_values_files_is_not_taken_for_small() {
         assert_eq!(a.threads, threads, "{plugin_env:?}");
     }
 }
+
+/// An application holding a Secret whose values are escaped when written (`\x01`), and a kurel
+/// package whose secret parameter (a Secret template reads it) draws a warning quoting it.
+const SECRET_APP: &[(&str, &str)] = &[
+    (
+        "apps/secrets/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/resources/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  pw: \"${db.password}\"\n",
+    ),
+];
+
+/// No secret value reaches what kiln-cmp prints about an application with a kustomization
+/// (issue 39): the warnings of the render in place (they were printed unredacted), and
+/// kustomize's own failure, which quotes the node it fails on (`node contents: [1,
+/// "Hunter2-Escaped\x01-secret"]`, in the escaped form).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    let good = "resources: [s.yaml, pkg.kurel]\n";
+    let bad = "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n";
+    for (kustomization, code) in [(None, 0), (Some(good), 0), (Some(bad), 1)] {
+        let mut files = SECRET_APP.to_vec();
+        if let Some(k) = kustomization {
+            files.push(("apps/secrets/kustomization.yaml", k));
+        }
+        let o = Call {
+            files: &files,
+            ..Call::generate("apps/secrets")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{kustomization:?}: {err}");
+        assert!(err.contains("[redacted]"), "{kustomization:?}: {err}");
+        assert!(!err.contains("Hunter2"), "{kustomization:?}: {err}");
+        let expected = if code == 0 {
+            "KLN7028"
+        } else {
+            "node contents"
+        };
+        assert!(err.contains(expected), "{kustomization:?}: {err}");
+    }
+}

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::flux::envsubst;
+use kiln_core::kustomize_build;
 use kiln_core::redact::Secrets;
 use kiln_core::vocabulary::Vocabulary;
 
@@ -300,7 +301,8 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     }
     match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
         Err(f) => {
-            let mut o = failed(&f.diagnostics, &f.secrets);
+            let ds = kustomize_build::redacted(f.diagnostics, &[&others, &built.files]);
+            let mut o = failed(&ds, &f.secrets);
             o.stderr = warnings + &o.stderr;
             o
         }

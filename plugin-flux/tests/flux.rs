@@ -1188,3 +1188,59 @@ fn hints_name_kiln_flux_options() {
     assert!(!err.contains("flux::lint::escape"), "{err}");
     hints_name_our_options(&err);
 }
+
+/// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
+/// (a kurel parameter a Secret template reads, quoted by a warning, was printed unredacted), and
+/// `kubectl kustomize`'s failure in the preview, which quotes the node it fails on in its escaped
+/// form (`node contents: [1, "Hunter2-Escaped\x01-secret"]`).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    for (path, text) in [
+        (
+            "app/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: web}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+        ),
+        (
+            "app/pkg.kurel/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+        ),
+        (
+            "app/pkg.kurel/resources/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: web}\nstringData:\n  pw: \"${db.password}\"\n",
+        ),
+        (
+            "app/kustomization.yaml",
+            "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s, namespace: web}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n",
+        ),
+        (
+            "ks.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec: {path: ./app}\n",
+        ),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = d.path().join("out");
+    let built = run(&["build", s(&root.join("app")), "-o", s(&out)]);
+    let err = text(&built.stderr);
+    assert_eq!(built.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("KLN7028") && err.contains("[redacted]"),
+        "{err}"
+    );
+    assert!(!err.contains("Hunter2"), "{err}");
+    let previewed = run(&[
+        "build",
+        "--kustomization",
+        s(&root.join("ks.yaml")),
+        "--source-root",
+        s(&root),
+    ]);
+    let err = fails_with(&previewed, "node contents");
+    assert!(err.contains("[redacted]"), "{err}");
+    assert!(!err.contains("Hunter2"), "{err}");
+}

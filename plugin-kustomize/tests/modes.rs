@@ -671,3 +671,29 @@ fn items_that_share_a_file_and_index_are_told_apart() {
     assert_eq!(errors.len(), 1, "{results:?}");
     assert_eq!(errors[0]["resourceRef"]["name"], "bad", "{results:?}");
 }
+
+/// A Secret's value (a control character and a line separator in it) that a template copies
+/// into another object as base64, where a check quotes it: the results and stderr blank it
+/// (issue 39; `testdata/bad/secrets/base64-of-a-secret`).
+#[test]
+fn secret_values_in_any_form_never_reach_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &testdata().join("bad/secrets/base64-of-a-secret"),
+        &tmp.path().join("app"),
+    );
+    let input = format!(
+        "{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {{paths: [app]}}}}\n"
+    );
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let all = show(&o);
+    assert!(
+        all.contains("KLN5001") && all.contains("[redacted]"),
+        "{all}"
+    );
+    // The value as written, and its base64.
+    for leaked in ["Hunter2-Secret", "SHVudGVyMi1TZWNyZXQB"] {
+        assert!(!all.contains(leaked), "{leaked}: {all}");
+    }
+}
