@@ -42,7 +42,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::diag::Diagnostic;
+use crate::diag::{quote, Diagnostic};
 use crate::document::{locate_value, parse_source, scalar_spans, Document, SourceFile, YamlLimits};
 use crate::fieldpath::{FieldPath, Segment};
 
@@ -103,20 +103,24 @@ impl SecretPath {
                 } else {
                     r.find(']')
                 }
-                .ok_or_else(|| format!("{s:?}: unclosed ["))?;
+                .ok_or_else(|| format!("{}: unclosed [", quote(s)))?;
                 let inner = &r[..end];
                 if !r[end..].starts_with(']') {
-                    return Err(format!("{s:?}: expected ] after {inner}"));
+                    return Err(format!("{}: expected ] after {}", quote(s), quote(inner)));
                 }
                 pats.push(match inner {
                     "*" => Pat::Any,
                     q if q.starts_with('"') => Pat::Key(
-                        serde_json::from_str::<String>(q).map_err(|e| format!("{s:?}: {e}"))?,
+                        serde_json::from_str::<String>(q)
+                            .map_err(|e| format!("{}: {e}", quote(s)))?,
                     ),
-                    n => Pat::Index(
-                        n.parse()
-                            .map_err(|_| format!("{s:?}: [{n}] is not an index, \"key\" or *"))?,
-                    ),
+                    n => Pat::Index(n.parse().map_err(|_| {
+                        format!(
+                            "{}: {} is not an index, \"key\" or *",
+                            quote(s),
+                            quote(&format!("[{n}]"))
+                        )
+                    })?),
                 });
                 rest = &r[end + 1..];
                 expect_key = false;
@@ -124,14 +128,18 @@ impl SecretPath {
             }
             if let Some(r) = rest.strip_prefix('.') {
                 if expect_key {
-                    return Err(format!("{s:?}: empty segment"));
+                    return Err(format!("{}: empty segment", quote(s)));
                 }
                 rest = r;
                 expect_key = true;
                 continue;
             }
             if !expect_key {
-                return Err(format!("{s:?}: expected . or [ before {rest:?}"));
+                return Err(format!(
+                    "{}: expected . or [ before {}",
+                    quote(s),
+                    quote(rest)
+                ));
             }
             let end = rest.find(['.', '[']).unwrap_or(rest.len());
             let key = &rest[..end];
@@ -144,7 +152,7 @@ impl SecretPath {
             expect_key = false;
         }
         if expect_key {
-            return Err(format!("{s:?}: ends with ."));
+            return Err(format!("{}: ends with .", quote(s)));
         }
         Ok(Self(pats))
     }
@@ -1206,7 +1214,7 @@ mod tests {
             ("a..b", "empty segment"),
             ("a.", "ends with ."),
             ("a[", "unclosed ["),
-            ("a[x]", "[x] is not an index"),
+            ("a[x]", "\"[x]\" is not an index"),
             (".a", "empty segment"),
         ] {
             let refused = SecretPath::parse(bad).expect_err("an error");

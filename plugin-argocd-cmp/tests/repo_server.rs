@@ -700,6 +700,39 @@ fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
     assert!(text(&o.stderr).len() < 1024);
 }
 
+/// docs/argocd.md: "a value quoted in an error is cut to its first 48 characters (with its
+/// length)". A 100-character value of every parameter that can be refused is quoted exactly so,
+/// whether kiln-cmp or kiln-core refuses it (issue 39: an environment, a set value or key and a
+/// values path were quoted whole, up to the 1 KiB cut of a message).
+#[test]
+fn a_quoted_value_is_cut_to_its_first_48_characters() {
+    let v = "e".repeat(100);
+    let cut = format!("\"{}\"… (100 bytes)", "e".repeat(48));
+    let values = r#"{"name":"values","array":["values/prod.yaml"]}"#;
+    for params in [
+        format!(r#"[{{"name":"environment","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"mode","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"{v}","string":"x"}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"{v}":"1"}}}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"replicas":"{v}"}}}}]"#),
+    ] {
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/cache")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert!(err.contains(&cut), "{params}: {err}");
+        assert!(!err.contains(&"e".repeat(49)), "{params}: {err}");
+    }
+    let o = Call {
+        plugin_env: &[("ENVIRONMENT", &v)],
+        ..Call::generate("apps/cache")
+    }
+    .run();
+    assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
+}
+
 /// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
 #[test]
 fn hints_name_parameters_and_plugin_env_not_cli_flags() {

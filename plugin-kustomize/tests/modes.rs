@@ -697,3 +697,42 @@ fn secret_values_in_any_form_never_reach_results() {
         assert!(!all.contains(leaked), "{leaked}: {all}");
     }
 }
+
+/// A functionConfig's `set` value of 20 MB and an `environment` of 1 MB (issue 39: both were
+/// echoed whole, into the results and again on stderr): each is quoted by its first 48
+/// characters and its length.
+#[test]
+fn huge_set_and_environment_values_are_quoted_by_a_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("app.kurel");
+    std::fs::create_dir_all(pkg.join("resources")).unwrap();
+    std::fs::write(
+        pkg.join("parameters.yaml"),
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1.0\"}\nreplicas: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("resources/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: web}\ndata: {replicas: \"${replicas}\"}\n",
+    )
+    .unwrap();
+    for (field, len) in [
+        ("set: {replicas: V}", 20 << 20),
+        ("environment: V", 1 << 20),
+    ] {
+        let spec = field.replace('V', &"v".repeat(len));
+        let input = format!(
+            "{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {{paths: [app.kurel], {spec}}}}}\n"
+        );
+        let o = krm(&[], &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{field}");
+        let printed = o.stdout.len() + o.stderr.len();
+        let quoted = format!("\"{}\"… ({len} bytes)", "v".repeat(48));
+        let all = show(&o);
+        assert!(
+            printed < 4096 && all.contains(&quoted),
+            "{field}: {printed} bytes: {}",
+            &all[..all.len().min(600)]
+        );
+    }
+}
