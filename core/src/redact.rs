@@ -236,7 +236,7 @@ struct Searched {
     /// expression (one pass over a text); `None` when there are none, or too many to compile.
     regex: Option<regex::Regex>,
     /// The longer forms (and every form, when the expression could not be built), searched
-    /// one by one: compiling a form of megabytes into the expression took a minute.
+    /// one by one: a form of megabytes would make the expression slow to build.
     long: Vec<String>,
 }
 
