@@ -974,7 +974,15 @@ fn main_run() -> ExitCode {
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            // clap names the argument it refused whole: one of megabytes is quoted by a prefix.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg] {
+                if let Some(ContextValue::String(v)) = e.get(kind) {
+                    let shown = kiln_core::diag::bounded(v);
+                    e.insert(kind, ContextValue::String(shown));
+                }
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {

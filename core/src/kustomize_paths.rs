@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use crate::document::{parse_source_with_warnings, SourceFile, YamlLimits};
 use crate::source::Root;
 
@@ -596,7 +596,7 @@ impl Checker<'_> {
         self.diags.push(
             Diagnostic::error(
                 codes::KUSTOMIZE_REMOTE,
-                format!("{field} names a remote reference ({s}); kustomize would fetch it, and what it holds cannot be checked"),
+                format!("{field} names a remote reference ({}); kustomize would fetch it, and what it holds cannot be checked", path_shown(s)),
             )
             .in_file(shown.to_string())
             .at(field.to_string())
@@ -626,7 +626,7 @@ impl Checker<'_> {
                 self.diags.push(
                     Diagnostic::error(
                         codes::PATH_ESCAPE,
-                        format!("{field} ({s}) leaves the source root: {why}"),
+                        format!("{field} ({}) leaves the source root: {why}", path_shown(s)),
                     )
                     .in_file(shown.to_string())
                     .at(field.to_string())

@@ -43,7 +43,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::component;
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, quote, Diagnostic, Diagnostics};
 use crate::document::{Document, SourceFile};
 use crate::kurel;
 use crate::limits::Limits;
@@ -1475,7 +1475,7 @@ fn check_environment(req: &Request, documents: &[Document]) -> Option<Diagnostic
     Some(
         Diagnostic::error(
             codes::REQUEST_INVALID,
-            format!("environment {env:?} given, but the inputs hold no component to render for it"),
+            format!("environment {} given, but the inputs hold no component to render for it", quote(env)),
         )
         .with_hint("an environment selects component releases (ComponentDeployment, ReleaseBinding, snapshots); kro instances and kurel packages have none: drop it, or add the component's definitions to the inputs"),
     )

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use std::sync::Arc;
 
 use crate::document::{parse_source_with_warnings, Document, SourceFile, YamlLimits};
@@ -388,6 +388,7 @@ fn has_manifest_extension(p: &Path) -> bool {
 }
 
 fn escape(name: &str, why: &str) -> Diagnostic {
+    let name = path_shown(name);
     Diagnostic::error(
         codes::PATH_ESCAPE,
         format!("refusing to read {name}: {why}"),
@@ -402,12 +403,10 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
         std::io::ErrorKind::PermissionDenied => "check the file's permissions",
         _ => "check that the path is a readable file or directory (not a symlink loop or a device)",
     };
-    Diagnostic::error(
-        codes::IO_READ,
-        format!("cannot read {}: {e}", path.display()),
-    )
-    .in_file(path.display().to_string())
-    .with_hint(hint)
+    let name = path_shown(&path.display().to_string());
+    Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}"))
+        .in_file(name)
+        .with_hint(hint)
 }
 
 /// Read a file the directory listing called regular: open it first and check what was opened

@@ -138,7 +138,15 @@ fn main_run() -> ExitCode {
     kiln_core::process::worker_pool(None, false);
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            // clap names the argument it refused whole: one of megabytes is quoted by a prefix.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg] {
+                if let Some(ContextValue::String(v)) = e.get(kind) {
+                    let shown = kiln_core::diag::bounded(v);
+                    e.insert(kind, ContextValue::String(shown));
+                }
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }

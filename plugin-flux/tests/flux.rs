@@ -1644,5 +1644,97 @@ fn the_argocd_example_layout_builds_through_flux() {
             "Deployment/guestbook/prod-guestbook-ui",
             "Service/guestbook/prod-guestbook-ui"
         ]
+/// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
+fn preview(ks: &Path, root: &Path) -> Output {
+    run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
+}
+
+/// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
+/// (a kurel parameter a Secret template reads, quoted by a warning, was printed unredacted), and
+/// `kubectl kustomize`'s failure in the preview, which quotes the node it fails on in its escaped
+/// form (`node contents: [1, "Hunter2-Escaped\x01-secret"]`).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    for (path, text) in [
+        (
+            "app/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: web}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+        ),
+        (
+            "app/pkg.kurel/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+        ),
+        (
+            "app/pkg.kurel/resources/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: web}\nstringData:\n  pw: \"${db.password}\"\n",
+        ),
+        (
+            "app/kustomization.yaml",
+            "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s, namespace: web}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n",
+        ),
+        (
+            "ks.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec: {path: ./app}\n",
+        ),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = d.path().join("out");
+    let built = run(&["build", s(&root.join("app")), "-o", s(&out)]);
+    let err = text(&built.stderr);
+    assert_eq!(built.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("KLN7028") && err.contains("[redacted]"),
+        "{err}"
+    );
+    assert!(!err.contains("Hunter2"), "{err}");
+    let err = fails_with(&preview(&root.join("ks.yaml"), &root), "node contents");
+    assert!(err.contains("[redacted]"), "{err}");
+    assert!(!err.contains("Hunter2"), "{err}");
+}
+
+/// Values of a Flux Kustomization (a configuration, not the person running kiln-flux) of 100 KiB:
+/// an unknown field's name, the apiVersion, spec.path, an environment given on the command line.
+/// Each is quoted by a prefix of 48 characters and its length (or, for a path, whole only when
+/// it could name a file), never printed whole (issue 39).
+#[test]
+fn huge_values_of_a_kustomization_are_quoted_by_a_prefix() {
+    let big = "v".repeat(100 << 10);
+    // What a message holds of the value: a prefix and the length (a path's includes the rest).
+    let quoted = |out: &Output, length: &str| {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+        assert!(
+            err.len() < 2048 && err.contains(length),
+            "{}",
+            &err[..err.len().min(600)]
+        );
+    };
+    let exact = format!("… ({} bytes)", big.len());
+    for (from, to, length) in [
+        (
+            "targetNamespace: web",
+            format!("targetNamespace: web\n  ? {big}\n  : 1"),
+            exact.as_str(),
+        ),
+        ("path: ./deploy", format!("path: ./{big}"), "bytes)"),
+        ("path: ./deploy", format!("path: ../{big}"), "bytes)"),
+        (
+            "kustomize.toolkit.fluxcd.io/v1",
+            big.clone(),
+            exact.as_str(),
+        ),
+    ] {
+        let (_d, root, ks) = variant(|t| t.replace(from, &to));
+        quoted(&preview(&ks, &root), length);
+    }
+    quoted(
+        &run(&["build", s(&repo().join("deploy")), "--env", &big]),
+        &exact,
     );
 }

@@ -376,7 +376,11 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // The environments each component file is released to.
     let mut environments: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if let Some(r) = rendered {
-        warnings.extend(r.warnings);
+        // Printed by the door as they are: blanked here, like the errors above.
+        if !r.warnings.is_empty() {
+            let objects: Vec<Value> = r.units.iter().flat_map(|u| u.objects.clone()).collect();
+            warnings.extend(r.redacted_warnings(&[], &objects));
+        }
         log.extend(r.log);
         for (unit, origin) in r.units.into_iter().zip(r.origins) {
             let key = match origin.kind {

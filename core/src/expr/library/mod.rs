@@ -36,6 +36,8 @@ mod semver;
 mod strings;
 mod url;
 
+pub(crate) use json::base64;
+
 #[cfg(test)]
 mod tests;
 
