@@ -1358,6 +1358,8 @@ fn the_flux_monorepo_layout_renders_through_argo_cd() {
             "Service/podinfo-canary"
         ]
     );
+}
+
 /// An application holding a Secret whose values are escaped when written (`\x01`), and a kurel
 /// package whose secret parameter (a Secret template reads it) draws a warning quoting it.
 const SECRET_APP: &[(&str, &str)] = &[

@@ -1644,6 +1644,9 @@ fn the_argocd_example_layout_builds_through_flux() {
             "Deployment/guestbook/prod-guestbook-ui",
             "Service/guestbook/prod-guestbook-ui"
         ]
+    );
+}
+
 /// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
 fn preview(ks: &Path, root: &Path) -> Output {
     run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
