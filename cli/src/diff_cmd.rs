@@ -585,7 +585,11 @@ fn label(repo: &git2::Repository, src: &Source, env: Option<&str>) -> String {
 fn resolve(repo: &git2::Repository, spec: &str) -> Result<Source, ExitCode> {
     let unknown = |e: git2::Error| {
         usage(
-            format!("unknown revision {spec:?}: {}", e.message()),
+            format!(
+                "unknown revision {}: {}",
+                kiln_core::diag::quote(spec),
+                e.message().replace(spec, &kiln_core::diag::bounded(spec))
+            ),
             "name a branch, a tag, a commit or an expression git accepts (`git rev-parse REV` checks it)",
         )
     };

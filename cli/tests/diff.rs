@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{text, write};
+use common::{text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Run `kiln args` in `dir`, without colour.
 fn kiln(dir: &Path, args: &[&str]) -> Output {
@@ -354,6 +354,37 @@ fn a_secret_key_moved_between_data_and_string_data_is_no_change() {
             !out.contains("admin-user") && !out.contains("YWRtaW4"),
             "{out}"
         );
+    }
+}
+
+/// A Secret's values holding a control character and the line separator, copied into a
+/// ConfigMap (as text and as base64 in `binaryData`): the diff writes the ConfigMap's YAML, which
+/// escapes them (`"hunter22\x01zz-secret"`, `\L`), and JSON escapes that text again; no form is
+/// printed, in text, markdown or JSON (issue 39: the YAML form was).
+#[test]
+fn escaped_and_encoded_secret_values_never_appear() {
+    let (_t, r) = repo();
+    let cm = |size: u32| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: prod}}\ndata:\n  size: \"{size}\"\n  mode: \"hunter22\\x01zz-secret\"\n  sep: \"line\\u2028sep-secret\"\nbinaryData:\n  b: {ESCAPED_SECRET_BASE64}\n"
+        )
+    };
+    write(&r, "apps/secret.yaml", ESCAPED_SECRET);
+    write(&r, "apps/cm.yaml", &cm(1));
+    commit_all(&r, "one");
+    write(&r, "apps/cm.yaml", &cm(2));
+    for format in ["text", "markdown", "json"] {
+        let o = kiln(&r, &["diff", "--format", format, "-U", "9", "apps"]);
+        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        for leaked in ["hunter22", "sep-secret", ESCAPED_SECRET_BASE64] {
+            assert!(!out.contains(leaked), "{format}: {leaked}: {out}");
+        }
+        assert!(
+            out.contains("size: \\\"2\\\"") || out.contains("size: \"2\""),
+            "{format}: {out}"
+        );
+        assert_eq!(out.matches("[redacted]").count(), 3, "{format}: {out}");
     }
 }
 

@@ -371,8 +371,13 @@ fn bad_cases() -> Vec<(PathBuf, String, BTreeSet<String>)> {
     cases
 }
 
-/// Values the secrets cases hold that must never be printed.
-const SECRETS: &[&str] = &["Hunter2-Secret", "hunter2-very-secret"];
+/// Values the secrets cases hold that must never be printed: as they are written, and the base64
+/// of `secrets/base64-of-a-secret`'s password (which a template copies into another object).
+const SECRETS: &[&str] = &[
+    "Hunter2-Secret",
+    "hunter2-very-secret",
+    "SHVudGVyMi1TZWNyZXQB",
+];
 
 /// Run every bad case through `door`; return the failures, one line each.
 fn every_bad_case_through(door: Door) {
@@ -699,4 +704,164 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
             .collect();
         assert!(leftovers.is_empty(), "{target}: left {leftovers:?}");
     }
+}
+
+/// Values given to a door (options, a functionConfig, Argo CD parameters and plugin env,
+/// command-line arguments) of 100 KiB, the most one argument or environment variable may hold
+/// (Linux's MAX_ARG_STRLEN is 128 KiB): every door refuses or warns about each with a message
+/// that quotes a bounded prefix (`"vvv…"… (102400 bytes)`), never the value (issue 39: kiln-krm
+/// echoed a 20 MB `set` value twice, 40 MB on stderr). `kiln_core::diag::quote` is the one
+/// quoting helper. (A key that long is written as YAML's explicit `? key`: an implicit key is
+/// at most 1024 characters.)
+#[test]
+fn huge_option_values_are_quoted_by_a_prefix_in_every_door() {
+    let big = "v".repeat(100 << 10);
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\ndata: {k: v}\n",
+    );
+    write(
+        tmp.path(),
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nport: 1\n",
+    );
+    write(
+        tmp.path(),
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, namespace: web}\ndata:\n  port: \"${port}\"\n",
+    );
+    // What quote writes after a prefix: `… (102400 bytes)` (a path's length includes its
+    // directory).
+    let failures = std::cell::RefCell::new(Vec::new());
+    let check = |what: &str, out: Outcome| {
+        let all = format!("{}{}", out.stdout, out.stderr);
+        let quoted = all.split("… (").skip(1).any(|r| {
+            r.split_once(" bytes)")
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok_and(|n| n >= 100 << 10))
+        });
+        if all.len() >= 4096 || !quoted {
+            failures.borrow_mut().push(format!(
+                "{what}: exit {:?}, {} bytes printed: {}",
+                out.status,
+                all.len(),
+                all.chars().take(300).collect::<String>()
+            ));
+        }
+    };
+    // kiln-krm: the functionConfig (a Render, and kpt's ConfigMap of `key=value`).
+    let krm = |spec: String| {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n{spec}"
+        );
+        capped(&Door::Krm.exe(), &[], tmp.path(), &[], &list)
+    };
+    let render = |field: &str| {
+        format!("  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  metadata: {{name: r}}\n  spec:\n    paths: [app]\n    {field}\n")
+    };
+    for (what, field) in [
+        ("set value", format!("set: {{port: {big}}}")),
+        ("set key", format!("set:\n      ? {big}\n      : 1")),
+        (
+            "set of a map",
+            format!("set:\n      ? {big}\n      : {{a: 1}}"),
+        ),
+        ("environment", format!("environment: {big}")),
+        ("mode", format!("mode: {big}")),
+        ("unknown field", format!("? {big}\n    : 1")),
+        ("values", format!("values: [{big}]")),
+        ("observed", format!("observed: [{big}]")),
+        ("a path leaving", format!("values: [../{big}]")),
+    ] {
+        check(&format!("kiln-krm {what}"), krm(render(&field)));
+    }
+    for (what, field) in [
+        ("option", format!("? {big}\n    : x")),
+        ("mode", format!("mode: {big}")),
+    ] {
+        let cm = format!("  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: r}}\n  data:\n    paths: app\n    {field}\n");
+        check(&format!("kiln-krm ConfigMap {what}"), krm(cm));
+    }
+    // kiln-cmp: Argo CD's parameters and plugin env, in the application's directory.
+    let cmp = |env: &[(&str, &str)]| {
+        let mut all = vec![
+            ("ARGOCD_APP_NAME", "hostile"),
+            ("ARGOCD_APP_SOURCE_PATH", "app"),
+            ("KUBE_VERSION", "1.37.1"),
+        ];
+        all.extend_from_slice(env);
+        capped(
+            &Door::Cmp.exe(),
+            &["generate"],
+            &tmp.path().join("app"),
+            &all,
+            "",
+        )
+    };
+    let param = |p: String| -> String { format!("[{p}]") };
+    for (what, p) in [
+        (
+            "environment",
+            format!(r#"{{"name":"environment","string":"{big}"}}"#),
+        ),
+        (
+            "set value",
+            format!(r#"{{"name":"set","map":{{"port":"{big}"}}}}"#),
+        ),
+        (
+            "set key",
+            format!(r#"{{"name":"set","map":{{"{big}":"1"}}}}"#),
+        ),
+        (
+            "values",
+            format!(r#"{{"name":"values","array":["{big}"]}}"#),
+        ),
+        (
+            "observed",
+            format!(r#"{{"name":"observed","array":["{big}"]}}"#),
+        ),
+        ("mode", format!(r#"{{"name":"mode","string":"{big}"}}"#)),
+        ("name", format!(r#"{{"name":"{big}","string":"x"}}"#)),
+    ] {
+        let params = param(p);
+        // The JSON around the value takes a few bytes of the 128 KiB.
+        check(
+            &format!("kiln-cmp parameter {what}"),
+            cmp(&[("ARGOCD_APP_PARAMETERS", &params)]),
+        );
+    }
+    check(
+        "kiln-cmp plugin env ENVIRONMENT",
+        cmp(&[
+            ("ARGOCD_APP_PARAMETERS", "null"),
+            ("ARGOCD_ENV_ENVIRONMENT", &big),
+        ]),
+    );
+    // kiln-flux and kiln: command-line arguments.
+    let flux = |args: &[&str]| capped(&Door::Flux.exe(), args, tmp.path(), &[], "");
+    let cli = |args: &[&str]| capped(&Door::Cli.exe(), args, tmp.path(), &[], "");
+    let limit = format!("input-bytes={big}");
+    let path = format!("app/{big}");
+    check("kiln-flux env", flux(&["build", "app", "--env", &big]));
+    check(
+        "kiln-flux limit",
+        flux(&["build", "app", "--limit", &limit]),
+    );
+    check("kiln-flux path", flux(&["build", &path]));
+    let set_value = format!("port={big}");
+    let set_key = format!("{big}=1");
+    let secret = format!("a..{big}");
+    for (what, args) in [
+        ("set value", vec!["render", "app", "--set", &set_value]),
+        ("set key", vec!["render", "app", "--set", &set_key]),
+        ("env", vec!["render", "app", "--env", &big]),
+        ("limit", vec!["render", "app", "--limit", &limit]),
+        ("secret", vec!["render", "app", "--secret", &secret]),
+        ("values", vec!["render", "app", "--values", &big]),
+    ] {
+        check(&format!("kiln {what}"), cli(&args));
+    }
+    let failures = failures.into_inner();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 mod common;
-use common::{kiln, text, write};
+use common::{kiln, text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Runs `args` in `dir` with human and with JSON diagnostics; both must fail, name the problem
 /// (`needle`), print `[redacted]`, and never print any of `secrets`.
@@ -115,6 +115,43 @@ fn secret_documents_are_blanked_from_snippets_of_broken_files() {
         "Bad-Value",
     ] {
         assert!(!err.contains(leaked), "{leaked}: {err}");
+    }
+}
+
+/// A Secret's values copied into ConfigMaps, escaped as YAML writes them or spelled otherwise
+/// (`\u2028`), and as base64: the snippets of the ConfigMaps' broken files show none of them
+/// (issue 39; the same text was printed whole).
+#[test]
+fn secret_values_copied_in_escaped_forms_are_blanked_from_snippets() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "secret.yaml", ESCAPED_SECRET);
+    write(
+        tmp.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  mode: \"hunter22\\x01zz-secret\"\n  size: 2x: [\n  sep: \"line\\u2028sep-secret\"\n",
+    );
+    write(
+        tmp.path(),
+        "cm2.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: d}}\nbinaryData:\n  b: {ESCAPED_SECRET_BASE64}\n  size: 2x: [\n"),
+    );
+    for format in ["human", "json"] {
+        let out = kiln(tmp.path(), &["render", ".", "--diagnostics", format]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert_eq!(err.matches("KLN1004").count(), 2, "{format}: {err}");
+        for leaked in ["hunter22", "sep-secret", ESCAPED_SECRET_BASE64] {
+            assert!(!err.contains(leaked), "{format}: {leaked} leaked:\n{err}");
+        }
+        if format == "human" {
+            for shown in [
+                "5 │   mode: [redacted]",
+                "7 │   sep: \"[redacted]\"",
+                "5 │   b: [redacted]",
+            ] {
+                assert!(err.contains(shown), "{shown}: {err}");
+            }
+        }
     }
 }
 

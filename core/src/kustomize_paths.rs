@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use crate::document::{parse_source_with_warnings, SourceFile, YamlLimits};
 use crate::source::Root;
 
@@ -154,6 +154,63 @@ fn slashed(rel: &Path) -> String {
     } else {
         s
     }
+}
+
+/// The files one kustomization names as kustomize's own rather than as resources: patches,
+/// replacements, CRDs, configurations, the OpenAPI schema, generator files and envs, generator,
+/// transformer and validator configuration files; as written (relative to the kustomization's
+/// directory), remote ones left out. What a walk that reads manifests must not take for
+/// objects: a JSON patch is a YAML list, a strategic merge patch a partial object.
+pub fn own_files(kustomization: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(m) = kustomization.as_object() else {
+        return out;
+    };
+    let mut push = |s: &str| {
+        if !s.is_empty() && !is_remote(s) && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    };
+    for (key, v) in m {
+        match fold(key).as_str() {
+            "CRDS" | "CONFIGURATIONS" | "PATCHESSTRATEGICMERGE" => {
+                strings(v).iter().for_each(|(_, s)| push(s))
+            }
+            "GENERATORS" | "TRANSFORMERS" | "VALIDATORS" => strings(v)
+                .iter()
+                .filter(|(_, s)| !s.contains('\n'))
+                .for_each(|(_, s)| push(s)),
+            "PATCHES" | "PATCHESJSON6902" | "REPLACEMENTS" | "CONFIGMAPGENERATOR"
+            | "SECRETGENERATOR" => {
+                for (_, item) in items(v) {
+                    for (k, x) in item {
+                        let files = is(k, "files");
+                        if is(k, "path") || files || is(k, "envs") || is(k, "env") {
+                            for (_, s) in strings(x) {
+                                // A file source is `[key=]path`.
+                                let path = if files {
+                                    s.split_once('=').map_or(s.as_str(), |(_, p)| p)
+                                } else {
+                                    s.as_str()
+                                };
+                                push(path);
+                            }
+                        }
+                    }
+                }
+            }
+            "OPENAPI" => {
+                if let Some(p) = v
+                    .as_object()
+                    .and_then(|o| o.iter().find(|(k, _)| is(k, "path")))
+                {
+                    strings(p.1).iter().for_each(|(_, s)| push(s));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// What an entry may be.
@@ -539,7 +596,7 @@ impl Checker<'_> {
         self.diags.push(
             Diagnostic::error(
                 codes::KUSTOMIZE_REMOTE,
-                format!("{field} names a remote reference ({s}); kustomize would fetch it, and what it holds cannot be checked"),
+                format!("{field} names a remote reference ({}); kustomize would fetch it, and what it holds cannot be checked", path_shown(s)),
             )
             .in_file(shown.to_string())
             .at(field.to_string())
@@ -569,7 +626,7 @@ impl Checker<'_> {
                 self.diags.push(
                     Diagnostic::error(
                         codes::PATH_ESCAPE,
-                        format!("{field} ({s}) leaves the source root: {why}"),
+                        format!("{field} ({}) leaves the source root: {why}", path_shown(s)),
                     )
                     .in_file(shown.to_string())
                     .at(field.to_string())
@@ -719,6 +776,31 @@ mod tests {
 
     fn codes_of(d: &tempfile::TempDir, dir: &str) -> Vec<(String, String)> {
         run(d, dir, &Options::default())
+    }
+
+    #[test]
+    fn a_kustomizations_own_files_are_listed_from_its_value() {
+        let k: Value = serde_yaml_value(
+            "resources: [a.yaml]\npatches:\n- path: p.yaml\n- patch: |\n    - op: x\npatchesStrategicMerge: [s.yaml]\nconfigMapGenerator:\n- name: c\n  files: [k=f.txt, g.txt]\n  envs: [e.env]\ntransformers: [t.yaml]\nopenapi:\n  path: o.json\ncrds: [https://x/c.yaml]\n",
+        );
+        let mut got = own_files(&k);
+        got.sort();
+        assert_eq!(
+            got,
+            ["e.env", "f.txt", "g.txt", "o.json", "p.yaml", "s.yaml", "t.yaml"]
+        );
+    }
+
+    fn serde_yaml_value(text: &str) -> Value {
+        let source = Arc::new(SourceFile {
+            name: "k".into(),
+            text: text.into(),
+        });
+        parse_source_with_warnings(&source, &YamlLimits::default())
+            .unwrap()
+            .0
+            .remove(0)
+            .value
     }
 
     #[test]

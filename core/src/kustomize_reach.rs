@@ -105,6 +105,7 @@ pub fn prepare(
                 rel: f.rel,
                 bytes: f.bytes,
                 executable: f.executable,
+                manifest: false,
             });
         }
     }
@@ -228,8 +229,14 @@ pub fn build(
         return Err(named(escapes));
     }
     let shown_entry = root.display_name(entry);
+    // kustomize quotes the node it fails on, which may be a Secret's data.
     let text = kustomize_build::run(b.program, &at.join(entry), at, b.args, &shown_entry, b.hint)
-        .map_err(|d| named(Diagnostics(vec![d])))?;
+        .map_err(|d| {
+        named(Diagnostics(kustomize_build::redacted(
+            vec![d],
+            &[&prepared.files],
+        )))
+    })?;
     let yaml = b.check.yaml;
     let mut docs = parse_file("kustomize build", text, &yaml).map_err(|d| Diagnostics(vec![d]))?;
     let stray = unrendered(&docs, &prepared.defined, b.kro_mode, &shown_entry);
@@ -347,7 +354,7 @@ pub fn unrendered(
                     codes::REQUEST_INVALID,
                     format!(
                         "kustomize's output holds {what} {kind} {}, which kiln did not render: kustomize read it from outside the directories the kustomization reaches as resources",
-                        bounded(name)
+                        crate::diag::quote(name)
                     ),
                 )
                 .in_file(shown.to_string())
@@ -355,14 +362,6 @@ pub fn unrendered(
             )
         })
         .collect()
-}
-
-/// A name from kustomize's output, quoted with at most 64 characters.
-fn bounded(s: &str) -> String {
-    match s.char_indices().nth(64) {
-        None => format!("{s:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
-    }
 }
 
 /// The kinds ResourceGraphDefinitions among `files` define. Only files that mention the kind

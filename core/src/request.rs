@@ -43,7 +43,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::component;
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, quote, Diagnostic, Diagnostics};
 use crate::document::{Document, SourceFile};
 use crate::kurel;
 use crate::limits::Limits;
@@ -846,7 +846,21 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
         ),
     )
     .in_file(second.file.clone())
-    .with_hint("each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs")
+    .with_hint(match (&first.detail, &second.detail) {
+        // Releases of different environments: the run renders every environment at once.
+        (Some(x), Some(y)) if x != y && is_release(first.kind) && is_release(second.kind) => format!(
+            "the releases of environments {x} and {y} hold the same object, and one output cannot hold both: render one environment at a time with --env"
+        ),
+        _ => "each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs".to_string(),
+    })
+}
+
+/// Whether a unit is released per environment.
+fn is_release(kind: OriginKind) -> bool {
+    matches!(
+        kind,
+        OriginKind::Component | OriginKind::Project | OriginKind::Resource
+    )
 }
 
 /// The documents that are not kustomize's configuration, and the files those came from: a file
@@ -867,12 +881,25 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
     if !kustomization.contains(&true) {
         return (documents, Vec::new());
     }
+    // The files the kustomizations name as kustomize's own (patches, generator files): not
+    // objects, and named with them as not applied.
+    let own: std::collections::HashSet<String> = documents
+        .iter()
+        .zip(&kustomization)
+        .filter(|(_, k)| **k)
+        .flat_map(|(d, _)| {
+            let dir = d.source.name.rsplit_once('/').map_or("", |(dir, _)| dir);
+            crate::kustomize_paths::own_files(&d.value)
+                .into_iter()
+                .filter_map(move |p| joined_name(dir, &p))
+        })
+        .collect();
     let mut files: Vec<String> = Vec::new();
     let kept = documents
         .into_iter()
         .zip(kustomization)
         .filter_map(|(d, k)| {
-            if k {
+            if k || own.contains(&d.source.name) {
                 if !files.contains(&d.source.name) {
                     files.push(d.source.name.clone());
                 }
@@ -882,6 +909,34 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
         })
         .collect();
     (kept, files)
+}
+
+/// `rel` written in a file of the directory `dir` (a display name), as the display name the
+/// walk gives it; `None` when it cannot be one (absolute, or climbing above `dir`'s start).
+fn joined_name(dir: &str, rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let absolute = dir.starts_with('/');
+    let mut parts: Vec<&str> = dir
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    Some(if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    })
 }
 
 /// What [`render_checked`] records for the other side of a diff: its context, and each unit's
@@ -1163,8 +1218,9 @@ where
         .iter()
         .map(|f| {
             format!(
-                "{f}: a kustomization (kustomize's configuration, not a manifest) was not applied: \
-                 build the output with kustomize, or run kiln as its KRM function (kiln-krm)"
+                "{f}: kustomize's configuration (a kustomization, or a patch or generator input \
+                 one names), not a manifest, was not applied: build the output with kustomize, or \
+                 run kiln as its KRM function (kiln-krm)"
             )
         })
         .collect();
@@ -1175,6 +1231,9 @@ where
             Ok(p) => {
                 files.extend(p.files);
                 warnings.extend(p.warnings);
+                if req.values.is_empty() && !found.values_beside.is_empty() {
+                    warnings.push(unused_values(found));
+                }
                 log.extend(p.log);
                 details.extend(p.details);
                 summaries.push(p.summary);
@@ -1216,7 +1275,11 @@ where
         }
     }
     if req.strict && !all_warnings.is_empty() {
-        return Err(Failed::new(all_warnings, files, &extra));
+        return Err(Failed::new(
+            fatal_in_strict_mode(all_warnings),
+            files,
+            &extra,
+        ));
     }
     // kro mode ships kro definitions; what has no controller is still rendered here, and the
     // person running it should know which is which.
@@ -1314,6 +1377,33 @@ fn check_mode(req: &Request) -> Option<Diagnostic> {
 }
 
 /// `values`, `sets` and `instances` belong to exactly one kurel package.
+/// Warnings that fail a run because it is strict, saying so: a warning that ends a run with
+/// nothing else said reads like a bug.
+pub fn fatal_in_strict_mode(warnings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    warnings
+        .into_iter()
+        .map(|mut w| {
+            w.message.push_str(" (fatal in strict mode)");
+            w
+        })
+        .collect()
+}
+
+/// A package with values files beside it, rendered with none of them: its parameters' defaults
+/// are what it renders, which a team that keeps `values/prod.yaml` beside it rarely means.
+fn unused_values(found: &FoundPackage) -> Diagnostic {
+    Diagnostic::warning(
+        codes::KUREL_VALUES,
+        format!(
+            "kurel package {} has values files beside it ({}), and this render uses none of them: it renders the defaults of parameters.yaml",
+            found.name,
+            found.values_beside.join(", ")
+        ),
+    )
+    .in_file(found.name.clone())
+    .with_hint("name the values file to render with --values (a values file is never read as a manifest)")
+}
+
 fn check_package_overrides(req: &Request, packages: &[FoundPackage]) -> Option<Diagnostic> {
     let mut given = Vec::new();
     if !req.values.is_empty() {
@@ -1385,7 +1475,7 @@ fn check_environment(req: &Request, documents: &[Document]) -> Option<Diagnostic
     Some(
         Diagnostic::error(
             codes::REQUEST_INVALID,
-            format!("environment {env:?} given, but the inputs hold no component to render for it"),
+            format!("environment {} given, but the inputs hold no component to render for it", quote(env)),
         )
         .with_hint("an environment selects component releases (ComponentDeployment, ReleaseBinding, snapshots); kro instances and kurel packages have none: drop it, or add the component's definitions to the inputs"),
     )

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use std::sync::Arc;
 
 use crate::document::{parse_source_with_warnings, Document, SourceFile, YamlLimits};
@@ -308,6 +308,16 @@ impl Root {
                 }
             })
             .collect();
+        // A `values/` directory beside a kurel package holds the package's values files.
+        let values_dir = packages.is_some()
+            && entries.iter().any(|e| {
+                matches!(e, Entry::Dir(c, _, false) if c.file_name().is_some_and(|n| n == VALUES_DIR))
+            })
+            && entries
+                .iter()
+                .any(|e| matches!(e, Entry::Dir(_, r, false) if is_kurel_package(r)));
+        let mut values_beside = Vec::new();
+        let mut found_here = Vec::new();
         for entry in entries {
             match entry {
                 Entry::Skipped => {}
@@ -318,16 +328,29 @@ impl Root {
                         if extension {
                             continue;
                         }
+                        if values_dir && child.file_name().is_some_and(|n| n == VALUES_DIR) {
+                            let mut files = Vec::new();
+                            self.walk_finding(&child, keep, &mut files, diags, seen, None);
+                            values_beside.extend(files.iter().map(|f| self.display_name(&f.rel)));
+                            continue;
+                        }
                         if is_kurel_package(&child_real) {
+                            found_here.push(found.len());
                             found.push(FoundPackage {
                                 path: child_real,
                                 name: self.display_name(&child),
+                                values_beside: Vec::new(),
                             });
                             continue;
                         }
                     }
                     self.walk_finding(&child, keep, out, diags, seen, packages.as_deref_mut());
                 }
+            }
+        }
+        if let Some(found) = packages {
+            for i in found_here {
+                found[i].values_beside = values_beside.clone();
             }
         }
     }
@@ -365,6 +388,7 @@ fn has_manifest_extension(p: &Path) -> bool {
 }
 
 fn escape(name: &str, why: &str) -> Diagnostic {
+    let name = path_shown(name);
     Diagnostic::error(
         codes::PATH_ESCAPE,
         format!("refusing to read {name}: {why}"),
@@ -379,12 +403,10 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
         std::io::ErrorKind::PermissionDenied => "check the file's permissions",
         _ => "check that the path is a readable file or directory (not a symlink loop or a device)",
     };
-    Diagnostic::error(
-        codes::IO_READ,
-        format!("cannot read {}: {e}", path.display()),
-    )
-    .in_file(path.display().to_string())
-    .with_hint(hint)
+    let name = path_shown(&path.display().to_string());
+    Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}"))
+        .in_file(name)
+        .with_hint(hint)
 }
 
 /// Read a file the directory listing called regular: open it first and check what was opened
@@ -608,7 +630,14 @@ pub struct FoundPackage {
     pub path: PathBuf,
     /// What diagnostics and output call it.
     pub name: String,
+    /// Values files beside it (`values/*.yaml` in the directory that holds the package), by
+    /// display name: never manifests, used when named (`--values`).
+    pub values_beside: Vec<String>,
 }
+
+/// The directory beside a kurel package that holds its values files (`values/prod.yaml`): a
+/// walk does not read it as manifests.
+pub const VALUES_DIR: &str = "values";
 
 /// How the paths of a run are read. The rule of kiln's trust boundary, in one place:
 ///
@@ -769,6 +798,7 @@ pub(crate) fn load_owned_inputs_reusing(
                         packages.push(FoundPackage {
                             path: real,
                             name: display.display().to_string(),
+                            values_beside: Vec::new(),
                         });
                         continue;
                     }

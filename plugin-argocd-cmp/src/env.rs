@@ -176,7 +176,7 @@ impl Env {
                                 codes::REQUEST_INVALID,
                                 format!(
                                     "KILN_ALLOW_REMOTE_BASES is {}, not true or false",
-                                    crate::options::quote(other)
+                                    kiln_core::diag::quote(other)
                                 ),
                             )
                             .in_file("KILN_ALLOW_REMOTE_BASES")
@@ -203,7 +203,7 @@ fn unknown_plugin_env(name: &str) -> Diagnostic {
     };
     Diagnostic::error(
         codes::REQUEST_INVALID,
-        format!("unknown plugin env {}", crate::options::quote(name)),
+        format!("unknown plugin env {}", kiln_core::diag::quote(name)),
     )
     .in_file("spec.source.plugin.env")
     .with_hint(hint)
@@ -230,7 +230,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                 .ok_or_else(|| {
                     format!(
                         "parameter {}: {what} must be an array of strings",
-                        crate::options::quote(name)
+                        kiln_core::diag::quote(name)
                     )
                 })?
                 .iter()
@@ -238,7 +238,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                     x.as_str().map(String::from).ok_or_else(|| {
                         format!(
                             "parameter {}: {what} must hold strings only",
-                            crate::options::quote(name)
+                            kiln_core::diag::quote(name)
                         )
                     })
                 })
@@ -250,7 +250,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                     .ok_or_else(|| {
                         format!(
                             "parameter {}: string must be a string",
-                            crate::options::quote(name)
+                            kiln_core::diag::quote(name)
                         )
                     })?
                     .to_string(),
@@ -261,7 +261,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
             let Some(obj) = mp.as_object() else {
                 return Err(format!(
                     "parameter {}: map must be an object of strings",
-                    crate::options::quote(name)
+                    kiln_core::diag::quote(name)
                 ));
             };
             let mut map = BTreeMap::new();
@@ -269,7 +269,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                 let s = v.as_str().ok_or_else(|| {
                     format!(
                         "parameter {}: map values must be strings",
-                        crate::options::quote(name)
+                        kiln_core::diag::quote(name)
                     )
                 })?;
                 map.insert(k.clone(), s.to_string());

@@ -25,7 +25,8 @@ use serde_json::Value;
 
 use crate::env::Env;
 use crate::generate::{normalise, Place, KUSTOMIZATION_NAMES};
-use crate::options::{quote, Options};
+use crate::options::Options;
+use kiln_core::diag::quote;
 
 /// The kustomization file at the top of the application directory, if any: what makes Argo CD
 /// build a directory with kustomize (argo-cd `util/app/discovery`, `IsKustomization`).

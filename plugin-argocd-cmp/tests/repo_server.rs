@@ -703,6 +703,39 @@ fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
     assert!(text(&o.stderr).len() < 1024);
 }
 
+/// docs/argocd.md: "a value quoted in an error is cut to its first 48 characters (with its
+/// length)". A 100-character value of every parameter that can be refused is quoted exactly so,
+/// whether kiln-cmp or kiln-core refuses it (issue 39: an environment, a set value or key and a
+/// values path were quoted whole, up to the 1 KiB cut of a message).
+#[test]
+fn a_quoted_value_is_cut_to_its_first_48_characters() {
+    let v = "e".repeat(100);
+    let cut = format!("\"{}\"… (100 bytes)", "e".repeat(48));
+    let values = r#"{"name":"values","array":["values/prod.yaml"]}"#;
+    for params in [
+        format!(r#"[{{"name":"environment","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"mode","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"{v}","string":"x"}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"{v}":"1"}}}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"replicas":"{v}"}}}}]"#),
+    ] {
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/cache")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert!(err.contains(&cut), "{params}: {err}");
+        assert!(!err.contains(&"e".repeat(49)), "{params}: {err}");
+    }
+    let o = Call {
+        plugin_env: &[("ENVIRONMENT", &v)],
+        ..Call::generate("apps/cache")
+    }
+    .run();
+    assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
+}
+
 /// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
 #[test]
 fn hints_name_parameters_and_plugin_env_not_cli_flags() {
@@ -1289,5 +1322,88 @@ fn the_component_environments_layout_renders_one_release_per_application() {
             ["ClusterDataPlane", "Environment", "Environment", "Project"],
             "{env}: the platform objects the kustomization names are kept"
         );
+    }
+}
+
+/// Issue 38.2: Flux's monorepo layout through Argo CD: an Application whose path is
+/// `apps/production` (an overlay over `../base/podinfo`, with a component in `components/`).
+#[test]
+fn the_flux_monorepo_layout_renders_through_argo_cd() {
+    let kubectl = kubectl().display().to_string();
+    let root = layout("flux-monorepo");
+    let o = Call {
+        extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+        checkout: Some(&root),
+        ..Call::generate("apps/production")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let names: Vec<String> = sorted_objects(&text(&o.stdout))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Deployment/podinfo",
+            "Deployment/podinfo-canary",
+            "Namespace/podinfo",
+            "Service/podinfo",
+            "Service/podinfo-canary"
+        ]
+    );
+}
+
+/// An application holding a Secret whose values are escaped when written (`\x01`), and a kurel
+/// package whose secret parameter (a Secret template reads it) draws a warning quoting it.
+const SECRET_APP: &[(&str, &str)] = &[
+    (
+        "apps/secrets/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/resources/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  pw: \"${db.password}\"\n",
+    ),
+];
+
+/// No secret value reaches what kiln-cmp prints about an application with a kustomization
+/// (issue 39): the warnings of the render in place (they were printed unredacted), and
+/// kustomize's own failure, which quotes the node it fails on (`node contents: [1,
+/// "Hunter2-Escaped\x01-secret"]`, in the escaped form).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    let good = "resources: [s.yaml, pkg.kurel]\n";
+    let bad = "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n";
+    for (kustomization, code) in [(None, 0), (Some(good), 0), (Some(bad), 1)] {
+        let mut files = SECRET_APP.to_vec();
+        if let Some(k) = kustomization {
+            files.push(("apps/secrets/kustomization.yaml", k));
+        }
+        let o = Call {
+            files: &files,
+            ..Call::generate("apps/secrets")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{kustomization:?}: {err}");
+        assert!(err.contains("[redacted]"), "{kustomization:?}: {err}");
+        assert!(!err.contains("Hunter2"), "{kustomization:?}: {err}");
+        let expected = if code == 0 {
+            "KLN7028"
+        } else {
+            "node contents"
+        };
+        assert!(err.contains(expected), "{kustomization:?}: {err}");
     }
 }

@@ -331,7 +331,8 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     };
     match preview::after_build(docs, &k, &b.preview, b.render.protect) {
         Err(f) => {
-            let mut o = failed(&f.diagnostics, &f.secrets);
+            let ds = kustomize_build::redacted(f.diagnostics, &[&prepared.files]);
+            let mut o = failed(&ds, &f.secrets);
             o.stderr = warnings + &o.stderr;
             o
         }

@@ -1573,3 +1573,171 @@ fn an_artifact_names_rendered_objects_that_substitution_would_change() {
         text(&out.stderr)
     );
 }
+
+/// Issue 38.5: kiln-flux passes kurel values and sets (`--values`, `--set`, relative to the
+/// tree), and a package's values files beside it are carried in the tree as written, never in
+/// its stream of manifests.
+#[test]
+fn values_and_sets_reach_a_kurel_package_in_the_tree() {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/argocd/repo/apps/cache");
+    let out = run(&["build", s(&tree), "--values", "values/prod.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert_eq!(stream.matches("replicas:").count(), 1, "{stream}");
+    assert!(stream.contains("replicas: 3"), "{stream}");
+    let out = run(&["build", s(&tree), "--set", "replicas=5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replicas: 5"));
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("out");
+    let out = run(&[
+        "build",
+        s(&tree),
+        "--values",
+        "values/prod.yaml",
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(dir.join("values/prod.yaml")).unwrap(),
+        std::fs::read(tree.join("values/prod.yaml")).unwrap()
+    );
+}
+
+/// Issue 38.2: Argo CD's example layout through Flux: a Kustomization whose path is the
+/// guestbook's production overlay builds the base's rendered instance, transformed.
+#[test]
+fn the_argocd_example_layout_builds_through_flux() {
+    tool("kubectl");
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/argocd-apps");
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: guestbook\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./guestbook/overlays/prod\n  prune: true\n  targetNamespace: guestbook\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&layout),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let objs = objects(&text(&out.stdout));
+    let ids: Vec<String> = objs
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "Deployment/guestbook/prod-guestbook-ui",
+            "Service/guestbook/prod-guestbook-ui"
+        ]
+    );
+}
+
+/// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
+fn preview(ks: &Path, root: &Path) -> Output {
+    run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
+}
+
+/// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
+/// (a kurel parameter a Secret template reads, quoted by a warning, was printed unredacted), and
+/// `kubectl kustomize`'s failure in the preview, which quotes the node it fails on in its escaped
+/// form (`node contents: [1, "Hunter2-Escaped\x01-secret"]`).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    for (path, text) in [
+        (
+            "app/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: web}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+        ),
+        (
+            "app/pkg.kurel/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+        ),
+        (
+            "app/pkg.kurel/resources/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: web}\nstringData:\n  pw: \"${db.password}\"\n",
+        ),
+        (
+            "app/kustomization.yaml",
+            "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s, namespace: web}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n",
+        ),
+        (
+            "ks.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec: {path: ./app}\n",
+        ),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = d.path().join("out");
+    let built = run(&["build", s(&root.join("app")), "-o", s(&out)]);
+    let err = text(&built.stderr);
+    assert_eq!(built.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("KLN7028") && err.contains("[redacted]"),
+        "{err}"
+    );
+    assert!(!err.contains("Hunter2"), "{err}");
+    let err = fails_with(&preview(&root.join("ks.yaml"), &root), "node contents");
+    assert!(err.contains("[redacted]"), "{err}");
+    assert!(!err.contains("Hunter2"), "{err}");
+}
+
+/// Values of a Flux Kustomization (a configuration, not the person running kiln-flux) of 100 KiB:
+/// an unknown field's name, the apiVersion, spec.path, an environment given on the command line.
+/// Each is quoted by a prefix of 48 characters and its length (or, for a path, whole only when
+/// it could name a file), never printed whole (issue 39).
+#[test]
+fn huge_values_of_a_kustomization_are_quoted_by_a_prefix() {
+    let big = "v".repeat(100 << 10);
+    // What a message holds of the value: a prefix and the length (a path's includes the rest).
+    let quoted = |out: &Output, length: &str| {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+        assert!(
+            err.len() < 2048 && err.contains(length),
+            "{}",
+            &err[..err.len().min(600)]
+        );
+    };
+    let exact = format!("… ({} bytes)", big.len());
+    for (from, to, length) in [
+        (
+            "targetNamespace: web",
+            format!("targetNamespace: web\n  ? {big}\n  : 1"),
+            exact.as_str(),
+        ),
+        ("path: ./deploy", format!("path: ./{big}"), "bytes)"),
+        ("path: ./deploy", format!("path: ../{big}"), "bytes)"),
+        (
+            "kustomize.toolkit.fluxcd.io/v1",
+            big.clone(),
+            exact.as_str(),
+        ),
+    ] {
+        let (_d, root, ks) = variant(|t| t.replace(from, &to));
+        quoted(&preview(&ks, &root), length);
+    }
+    quoted(
+        &run(&["build", s(&repo().join("deploy")), "--env", &big]),
+        &exact,
+    );
+}

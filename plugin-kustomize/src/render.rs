@@ -362,16 +362,17 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // back, not configuration.
     let generator = !opts.paths.is_empty() || aside.iter().zip(&owned).all(|(&a, &own)| a && !own);
     if new_objects.is_empty() && generator && !opts.allow_empty {
-        let what = if opts.paths.is_empty() {
-            "neither items nor `paths`".to_string()
+        let message = if opts.paths.is_empty() {
+            "nothing to render: the function was given no items to render and no `paths`"
+                .to_string()
         } else {
-            format!("`paths` ({})", opts.paths.join(", "))
+            format!(
+                "nothing to render: `paths` ({}) hold no definition with instances, no component and no kurel package that renders an object",
+                opts.paths.join(", ")
+            )
         };
         return failure(
-            vec![Diagnostic::error(
-                codes::REQUEST_INVALID,
-                format!("nothing to render: {what} hold no definition, instance, component or kurel package that renders an object"),
-            )
+            vec![Diagnostic::error(codes::REQUEST_INVALID, message)
             .in_file("functionConfig")
             .at(if opts.paths.is_empty() { "spec" } else { "spec.paths" })
             .with_hint("name what to render in spec.paths (or send it as items); an empty result is accepted only when asked for (spec.allowEmpty: true)")],

@@ -1079,7 +1079,7 @@ fn plan<'u, 'a>(
             };
             let mut d = Diagnostic::error(
                 codes::ENVIRONMENT,
-                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {want:?}"),
+                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {}", crate::diag::quote(want)),
             )
             .with_hint(hint);
             // Placed on the first component, whose environments these are.

@@ -91,6 +91,10 @@ pub struct OutFile {
     pub bytes: Vec<u8>,
     /// Whether it is executable.
     pub executable: bool,
+    /// Whether it holds manifests (rendered objects, or documents kiln read and passed through):
+    /// what the tree's stream holds. Kustomizations, patches, values files and other files the
+    /// tree carries are not.
+    pub manifest: bool,
 }
 
 /// The output tree.
@@ -261,6 +265,15 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         )]));
     }
     let (pkgs, locals) = packages(dir, &files);
+    // The values files beside each package (`values/`): kept as written, never manifests.
+    let values: Vec<String> = pkgs
+        .iter()
+        .map(|p| match p.rsplit_once('/') {
+            Some((d, _)) => format!("{d}/{}", crate::source::VALUES_DIR),
+            None => crate::source::VALUES_DIR.to_string(),
+        })
+        .filter(|v| files.iter().any(|f| f.rel.starts_with(&format!("{v}/"))))
+        .collect();
     let kustomizes = kustomize_files(dir, &files, opts);
     let in_dir =
         |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
@@ -273,6 +286,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                 || is_kustomization_file(&f.rel)
                 || !is_manifest_name(&f.rel)
                 || kustomizes.contains(&f.rel)
+                || in_dir(&f.rel, &values)
             {
                 Role::Copy
             } else {
@@ -362,7 +376,11 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // The environments each component file is released to.
     let mut environments: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if let Some(r) = rendered {
-        warnings.extend(r.warnings);
+        // Printed by the door as they are: blanked here, like the errors above.
+        if !r.warnings.is_empty() {
+            let objects: Vec<Value> = r.units.iter().flat_map(|u| u.objects.clone()).collect();
+            warnings.extend(r.redacted_warnings(&[], &objects));
+        }
         log.extend(r.log);
         for (unit, origin) in r.units.into_iter().zip(r.origins) {
             let key = match origin.kind {
@@ -467,7 +485,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             return Err(diags);
         }
         if opts.strict && !warnings.is_empty() {
-            return Err(Diagnostics(warnings));
+            return Err(Diagnostics(request::fatal_in_strict_mode(warnings)));
         }
     }
 
@@ -482,10 +500,11 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         .into_iter()
         .zip(roles)
         .filter(|(_, role)| *role != Role::Consumed)
-        .map(|(f, _)| OutFile {
+        .map(|(f, role)| OutFile {
             rel: f.rel,
             bytes: f.bytes,
             executable: f.executable,
+            manifest: role == Role::Input,
         })
         .collect();
     let mut result = Vec::with_capacity(out.len() + groups.len());
@@ -549,6 +568,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     bytes: joined(units).into_bytes(),
                     rel: f.rel,
                     executable: f.executable,
+                    manifest: true,
                 });
             }
             Err(d) => diags.push(d),
@@ -576,6 +596,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             rel: key,
             bytes: joined(units).into_bytes(),
             executable: false,
+            manifest: true,
         });
     }
     if diags.has_errors() {
@@ -775,12 +796,13 @@ fn document_count(f: &OutFile, limits: &Limits) -> Result<usize, Diagnostic> {
         .map(|(docs, _)| crate::document::expand_lists(docs).len())
 }
 
-/// The manifests of an output tree as one YAML stream, in path order: every `.yaml`, `.yml` and
-/// `.json` file that is not hidden and not a kustomization, its text as written.
+/// The manifests of an output tree as one YAML stream, in path order: every file that holds
+/// manifests ([`OutFile::manifest`]: not hidden, not a kustomization, not a file kustomize
+/// reads as a patch or a package's values file), its text as written.
 pub fn stream(files: &[OutFile]) -> String {
     let mut out = String::new();
     for f in files {
-        if is_hidden(&f.rel) || is_kustomization_file(&f.rel) || !is_manifest_name(&f.rel) {
+        if !f.manifest {
             continue;
         }
         let text = String::from_utf8_lossy(&f.bytes);

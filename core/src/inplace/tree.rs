@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use rayon::prelude::*;
 
 /// One file of a tree.
@@ -123,7 +123,7 @@ fn is_executable(_meta: &fs::Metadata) -> bool {
 
 fn io(name: &str, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
-        .in_file(name.to_string())
+        .in_file(path_shown(name))
         .with_hint("check that the path exists and is readable")
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{bounded, codes, quote, Diagnostic, Diagnostics};
 use crate::document::{parse_source, Document, SourceFile, YamlLimits};
 use crate::fieldpath::{FieldPath, Segment};
 use crate::source::Root;
@@ -229,8 +229,8 @@ pub fn merge_checked(
                                 Diagnostic::warning(
                                     codes::KUREL_UNKNOWN_PARAMETER,
                                     format!(
-                                        "parameter {:?} is not declared in parameters.yaml",
-                                        p.to_string()
+                                        "parameter {} is not declared in parameters.yaml",
+                                        quote(&p.to_string())
                                     ),
                                 )
                                 .with_hint(hint),
@@ -289,6 +289,7 @@ fn describe(v: &Value) -> String {
         Value::Object(_) => "a map".into(),
         Value::Array(_) => "a list".into(),
         Value::Null => "null".into(),
+        Value::String(s) => format!("{} ({})", kind_of(v), quote(s)),
         other => format!("{} ({})", kind_of(other), other),
     }
 }
@@ -329,21 +330,28 @@ pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) 
         };
         let Some((path, text)) = s.split_once('=') else {
             diags.push(err(
-                format!("--set {s:?} is not path=value"),
+                format!("--set {} is not path=value", quote(s)),
                 "write --set app.replicas=3",
             ));
             continue;
         };
         let Some(fp) = FieldPath::parse(path.trim()).filter(|p| !p.is_empty()) else {
             diags.push(err(
-                format!("--set {s:?}: {path:?} is not a parameter path"),
+                format!(
+                    "--set {}: {} is not a parameter path",
+                    quote(s),
+                    quote(path)
+                ),
                 "write dotted keys with [i] indexes, and [\"a.b\"] for keys with dots",
             ));
             continue;
         };
         if matches!(fp.0.first(), Some(Segment::Key(k)) if k == "kurel") {
             diags.push(err(
-                format!("--set {s:?}: kurel holds the package metadata and cannot be overridden"),
+                format!(
+                    "--set {}: kurel holds the package metadata and cannot be overridden",
+                    quote(s)
+                ),
                 "set another parameter",
             ));
             continue;
@@ -369,19 +377,26 @@ pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) 
         match set_at(params, &fp.0, value) {
             Ok(()) => {}
             Err(SetError::Type(at, msg)) => diags.push(
-                Diagnostic::error(codes::KUREL_OVERRIDE_TYPE, format!("--set {s:?}: {msg}"))
-                    .in_file(SET_FILE)
-                    .at(at)
-                    .with_hint("an override must keep the parameter's type and structure"),
+                Diagnostic::error(
+                    codes::KUREL_OVERRIDE_TYPE,
+                    format!("--set {}: {msg}", quote(s)),
+                )
+                .in_file(SET_FILE)
+                .at(at)
+                .with_hint("an override must keep the parameter's type and structure"),
             ),
             Err(SetError::Path(msg)) => diags.push(err(
-                format!("--set {s:?}: {msg}"),
+                format!("--set {}: {msg}", quote(s)),
                 "check the parameter path",
             )),
             Err(SetError::Unknown(k, hint)) => diags.push(
                 Diagnostic::warning(
                     codes::KUREL_UNKNOWN_PARAMETER,
-                    format!("--set {s:?}: parameter {k:?} is not declared in parameters.yaml"),
+                    format!(
+                        "--set {}: parameter {} is not declared in parameters.yaml",
+                        quote(s),
+                        quote(&k)
+                    ),
                 )
                 .in_file(SET_FILE)
                 .with_hint(hint),
@@ -443,7 +458,10 @@ fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetE
             }
             Segment::Index(n) => {
                 let Value::Array(a) = cur else {
-                    return Err(SetError::Path(format!("{walked} is not a list")));
+                    return Err(SetError::Path(format!(
+                        "{} is not a list",
+                        bounded(&walked.to_string())
+                    )));
                 };
                 let len = a.len();
                 walked = walked.index(*n);
