@@ -745,30 +745,32 @@ fn a_base_failure_shows_no_secret_and_is_bounded() {
     );
 }
 
-/// A kustomization is kustomize's configuration, not an object: never compared (with or without
-/// `--pass-through kustomize.config.k8s.io`), so a change that only edits one shows no change;
-/// and, as `kiln render` does, kiln diff says on stderr that each was not applied (the head's,
-/// then one only the base has).
+/// A kustomization, and a patch one names, are kustomize's configuration, not objects: never
+/// compared (with or without `--pass-through kustomize.config.k8s.io`), so a change that only
+/// edits them shows no change; and, as `kiln render` does, kiln diff says on stderr that each
+/// was not applied (the head's, then one only the base has).
 #[test]
 fn kustomizations_are_not_compared_and_are_named() {
     let (_t, r) = repo();
+    let prod = |ns: &str| {
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: {ns}\npatches:\n- path: mode.yaml\n"
+        )
+    };
+    let patch = |mode: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  mode: {mode}\n")
+    };
     write(&r, "apps/base/cm.yaml", CM_WEB);
     write(
         &r,
         "apps/base/kustomization.yaml",
         "resources:\n- cm.yaml\n",
     );
-    write(
-        &r,
-        "apps/prod/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: prod\n",
-    );
+    write(&r, "apps/prod/kustomization.yaml", &prod("prod"));
+    write(&r, "apps/prod/mode.yaml", &patch("slow"));
     commit_all(&r, "one");
-    write(
-        &r,
-        "apps/prod/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: staging\n",
-    );
+    write(&r, "apps/prod/kustomization.yaml", &prod("staging"));
+    write(&r, "apps/prod/mode.yaml", &patch("fast"));
     fs::remove_file(r.join("apps/base/kustomization.yaml")).unwrap();
     for extra in [&[][..], &["--pass-through", "kustomize.config.k8s.io"][..]] {
         let mut args = vec!["diff", "--exit-code"];
@@ -781,15 +783,22 @@ fn kustomizations_are_not_compared_and_are_named() {
             "0 changed, 0 added, 0 removed, 1 unchanged\n",
             "{extra:?}"
         );
-        let not_applied =
-            "a kustomization (kustomize's configuration, not a manifest) was not applied";
+        let err = text(&o.stderr);
+        let named: Vec<&str> = err
+            .lines()
+            .map(|l| {
+                assert!(l.contains("not a manifest, was not applied"), "{l}");
+                l.split(':').next().unwrap()
+            })
+            .collect();
         assert_eq!(
-            text(&o.stderr),
-            format!(
-                "apps/prod/kustomization.yaml: {not_applied}: build the output with kustomize, or run kiln as its KRM function (kiln-krm)\n\
-                 apps/base/kustomization.yaml: {not_applied}: build the output with kustomize, or run kiln as its KRM function (kiln-krm)\n"
-            ),
-            "{extra:?}"
+            named,
+            [
+                "apps/prod/kustomization.yaml",
+                "apps/prod/mode.yaml",
+                "apps/base/kustomization.yaml"
+            ],
+            "{extra:?}: {err}"
         );
     }
 }
