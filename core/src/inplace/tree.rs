@@ -4,10 +4,11 @@
 //! Unlike kiln's input walk (manifests only, hidden entries skipped), the in-place build needs
 //! every file: scripts, `.sourceignore`, `kustomization.yaml`. Rules:
 //!
-//! - `.git` directories are left out (Flux leaves VCS metadata out of its artifacts);
+//! - version-control directories (`.git`, `.hg`, `.svn`, `.bzr`: [`crate::source::VCS_DIRS`])
+//!   are left out, as Flux leaves `.git` out of its artifacts: never read, never packed;
 //! - a symlink is followed when its target stays inside the confining root (its contents are
-//!   copied as a regular file or directory), and refused when it leaves it: the tree is
-//!   untrusted input, whoever named its directory;
+//!   copied as a regular file or directory), and refused when it leaves it or leads into a
+//!   version-control directory: the tree is untrusted input, whoever named its directory;
 //! - anything else that is not a regular file or directory (a fifo, a device) is refused;
 //! - names must be UTF-8; each file is at most the input size limit.
 
@@ -16,6 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::source::{is_vcs_name, vcs_component, vcs_refused};
 use rayon::prelude::*;
 
 /// One file of a tree.
@@ -47,6 +49,11 @@ pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>,
             return Err(diags);
         }
     };
+    // The tree's own directory, inside the root, is no more an input than a file there.
+    if let Some(v) = cdir.strip_prefix(&croot).ok().and_then(vcs_component) {
+        diags.push(vcs_refused(&dir.display().to_string(), &v, None));
+        return Err(diags);
+    }
     if !cdir.is_dir() {
         diags.push(
             Diagnostic::error(codes::IO_READ, "not a directory")
@@ -155,7 +162,7 @@ fn walk(
             );
             continue;
         };
-        if s == ".git" {
+        if is_vcs_name(s) {
             continue;
         }
         let child = join(rel, s);
@@ -188,6 +195,11 @@ fn walk(
                     continue;
                 }
                 Ok(t) => {
+                    let below = t.strip_prefix(root).unwrap_or(&t);
+                    if let Some(v) = vcs_component(below) {
+                        diags.push(vcs_refused(&shown, &v, Some(below)));
+                        continue;
+                    }
                     let is_dir = t.is_dir();
                     let is_file = t.is_file();
                     (t, is_dir, is_file)
@@ -246,6 +258,39 @@ mod tests {
         assert_eq!(names, [".sourceignore", "a.sh", "link.yaml", "sub/b.yaml"]);
         assert!(files[1].executable);
         assert_eq!(files[2].bytes, b"b: 1\n");
+    }
+
+    /// Every version-control directory is left out, whatever its case; a link into one, and a
+    /// tree inside one, are refused (issue 39).
+    #[cfg(unix)]
+    #[test]
+    fn version_control_data_is_never_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        for vcs in crate::source::VCS_DIRS.iter().chain(&[".Git"]) {
+            fs::create_dir_all(p.join("t").join(vcs)).unwrap();
+            fs::write(p.join("t").join(vcs).join("config"), "token").unwrap();
+        }
+        fs::write(p.join("t/a.yaml"), "a: 1\n").unwrap();
+        let files = read(&p.join("t"), &p.join("t"), 1 << 20).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(names, ["a.yaml"]);
+        fs::create_dir_all(p.join("t/sub")).unwrap();
+        std::os::unix::fs::symlink("../.git/config", p.join("t/sub/link.yaml")).unwrap();
+        std::os::unix::fs::symlink("../.hg", p.join("t/sub/dir")).unwrap();
+        let e = read(&p.join("t"), &p.join("t/sub"), 1 << 20).unwrap_err();
+        let found: Vec<(&str, bool)> =
+            e.0.iter()
+                .map(|d| {
+                    (
+                        d.code.id,
+                        d.message.contains(".git") || d.message.contains(".hg"),
+                    )
+                })
+                .collect();
+        assert_eq!(found, [("KLN1002", true), ("KLN1002", true)], "{e:?}");
+        let e = read(&p.join("t"), &p.join("t/.svn"), 1 << 20).unwrap_err();
+        assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
     }
 
     #[cfg(unix)]
