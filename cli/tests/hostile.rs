@@ -700,3 +700,134 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
         assert!(leftovers.is_empty(), "{target}: left {leftovers:?}");
     }
 }
+
+/// Run git in `dir` with a fixed identity, outside any user or system configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "kiln")
+        .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
+        .env("GIT_COMMITTER_NAME", "kiln")
+        .env("GIT_COMMITTER_EMAIL", "kiln@localhost")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs (it must be installed for these tests)");
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+}
+
+/// Version-control data is never an input (issue 39): `.git/config` holds a CI token. A door's
+/// configuration naming it (kiln-krm's `paths`, kiln-cmp's application path and `values`), and a
+/// symlink of the tree into it, are refused with KLN1002 naming `.git`, and the token is never
+/// printed. `kiln diff` does not follow a working tree's link into `.git`, nor a revision's.
+/// (kiln-flux's `spec.path: ./.git` and its artifacts: plugin-flux/tests/flux.rs,
+/// `version_control_data_is_never_read_nor_packed`.)
+#[test]
+fn version_control_data_is_never_an_input_of_any_door() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    write(
+        &repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "remote.origin.url",
+            &format!("https://ci:{TOKEN}@example.com/repo.git"),
+        ],
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1002") && out.stderr.contains(".git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN),
+            "{what}: the token leaked"
+        );
+    };
+    let krm = |spec: &str| {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{{spec}}}\n"
+        );
+        capped(&Door::Krm.exe(), &[], &repo, &[], &list)
+    };
+    let cmp = |app: &str, params: &str| {
+        capped(
+            &Door::Cmp.exe(),
+            &["generate"],
+            &repo.join(app),
+            &[
+                ("ARGOCD_APP_NAME", "hostile"),
+                ("ARGOCD_APP_NAMESPACE", "default"),
+                ("ARGOCD_APP_SOURCE_PATH", app),
+                ("ARGOCD_APP_PARAMETERS", params),
+                ("KUBE_VERSION", "1.37.1"),
+            ],
+            "",
+        )
+    };
+    // Named by the door's configuration.
+    refused("krm paths", Door::Krm, &krm("paths: [.git/config]"));
+    refused("krm paths (a directory)", Door::Krm, &krm("paths: [.git]"));
+    refused(
+        "krm values",
+        Door::Krm,
+        &krm("paths: [app/pkg.kurel], values: [.git/config]"),
+    );
+    refused("cmp application path", Door::Cmp, &cmp(".git", "null"));
+    refused(
+        "cmp values",
+        Door::Cmp,
+        &cmp("app", r#"[{"name":"values","array":["../.git/config"]}]"#),
+    );
+    // A link of the tree into it, met in a walk.
+    std::os::unix::fs::symlink("../.git/config", repo.join("app/token.yaml")).unwrap();
+    refused("krm link", Door::Krm, &krm("paths: [app]"));
+    refused("cmp link", Door::Cmp, &cmp("app", "null"));
+    // kiln diff: the working tree's link, then the same link committed (the revision's).
+    let diff = |args: &[&str]| {
+        let mut all = vec!["diff"];
+        all.extend_from_slice(args);
+        capped(&Door::Cli.exe(), &all, &repo, &[], "")
+    };
+    let check_diff = |what: &str, out: &Outcome| {
+        assert_eq!(out.status, Some(4), "{what}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("KLN1002") && out.stderr.contains("inside .git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(TOKEN) && !out.stdout.contains(TOKEN));
+    };
+    check_diff("diff, working tree", &diff(&["app"]));
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "two"]);
+    check_diff(
+        "diff, revision",
+        &diff(&["app", "--base", "HEAD", "--head", "HEAD"]),
+    );
+}

@@ -214,7 +214,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
                 ..d
             }
             .with_hint(format!(
-                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out)",
+                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out), nor name version-control data",
                 root.display()
             ));
             return failed(&[d], &none);

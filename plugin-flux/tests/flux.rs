@@ -429,6 +429,91 @@ fn a_path_that_leaves_the_root_is_refused() {
     }
 }
 
+/// Version-control data is never read nor packed (issue 39): a `spec.path` naming `.git`, and a
+/// link of the tree into it, are refused with KLN1002 naming `.git` (the token in `.git/config`
+/// never printed); `.git`, `.hg`, `.svn` and `.bzr` of a tree are left out of its artifact.
+#[cfg(unix)]
+#[test]
+fn version_control_data_is_never_read_nor_packed() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let with_git = |path: &str| {
+        let (d, root, ks) = variant(|t| t.replace("path: ./deploy", &format!("path: {path}")));
+        for vcs in [".git", ".hg", ".svn", ".bzr"] {
+            std::fs::create_dir_all(root.join(vcs)).unwrap();
+            std::fs::write(
+                root.join(vcs).join("config"),
+                format!("[remote \"origin\"]\n\turl = https://ci:{TOKEN}@example.com/r.git\n"),
+            )
+            .unwrap();
+        }
+        (d, root, ks)
+    };
+    for path in ["./.git", ".git/", "./gitlink", ".hg"] {
+        let (d, root, ks) = with_git(path);
+        std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
+        let art = d.path().join("a.tar.gz");
+        for extra in [&[][..], &["--artifact", s(&art)][..]] {
+            let mut args = vec![
+                "build",
+                "--kustomization",
+                s(&ks),
+                "--source-root",
+                s(&root),
+            ];
+            args.extend_from_slice(extra);
+            let err = fails_with(&run(&args), "KLN1002");
+            assert!(
+                err.contains("spec.path") && !err.contains(TOKEN),
+                "{path}: {err}"
+            );
+            assert!(err.contains(".git") || err.contains(".hg"), "{path}: {err}");
+        }
+        assert!(!art.exists());
+    }
+    // A link into `.git` inside spec.path: refused, nothing written.
+    let (d, root, ks) = with_git("./deploy");
+    std::os::unix::fs::symlink("../.git/config", root.join("deploy/token.yaml")).unwrap();
+    let art = d.path().join("a.tar.gz");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--artifact",
+        s(&art),
+    ]);
+    let err = fails_with(&out, "KLN1002");
+    assert!(
+        err.contains("token.yaml") && err.contains(".git") && !err.contains(TOKEN),
+        "{err}"
+    );
+    assert!(!art.exists());
+    // A tree holding all four: none of them is in its artifact.
+    let (d, root, _) = with_git("./deploy");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        std::fs::create_dir_all(root.join("deploy").join(vcs)).unwrap();
+        std::fs::write(root.join("deploy").join(vcs).join("config.yaml"), TOKEN).unwrap();
+    }
+    let art = d.path().join("a.tar.gz");
+    let out = run(&["build", s(&root), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = Command::new(tool("tar"))
+        .args(["-tzf", s(&art)])
+        .output()
+        .unwrap();
+    let listing = text(&list.stdout);
+    assert!(listing.contains("deploy/sites.yaml"), "{listing}");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        assert!(!listing.contains(vcs), "{vcs} packed: {listing}");
+    }
+    let all = Command::new(tool("tar"))
+        .args(["-xzOf", s(&art)])
+        .output()
+        .unwrap();
+    assert!(!text(&all.stdout).contains(TOKEN));
+}
+
 #[test]
 fn a_missing_required_configmap_is_an_error() {
     tool("kubectl");
