@@ -831,3 +831,115 @@ fn version_control_data_is_never_an_input_of_any_door() {
         &diff(&["app", "--base", "HEAD", "--head", "HEAD"]),
     );
 }
+
+/// Paths a user writes are bounded by `yaml-depth` (issue 39): each segment is a level of
+/// nesting, and a set key builds it. A `set` key of 100,000 segments killed kiln-krm with
+/// SIGSEGV (the nesting it built was dropped recursively), and 60,000 of them in Argo CD's
+/// parameters took quadratic time; a kpatch path as deep does the same through a package. Each
+/// door now answers KLN1005 naming the limit, at once, within the memory cap: the CLI's `--set`,
+/// kiln-krm's `set`, kiln-cmp's `set` parameter, and a package's kpatch path through all four.
+#[test]
+fn paths_deeper_than_any_document_are_refused_by_every_door() {
+    let deep = vec!["a"; 100_000].join(".");
+    // An argument or environment variable holds at most 128 KiB (Linux's MAX_ARG_STRLEN).
+    let argument = vec!["a"; 60_000].join(".");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1005"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("000 segments, more than the limit of 128 (yaml-depth)")
+                || out
+                    .stderr
+                    .contains("001 segments, more than the limit of 128 (yaml-depth)"),
+            "{what}: {}",
+            out.stderr
+        );
+        // The hostile value is quoted short, never whole.
+        assert!(
+            out.stderr.len() < 20_000,
+            "{what}: {} bytes",
+            out.stderr.len()
+        );
+    };
+    let set = format!("{argument}=1");
+    let cli = capped(
+        &Door::Cli.exe(),
+        &[
+            "render",
+            "app/pkg.kurel",
+            "--set",
+            &set,
+            "--diagnostics",
+            "json",
+        ],
+        repo,
+        &[],
+        "",
+    );
+    refused("kiln --set", Door::Cli, &cli);
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+         functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+         metadata: {{name: render}}\n  spec:\n    paths: [app/pkg.kurel]\n    set:\n      ? {deep}\n      : 1\n"
+    );
+    refused(
+        "kiln-krm set",
+        Door::Krm,
+        &capped(&Door::Krm.exe(), &[], repo, &[], &list),
+    );
+    let params = serde_json::json!([{"name": "set", "map": {argument: "1"}}]).to_string();
+    let cmp = capped(
+        &Door::Cmp.exe(),
+        &["generate"],
+        &repo.join("app"),
+        &[
+            ("ARGOCD_APP_NAME", "hostile"),
+            ("ARGOCD_APP_NAMESPACE", "default"),
+            ("ARGOCD_APP_SOURCE_PATH", "app"),
+            ("ARGOCD_APP_PARAMETERS", &params),
+            ("KUBE_VERSION", "1.37.1"),
+        ],
+        "",
+    );
+    refused("kiln-cmp set", Door::Cmp, &cmp);
+    // The same depth in a package's kpatch path, read by every door.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata.{deep}: \"1\"\n"),
+    );
+    for door in [Door::Cli, Door::Krm, Door::Cmp, Door::Flux] {
+        let out = through(door, repo, "app");
+        let what = format!("kpatch path through {door:?}");
+        refused(&what, door, &out);
+    }
+    // A million index groups: parsed in linear time (a copy of the rest of the line per group
+    // made it hours), then refused like any path that deep, well within the time limit.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata{}: \"1\"\n", "[0]".repeat(1_000_000)),
+    );
+    refused(
+        "kpatch index groups",
+        Door::Cli,
+        &through(Door::Cli, repo, "app"),
+    );
+}

@@ -98,6 +98,19 @@ pub struct Diagnostic {
     pub document: Option<usize>,
 }
 
+/// The most characters of a value from an input or a door's configuration that a message
+/// quotes: a hostile value may be megabytes, and a message is shown, logged and cached.
+pub const QUOTE_CHARS: usize = 48;
+
+/// `s` quoted for a message: whole when short, else its first [`QUOTE_CHARS`] characters and
+/// its length.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("{s:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
 impl Diagnostic {
     /// A new error with just a code and message; add location with the builder methods.
     pub fn error(code: Code, message: impl Into<String>) -> Self {

@@ -980,6 +980,13 @@ fn prepare(
     context: bool,
     parse: Parse<'_>,
 ) -> Result<Prepared, Failed> {
+    // What no input can make right, before anything is read or built from the options: a set
+    // key deeper than any document (it would build that nesting), a namespace the API server
+    // refuses.
+    let early = check_options(req);
+    if !early.is_empty() {
+        return Err(Failed::new(early, Vec::new(), &[]));
+    }
     let extra = if req.sets.is_empty() {
         Vec::new()
     } else {
@@ -1250,6 +1257,11 @@ fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Fai
 
 /// Only the bundled Kubernetes version has schemas; asking for another is an error rather than
 /// a silent check against the wrong one.
+/// The request's own options that no input can make right ([`prepare`] checks them first).
+fn check_options(req: &Request) -> Vec<Diagnostic> {
+    kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth)
+}
+
 fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
     let v = v?;
     let bundled = crate::openapi::Schemas::kubernetes_version();

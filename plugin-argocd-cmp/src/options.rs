@@ -209,18 +209,9 @@ pub fn option(param: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.param == param)
 }
 
-/// The most characters of a user's value an error message quotes: Argo CD shows and caches the
-/// message, and a value may be large.
-pub const QUOTE_CHARS: usize = 48;
-
-/// `s` quoted for a message: whole when short, else its first [`QUOTE_CHARS`] characters and
-/// its length.
-pub fn quote(s: &str) -> String {
-    match s.char_indices().nth(QUOTE_CHARS) {
-        None => format!("{s:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
-    }
-}
+/// A user's value quoted for a message, cut short: Argo CD shows and caches the message, and a
+/// value may be large (core's rule for every door).
+pub use kiln_core::diag::{quote, QUOTE_CHARS};
 
 /// A value read for an option.
 enum Read {
