@@ -943,3 +943,104 @@ fn paths_deeper_than_any_document_are_refused_by_every_door() {
         &through(Door::Cli, repo, "app"),
     );
 }
+
+/// A namespace from a door's options is what kiln writes into every namespaced object that
+/// sets none (issue 39): `../../etc` and a million characters were written with exit 0. Every
+/// door now refuses one the API server would refuse, in its words (KLN1010), the value quoted
+/// short and never written: the CLI's `-n`, kiln-krm's `namespace`, kiln-cmp's destination
+/// namespace, kiln-flux's `-n`. (Namespaces in inputs and rendered objects: the cases
+/// `testdata/bad/hostile/namespace-*`, through every door above; a Flux Kustomization's:
+/// plugin-flux/tests/flux.rs.)
+#[test]
+fn namespaces_the_api_server_refuses_are_refused_by_every_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    // An argument or environment variable holds at most 128 KiB; kiln-krm's stdin has no such
+    // bound.
+    let long = "a".repeat(100_000);
+    let longest = "a".repeat(1_000_000);
+    for ns in [
+        "../../etc",
+        "Web",
+        "a.b",
+        "",
+        long.as_str(),
+        longest.as_str(),
+    ] {
+        let what = |door: &str| format!("{door} namespace {:?}", &ns[..ns.len().min(12)]);
+        let check = |door: Door, out: &Outcome, exit: i32| {
+            let what = what(&format!("{door:?}"));
+            assert_eq!(out.status, Some(exit), "{what}: {}", out.stderr);
+            assert!(
+                out.codes(door).contains("KLN1010"),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("Invalid value: ")
+                    && (out.stderr.contains("must be no more than 63 characters")
+                        || out.stderr.contains("lowercase RFC 1123 label")
+                        || out.stderr.contains("must not contain dots")),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.len() < 4_000,
+                "{what}: {} bytes",
+                out.stderr.len()
+            );
+            assert!(
+                !out.stdout.contains("kind: ConfigMap"),
+                "{what}: {}",
+                out.stdout
+            );
+        };
+        if ns.len() < 1_000_000 {
+            let cli = capped(
+                &Door::Cli.exe(),
+                &["render", "app", "-n", ns, "--diagnostics", "json"],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Cli, &cli, 2);
+            let flux = capped(
+                &Door::Flux.exe(),
+                &["build", "app", "-n", ns],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Flux, &flux, 1);
+        }
+        // Argo CD gives no namespace as an empty one (unset).
+        if !ns.is_empty() && ns.len() < 1_000_000 {
+            let cmp = capped(
+                &Door::Cmp.exe(),
+                &["generate"],
+                &repo.join("app"),
+                &[
+                    ("ARGOCD_APP_NAME", "hostile"),
+                    ("ARGOCD_APP_NAMESPACE", ns),
+                    ("ARGOCD_APP_SOURCE_PATH", "app"),
+                    ("ARGOCD_APP_PARAMETERS", "null"),
+                    ("KUBE_VERSION", "1.37.1"),
+                ],
+                "",
+            );
+            check(Door::Cmp, &cmp, 1);
+        }
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{paths: [app], namespace: {ns:?}}}\n"
+        );
+        let krm = capped(&Door::Krm.exe(), &[], repo, &[], &list);
+        check(Door::Krm, &krm, 1);
+    }
+}

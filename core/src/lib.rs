@@ -67,6 +67,7 @@ pub mod kustomize_paths;
 pub mod layout;
 pub mod limits;
 pub mod lookup;
+pub mod names;
 pub mod observed;
 pub mod openapi;
 pub mod output;

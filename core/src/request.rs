@@ -439,7 +439,8 @@ fn check_unit<T>(
     objs: Vec<Value>,
     finish: &(impl Fn(Vec<Value>) -> Result<T, Diagnostic> + ?Sized),
 ) -> Result<Checked<T>, Diagnostic> {
-    let problems = crate::inventory::check_rendered(&objs);
+    let mut problems = crate::inventory::check_rendered(&objs);
+    problems.extend(crate::names::check_namespaces(&objs));
     let ids = objs.iter().filter_map(identity).collect();
     if !problems.is_empty() {
         return Ok(Checked {
@@ -1259,7 +1260,20 @@ fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Fai
 /// a silent check against the wrong one.
 /// The request's own options that no input can make right ([`prepare`] checks them first).
 fn check_options(req: &Request) -> Vec<Diagnostic> {
-    kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth)
+    let mut found = kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth);
+    // Written into every namespaced object that sets none: the API server's rule, with its
+    // words (a door's vocabulary names its own option for `--namespace`).
+    if let Some(problem) = req
+        .namespace
+        .as_deref()
+        .and_then(crate::names::namespace_problem)
+    {
+        found.push(
+            Diagnostic::error(codes::REQUEST_INVALID, format!("--namespace: {problem}"))
+                .with_hint(crate::names::NAMESPACE_RULE),
+        );
+    }
+    found
 }
 
 fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {

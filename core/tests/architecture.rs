@@ -37,6 +37,7 @@ const LAYERS: &[Layer] = &[
             "fieldpath",
             "vocabulary",
             "process",
+            "names",
         ],
     },
     Layer {

@@ -514,6 +514,54 @@ fn version_control_data_is_never_read_nor_packed() {
     assert!(!text(&all.stdout).contains(TOKEN));
 }
 
+/// A Kustomization's namespaces are the API server's to check (issue 39): `targetNamespace` is
+/// written into every object of the build, `metadata.namespace` is where its variables' sources
+/// live. One it would refuse is KLN1010 on its field, in the API server's words, quoted short;
+/// nothing is built or written. So is `-n`, kiln's own default namespace.
+#[test]
+fn a_namespace_the_api_server_refuses_is_refused() {
+    let long = "a".repeat(1_000_000);
+    for (field, from, to) in [
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: ../../etc".to_string(),
+        ),
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: Web".to_string(),
+        ),
+        (
+            "metadata.namespace",
+            "namespace: flux-system",
+            format!("namespace: {long}"),
+        ),
+    ] {
+        let (d, root, ks) = variant(|t| t.replace(from, &to));
+        let art = d.path().join("a.tar.gz");
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+            "--artifact",
+            s(&art),
+        ]);
+        let err = fails_with(&out, "KLN1010");
+        assert!(
+            err.contains(&format!("{field}: Invalid value: ")),
+            "{field}: {err}"
+        );
+        assert!(err.len() < 2_000, "{field}: {} bytes", err.len());
+        assert!(!art.exists());
+    }
+    let out = run(&["build", s(&repo().join("deploy")), "-n", "../../etc"]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(err.contains("Invalid value: \"../../etc\""), "{err}");
+}
+
 #[test]
 fn a_missing_required_configmap_is_an_error() {
     tool("kubectl");
