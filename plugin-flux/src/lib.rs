@@ -25,13 +25,14 @@
 #![allow(clippy::result_large_err)]
 
 pub mod artifact;
+pub mod exclusion;
 pub use kiln_core::inplace;
 pub mod kustomization;
 pub mod preview;
 pub use kiln_core::inplace::tree;
 pub mod vars;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use kiln_core::diag::{codes, Diagnostic};
@@ -39,6 +40,7 @@ use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
 use kiln_core::vocabulary::Vocabulary;
 
+use exclusion::Exclusion;
 use inplace::{OutFile, Protect};
 
 /// Groups kiln-flux passes through by default: Flux's own kinds (Kustomization, HelmRelease,
@@ -160,18 +162,33 @@ pub fn build(b: &Build) -> Outcome {
             if let Some(d) = artifact_inside(&b.output, path) {
                 return failed(&[d], &none);
             }
-            let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
+            // The tree is the artifact's root: its own `.sourceignore` files decide.
+            let max = b.render.limits.yaml.max_input_bytes;
+            let (exclusion, mut warnings) = match Exclusion::load(path, max) {
+                Ok(x) => x,
+                Err(ds) => return failed(&ds, &none),
+            };
+            let files = match exclusion.read_tree(path, max) {
                 Ok(f) => f,
+                Err(ds) => return failed(&ds, &none),
+            };
+            let read: BTreeSet<String> = files.iter().map(|f| f.rel.clone()).collect();
+            let built = match inplace::build(path, files, &b.render) {
+                Ok(built) => built,
                 Err(ds) => return failed(&ds.0, &none),
             };
-            match inplace::build(path, files, &b.render) {
-                Err(ds) => failed(&ds.0, &none),
-                Ok(built) => {
-                    let mut o = write_out(&built.files, &b.output);
-                    o.stderr = report(&built.warnings, &none) + &o.stderr;
-                    o
-                }
+            let (kept, dropped) = match exclusion.keep(path, built.files, &read) {
+                Ok(k) => k,
+                Err(ds) => return failed(&ds, &none),
+            };
+            if let Some(o) = strict_failure(b, &warnings, &dropped) {
+                return o;
             }
+            warnings.extend(built.warnings);
+            warnings.extend(dropped);
+            let mut o = write_out(&kept, &b.output);
+            o.stderr = report(&warnings, &none) + &o.stderr;
+            o
         }
         (None, Some(kfile), Some(root)) => build_kustomization(b, kfile, root),
     }
@@ -251,36 +268,68 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Some(d) = artifact_inside(&b.output, &real) {
         return failed(&[d], &none);
     }
-    let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
-        Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+    // source-controller archives the whole source: the root's `.sourceignore` files decide.
+    let max = limits.yaml.max_input_bytes;
+    let (exclusion, mut ignore_warnings) = match Exclusion::load(root, max) {
+        Ok(x) => x,
+        Err(ds) => return failed(&ds, &none),
     };
+    let files = match exclusion.read_tree(&real, max) {
+        Ok(f) => f,
+        Err(ds) => return failed(&ds, &none),
+    };
+    let read: BTreeSet<String> = files.iter().map(|f| f.rel.clone()).collect();
     let mut render = b.render.clone();
     render.lint = k.post_build.is_some();
     let built = match inplace::build(&real, files, &render) {
         Ok(b) => b,
         Err(ds) => return failed(&ds.0, &none),
     };
-    let warnings = report(&built.warnings, &none);
+    let (kept, dropped) = match exclusion.keep(&real, built.files, &read) {
+        Ok(k) => k,
+        Err(ds) => return failed(&ds, &none),
+    };
+    // Flux finds no such path in its artifact ("kustomization path not found").
+    if kept.is_empty() && !read.is_empty() {
+        return failed(
+            &[Diagnostic::error(
+                codes::SOURCE_IGNORED,
+                format!(
+                    "Flux's artifact holds nothing under spec.path {}: its {} patterns (or source-controller's defaults) leave every file out",
+                    spec_path.display(),
+                    kiln_core::flux::sourceignore::IGNORE_FILE
+                ),
+            )
+            .in_file(name)
+            .at("spec.path")
+            .with_hint("change the .sourceignore patterns, or spec.path")],
+            &none,
+        );
+    }
+    if let Some(o) = strict_failure(b, &ignore_warnings, &dropped) {
+        return o;
+    }
+    ignore_warnings.extend(built.warnings);
+    ignore_warnings.extend(dropped);
+    let warnings = report(&ignore_warnings, &none);
     if b.output != Output::Stdout {
-        let mut o = write_out(&built.files, &b.output);
+        let mut o = write_out(&kept, &b.output);
         o.stderr = warnings + &o.stderr;
         return o;
     }
-    // The source root outside spec.path, byte for byte, for bases the kustomization names.
-    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
+    // The source root outside spec.path, byte for byte, for bases the kustomization names, as
+    // Flux's artifact holds it.
+    let all = match exclusion
+        .read_tree(root, max)
+        .and_then(|all| exclusion.keep_others(all.into_iter().map(out_file).collect()))
+    {
         Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+        Err(ds) => return failed(&ds, &none),
     };
     let prefix = format!("{}/", spec_rel.display());
     let others: Vec<OutFile> = all
         .into_iter()
         .filter(|f| !spec_rel.as_os_str().is_empty() && !f.rel.starts_with(&prefix))
-        .map(|f| OutFile {
-            rel: f.rel,
-            bytes: f.bytes,
-            executable: f.executable,
-        })
         .collect();
     let scratch = match tempfile::Builder::new().prefix("kiln-flux-").tempdir() {
         Ok(t) => t,
@@ -295,7 +344,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
             )
         }
     };
-    if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
+    if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &kept) {
         return failed(&[d], &none);
     }
     match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
@@ -313,6 +362,24 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
             Err(d) => failed(&[d], &none),
         },
     }
+}
+
+/// A file of the tree as the output holds it, unchanged.
+fn out_file(f: tree::File) -> OutFile {
+    OutFile {
+        rel: f.rel,
+        bytes: f.bytes,
+        executable: f.executable,
+    }
+}
+
+/// With `--strict`, the warnings of the artifact's rules fail the build as the render's do.
+fn strict_failure(b: &Build, reading: &[Diagnostic], dropped: &[Diagnostic]) -> Option<Outcome> {
+    if !b.render.strict || (reading.is_empty() && dropped.is_empty()) {
+        return None;
+    }
+    let all: Vec<Diagnostic> = reading.iter().chain(dropped).cloned().collect();
+    Some(failed(&all, &Secrets::default()))
 }
 
 /// An artifact written inside the tree it packs would be packed by the next build: every build

@@ -34,25 +34,60 @@ pub struct File {
 /// Every file below `dir` (which lies inside `root`), in sorted path order; directories are
 /// implied by their files. Every problem is reported.
 pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>, Diagnostics> {
+    read_except(root, dir, max_file_bytes, &|_| false)
+}
+
+/// [`read`], leaving out (unread) every file whose path below `dir` `skip` names: a file a
+/// door's output would not hold need not be read, nor fit the size limit.
+pub fn read_except(
+    root: &Path,
+    dir: &Path,
+    max_file_bytes: usize,
+    skip: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<File>, Diagnostics> {
+    let (mut found, diags) = list(root, dir);
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    found.retain(|(rel, _)| !skip(rel));
+    read_found(dir, found, max_file_bytes)
+}
+
+/// The `name` files of the tree at `root` (Flux's `.sourceignore`), read: found as [`read`]
+/// finds files, but a problem elsewhere in the tree (a fifo, a link out) is [`read`]'s to
+/// report, not this look-up's.
+pub fn files_named(
+    root: &Path,
+    name: &str,
+    max_file_bytes: usize,
+) -> Result<Vec<File>, Diagnostics> {
+    let (mut found, _) = list(root, root);
+    found.retain(|(rel, _)| rel.rsplit('/').next() == Some(name));
+    read_found(root, found, max_file_bytes)
+}
+
+/// Every file below `dir` (inside `root`), unread: each one's path below `dir` and its real
+/// path; and the problems found (what could be listed is listed).
+fn list(root: &Path, dir: &Path) -> (Vec<(String, PathBuf)>, Diagnostics) {
     let mut diags = Diagnostics::new();
     let croot = match fs::canonicalize(root) {
         Ok(r) => r,
         Err(e) => {
             diags.push(io(&root.display().to_string(), &e));
-            return Err(diags);
+            return (Vec::new(), diags);
         }
     };
     let cdir = match fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
             diags.push(io(&dir.display().to_string(), &e));
-            return Err(diags);
+            return (Vec::new(), diags);
         }
     };
     // The tree's own directory, inside the root, is no more an input than a file there.
     if let Some(v) = cdir.strip_prefix(&croot).ok().and_then(vcs_component) {
         diags.push(vcs_refused(&dir.display().to_string(), &v, None));
-        return Err(diags);
+        return (Vec::new(), diags);
     }
     if !cdir.is_dir() {
         diags.push(
@@ -60,7 +95,7 @@ pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>,
                 .in_file(dir.display().to_string())
                 .with_hint("name the directory of the tree to build"),
         );
-        return Err(diags);
+        return (Vec::new(), diags);
     }
     let mut found = Vec::new();
     let mut seen = BTreeSet::new();
@@ -73,9 +108,16 @@ pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>,
         &mut seen,
         &mut diags,
     );
-    if diags.has_errors() {
-        return Err(diags);
-    }
+    (found, diags)
+}
+
+/// Read what [`list`] found below `dir`, in sorted path order.
+fn read_found(
+    dir: &Path,
+    found: Vec<(String, PathBuf)>,
+    max_file_bytes: usize,
+) -> Result<Vec<File>, Diagnostics> {
+    let mut diags = Diagnostics::new();
     let read: Vec<Result<File, Diagnostic>> = found
         .into_par_iter()
         .map(|(rel, real)| {
