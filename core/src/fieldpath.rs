@@ -77,7 +77,9 @@ impl FieldPath {
         self.0.is_empty()
     }
 
-    /// Parse a kro-style path (`a.b[0]["c.d"]`). Returns `None` for malformed input.
+    /// Parse a kro-style path (`a.b[0]["c.d"]`). Returns `None` for malformed input. Linear in
+    /// the text, never recursive; a path a user wrote is bounded ([`too_deep`]) before anything
+    /// walks or builds along it.
     pub fn parse(s: &str) -> Option<Self> {
         let mut segs = Vec::new();
         let b = s.as_bytes();
