@@ -865,3 +865,347 @@ fn huge_option_values_are_quoted_by_a_prefix_in_every_door() {
     let failures = failures.into_inner();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Run git in `dir` with a fixed identity, outside any user or system configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "kiln")
+        .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
+        .env("GIT_COMMITTER_NAME", "kiln")
+        .env("GIT_COMMITTER_EMAIL", "kiln@localhost")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs (it must be installed for these tests)");
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+}
+
+/// Version-control data is never an input (issue 39): `.git/config` holds a CI token. A door's
+/// configuration naming it (kiln-krm's `paths`, kiln-cmp's application path and `values`), and a
+/// symlink of the tree into it, are refused with KLN1002 naming `.git`, and the token is never
+/// printed. `kiln diff` does not follow a working tree's link into `.git`, nor a revision's.
+/// (kiln-flux's `spec.path: ./.git` and its artifacts: plugin-flux/tests/flux.rs,
+/// `version_control_data_is_never_read_nor_packed`.)
+#[test]
+fn version_control_data_is_never_an_input_of_any_door() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    write(
+        &repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "remote.origin.url",
+            &format!("https://ci:{TOKEN}@example.com/repo.git"),
+        ],
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1002") && out.stderr.contains(".git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN),
+            "{what}: the token leaked"
+        );
+    };
+    let krm = |spec: &str| {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{{spec}}}\n"
+        );
+        capped(&Door::Krm.exe(), &[], &repo, &[], &list)
+    };
+    let cmp = |app: &str, params: &str| {
+        capped(
+            &Door::Cmp.exe(),
+            &["generate"],
+            &repo.join(app),
+            &[
+                ("ARGOCD_APP_NAME", "hostile"),
+                ("ARGOCD_APP_NAMESPACE", "default"),
+                ("ARGOCD_APP_SOURCE_PATH", app),
+                ("ARGOCD_APP_PARAMETERS", params),
+                ("KUBE_VERSION", "1.37.1"),
+            ],
+            "",
+        )
+    };
+    // Named by the door's configuration.
+    refused("krm paths", Door::Krm, &krm("paths: [.git/config]"));
+    refused("krm paths (a directory)", Door::Krm, &krm("paths: [.git]"));
+    refused(
+        "krm values",
+        Door::Krm,
+        &krm("paths: [app/pkg.kurel], values: [.git/config]"),
+    );
+    refused("cmp application path", Door::Cmp, &cmp(".git", "null"));
+    refused(
+        "cmp values",
+        Door::Cmp,
+        &cmp("app", r#"[{"name":"values","array":["../.git/config"]}]"#),
+    );
+    // A link of the tree into it, met in a walk.
+    std::os::unix::fs::symlink("../.git/config", repo.join("app/token.yaml")).unwrap();
+    refused("krm link", Door::Krm, &krm("paths: [app]"));
+    refused("cmp link", Door::Cmp, &cmp("app", "null"));
+    // kiln diff: the working tree's link, then the same link committed (the revision's).
+    let diff = |args: &[&str]| {
+        let mut all = vec!["diff"];
+        all.extend_from_slice(args);
+        capped(&Door::Cli.exe(), &all, &repo, &[], "")
+    };
+    let check_diff = |what: &str, out: &Outcome| {
+        assert_eq!(out.status, Some(4), "{what}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("KLN1002") && out.stderr.contains("inside .git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(TOKEN) && !out.stdout.contains(TOKEN));
+    };
+    check_diff("diff, working tree", &diff(&["app"]));
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "two"]);
+    check_diff(
+        "diff, revision",
+        &diff(&["app", "--base", "HEAD", "--head", "HEAD"]),
+    );
+}
+
+/// Paths a user writes are bounded by `yaml-depth` (issue 39): each segment is a level of
+/// nesting, and a set key builds it. A `set` key of 100,000 segments killed kiln-krm with
+/// SIGSEGV (the nesting it built was dropped recursively), and 60,000 of them in Argo CD's
+/// parameters took quadratic time; a kpatch path as deep does the same through a package. Each
+/// door now answers KLN1005 naming the limit, at once, within the memory cap: the CLI's `--set`,
+/// kiln-krm's `set`, kiln-cmp's `set` parameter, and a package's kpatch path through all four.
+#[test]
+fn paths_deeper_than_any_document_are_refused_by_every_door() {
+    let deep = vec!["a"; 100_000].join(".");
+    // An argument or environment variable holds at most 128 KiB (Linux's MAX_ARG_STRLEN).
+    let argument = vec!["a"; 60_000].join(".");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1005"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("000 segments, more than the limit of 128 (yaml-depth)")
+                || out
+                    .stderr
+                    .contains("001 segments, more than the limit of 128 (yaml-depth)"),
+            "{what}: {}",
+            out.stderr
+        );
+        // The hostile value is quoted short, never whole.
+        assert!(
+            out.stderr.len() < 20_000,
+            "{what}: {} bytes",
+            out.stderr.len()
+        );
+    };
+    let set = format!("{argument}=1");
+    let cli = capped(
+        &Door::Cli.exe(),
+        &[
+            "render",
+            "app/pkg.kurel",
+            "--set",
+            &set,
+            "--diagnostics",
+            "json",
+        ],
+        repo,
+        &[],
+        "",
+    );
+    refused("kiln --set", Door::Cli, &cli);
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+         functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+         metadata: {{name: render}}\n  spec:\n    paths: [app/pkg.kurel]\n    set:\n      ? {deep}\n      : 1\n"
+    );
+    refused(
+        "kiln-krm set",
+        Door::Krm,
+        &capped(&Door::Krm.exe(), &[], repo, &[], &list),
+    );
+    let params = serde_json::json!([{"name": "set", "map": {argument: "1"}}]).to_string();
+    let cmp = capped(
+        &Door::Cmp.exe(),
+        &["generate"],
+        &repo.join("app"),
+        &[
+            ("ARGOCD_APP_NAME", "hostile"),
+            ("ARGOCD_APP_NAMESPACE", "default"),
+            ("ARGOCD_APP_SOURCE_PATH", "app"),
+            ("ARGOCD_APP_PARAMETERS", &params),
+            ("KUBE_VERSION", "1.37.1"),
+        ],
+        "",
+    );
+    refused("kiln-cmp set", Door::Cmp, &cmp);
+    // The same depth in a package's kpatch path, read by every door.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata.{deep}: \"1\"\n"),
+    );
+    for door in [Door::Cli, Door::Krm, Door::Cmp, Door::Flux] {
+        let out = through(door, repo, "app");
+        let what = format!("kpatch path through {door:?}");
+        refused(&what, door, &out);
+    }
+    // A million index groups: parsed in linear time (a copy of the rest of the line per group
+    // made it hours), then refused like any path that deep, well within the time limit.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata{}: \"1\"\n", "[0]".repeat(1_000_000)),
+    );
+    refused(
+        "kpatch index groups",
+        Door::Cli,
+        &through(Door::Cli, repo, "app"),
+    );
+}
+
+/// A namespace from a door's options is what kiln writes into every namespaced object that
+/// sets none (issue 39): `../../etc` and a million characters were written with exit 0. Every
+/// door now refuses one the API server would refuse, in its words (KLN1010), the value quoted
+/// short and never written: the CLI's `-n`, kiln-krm's `namespace`, kiln-cmp's destination
+/// namespace, kiln-flux's `-n`. (Namespaces in inputs and rendered objects: the cases
+/// `testdata/bad/hostile/namespace-*`, through every door above; a Flux Kustomization's:
+/// plugin-flux/tests/flux.rs.)
+#[test]
+fn namespaces_the_api_server_refuses_are_refused_by_every_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    // An argument or environment variable holds at most 128 KiB; kiln-krm's stdin has no such
+    // bound.
+    let long = "a".repeat(100_000);
+    let longest = "a".repeat(1_000_000);
+    for ns in [
+        "../../etc",
+        "Web",
+        "a.b",
+        "",
+        long.as_str(),
+        longest.as_str(),
+    ] {
+        let what = |door: &str| format!("{door} namespace {:?}", &ns[..ns.len().min(12)]);
+        let check = |door: Door, out: &Outcome, exit: i32| {
+            let what = what(&format!("{door:?}"));
+            assert_eq!(out.status, Some(exit), "{what}: {}", out.stderr);
+            assert!(
+                out.codes(door).contains("KLN1010"),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("Invalid value: ")
+                    && (out.stderr.contains("must be no more than 63 characters")
+                        || out.stderr.contains("lowercase RFC 1123 label")
+                        || out.stderr.contains("must not contain dots")),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.len() < 4_000,
+                "{what}: {} bytes",
+                out.stderr.len()
+            );
+            assert!(
+                !out.stdout.contains("kind: ConfigMap"),
+                "{what}: {}",
+                out.stdout
+            );
+        };
+        if ns.len() < 1_000_000 {
+            let cli = capped(
+                &Door::Cli.exe(),
+                &["render", "app", "-n", ns, "--diagnostics", "json"],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Cli, &cli, 2);
+            let flux = capped(
+                &Door::Flux.exe(),
+                &["build", "app", "-n", ns],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Flux, &flux, 1);
+        }
+        // Argo CD gives no namespace as an empty one (unset).
+        if !ns.is_empty() && ns.len() < 1_000_000 {
+            let cmp = capped(
+                &Door::Cmp.exe(),
+                &["generate"],
+                &repo.join("app"),
+                &[
+                    ("ARGOCD_APP_NAME", "hostile"),
+                    ("ARGOCD_APP_NAMESPACE", ns),
+                    ("ARGOCD_APP_SOURCE_PATH", "app"),
+                    ("ARGOCD_APP_PARAMETERS", "null"),
+                    ("KUBE_VERSION", "1.37.1"),
+                ],
+                "",
+            );
+            check(Door::Cmp, &cmp, 1);
+        }
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{paths: [app], namespace: {ns:?}}}\n"
+        );
+        let krm = capped(&Door::Krm.exe(), &[], repo, &[], &list);
+        check(Door::Krm, &krm, 1);
+    }
+}

@@ -260,7 +260,7 @@ fn output_file_names_never_leave_the_directory() {
         "in/objects.yaml",
         r#"apiVersion: v1
 kind: ConfigMap
-metadata: {name: ../../etc/passwd, namespace: ../..}
+metadata: {name: ../../etc/passwd, namespace: web}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -318,8 +318,8 @@ metadata: {name: x}
                 [
                     ".kiln-output",
                     "_.._.._evil-...yaml",
-                    "configmap-.._..-.._.._etc_passwd.yaml",
                     "configmap-a_b_c.yaml",
+                    "configmap-web-.._.._etc_passwd.yaml",
                     "nul-x.yaml",
                 ]
             );
@@ -336,6 +336,21 @@ metadata: {name: x}
         }
     }
     assert!(!tmp.path().join("etc").exists());
+    // A namespace that would climb (`../..`) never reaches a file name: the API server's rule
+    // refuses it first (issue 39), and nothing is written.
+    write(
+        tmp.path(),
+        "ns/objects.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../..}\n",
+    );
+    let out_dir = tmp.path().join("work/ns");
+    let r = kiln(
+        tmp.path(),
+        &["render", "ns", "-o", out_dir.to_str().unwrap()],
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
+    assert!(text(&r.stderr).contains("KLN5006"), "{}", text(&r.stderr));
+    assert!(!out_dir.exists());
 }
 
 /// A kurel patch file is read for secrets by kurel itself (`kurel::secrets`, handed to redaction

@@ -34,6 +34,10 @@ code_table! { CORE;
     /// Kustomizations refer to each other in a cycle, or deeper or more often than the bounds of
     /// the path check allow; or a kustomization file cannot be read as YAML.
     KUSTOMIZE_REFERENCES = "KLN1015", "kustomize-references";
+    /// kiln-flux: Flux's artifact would leave out what a build rendered (a `.sourceignore`
+    /// pattern or source-controller's defaults exclude it): a file kiln generated (a warning),
+    /// or everything under a Kustomization's `spec.path`.
+    SOURCE_IGNORED = "KLN1017", "source-ignored";
     /// A document that passes through does not fit its kind's schema (the bundled Kubernetes
     /// schema, or the CRD of the run): a wrong type, an unknown field, a value outside an enum.
     PASSTHROUGH_SCHEMA = "KLN1020", "passthrough-schema";

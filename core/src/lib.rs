@@ -69,6 +69,7 @@ pub mod kustomize_reach;
 pub mod layout;
 pub mod limits;
 pub mod lookup;
+pub mod names;
 pub mod observed;
 pub mod openapi;
 pub mod output;

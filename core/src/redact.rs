@@ -154,6 +154,14 @@ impl SecretPath {
         if expect_key {
             return Err(format!("{}: ends with .", quote(s)));
         }
+        // Parsed before the run's limits are known: the highest `yaml-depth` bounds it.
+        let deepest = crate::limits::Limit::YamlDepth.max();
+        if pats.len() as u64 > deepest {
+            return Err(format!(
+                "the path has {} segments, more than any document kiln reads can nest ({deepest}, the highest yaml-depth)",
+                pats.len()
+            ));
+        }
         Ok(Self(pats))
     }
 
@@ -608,7 +616,11 @@ pub fn set_arguments_document(sets: &[String]) -> Value {
     let mut doc = Value::Object(serde_json::Map::new());
     for s in sets {
         if let Some((path, value)) = s.split_once('=') {
-            if let Some(fp) = FieldPath::parse(path.trim()) {
+            // `insert` recurses along the path: one deeper than any document (a run refuses it
+            // first, `kurel::values::too_deep_sets`) is left out.
+            let deepest = crate::limits::Limit::YamlDepth.max();
+            if let Some(fp) = FieldPath::parse(path.trim()).filter(|p| p.0.len() as u64 <= deepest)
+            {
                 insert(&mut doc, &fp.0, Value::String(value.to_string()));
             }
         }
@@ -1196,6 +1208,7 @@ mod tests {
 
     #[test]
     fn paths_parse_and_print() {
+        let deep = vec!["a"; 513].join(".");
         for p in [
             "spec.password",
             "spec.users[*].password",
@@ -1216,6 +1229,8 @@ mod tests {
             ("a[", "unclosed ["),
             ("a[x]", "\"[x]\" is not an index"),
             (".a", "empty segment"),
+            // Deeper than any document kiln reads (issue 39).
+            (deep.as_str(), "513 segments"),
         ] {
             let refused = SecretPath::parse(bad).expect_err("an error");
             assert!(refused.to_string().contains(why), "{bad}: {refused}");
@@ -1501,6 +1516,10 @@ spec:
         let mut s = Secrets::default();
         s.add_objects(&[doc], &[SecretPath::parse("db.password").unwrap()]);
         assert_eq!(values(&s), ["p=w0rd"]);
+        // A path deeper than any document is left out, not built (issue 39).
+        let deep = format!("{}=v", vec!["a"; 513].join("."));
+        assert_eq!(set_arguments_document(&[deep]), serde_json::json!({}));
+        assert!(SecretPath::parse(&vec!["a"; 512].join(".")).is_ok());
     }
 
     #[test]

@@ -445,7 +445,8 @@ fn check_unit<T>(
     objs: Vec<Value>,
     finish: &(impl Fn(Vec<Value>) -> Result<T, Diagnostic> + ?Sized),
 ) -> Result<Checked<T>, Diagnostic> {
-    let problems = crate::inventory::check_rendered(&objs);
+    let mut problems = crate::inventory::check_rendered(&objs);
+    problems.extend(crate::names::check_namespaces(&objs));
     let ids = objs.iter().filter_map(identity).collect();
     if !problems.is_empty() {
         return Ok(Checked {
@@ -1060,6 +1061,13 @@ fn prepare(
     context: bool,
     parse: Parse<'_>,
 ) -> Result<Prepared, Failed> {
+    // What no input can make right, before anything is read or built from the options: a set
+    // key deeper than any document (it would build that nesting), a namespace the API server
+    // refuses.
+    let early = check_options(req);
+    if !early.is_empty() {
+        return Err(Failed::new(early, Vec::new(), &[]));
+    }
     let extra = if req.sets.is_empty() {
         Vec::new()
     } else {
@@ -1338,6 +1346,24 @@ fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Fai
 
 /// Only the bundled Kubernetes version has schemas; asking for another is an error rather than
 /// a silent check against the wrong one.
+/// The request's own options that no input can make right ([`prepare`] checks them first).
+fn check_options(req: &Request) -> Vec<Diagnostic> {
+    let mut found = kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth);
+    // Written into every namespaced object that sets none: the API server's rule, with its
+    // words (a door's vocabulary names its own option for `--namespace`).
+    if let Some(problem) = req
+        .namespace
+        .as_deref()
+        .and_then(crate::names::namespace_problem)
+    {
+        found.push(
+            Diagnostic::error(codes::REQUEST_INVALID, format!("--namespace: {problem}"))
+                .with_hint(crate::names::NAMESPACE_RULE),
+        );
+    }
+    found
+}
+
 fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
     let v = v?;
     let bundled = crate::openapi::Schemas::kubernetes_version();

@@ -38,6 +38,7 @@ const LAYERS: &[Layer] = &[
             "vocabulary",
             "process",
             "base64",
+            "names",
         ],
     },
     Layer {

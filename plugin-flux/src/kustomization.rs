@@ -145,6 +145,17 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     };
     k.path = string("path", &mut errs);
     k.target_namespace = string("targetNamespace", &mut errs).filter(|s| !s.is_empty());
+    // Both are namespaces the API server checks (targetNamespace is written into every object
+    // of the build): its rule and its words.
+    for (field, ns) in [
+        ("metadata.namespace", &k.namespace),
+        ("spec.targetNamespace", &k.target_namespace),
+    ] {
+        let given = ns.as_deref().filter(|s| !s.is_empty());
+        if let Some(problem) = given.and_then(kiln_core::names::namespace_problem) {
+            errs.push(err(field, problem, kiln_core::names::NAMESPACE_RULE));
+        }
+    }
     k.name_prefix = string("namePrefix", &mut errs).filter(|s| !s.is_empty());
     k.name_suffix = string("nameSuffix", &mut errs).filter(|s| !s.is_empty());
     let list = |key: &str, errs: &mut Diagnostics| -> Vec<Value> {

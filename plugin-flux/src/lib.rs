@@ -25,13 +25,14 @@
 #![allow(clippy::result_large_err)]
 
 pub mod artifact;
+pub mod exclusion;
 pub use kiln_core::inplace;
 pub mod kustomization;
 pub mod preview;
 pub use kiln_core::inplace::tree;
 pub mod vars;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use kiln_core::diag::{codes, Diagnostic};
@@ -40,6 +41,7 @@ use kiln_core::redact::Secrets;
 use kiln_core::vocabulary::Vocabulary;
 use kiln_core::{kustomize_build, kustomize_paths, kustomize_reach};
 
+use exclusion::Exclusion;
 use inplace::{OutFile, Protect};
 
 /// Groups kiln-flux passes through by default: Flux's own kinds (Kustomization, HelmRelease,
@@ -161,9 +163,15 @@ pub fn build(b: &Build) -> Outcome {
             if let Some(d) = artifact_inside(&b.output, path) {
                 return failed(&[d], &none);
             }
-            let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
+            // The tree is the artifact's root: its own `.sourceignore` files decide.
+            let max = b.render.limits.yaml.max_input_bytes;
+            let (exclusion, mut warnings) = match Exclusion::load(path, max) {
+                Ok(x) => x,
+                Err(ds) => return failed(&ds, &none),
+            };
+            let files = match exclusion.read_tree(path, max) {
                 Ok(f) => f,
-                Err(ds) => return failed(&ds.0, &none),
+                Err(ds) => return failed(&ds, &none),
             };
             let outside =
                 kustomize_reach::check_tree(path, &files, &preview::check_options(&b.preview));
@@ -180,19 +188,28 @@ pub fn build(b: &Build) -> Outcome {
                 }
                 return failed(&ds, &none);
             }
+            let read: BTreeSet<String> = files.iter().map(|f| f.rel.clone()).collect();
             // An artifact is what a Flux Kustomization applies, with postBuild substitution if
             // it has any: rendered objects that hold `${` are named (kiln cannot see the
             // Kustomization here; --protect escapes them).
             let mut render = b.render.clone();
             render.lint |= matches!(b.output, Output::Artifact { .. });
-            match inplace::build(path, files, &render) {
-                Err(ds) => failed(&ds.0, &none),
-                Ok(built) => {
-                    let mut o = write_out(&built.files, &b.output);
-                    o.stderr = report(&built.warnings, &none) + &o.stderr;
-                    o
-                }
+            let built = match inplace::build(path, files, &render) {
+                Ok(built) => built,
+                Err(ds) => return failed(&ds.0, &none),
+            };
+            let (kept, dropped) = match exclusion.keep(path, built.files, &read) {
+                Ok(k) => k,
+                Err(ds) => return failed(&ds, &none),
+            };
+            if let Some(o) = strict_failure(b, &warnings, &dropped) {
+                return o;
             }
+            warnings.extend(built.warnings);
+            warnings.extend(dropped);
+            let mut o = write_out(&kept, &b.output);
+            o.stderr = report(&warnings, &none) + &o.stderr;
+            o
         }
         (None, Some(kfile), Some(root)) => build_kustomization(b, kfile, root),
     }
@@ -235,7 +252,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
                 ..d
             }
             .with_hint(format!(
-                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out)",
+                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out), nor name version-control data",
                 root.display()
             ));
             return failed(&[d], &none);
@@ -272,13 +289,20 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Some(d) = artifact_inside(&b.output, &real) {
         return failed(&[d], &none);
     }
-    // The source root is read once; what spec.path's kustomization reaches (bases and
-    // components elsewhere in the source, the Kustomization's own components) is rendered in
-    // place, as Flux would build it.
-    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
-        Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+    // source-controller archives the whole source: the root's `.sourceignore` files decide. The
+    // source is read once; what spec.path's kustomization reaches (bases and components
+    // elsewhere in the source, the Kustomization's own components) is rendered in place, as
+    // Flux would build it.
+    let max = limits.yaml.max_input_bytes;
+    let (exclusion, mut ignore_warnings) = match Exclusion::load(root, max) {
+        Ok(x) => x,
+        Err(ds) => return failed(&ds, &none),
     };
+    let all = match exclusion.read_tree(root, max) {
+        Ok(f) => f,
+        Err(ds) => return failed(&ds, &none),
+    };
+    let read: BTreeSet<String> = all.iter().map(|f| f.rel.clone()).collect();
     let mut render = b.render.clone();
     render.lint = k.post_build.is_some();
     let check = preview::check_options(&b.preview);
@@ -294,17 +318,52 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         Ok(p) => p,
         Err(ds) => return failed(&ds.0, &none),
     };
-    let warnings = report(&prepared.warnings, &none);
+    let reach = prepared.reach.clone();
+    let (kept, dropped) = match exclusion.keep(root, prepared.files, &read) {
+        Ok(k) => k,
+        Err(ds) => return failed(&ds, &none),
+    };
+    // Flux finds no such path in its artifact ("kustomization path not found").
+    let under = |rel: &str| kustomize_paths::is_under(rel, &spec_rel.to_string_lossy());
+    if !kept.iter().any(|f| under(&f.rel)) && read.iter().any(|r| under(r)) {
+        return failed(
+            &[Diagnostic::error(
+                codes::SOURCE_IGNORED,
+                format!(
+                    "Flux's artifact holds nothing under spec.path {}: its {} patterns (or source-controller's defaults) leave every file out",
+                    spec_path.display(),
+                    kiln_core::flux::sourceignore::IGNORE_FILE
+                ),
+            )
+            .in_file(name)
+            .at("spec.path")
+            .with_hint("change the .sourceignore patterns, or spec.path")],
+            &none,
+        );
+    }
+    if let Some(o) = strict_failure(b, &ignore_warnings, &dropped) {
+        return o;
+    }
+    ignore_warnings.extend(prepared.warnings);
+    ignore_warnings.extend(dropped);
+    let warnings = report(&ignore_warnings, &none);
     if b.output != Output::Stdout {
         // The tree Flux receives: the source's files this Kustomization's build reads, at their
         // paths, so that its spec.path builds from the artifact as it does from the source.
-        if let Some(d) = artifact_reached(&b.output, root, &prepared.reach) {
+        if let Some(d) = artifact_reached(&b.output, root, &reach) {
             return failed(&[d], &none);
         }
-        let mut o = write_out(&prepared.files, &b.output);
+        let mut o = write_out(&kept, &b.output);
         o.stderr = warnings + &o.stderr;
         return o;
     }
+    let prepared = kustomize_reach::Prepared {
+        files: kept,
+        reach,
+        defined: prepared.defined,
+        warnings: Vec::new(),
+        log: prepared.log,
+    };
     let kubectl = match preview::find_kubectl(b.preview.kubectl.as_deref()) {
         Ok(k) => kustomize_build::Program(k),
         Err(d) => return failed(&[d], &none),
@@ -373,6 +432,15 @@ fn artifact_reached(
         .in_file(file.display().to_string())
         .with_hint("write the artifact outside the directories the Kustomization's build reads, e.g. into a build directory")
     })
+}
+
+/// With `--strict`, the warnings of the artifact's rules fail the build as the render's do.
+fn strict_failure(b: &Build, reading: &[Diagnostic], dropped: &[Diagnostic]) -> Option<Outcome> {
+    if !b.render.strict || (reading.is_empty() && dropped.is_empty()) {
+        return None;
+    }
+    let all: Vec<Diagnostic> = reading.iter().chain(dropped).cloned().collect();
+    Some(failed(&all, &Secrets::default()))
 }
 
 /// An artifact written inside the tree it packs would be packed by the next build: every build

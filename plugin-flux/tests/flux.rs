@@ -172,23 +172,18 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
     }
     list(&out_dir, &out_dir, &mut files);
     files.sort();
-    // The definition is consumed; the instances' file holds their objects; the rest as written.
+    // The definition is consumed; the instances' file holds their objects; the rest as written,
+    // but for what the tree's `.sourceignore` leaves out of Flux's artifact (`hooks/`).
     assert_eq!(
         files,
         [
             ".sourceignore",
-            "hooks/migrate.sh",
             "kustomization.yaml",
             "settings.yaml",
             "sites.yaml"
         ]
     );
-    for same in [
-        ".sourceignore",
-        "hooks/migrate.sh",
-        "kustomization.yaml",
-        "settings.yaml",
-    ] {
+    for same in [".sourceignore", "kustomization.yaml", "settings.yaml"] {
         assert_eq!(
             std::fs::read(out_dir.join(same)).unwrap(),
             std::fs::read(deploy.join(same)).unwrap(),
@@ -203,8 +198,16 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
     );
     #[cfg(unix)]
     {
+        // Without the `.sourceignore`, the hook is kept, and stays executable.
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(out_dir.join("hooks/migrate.sh"))
+        let tree = d.path().join("deploy");
+        std::fs::create_dir_all(&tree).unwrap();
+        copy_tree(&deploy, &tree);
+        std::fs::remove_file(tree.join(".sourceignore")).unwrap();
+        let all = d.path().join("all");
+        let out = run(&["build", s(&tree), "-o", s(&all)]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let mode = std::fs::metadata(all.join("hooks/migrate.sh"))
             .unwrap()
             .permissions()
             .mode();
@@ -251,7 +254,11 @@ fn kubectl_kustomize_accepts_the_in_place_tree() {
 #[test]
 fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     let d = tempfile::tempdir().unwrap();
-    let deploy = repo().join("deploy");
+    // Without its `.sourceignore`, so that the hook (and its directory) is packed.
+    let deploy = d.path().join("deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    copy_tree(&repo().join("deploy"), &deploy);
+    std::fs::remove_file(deploy.join(".sourceignore")).unwrap();
     let mut seen = Vec::new();
     for name in ["a.tar.gz", "b.tar.gz"] {
         let file = d.path().join(name);
@@ -288,7 +295,7 @@ fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     assert!(list.status.success(), "{}", text(&list.stderr));
     let listing = text(&list.stdout);
     let lines: Vec<&str> = listing.lines().collect();
-    assert_eq!(lines.len(), 6, "{listing}");
+    assert_eq!(lines.len(), 5, "{listing}");
     for l in &lines {
         assert!(l.contains(" 0/0 "), "uid/gid 0: {l}");
         assert!(l.contains("1970-01-01"), "no time: {l}");
@@ -427,6 +434,139 @@ fn a_path_that_leaves_the_root_is_refused() {
         ]);
         fails_with(&out, "KLN1002");
     }
+}
+
+/// Version-control data is never read nor packed (issue 39): a `spec.path` naming `.git`, and a
+/// link of the tree into it, are refused with KLN1002 naming `.git` (the token in `.git/config`
+/// never printed); `.git`, `.hg`, `.svn` and `.bzr` of a tree are left out of its artifact.
+#[cfg(unix)]
+#[test]
+fn version_control_data_is_never_read_nor_packed() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let with_git = |path: &str| {
+        let (d, root, ks) = variant(|t| t.replace("path: ./deploy", &format!("path: {path}")));
+        for vcs in [".git", ".hg", ".svn", ".bzr"] {
+            std::fs::create_dir_all(root.join(vcs)).unwrap();
+            std::fs::write(
+                root.join(vcs).join("config"),
+                format!("[remote \"origin\"]\n\turl = https://ci:{TOKEN}@example.com/r.git\n"),
+            )
+            .unwrap();
+        }
+        (d, root, ks)
+    };
+    for path in ["./.git", ".git/", "./gitlink", ".hg"] {
+        let (d, root, ks) = with_git(path);
+        std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
+        let art = d.path().join("a.tar.gz");
+        for extra in [&[][..], &["--artifact", s(&art)][..]] {
+            let mut args = vec![
+                "build",
+                "--kustomization",
+                s(&ks),
+                "--source-root",
+                s(&root),
+            ];
+            args.extend_from_slice(extra);
+            let err = fails_with(&run(&args), "KLN1002");
+            assert!(
+                err.contains("spec.path") && !err.contains(TOKEN),
+                "{path}: {err}"
+            );
+            assert!(err.contains(".git") || err.contains(".hg"), "{path}: {err}");
+        }
+        assert!(!art.exists());
+    }
+    // A link into `.git` inside spec.path: refused, nothing written.
+    let (d, root, ks) = with_git("./deploy");
+    std::os::unix::fs::symlink("../.git/config", root.join("deploy/token.yaml")).unwrap();
+    let art = d.path().join("a.tar.gz");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--artifact",
+        s(&art),
+    ]);
+    let err = fails_with(&out, "KLN1002");
+    assert!(
+        err.contains("token.yaml") && err.contains(".git") && !err.contains(TOKEN),
+        "{err}"
+    );
+    assert!(!art.exists());
+    // A tree holding all four: none of them is in its artifact.
+    let (d, root, _) = with_git("./deploy");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        std::fs::create_dir_all(root.join("deploy").join(vcs)).unwrap();
+        std::fs::write(root.join("deploy").join(vcs).join("config.yaml"), TOKEN).unwrap();
+    }
+    let art = d.path().join("a.tar.gz");
+    let out = run(&["build", s(&root), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = Command::new(tool("tar"))
+        .args(["-tzf", s(&art)])
+        .output()
+        .unwrap();
+    let listing = text(&list.stdout);
+    assert!(listing.contains("deploy/sites.yaml"), "{listing}");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        assert!(!listing.contains(vcs), "{vcs} packed: {listing}");
+    }
+    let all = Command::new(tool("tar"))
+        .args(["-xzOf", s(&art)])
+        .output()
+        .unwrap();
+    assert!(!text(&all.stdout).contains(TOKEN));
+}
+
+/// A Kustomization's namespaces are the API server's to check (issue 39): `targetNamespace` is
+/// written into every object of the build, `metadata.namespace` is where its variables' sources
+/// live. One it would refuse is KLN1010 on its field, in the API server's words, quoted short;
+/// nothing is built or written. So is `-n`, kiln's own default namespace.
+#[test]
+fn a_namespace_the_api_server_refuses_is_refused() {
+    let long = "a".repeat(1_000_000);
+    for (field, from, to) in [
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: ../../etc".to_string(),
+        ),
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: Web".to_string(),
+        ),
+        (
+            "metadata.namespace",
+            "namespace: flux-system",
+            format!("namespace: {long}"),
+        ),
+    ] {
+        let (d, root, ks) = variant(|t| t.replace(from, &to));
+        let art = d.path().join("a.tar.gz");
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+            "--artifact",
+            s(&art),
+        ]);
+        let err = fails_with(&out, "KLN1010");
+        assert!(
+            err.contains(&format!("{field}: Invalid value: ")),
+            "{field}: {err}"
+        );
+        assert!(err.len() < 2_000, "{field}: {} bytes", err.len());
+        assert!(!art.exists());
+    }
+    let out = run(&["build", s(&repo().join("deploy")), "-n", "../../etc"]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(err.contains("Invalid value: \"../../etc\""), "{err}");
 }
 
 #[test]
@@ -1740,4 +1880,207 @@ fn huge_values_of_a_kustomization_are_quoted_by_a_prefix() {
         &run(&["build", s(&repo().join("deploy")), "--env", &big]),
         &exact,
     );
+}
+
+/// source-controller's exclusion rules decide what of a tree the build writes (issue 39): the
+/// patterns of every `.sourceignore` file, each scoped to its directory, the last matching one
+/// deciding (`!` re-includes); version-control data always out; without any pattern the
+/// defaults (images, archives, CI files, `**/.sops.yaml`). Rules: fluxcd/pkg
+/// `sourceignore/sourceignore.go` (`LoadIgnorePatterns`, the defaults) and
+/// `artifact/storage/archive.go` (`SourceIgnoreFilter`: the defaults only without patterns).
+#[cfg(unix)]
+#[test]
+fn the_artifact_holds_what_source_controllers_rules_keep() {
+    let cm = |name: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: web}}\n")
+    };
+    let listing = |args: &[&str], art: &Path| -> Vec<String> {
+        let mut all = args.to_vec();
+        all.extend(["--artifact", s(art)]);
+        let out = run(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let list = Command::new(tool("tar"))
+            .args(["-tzf", s(art)])
+            .output()
+            .unwrap();
+        text(&list.stdout)
+            .lines()
+            .filter(|l| !l.ends_with('/'))
+            .map(str::to_string)
+            .collect()
+    };
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("t");
+    for (rel, body) in [
+        (
+            ".sourceignore",
+            "# not for Flux\ndrafts/\n!drafts/keep.yaml\n*.md\n".to_string(),
+        ),
+        ("app.yaml", cm("app")),
+        ("README.md", "# t\n".to_string()),
+        ("drafts/a.yaml", cm("draft")),
+        ("drafts/keep.yaml", cm("keep")),
+        ("sub/.sourceignore", "local.yaml\n".to_string()),
+        ("sub/local.yaml", cm("sub-local")),
+        ("local.yaml", cm("local")),
+        ("logo.png", "png".to_string()),
+        (".git/config", "[core]\n".to_string()),
+    ] {
+        std::fs::create_dir_all(t.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(t.join(rel), body).unwrap();
+    }
+    let got = listing(&["build", s(&t)], &d.path().join("a.tar.gz"));
+    assert_eq!(
+        got,
+        [
+            ".sourceignore",
+            "app.yaml",
+            "drafts/keep.yaml",
+            "local.yaml",
+            "logo.png",
+            "sub/.sourceignore"
+        ]
+    );
+    // The stream holds the same manifests.
+    let stream = text(&run(&["build", s(&t)]).stdout);
+    assert!(
+        stream.contains("name: keep") && !stream.contains("name: draft"),
+        "{stream}"
+    );
+    assert!(!stream.contains("name: sub-local"), "{stream}");
+
+    // No pattern at all: source-controller's defaults. A 100 MiB archive they leave out is not
+    // even read (it would be over the input limit).
+    let u = d.path().join("u");
+    for (rel, body) in [
+        ("app.yaml", cm("app")),
+        (".github/workflows/ci.yml", "on: push\n".to_string()),
+        ("logo.png", "png".to_string()),
+        ("deep/.sops.yaml", "creation_rules: []\n".to_string()),
+        ("empty/.sourceignore", "# comments only\n\n".to_string()),
+    ] {
+        std::fs::create_dir_all(u.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(u.join(rel), body).unwrap();
+    }
+    std::fs::File::create(u.join("big.zip"))
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    let got = listing(&["build", s(&u)], &d.path().join("b.tar.gz"));
+    assert_eq!(got, ["app.yaml", "empty/.sourceignore"]);
+
+    // A file kiln renders that the rules leave out: a warning naming it (Flux would not apply
+    // it), a failure with --strict.
+    let p = d.path().join("p");
+    for (rel, body) in [
+        (".sourceignore", "pkg.yaml\n".to_string()),
+        (
+            "pkg/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n".to_string(),
+        ),
+        ("pkg/resources/cm.yaml", cm("\"${name}\"")),
+    ] {
+        std::fs::create_dir_all(p.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(p.join(rel), body).unwrap();
+    }
+    let out = run(&["build", s(&p), "-o", s(&d.path().join("p-out"))]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning[KLN1017]") && err.contains("pkg.yaml"),
+        "{err}"
+    );
+    assert!(!d.path().join("p-out/pkg.yaml").exists());
+    let out = run(&["build", s(&p), "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
+/// The preview shows what Flux applies from its artifact (issue 39): a file the source's
+/// `.sourceignore` leaves out is not in it, even where Flux generates the kustomization (every
+/// YAML file of spec.path); a spec.path the rules leave out entirely is an error, as Flux
+/// finds no such path.
+#[test]
+fn the_preview_leaves_out_what_the_artifact_would() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    let ks = d.path().join("ks.yaml");
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(root.join(".sourceignore"), "*.draft.yaml\n").unwrap();
+    for (f, name) in [("apps/a.yaml", "kept"), ("apps/b.draft.yaml", "drafted")] {
+        std::fs::write(
+            root.join(f),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: web}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let kustomization = |path: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {{name: apps, namespace: flux-system}}\n\
+             spec: {{interval: 10m, prune: true, path: {path}, sourceRef: {{kind: GitRepository, name: repo}}}}\n"
+        )
+    };
+    std::fs::write(&ks, kustomization("./apps")).unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stdout.contains("name: kept"), "{stdout}");
+    assert!(!stdout.contains("name: drafted"), "{stdout}");
+    // Outside spec.path too: a base's file the rules leave out is missing, in Flux as here.
+    std::fs::create_dir_all(root.join("shared")).unwrap();
+    std::fs::write(
+        root.join("shared/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: web}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("apps/kustomization.yaml"),
+        "resources: [a.yaml, ../shared/extra.yaml]\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("name: extra"));
+    std::fs::write(root.join(".sourceignore"), "*.draft.yaml\nshared/\n").unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("extra.yaml"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    std::fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
+    std::fs::write(root.join(".sourceignore"), "apps/\n").unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    let err = fails_with(&out, "KLN1017");
+    assert!(err.contains("spec.path"), "{err}");
 }

@@ -642,7 +642,10 @@ fn foreign_source(source: &str, paths: &[String], root: &Path) -> bool {
     {
         return false;
     }
-    let file = root.join(rel);
+    // Looked up as any path of the package is read: inside the root, never in `.git`.
+    let Ok(file) = kiln_core::source::Root::new(root).and_then(|r| r.resolve(rel)) else {
+        return false;
+    };
     match std::fs::metadata(&file) {
         // A kurel package (a directory) named by another configuration.
         Ok(m) if m.is_dir() => true,

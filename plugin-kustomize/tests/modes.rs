@@ -743,3 +743,43 @@ fn huge_set_and_environment_values_are_quoted_by_a_prefix() {
         );
     }
 }
+
+/// An object marked as rendered by another configuration stays while its source is a file with
+/// documents under the root; the mark is the package's text, so looking the source up reads
+/// only what a path of the package may (issue 39): never version-control data (`.git/config`,
+/// which holds documents-like lines), never a file a link leads to outside the root. Such a
+/// source counts as gone, as a deleted file does: the stale object is dropped.
+#[cfg(unix)]
+#[test]
+fn a_rendered_mark_never_looks_into_version_control_data_or_outside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("pkg");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(tmp.path().join("outside.yaml"), "a: 1\n").unwrap();
+    std::os::unix::fs::symlink("../outside.yaml", root.join("link.yaml")).unwrap();
+    std::fs::write(root.join("other.yaml"), "a: 1\n").unwrap();
+    for (source, kept) in [
+        (".git/config", false),
+        ("link.yaml", false),
+        ("other.yaml", true),
+    ] {
+        let mut user = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "user", "namespace": "web"}});
+        place(&mut user, "x.yaml", 0);
+        let mut old = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "old", "namespace": "web"}});
+        place(&mut old, "old.yaml", 0);
+        old["metadata"]["annotations"]["kiln.dev/rendered-from"] = source.into();
+        let o = krm(&[], &format!("{RL}items:\n- {user}\n- {old}\n"), &root);
+        assert!(o.status.success(), "{source}: {}", show(&o));
+        let out = answer(o.stdout);
+        let names: Vec<&str> = out["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(names.contains(&"old"), kept, "{source}: {names:?}");
+    }
+}

@@ -143,6 +143,12 @@ fn is_hidden(rel: &str) -> bool {
 /// [`crate::kustomize_paths`]).
 pub use crate::kustomize_paths::is_kustomization_file;
 
+/// Whether a file of a tree is never an input, only copied as it is: hidden, a kustomization, or
+/// not a manifest by its name.
+pub fn is_copied(rel: &str) -> bool {
+    is_hidden(rel) || is_kustomization_file(rel) || !is_manifest_name(rel)
+}
+
 /// Whether the file is a manifest by its extension (what kiln reads in a directory).
 pub fn is_manifest_name(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
@@ -282,12 +288,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         .map(|f| {
             if in_dir(&f.rel, &pkgs) || in_dir(&f.rel, &locals) {
                 Role::Consumed
-            } else if is_hidden(&f.rel)
-                || is_kustomization_file(&f.rel)
-                || !is_manifest_name(&f.rel)
-                || kustomizes.contains(&f.rel)
-                || in_dir(&f.rel, &values)
-            {
+            } else if is_copied(&f.rel) || kustomizes.contains(&f.rel) || in_dir(&f.rel, &values) {
                 Role::Copy
             } else {
                 Role::Input
