@@ -307,7 +307,10 @@ metadata: {name: x}
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../..}\n",
     );
     let out_dir = tmp.path().join("work/ns");
-    let r = kiln(tmp.path(), &["render", "ns", "-o", out_dir.to_str().unwrap()]);
+    let r = kiln(
+        tmp.path(),
+        &["render", "ns", "-o", out_dir.to_str().unwrap()],
+    );
     assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
     assert!(text(&r.stderr).contains("KLN5006"), "{}", text(&r.stderr));
     assert!(!out_dir.exists());
