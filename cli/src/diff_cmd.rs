@@ -757,9 +757,11 @@ fn snapshot(
     // The blobs are read on every core, each worker with its own handle on the repository (a
     // handle is not shared between threads): ten thousand small files inflated one after the
     // other were a tenth of a diff's wall time.
+    // Another system's version-control data committed to the tree (`vendor/x/.svn/`) is never
+    // an input: left out of the revision, as a walk of the working tree leaves it out.
     let files: Vec<(PathBuf, i32, git2::Oid)> = entries
         .into_iter()
-        .filter(|(p, _, _)| covered(p, &wanted))
+        .filter(|(p, _, _)| covered(p, &wanted) && kiln_core::source::vcs_component(p).is_none())
         .collect();
     let chunk = files
         .len()

@@ -1310,3 +1310,24 @@ fn help_has_an_example() {
     assert_eq!(code(&o), 0);
     assert!(text(&o.stdout).contains("kiln diff --base origin/main --format markdown"));
 }
+
+/// Another system's version-control data committed to the tree (a vendored `.svn/`, `.hg/`) is
+/// never an input (issue 39): left out of a revision, as a walk of the working tree leaves it
+/// out, not an error that stops the diff.
+#[test]
+fn committed_version_control_data_of_other_systems_is_left_out() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, "apps/vendor/.svn/entries.yaml", CM_OLD);
+    write(&r, "apps/vendor/.hg/hgrc", "[auth]\nx.password = p\n");
+    commit_all(&r, "one");
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with("~ changed ConfigMap prod/web\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!text(&o.stdout).contains("prod/old"), "{}", text(&o.stdout));
+}

@@ -72,6 +72,35 @@ const MAX_LINE: usize = 64 * 1024;
 /// units: seconds, far beyond any real tree's patterns.
 pub const WORK: u64 = 1 << 28;
 
+/// A glob over one path component, as Go's `filepath.Match` reads it. The shapes nearly every
+/// real pattern has (`name`, `*.png`, `prefix*`) are compared directly: every file of a tree
+/// is matched against every pattern, and the general matcher builds its state sets per call.
+#[derive(Debug, Clone)]
+enum Name {
+    /// No wildcard: the name itself.
+    Exact(Vec<u8>),
+    /// `*` then no wildcard: any name ending so.
+    Suffix(Vec<u8>),
+    /// No wildcard then `*`: any name starting so.
+    Prefix(Vec<u8>),
+    /// Anything else.
+    Glob(Glob),
+    /// Malformed: matches nothing.
+    Malformed,
+}
+
+impl Name {
+    fn compile(p: &[u8]) -> Name {
+        let plain = |s: &[u8]| !s.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+        match p {
+            p if plain(p) => Name::Exact(p.to_vec()),
+            [b'*', rest @ ..] if plain(rest) => Name::Suffix(rest.to_vec()),
+            [rest @ .., b'*'] if plain(rest) => Name::Prefix(rest.to_vec()),
+            p => Glob::compile(p).map_or(Name::Malformed, Name::Glob),
+        }
+    }
+}
+
 /// One component of a pattern with `/`.
 #[derive(Debug, Clone)]
 enum Part {
@@ -81,8 +110,8 @@ enum Part {
     Any,
     /// `**` inside a component: matches nothing.
     Invalid,
-    /// A glob (`None`: malformed, matches nothing).
-    Glob(Option<Glob>),
+    /// A glob.
+    Name(Name),
 }
 
 /// Where a pattern was written, for messages.
@@ -116,16 +145,12 @@ struct Rule {
     /// The directory it applies below, as path components.
     domain: Vec<String>,
     /// Without `/`: the one glob matched against every component.
-    name: Option<Option<Glob>>,
+    name: Option<Name>,
     /// With `/`: its components.
     parts: Vec<Part>,
     inclusion: bool,
     dir_only: bool,
     origin: Origin,
-}
-
-fn glob(p: &[u8]) -> Option<Glob> {
-    Glob::compile(p)
 }
 
 impl Rule {
@@ -152,12 +177,12 @@ impl Rule {
                     b"" => Part::Empty,
                     b"**" => Part::Any,
                     c if c.windows(2).any(|w| w == b"**") => Part::Invalid,
-                    c => Part::Glob(glob(c)),
+                    c => Part::Name(Name::compile(c)),
                 })
                 .collect();
             (None, parts)
         } else {
-            (Some(glob(p)), Vec::new())
+            (Some(Name::compile(p)), Vec::new())
         };
         Rule {
             domain: domain.to_vec(),
@@ -176,7 +201,7 @@ impl Rule {
         }
         let path = &path[self.domain.len()..];
         let matched = match &self.name {
-            Some(g) => self.name_match(g.as_ref(), path, is_dir, work)?,
+            Some(g) => self.name_match(g, path, is_dir, work)?,
             None => self.glob_match(path, is_dir, work)?,
         };
         Ok(matched.then_some(!self.inclusion))
@@ -185,12 +210,11 @@ impl Rule {
     /// go-git's `simpleNameMatch`: any component matches.
     fn name_match(
         &self,
-        g: Option<&Glob>,
+        g: &Name,
         path: &[&str],
         is_dir: bool,
         work: &Work,
     ) -> Result<bool, Spent> {
-        let Some(g) = g else { return Ok(false) };
         for (i, name) in path.iter().enumerate() {
             if !work.matches(g, name)? {
                 continue;
@@ -217,12 +241,11 @@ impl Rule {
                     continue;
                 }
                 Part::Invalid => return Ok(false),
-                Part::Glob(g) => g,
+                Part::Name(g) => g,
             };
             if path.is_empty() {
                 return Ok(false);
             }
-            let Some(g) = g else { return Ok(false) };
             if traverse {
                 traverse = false;
                 while let Some((first, rest)) = path.split_first() {
@@ -257,12 +280,23 @@ pub struct Spent;
 
 impl Work {
     /// Whether `g` matches the whole of `name` (Go's `filepath.Match`), charged.
-    fn matches(&self, g: &Glob, name: &str) -> Result<bool, Spent> {
-        let cost = g.cost(name.len());
+    fn matches(&self, g: &Name, name: &str) -> Result<bool, Spent> {
+        let n = name.as_bytes();
+        let cost = match g {
+            Name::Glob(g) => g.cost(n.len()),
+            _ => n.len() as u64 + 1,
+        };
         let left = self.0.get().checked_sub(cost).ok_or(Spent)?;
         self.0.set(left);
-        Ok(g.matching_prefixes(name.as_bytes())
-            .is_some_and(|(_, longest)| longest == name.len()))
+        Ok(match g {
+            Name::Exact(e) => n == e.as_slice(),
+            Name::Suffix(s) => n.ends_with(s),
+            Name::Prefix(p) => n.starts_with(p),
+            Name::Glob(g) => g
+                .matching_prefixes(n)
+                .is_some_and(|(_, longest)| longest == n.len()),
+            Name::Malformed => false,
+        })
     }
 }
 
@@ -654,6 +688,14 @@ mod tests {
             ("[", &[], &["["], false, None),
             ("a**b/c", &[], &["axb", "c"], false, None),
             ("/foo", &["sub"], &["sub", "x", "foo"], false, None),
+            // The shapes compared directly, and their neighbours that are not.
+            ("abc*", &[], &["abcd"], false, Some(true)),
+            ("abc*", &[], &["xabc"], false, None),
+            ("*.yaml", &[], &["x", "a.yaml"], false, Some(true)),
+            ("*.yaml", &[], &["a.yml"], false, None),
+            ("*", &[], &["anything"], false, Some(true)),
+            ("a*c", &[], &["abbc"], false, Some(true)),
+            ("*a*", &[], &["bab"], false, Some(true)),
         ];
         let work = Work(Cell::new(WORK));
         for (p, domain, path, dir, want) in cases {
