@@ -166,8 +166,14 @@ pub(crate) fn charge(what: &str, units: u64) -> Result<(), ExecutionError> {
         m.used = m.used.saturating_add(units);
         if m.used > b.max_iterations {
             if m.exceeded.is_none() {
+                // A function's bare name reads as a call.
+                let call = if what.chars().all(|c| c.is_alphanumeric() || c == '.') {
+                    "()"
+                } else {
+                    ""
+                };
                 m.exceeded = Some(format!(
-                    "more than {} units of evaluation work, the last of them in {what} (comprehension iterations, copies of large values, and the work of string, list and regex functions; the evaluation budget)",
+                    "more than {} units of evaluation work, the last of them in {what}{call} (comprehension iterations, copies of large values, and the work of string, list and regex functions; the evaluation budget)",
                     b.max_iterations
                 ));
             }

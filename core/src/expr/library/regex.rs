@@ -112,7 +112,7 @@ fn compile_units(states: u64) -> u64 {
 }
 
 /// States compiled per unit of work.
-const STATES_PER_COMPILE_UNIT: u64 = 2;
+const STATES_PER_COMPILE_UNIT: u64 = 1;
 
 impl Pattern {
     /// Charge searching `text` (`what` names the function for the message).
@@ -123,64 +123,65 @@ impl Pattern {
 
 /// The most automaton states the compiled patterns of one thread may hold together; past it the
 /// cache starts again (each pattern is bounded by the regex crate's size limit).
-const CACHED_STATES: u64 = 4_000_000;
+const CACHED_STATES: u64 = 250_000;
 
 thread_local! {
     static CACHE: RefCell<HashMap<Box<str>, Rc<Pattern>>> = RefCell::new(HashMap::new());
 }
 
 /// The pattern compiled, from this thread's cache or now. Compiling is charged once per
-/// evaluation (see the module documentation), before anything is compiled.
+/// evaluation (see the module documentation), after it is done: a pattern the regex crate
+/// refuses is reported as such, and one compilation is bounded by the crate's size limit.
 fn compile(call: &Call<'_>, pattern: &str) -> Result<Rc<Pattern>, ExecutionError> {
     let what = call.name;
     // Looking the pattern up reads it.
     charge(what, Weight::bytes(pattern.len()).work())?;
     let cached = CACHE.with(|c| c.borrow().get(pattern).cloned());
-    let states = match &cached {
-        Some(p) => p.states,
+    let compiled = match cached {
+        Some(p) => p,
         None => {
-            if let Some(op) = stacked_repetition(pattern) {
-                return Err(call.error(format!(
-                    "Illegal regex: invalid nested repetition operator: `{op}`"
-                )));
-            }
-            let translated = translate(pattern);
-            match regex_syntax::ParserBuilder::new()
-                .octal(true)
-                .build()
-                .parse(&translated)
-            {
-                Ok(hir) => states(&hir),
-                // The regex crate reports it, in its words.
-                Err(_) => {
-                    return Err(call.error(format!(
-                        "Illegal regex: {}",
-                        build(&translated)
-                            .err()
-                            .map_or_else(|| "invalid pattern".to_string(), |e| e.to_string())
-                    )))
+            let p = Rc::new(compile_new(call, pattern)?);
+            CACHE.with(|c| {
+                let mut c = c.borrow_mut();
+                let held: u64 = c.values().map(|p| p.states).sum();
+                if held.saturating_add(p.states) > CACHED_STATES {
+                    c.clear();
                 }
-            }
+                c.insert(pattern.into(), Rc::clone(&p));
+            });
+            p
         }
     };
     if budget::first_use(pattern) {
-        charge(what, compile_units(states))?;
+        charge(what, compile_units(compiled.states))?;
     }
-    if let Some(p) = cached {
-        return Ok(p);
-    }
-    let regex =
-        build(&translate(pattern)).map_err(|e| call.error(format!("Illegal regex: {e}")))?;
-    let compiled = Rc::new(Pattern { regex, states });
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        let held: u64 = c.values().map(|p| p.states).sum();
-        if held.saturating_add(states) > CACHED_STATES {
-            c.clear();
-        }
-        c.insert(pattern.into(), Rc::clone(&compiled));
-    });
     Ok(compiled)
+}
+
+fn compile_new(call: &Call<'_>, pattern: &str) -> Result<Pattern, ExecutionError> {
+    if let Some(op) = stacked_repetition(pattern) {
+        return Err(call.error(format!(
+            "Illegal regex: invalid nested repetition operator: `{op}`"
+        )));
+    }
+    let translated = translate(pattern);
+    let illegal = |e: regex::Error| call.error(format!("Illegal regex: {e}"));
+    let parsed = regex_syntax::ParserBuilder::new()
+        .octal(true)
+        .build()
+        .parse(&translated);
+    // A pattern the parser refuses is reported by the regex crate, in its words.
+    let states = match parsed {
+        Ok(hir) => states(&hir),
+        Err(_) => {
+            return Err(build(&translated).err().map_or_else(
+                || call.error("Illegal regex: the pattern does not parse"),
+                illegal,
+            ))
+        }
+    };
+    let regex = build(&translated).map_err(illegal)?;
+    Ok(Pattern { regex, states })
 }
 
 fn build(translated: &str) -> Result<Regex, regex::Error> {
