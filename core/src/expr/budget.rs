@@ -158,6 +158,25 @@ pub(crate) fn metered() -> bool {
 /// Charge `units` of work done by `what` (a function or operation, for the message); an error,
 /// and the meter marked exceeded, once the budget is spent.
 pub(crate) fn charge(what: &str, units: u64) -> Result<(), ExecutionError> {
+    charge_or(what, units, |max| {
+        // A function's bare name reads as a call.
+        let call = if what.chars().all(|c| c.is_alphanumeric() || c == '.') {
+            "()"
+        } else {
+            ""
+        };
+        format!(
+            "more than {max} units of evaluation work, the last of them in {what}{call} (comprehension iterations, copies of large values, and the work of string, list and regex functions; the evaluation budget)"
+        )
+    })
+}
+
+/// [`charge`], with the message of an overrun made by `message` from the budget's size.
+fn charge_or(
+    what: &str,
+    units: u64,
+    message: impl FnOnce(u64) -> String,
+) -> Result<(), ExecutionError> {
     let over = METER.with(|m| {
         let mut m = m.borrow_mut();
         let Some(b) = m.budget else {
@@ -166,16 +185,7 @@ pub(crate) fn charge(what: &str, units: u64) -> Result<(), ExecutionError> {
         m.used = m.used.saturating_add(units);
         if m.used > b.max_iterations {
             if m.exceeded.is_none() {
-                // A function's bare name reads as a call.
-                let call = if what.chars().all(|c| c.is_alphanumeric() || c == '.') {
-                    "()"
-                } else {
-                    ""
-                };
-                m.exceeded = Some(format!(
-                    "more than {} units of evaluation work, the last of them in {what}{call} (comprehension iterations, copies of large values, and the work of string, list and regex functions; the evaluation budget)",
-                    b.max_iterations
-                ));
+                m.exceeded = Some(message(b.max_iterations));
             }
             return true;
         }
@@ -275,7 +285,20 @@ pub(crate) fn admit(
         exceed(msg.clone());
         return Err(ExecutionError::function_error(function, msg));
     }
-    charge(function, weight.work())
+    if !before {
+        return charge(function, weight.work());
+    }
+    // Refused before it is built: say so, and what it would have been.
+    charge_or(function, weight.work(), |max| {
+        let what = if exact {
+            format!("{} {size} bytes", unit_of(kind))
+        } else {
+            format!("{} at least {size}", unit_of(kind))
+        };
+        format!(
+            "{function} would build {what}: more work than is left of the {max} units of the evaluation budget"
+        )
+    })
 }
 
 /// The one argument of an internal overload, or the crate's error.

@@ -253,3 +253,64 @@ fn ends_in_time(
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn what_grows_is_refused_before_it_is_built() {
+    let small = EvalBudget {
+        max_value_size: 1000,
+        ..EvalBudget::default()
+    };
+    // 2,001 matches, 2,000 numbers, 2,000 numbers written: each counted as it is found, read or
+    // written, and refused at the limit.
+    for (src, want) in [
+        (
+            "s.findAll('').size()",
+            "findAll() would build a list weighing more than the limit of 1000",
+        ),
+        (
+            "size(json.unmarshal(j))",
+            "json.unmarshal() would build a value weighing more than the limit of 1000",
+        ),
+        (
+            "json.marshal(l)",
+            "json.marshal() would build a string of more than the limit of 1000",
+        ),
+    ] {
+        let (r, _) = run(src, 1, 2000, &small);
+        let e = r.expect_err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+}
+
+#[test]
+fn a_regex_is_charged_for_compiling_once_per_evaluation_cached_or_not() {
+    let same = "lists.range(LOOP).all(i, s.matches('^x+$') && s.matches('^x+$'))";
+    let two = "lists.range(LOOP).all(i, s.matches('^x+$') && s.matches('^y+$') == false)";
+    let budget = EvalBudget::default();
+    let (r, first) = run(same, 100, 64, &budget);
+    assert_eq!(r, Ok(Value::Bool(true)));
+    // The same evaluation again, on this thread (the pattern is cached now) and on another
+    // (where it is not): the same charge.
+    assert_eq!(run(same, 100, 64, &budget).1, first);
+    let elsewhere = std::thread::spawn(move || run(same, 100, 64, &budget).1);
+    assert_eq!(elsewhere.join().unwrap(), first);
+    // A second pattern costs one compilation more, however often it is used.
+    let extra = |loops| run(two, loops, 64, &budget).1 - run(same, loops, 64, &budget).1;
+    assert!(extra(1) > 0);
+    assert_eq!(extra(1), extra(100));
+}
+
+#[test]
+fn distinct_is_not_quadratic() {
+    // Comparing every pair of 300,000 elements takes hours; hashing them, seconds.
+    let outcome = within(Duration::from_secs(120), || {
+        run(
+            "lists.range(300000).distinct().size()",
+            1,
+            0,
+            &EvalBudget::default(),
+        )
+        .0
+    });
+    assert_eq!(outcome, Some(Ok(Value::Int(300_000))));
+}

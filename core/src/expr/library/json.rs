@@ -43,7 +43,7 @@ pub(super) fn unmarshal(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let v = parsed.map_err(|e| call.error(format!("json.unmarshal failed to parse JSON: {e}")))?;
     admit(
         "json.unmarshal()",
-        Kind::Map,
+        Kind::Dyn,
         built.weight.get(),
         false,
         true,
@@ -66,7 +66,7 @@ impl Built {
         w.bytes += bytes;
         self.weight.set(w);
         if budget::metered() && w.over(budget::caps()) {
-            if let Err(e) = admit("json.unmarshal()", Kind::List, w, false, true) {
+            if let Err(e) = admit("json.unmarshal()", Kind::Dyn, w, false, true) {
                 *self.refused.borrow_mut() = Some(e);
                 return Err(E::custom("over the evaluation budget"));
             }

@@ -153,7 +153,10 @@ fn compile(call: &Call<'_>, pattern: &str) -> Result<Rc<Pattern>, ExecutionError
         }
     };
     if budget::first_use(pattern) {
-        charge(what, compile_units(compiled.states))?;
+        charge(
+            &format!("compiling the pattern of {what}()"),
+            compile_units(compiled.states),
+        )?;
     }
     Ok(compiled)
 }
