@@ -1,29 +1,36 @@
 //! The evaluation budget: how much work one expression evaluation may do, and how large the values
 //! it builds may grow.
 //!
-//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters the constructs
-//! whose work or result is not bounded by the expression's own length:
+//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters everything whose
+//! work or result is not bounded by the expression's own length. One unit of work is about what
+//! one comprehension step costs; copying or reading a value costs a unit per 64 bytes of its
+//! strings and per 4 of its entries ([`super::weight`]). What is charged, and where:
 //!
-//! - **Comprehensions** (`all`, `exists`, `map`, `filter`, the two-variable forms, `cel.bind`).
-//!   kiln's macros ([`super::macros`]) expand them with two internal calls: `@kiln_go(cond)` before
-//!   each iteration, which counts it and stops the loop once the budget is spent, and
-//!   `@kiln_size(step)` on each new accumulator (and each `cel.bind` value), which refuses values
-//!   larger than the size limit.
-//! - **Growing operations** outside comprehensions: `+` on strings, bytes and lists, `format`,
-//!   `join`, `strings.quote`, `base64.encode`, `json.marshal`, `merge`, `deepMerge`,
-//!   `lists.insertAtIndex`/`setAtIndex`. The macros wrap each call in `@kiln_grow(call, "name")`,
-//!   which checks the result's size (and charges copying it to the work budget). Nesting such calls
-//!   multiplies sizes by a bounded factor per call, so checking every result bounds them all.
-//! - **Multiplying operations**, whose one call can build a result far larger than its inputs
-//!   (`"x".replace("x", s)` makes `len(s)` copies, `list.join(sep)` one `sep` per item, `split`
-//!   one list entry per character): kiln declares its own overloads of `replace`, `split` and
-//!   `join(sep)` ahead of the strings extension's ([`extend_env`]); the first matching overload
-//!   wins, so these compute the result's size *before* building it, then do exactly what the
-//!   extension does.
+//! - **Comprehensions** (`all`, `exists`, `map`, `filter`, the two-variable forms, `cel.bind`,
+//!   `sortBy`). kiln's macros ([`super::macros`]) expand them with `@kiln_go(cond)` before each
+//!   iteration, which counts it (more units for a large body: [`super::meter`] adds the count)
+//!   and stops the loop once the budget is spent, and `@kiln_size(step)` on each new accumulator
+//!   (and each `cel.bind` value), which charges copying it and refuses values larger than the
+//!   size limit. Iterating copies each element of the range, charged up front (`@kiln_range`).
+//! - **What the interpreter does itself**: comparisons of two values, `in`, map indexing, the
+//!   copies list and map literals and optional selections make ([`super::meter`] wraps their
+//!   operands in `@kiln_cost`).
+//! - **Functions**: kiln declares its own overloads of the crate's string and list functions, and
+//!   of its global conversions, ahead of the crate's (the first matching overload wins; see
+//!   `super::library::declare_first`). Each charges what it reads before reading it and checks
+//!   the size of what it builds before building it: `replace`, `split` and `join` count the
+//!   result's size first, `findAll` and `json.unmarshal` count their result as it grows. kiln's
+//!   own library functions are charged for the copies the crate makes of their arguments and
+//!   results. Regular expressions are priced from their parsed form (`super::library::regex`).
+//! - **Growing operations** (`+` on strings, bytes and lists, `format`, `strings.quote`,
+//!   `base64.encode`, `json.marshal`, `merge`, `deepMerge`, `lists.insertAtIndex`/`setAtIndex`)
+//!   are also wrapped by the macros in `@kiln_grow(call, "name")`, which checks the result's size
+//!   (and charges copying it). Nesting such calls multiplies sizes by a bounded factor per call,
+//!   so checking every result bounds them all.
 //!
 //! Sizes are weights: the bytes of a string, and for lists and maps their entries plus the
 //! weights of what they hold (keys included), through any nesting, so a list of large strings
-//! weighs what it holds. `lists.range` is capped by the crate itself.
+//! weighs what it holds.
 //!
 //! The meter is thread-local and reset by [`execute`] for every evaluation. Once exceeded it
 //! stays exceeded until the evaluation ends, so error-absorbing operators (`||` in `exists`)
