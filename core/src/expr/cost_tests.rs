@@ -94,6 +94,7 @@ const CASES: &[Case] = &[
     case("split", "lists.range(LOOP).all(i, s.split('').size() > 0)", S, BIG_S),
     case("join", "lists.range(LOOP).all(i, ls.join(',') != '')", L, BIG_L),
     case("format", "lists.range(LOOP).all(i, '%s'.format([s]) != '')", S, BIG_S),
+    case("format, unused arguments", "lists.range(LOOP).all(i, 'x'.format(l) == 'x')", L, BIG_L),
     case("int", "lists.range(LOOP).all(i, int(z) == 1)", S, BIG_S),
     case("bytes", "lists.range(LOOP).all(i, size(bytes(s)) > 0)", S, BIG_S),
     case("base64", "lists.range(LOOP).all(i, base64.encode(b'') == '' && size(base64.encode(bytes(s))) > 0)", S, BIG_S),

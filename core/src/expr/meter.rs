@@ -11,7 +11,8 @@
 //!   **indexing** a map hashes the key.
 //! - **copies**: a list or map literal copies each element that is not a fresh value
 //!   (`[s, s, s]` holds three copies of `s`), an optional selection (`x.?f`, `m[?k]`) copies what
-//!   it selects, `optional.of(x)` copies `x`, and a comprehension copies its initial accumulator.
+//!   it selects, `optional.of(x)` copies `x`, `s.format(list)` reads all of `list`, and a
+//!   comprehension copies its initial accumulator.
 //! - **comprehensions**: each iteration copies one element of the range (`@kiln_range` charges
 //!   them all up front), and costs more the larger its body: `@kiln_go(cond)`, which kiln's macros
 //!   put in each loop condition, gets the units an iteration costs. A comprehension made by the
@@ -226,9 +227,13 @@ fn walk(e: &mut IdedExpr, ids: &mut Ids) {
         Expr::Call(c) if c.target.is_none() => call(c, ids),
         Expr::Call(c) => {
             // `optional.of(x)` copies `x`; the crate declares it on `dyn`, so kiln cannot declare
-            // a metered one ahead of it.
+            // a metered one ahead of it. `s.format(list)` reads every element of the list, even
+            // those no clause uses (what it writes is checked by `@kiln_grow`).
             let on_optional = matches!(c.target.as_deref(), Some(t) if matches!(&t.expr, Expr::Ident(n) if n == "optional"));
-            if on_optional && matches!(c.func_name.as_str(), "of" | "ofNonZeroValue") {
+            let reads_args = (on_optional
+                && matches!(c.func_name.as_str(), "of" | "ofNonZeroValue"))
+                || c.func_name == "format";
+            if reads_args {
                 for x in &mut c.args {
                     if !fresh(x) {
                         wrap(x, COST, None, ids);
