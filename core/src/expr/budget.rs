@@ -173,7 +173,7 @@ pub(crate) fn charge(what: &str, units: u64) -> Result<(), ExecutionError> {
             ""
         };
         format!(
-            "more than {max} units of evaluation work, the last of them in {what}{call} (comprehension iterations, copies of large values, and the work of string, list and regex functions; the evaluation budget)"
+            "more than {max} units of evaluation work, the last of them in {what}{call}: comprehension steps, copies of large values, and what string, list and regex functions read and build (the evaluation budget)"
         )
     })
 }
@@ -303,7 +303,7 @@ pub(crate) fn admit(
             format!("{} at least {size}", unit_of(kind))
         };
         format!(
-            "{function} would build {what}: more work than is left of the {max} units of the evaluation budget"
+            "{function} would build {what}: more work than is left of {max} units (the evaluation budget)"
         )
     })
 }
@@ -341,7 +341,7 @@ fn go<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
         m.used = m.used.saturating_add(units);
         if m.used > b.max_iterations {
             m.exceeded = Some(format!(
-                "more than {} units of evaluation work in comprehension iterations (one a step, more for a large body; the evaluation budget)",
+                "more than {} units of evaluation work in comprehension iterations, one a step and more for a large body (the evaluation budget)",
                 b.max_iterations
             ));
             return true;

@@ -5,8 +5,13 @@
 //! Most functions are closures registered on each [`Context`] ([`register`]); a closure is reached
 //! for a name only when no overload of the [`Env`] matches, and the crate refuses a closure whose
 //! name the environment already declares. `indexOf` and `lastIndexOf` are such names (the strings
-//! extension owns them), so their list forms are typed overloads added by [`extend_env`], as are
-//! `string(ip)` and `string(cidr)`.
+//! extension owns them), so their list forms are typed overloads added by [`extend_env`];
+//! `string(ip)` and `string(cidr)` are answered by the metered `string` of `globals`.
+//!
+//! The string and list functions of the crate's standard library and extensions whose work grows
+//! with their input are declared again here, ahead of the crate's ([`declare_first`]: `strings`,
+//! `lists`, `globals`), so that each is charged to the evaluation budget (`crate::expr::budget`);
+//! the closures are charged for the copies the crate makes of their arguments and results.
 //!
 //! Values of the Kubernetes types (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Quantity`,
 //! `kubernetes.Semver`) are [`cel::objects::Opaque`]; the output converter refuses them, as kro does.
