@@ -1209,3 +1209,51 @@ fn namespaces_the_api_server_refuses_are_refused_by_every_door() {
         check(Door::Krm, &krm, 1);
     }
 }
+
+/// Issue 39: values read from an input as large as the input limits allow, handed to CEL
+/// functions whose result grows with them: `findAll("")` on a 30 MB string (a match per
+/// character) and `json.unmarshal` of 20 million numbers. Each ends in KLN5007, under the memory
+/// cap and the time limit of [`capped`], before anything that size is built.
+#[test]
+fn large_input_values_meet_the_evaluation_budget_not_the_memory_limit() {
+    let rgd = |field: &str, expr: &str| {
+        format!(
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {{name: big}}\n\
+             spec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Big\n    spec:\n      {field}: string\n  \
+             resources:\n    - id: config\n      template:\n        apiVersion: v1\n        kind: ConfigMap\n        \
+             metadata: {{name: \"${{schema.metadata.name}}\"}}\n        data:\n          v: '${{{expr}}}'\n"
+        )
+    };
+    let cases = [
+        (
+            "s",
+            "x".repeat(30_000_000),
+            r#"string(size(schema.spec.s.findAll("")))"#,
+        ),
+        (
+            "j",
+            format!("[{}1]", "1,".repeat(20_000_000)),
+            "string(size(json.unmarshal(schema.spec.j)))",
+        ),
+    ];
+    for (field, value, expr) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let app = tmp.path().join("app");
+        std::fs::create_dir(&app).unwrap();
+        write(&app, "rgd.yaml", &rgd(field, expr));
+        write(
+            &app,
+            "instance.yaml",
+            &format!("apiVersion: kro.run/v1alpha1\nkind: Big\nmetadata: {{name: b}}\nspec:\n  {field}: \"{value}\"\n"),
+        );
+        let out = through(Door::Cli, tmp.path(), "app");
+        assert_eq!(out.status, Some(1), "{expr}: {}", out.stderr);
+        assert_eq!(
+            out.codes(Door::Cli),
+            BTreeSet::from(["KLN5007".to_string()]),
+            "{expr}: {}",
+            out.stderr.chars().take(600).collect::<String>()
+        );
+        assert!(out.stdout.is_empty(), "{expr}");
+    }
+}
