@@ -218,7 +218,10 @@ fn run_promote(args: &PromoteArgs, common: &Common) -> Result<ExitCode, Failure>
         return Err((
             vec![error(
                 codes::PROMOTE_FAILED,
-                format!("--from and --to are both {:?}", args.from),
+                format!(
+                    "--from and --to are both {}",
+                    kiln_core::diag::quote(&args.from)
+                ),
                 "promote between two different environments",
             )],
             Vec::new(),
@@ -359,7 +362,7 @@ fn run_promote(args: &PromoteArgs, common: &Common) -> Result<ExitCode, Failure>
             vec![error(
                 codes::PROMOTE_FAILED,
                 match &args.component {
-                    Some(c) => format!("no snapshot of {c:?} in {}", from_rel.display()),
+                    Some(c) => format!("no snapshot of {} in {}", kiln_core::diag::quote(c), from_rel.display()),
                     None => format!("no ComponentEnvSnapshot in {}", from_rel.display()),
                 },
                 "create one with kiln snapshot create --component NAME --env ENV -o <folder>/<component>.snapshot.yaml",

@@ -53,6 +53,11 @@ pub struct DiffArgs {
     /// Exit with status 1 when there are differences (as `git diff --exit-code`).
     #[arg(long)]
     pub exit_code: bool,
+    /// Exit with status 4 when the base does not render, after writing the diff (the head's
+    /// objects, all added, and a line saying why). Without it a base that does not render is
+    /// reported, not a failure: the change that fixes a broken base must still get its diff.
+    #[arg(long)]
+    pub fail_on_base_error: bool,
     /// Lines of context around each change.
     #[arg(long, short = 'U', value_name = "N", default_value_t = 3)]
     pub context: usize,
@@ -357,8 +362,36 @@ pub fn run(
     );
     let base = named_for(pair.base, &base_src);
     let head = named_for(pair.head, &head_src);
+    // A base that does not render while the head does (the change that fixes a broken base):
+    // the diff is against an empty base, and says so (docs/diff.md, "A base that does not
+    // render"). A head that does not render is an error: there is nothing to show.
+    let mut base_failed: Option<Vec<Diagnostic>> = None;
     let (base, head) = match (base, head) {
         (Ok(b), Ok(h)) => (b, h),
+        (Err(f), Ok(h)) => {
+            let header = if args.fail_on_base_error {
+                format!("error: {base_label} does not render:")
+            } else {
+                format!(
+                    "warning: {base_label} does not render: the diff is against an empty base \
+                     (every object of {head_label} is added):"
+                )
+            };
+            side_failed(&header, &f, common.diagnostics);
+            base_failed = Some(f.diagnostics);
+            let empty = Rendered {
+                units: Vec::new(),
+                origins: Vec::new(),
+                warnings: Vec::new(),
+                files: f.files,
+                log: Vec::new(),
+                details: Vec::new(),
+                documents: 0,
+                packages: Vec::new(),
+                extra_documents: f.extra_documents,
+            };
+            (empty, h)
+        }
         (b, h) => {
             let mut usage_only = true;
             for (side, r) in [(&base_label, b), (&head_label, h)] {
@@ -368,7 +401,11 @@ pub fn run(
                         .iter()
                         .filter(|d| d.is_error())
                         .all(|d| d.code == codes::REQUEST_INVALID);
-                    side_failed(side, &f, common.diagnostics);
+                    side_failed(
+                        &format!("error: {side} does not render:"),
+                        &f,
+                        common.diagnostics,
+                    );
                 }
             }
             return ExitCode::from(if usage_only { 2 } else { SIDE_FAILED });
@@ -379,11 +416,13 @@ pub fn run(
     }
     let base_objects = kept(&base.units);
     let head_objects = kept(&head.units);
-    // Warnings of each side, said which.
+    // Warnings of each side, said which. With --strict the head's fail the run; the base's fail
+    // it only with --fail-on-base-error, as the base's errors do (after the diff is written).
     let mut strict_failed = false;
-    for (side, r, objs) in [
-        (&base_label, &base, &base_objects),
-        (&head_label, &head, &head_objects),
+    let mut base_strict = false;
+    for (side, r, objs, is_head) in [
+        (&base_label, &base, &base_objects, false),
+        (&head_label, &head, &head_objects, true),
     ] {
         if r.warnings.is_empty() {
             continue;
@@ -393,7 +432,11 @@ pub fn run(
         }
         report::note_rendered(objs);
         report::print(&r.warnings, &r.files, common.diagnostics);
-        strict_failed |= common.strict;
+        if is_head {
+            strict_failed = common.strict;
+        } else {
+            base_strict = common.strict;
+        }
     }
     if strict_failed {
         return ExitCode::from(SIDE_FAILED);
@@ -410,6 +453,14 @@ pub fn run(
     let mut secrets = kiln_core::request::collect_secrets(&files, &extra, &common.secret);
     secrets.add_objects(&base_objects, &common.secret);
     secrets.add_objects(&head_objects, &common.secret);
+    // What a render tells people (a kustomization it did not apply, a kurel patch enabled on its
+    // own), said as `kiln render` says it: the head's lines, then those only the base has.
+    let mut log = head.log.clone();
+    log.extend(base.log.iter().filter(|l| !head.log.contains(l)).cloned());
+    if !log.is_empty() {
+        report::note_rendered(&base_objects);
+        kurel_cmd::log(&log, &head.details, &head_objects, &files, kurel, common);
+    }
     let options = kiln_core::diff::Options {
         context: args.context,
     };
@@ -423,6 +474,9 @@ pub fn run(
         };
     diff.base = base_label;
     diff.head = head_label;
+    diff.base_failure = base_failed
+        .as_deref()
+        .map(|ds| kiln_core::diff::BaseFailure::of(ds, &secrets));
     let text = match args.format {
         DiffFormat::Text => {
             let color = match args.color {
@@ -445,7 +499,9 @@ pub fn run(
     if code != ExitCode::SUCCESS {
         return code;
     }
-    if args.exit_code && diff.summary().has_differences() {
+    if args.fail_on_base_error && (diff.base_failure.is_some() || base_strict) {
+        ExitCode::from(SIDE_FAILED)
+    } else if args.exit_code && diff.summary().has_differences() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -457,13 +513,13 @@ fn kept(units: &[Unit]) -> Vec<Value> {
     units.iter().flat_map(|u| u.kept.iter().cloned()).collect()
 }
 
-/// Print the diagnostics of a side that did not render, saying which side it is.
-fn side_failed(side: &str, f: &Failed, format: DiagFormat) {
+/// Print the diagnostics of a side that did not render under `header` (which names the side).
+fn side_failed(header: &str, f: &Failed, format: DiagFormat) {
     for d in &f.extra_documents {
         report::note_document(d.clone());
     }
     if format == DiagFormat::Human {
-        eprintln!("error: {side} does not render:");
+        eprintln!("{header}");
     }
     report::print(&f.diagnostics, &f.files, format);
 }
@@ -533,7 +589,11 @@ fn label(repo: &git2::Repository, src: &Source, env: Option<&str>) -> String {
 fn resolve(repo: &git2::Repository, spec: &str) -> Result<Source, ExitCode> {
     let unknown = |e: git2::Error| {
         usage(
-            format!("unknown revision {spec:?}: {}", e.message()),
+            format!(
+                "unknown revision {}: {}",
+                kiln_core::diag::quote(spec),
+                e.message().replace(spec, &kiln_core::diag::bounded(spec))
+            ),
             "name a branch, a tag, a commit or an expression git accepts (`git rev-parse REV` checks it)",
         )
     };

@@ -595,6 +595,7 @@ fn validate_command(req: &Request, kurel: &kurel_cmd::KurelArgs, common: &Common
     }
     report::print(&rendered.warnings, &rendered.files, common.diagnostics);
     if common.strict && !rendered.warnings.is_empty() {
+        strict_note(rendered.warnings.len(), common);
         return ExitCode::from(1);
     }
     if common.diagnostics == DiagFormat::Human {
@@ -658,7 +659,17 @@ fn report_warnings(
     // Rendered Secrets are redacted from what is printed; scanned only when something is.
     report::note_rendered(rendered);
     report::print(warnings, files, common.diagnostics);
+    if common.strict {
+        strict_note(warnings.len(), common);
+    }
     !common.strict
+}
+
+/// The line that says why a run with warnings alone failed.
+fn strict_note(warnings: usize, common: &Common) {
+    if common.diagnostics == DiagFormat::Human {
+        eprintln!("error: --strict made the {warnings} warning(s) above fatal");
+    }
 }
 
 /// Print warnings, then write the objects to stdout or into `-o DIR`. With `--strict`, warnings
@@ -963,7 +974,15 @@ fn main_run() -> ExitCode {
     }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            // clap names the argument it refused whole: one of megabytes is quoted by a prefix.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg] {
+                if let Some(ContextValue::String(v)) = e.get(kind) {
+                    let shown = kiln_core::diag::bounded(v);
+                    e.insert(kind, ContextValue::String(shown));
+                }
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {

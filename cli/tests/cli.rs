@@ -430,7 +430,20 @@ fn a_kustomization_in_a_tree_is_not_a_manifest() {
     }
     std::fs::write(
         app.join("kustomization.yaml"),
-        "resources: [rgd.yaml, instances.yaml]\nnamePrefix: x-\n",
+        "resources: [rgd.yaml, instances.yaml]\nnamePrefix: x-\npatches:\n- path: replicas.yaml\n- path: ops.yaml\n  target: {kind: Deployment}\n",
+    )
+    .unwrap();
+    // Issue 38: the patches a kustomization names are kustomize's too. A strategic merge patch
+    // reads like a partial Deployment, and was emitted as one; a JSON patch is a YAML list,
+    // and failed the run.
+    std::fs::write(
+        app.join("replicas.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: shop\nspec:\n  replicas: 9\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("ops.yaml"),
+        "- op: replace\n  path: /spec/replicas\n  value: 9\n",
     )
     .unwrap();
     std::fs::write(
@@ -446,16 +459,19 @@ fn a_kustomization_in_a_tree_is_not_a_manifest() {
         "the kustomizations changed the output"
     );
     let err = stderr(&o);
-    assert_eq!(
-        err.matches("kustomization.yaml: a kustomization").count(),
-        1,
-        "{err}"
-    );
-    assert_eq!(
-        err.matches("component.yaml: a kustomization").count(),
-        1,
-        "{err}"
-    );
+    for f in [
+        "kustomization.yaml",
+        "component.yaml",
+        "replicas.yaml",
+        "ops.yaml",
+    ] {
+        assert_eq!(
+            err.matches(&format!("{f}: kustomize's configuration"))
+                .count(),
+            1,
+            "{f}: {err}"
+        );
+    }
 }
 
 /// Issue 26 item 8, from kro pkg/graph/builder.go buildResourceNode (kro refuses an RGD whose

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{text, write};
+use common::{text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Run `kiln args` in `dir`, without colour.
 fn kiln(dir: &Path, args: &[&str]) -> Output {
@@ -275,6 +275,119 @@ fn secret_values_never_appear() {
     );
 }
 
+/// A Secret is compared as the API server stores it (kubernetes `pkg/apis/core/v1/conversion.go`,
+/// `Convert_v1_Secret_To_core_Secret`: each `stringData` key is written into `data`, over a
+/// `data` value of the same key): a key moved from `data` (base64) to `stringData` (plain) with
+/// the same value, or back, is no change; so is a `data` value spelt another way (a line break
+/// in the base64) and a `data` value that `stringData` overrides. A real change of value still
+/// shows, masked.
+#[test]
+fn a_secret_key_moved_between_data_and_string_data_is_no_change() {
+    let secret = |fields: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: prod\n{fields}")
+    };
+    let (_t, r) = repo();
+    // "hunter2-secret-value", "admin-user".
+    let in_data =
+        secret("data:\n  password: aHVudGVyMi1zZWNyZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\n");
+    write(&r, "apps/db.yaml", &in_data);
+    commit_all(&r, "data");
+    let same = [
+        // One key moved to stringData.
+        "stringData:\n  password: hunter2-secret-value\ndata:\n  user: YWRtaW4tdXNlcg==\n",
+        // Both moved.
+        "stringData:\n  password: hunter2-secret-value\n  user: admin-user\n",
+        // In data, with a line break in the base64 (the API server reads the same bytes).
+        "data:\n  password: |-\n    aHVudGVyMi1zZWNy\n    ZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\n",
+        // A data value stringData overrides with the base's value: stringData wins.
+        "data:\n  password: b3RoZXI=\n  user: YWRtaW4tdXNlcg==\nstringData:\n  password: hunter2-secret-value\n",
+    ];
+    for fields in same {
+        write(&r, "apps/db.yaml", &secret(fields));
+        let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+        assert_eq!(
+            code(&o),
+            0,
+            "{fields}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert_eq!(
+            text(&o.stdout),
+            "0 changed, 0 added, 0 removed, 1 unchanged\n",
+            "{fields}"
+        );
+    }
+    // And back: the base in stringData, the head in data.
+    write(
+        &r,
+        "apps/db.yaml",
+        &secret("stringData:\n  password: hunter2-secret-value\n  user: admin-user\n"),
+    );
+    commit_all(&r, "stringData");
+    write(&r, "apps/db.yaml", &in_data);
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stdout));
+    // A value that differs is a change, whichever field holds it, and shows masked.
+    let changed = [
+        "stringData:\n  password: hunter2-other-value\n  user: admin-user\n",
+        "data:\n  password: aHVudGVyMi1vdGhlci12YWx1ZQ==\n  user: YWRtaW4tdXNlcg==\n",
+        // stringData wins over data: here it holds the other value.
+        "data:\n  password: aHVudGVyMi1zZWNyZXQtdmFsdWU=\n  user: YWRtaW4tdXNlcg==\nstringData:\n  password: hunter2-other-value\n",
+    ];
+    for fields in changed {
+        write(&r, "apps/db.yaml", &secret(fields));
+        let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+        assert_eq!(code(&o), 1, "{fields}: {}", text(&o.stdout));
+        let out = text(&o.stdout);
+        assert!(
+            out.contains(
+                "-  password: \"[redacted]\"\n+  password: \"[redacted, changed]\"\n   user: \"[redacted]\"\n"
+            ),
+            "{fields}: {out}"
+        );
+        assert!(
+            !out.contains("hunter2") && !out.contains("aHVudGVy"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("admin-user") && !out.contains("YWRtaW4"),
+            "{out}"
+        );
+    }
+}
+
+/// A Secret's values holding a control character and the line separator, copied into a
+/// ConfigMap (as text and as base64 in `binaryData`): the diff writes the ConfigMap's YAML, which
+/// escapes them (`"hunter22\x01zz-secret"`, `\L`), and JSON escapes that text again; no form is
+/// printed, in text, markdown or JSON (issue 39: the YAML form was).
+#[test]
+fn escaped_and_encoded_secret_values_never_appear() {
+    let (_t, r) = repo();
+    let cm = |size: u32| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: prod}}\ndata:\n  size: \"{size}\"\n  mode: \"hunter22\\x01zz-secret\"\n  sep: \"line\\u2028sep-secret\"\nbinaryData:\n  b: {ESCAPED_SECRET_BASE64}\n"
+        )
+    };
+    write(&r, "apps/secret.yaml", ESCAPED_SECRET);
+    write(&r, "apps/cm.yaml", &cm(1));
+    commit_all(&r, "one");
+    write(&r, "apps/cm.yaml", &cm(2));
+    for format in ["text", "markdown", "json"] {
+        let o = kiln(&r, &["diff", "--format", format, "-U", "9", "apps"]);
+        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        for leaked in ["hunter22", "sep-secret", ESCAPED_SECRET_BASE64] {
+            assert!(!out.contains(leaked), "{format}: {leaked}: {out}");
+        }
+        assert!(
+            out.contains("size: \\\"2\\\"") || out.contains("size: \"2\""),
+            "{format}: {out}"
+        );
+        assert_eq!(out.matches("[redacted]").count(), 3, "{format}: {out}");
+    }
+}
+
 /// Provenance annotations are compared like any field: renaming the definition shows.
 #[test]
 fn a_definition_rename_shows_in_provenance() {
@@ -422,55 +535,272 @@ fn the_working_tree_and_index_are_never_touched() {
     );
 }
 
-/// A base that does not render fails with its diagnostics, which say which side they come from
-/// (files of a revision are named REV:path); so does a broken working tree.
+const BAD_YAML: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n";
+
+/// A base that does not render (the change that fixes a broken main): the diff is against an
+/// empty base, every object of the head added, and each format says the base does not render
+/// and why; the base's diagnostics go to stderr, named `REV:path`. Exit 0 (1 with --exit-code,
+/// as there are differences); 4 with --fail-on-base-error, the diff written all the same.
 #[test]
-fn a_side_that_fails_to_render_is_named() {
+fn a_base_that_does_not_render_is_compared_as_empty() {
     let (_t, r) = repo();
     write(&r, "apps/web.yaml", CM_WEB);
-    write(
-        &r,
-        "apps/bad.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n",
-    );
+    write(&r, "apps/bad.yaml", BAD_YAML);
     commit_all(&r, "broken");
     fs::remove_file(r.join("apps/bad.yaml")).unwrap();
-    let o = kiln(&r, &["diff", "apps"]);
-    assert_eq!(code(&o), 4, "{}", text(&o.stdout));
-    assert_eq!(text(&o.stdout), "", "no partial output");
-    let err = text(&o.stderr);
     let short = git(&r, &["rev-parse", "--short=7", "HEAD"]);
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "! the base, HEAD ({short}), does not render (1 error(s)): every object of the head \
+             is shown as added\n  \
+             error[KLN1004]: HEAD:apps/bad.yaml:3: unclosed bracket '[' at line 3, column 11\n\
+             + added ConfigMap prod/web\n\
+             0 changed, 1 added, 0 removed, 0 unchanged\n"
+        )
+    );
+    let err = text(&o.stderr);
     assert!(
-        err.contains(&format!("error: HEAD ({short}) does not render:")),
+        err.contains(&format!(
+            "warning: HEAD ({short}) does not render: the diff is against an empty base"
+        )),
         "{err}"
     );
     assert!(err.contains("HEAD:apps/bad.yaml"), "{err}");
-    assert!(err.contains("KLN1004"), "{err}");
-    assert!(!err.contains("working tree"), "{err}");
     assert!(
         !err.contains("kiln-rev-"),
         "the temporary directory is not shown: {err}"
     );
-    // JSON diagnostics name the side through the file.
+    // Markdown: the warning under the heading, then the head's objects.
+    let o = kiln(&r, &["diff", "--format", "markdown", "apps"]);
+    assert_eq!(code(&o), 0);
+    let md = text(&o.stdout);
+    assert!(
+        md.contains(
+            "**0 changed, 1 added, 0 removed, 0 unchanged**\n\n> [!WARNING]\n> **The base does \
+             not render** (1 error(s)): every object of the head is shown as added.\n> - \
+             `error[KLN1004]: HEAD:apps/bad.yaml:3: unclosed bracket '[' at line 3, column 11`\n"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("- added `ConfigMap prod/web`"), "{md}");
+    // JSON: `baseError`, the diagnostics as --diagnostics json writes them, without hints.
+    let o = kiln(&r, &["diff", "--format", "json", "apps"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["baseError"]["errors"], 1);
+    let d = &v["baseError"]["diagnostics"][0];
+    assert_eq!(d["code"], "KLN1004");
+    assert_eq!(d["file"], "HEAD:apps/bad.yaml");
+    assert_eq!(d["line"], 3);
+    assert_eq!(d["hint"], serde_json::Value::Null);
+    assert_eq!(v["objects"][0]["change"], "added");
+    // JSON diagnostics on stderr name the side through the file.
     let o = kiln(&r, &["diff", "--diagnostics", "json", "apps"]);
+    assert_eq!(code(&o), 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stderr).unwrap();
     assert_eq!(v["diagnostics"][0]["file"], "HEAD:apps/bad.yaml");
-    // The other way round: the working tree is broken.
+    // Exit status: differences with --exit-code; 4 when asked to fail, the diff still written.
+    let o = kiln(&r, &["diff", "--exit-code", "apps"]);
+    assert_eq!(code(&o), 1);
+    let o = kiln(&r, &["diff", "--fail-on-base-error", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert!(text(&o.stdout).contains("+ added ConfigMap prod/web\n"));
+    assert!(
+        text(&o.stderr).contains(&format!("error: HEAD ({short}) does not render:")),
+        "{}",
+        text(&o.stderr)
+    );
+    // A base that renders: no such line, and `baseError` is null.
     git(&r, &["rm", "-q", "apps/bad.yaml"]);
     git(&r, &["commit", "-q", "-m", "fixed"]);
-    write(
+    let o = kiln(
         &r,
-        "apps/bad.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n",
+        &["diff", "--fail-on-base-error", "--format", "json", "apps"],
     );
+    assert_eq!(code(&o), 0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["baseError"], serde_json::Value::Null);
+}
+
+/// With --strict, warnings fail the run on the head's side only: the base's are printed and are
+/// the base's own, like its errors (they fail it only with --fail-on-base-error, after the diff
+/// is written).
+#[test]
+fn strict_fails_on_the_head_warnings_not_the_base() {
+    let (_t, r) = repo();
+    let duplicate = CM_WEB.replace("  size: \"3\"\n", "  size: \"3\"\n  size: \"4\"\n");
+    write(&r, "apps/web.yaml", &duplicate);
+    commit_all(&r, "a duplicate key");
+    write(&r, "apps/web.yaml", CM_WEB);
+    let o = kiln(&r, &["diff", "--strict", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("KLN1008"), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).ends_with("1 changed, 0 added, 0 removed, 0 unchanged\n"));
+    let o = kiln(&r, &["diff", "--strict", "--fail-on-base-error", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert!(text(&o.stdout).ends_with("1 changed, 0 added, 0 removed, 0 unchanged\n"));
+    // The head's warning fails the run, nothing written.
+    commit_all(&r, "fixed");
+    write(&r, "apps/web.yaml", &duplicate);
+    let o = kiln(&r, &["diff", "--strict", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert_eq!(text(&o.stdout), "");
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "without --strict a warning is a warning");
+}
+
+/// The head not rendering stays an error: its diagnostics, exit 4, nothing on stdout (whatever
+/// the base does).
+#[test]
+fn a_head_that_does_not_render_is_an_error() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    commit_all(&r, "one");
+    write(&r, "apps/bad.yaml", BAD_YAML);
     let o = kiln(&r, &["diff", "apps"]);
     assert_eq!(code(&o), 4);
+    assert_eq!(text(&o.stdout), "", "no partial output");
     let err = text(&o.stderr);
     assert!(
         err.contains("error: working tree does not render:"),
         "{err}"
     );
+    assert!(err.contains("apps/bad.yaml"), "{err}");
     assert!(!err.contains("HEAD ("), "{err}");
+    // Both broken: both named, still 4 and nothing written.
+    commit_all(&r, "broken");
+    write(&r, "apps/worse.yaml", BAD_YAML);
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 4);
+    assert_eq!(text(&o.stdout), "");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("error: working tree does not render:"),
+        "{err}"
+    );
+    assert!(err.contains("HEAD:apps/bad.yaml"), "{err}");
+}
+
+/// What the output says of a base that does not render is safe for a pull-request comment: a
+/// secret an error message quotes is blanked out (in every format), and the errors are bounded:
+/// the first few, each message cut, the rest counted.
+#[test]
+fn a_base_failure_shows_no_secret_and_is_bounded() {
+    let (_t, r) = repo();
+    // The password fails the schema's pattern: the error message quotes it.
+    let rgd = RGD.replace(
+        "password: string\n",
+        "password: string | pattern=\"^[a-z]+$\"\n",
+    );
+    write(&r, "apps/rgd.yaml", &rgd);
+    write(&r, "apps/shop.yaml", &instance(1, "Hunter2-Base-Secret"));
+    // Six more errors, each message naming a kind of 1000 characters (sorted after shop.yaml).
+    let long = format!(
+        "apiVersion: example.com/v1\nkind: K{}\nmetadata: {{name: x}}\n",
+        "n".repeat(1000)
+    );
+    for i in 0..6 {
+        write(&r, &format!("apps/z{i}.yaml"), &long);
+    }
+    commit_all(&r, "broken");
+    write(&r, "apps/shop.yaml", &instance(1, "hunterheadsecret"));
+    for i in 0..6 {
+        fs::remove_file(r.join(format!("apps/z{i}.yaml"))).unwrap();
+    }
+    // The base reports every error (text shows 5 of them).
+    let o = kiln(&r, &["diff", "--format", "json", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let errors = v["baseError"]["errors"].as_u64().unwrap();
+    assert_eq!(errors, 7, "{v}");
+    assert_eq!(v["baseError"]["diagnostics"].as_array().unwrap().len(), 5);
+    for format in ["text", "markdown", "json"] {
+        let o = kiln(&r, &["diff", "--format", format, "apps"]);
+        assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert!(!out.to_lowercase().contains("hunter"), "{format}: {out}");
+        assert!(!text(&o.stderr).contains("Hunter2"), "{}", text(&o.stderr));
+        if format != "json" {
+            assert!(
+                out.contains(&format!(
+                    "… and {} more error(s); the log shows each",
+                    errors - 5
+                )),
+                "{format}: {out}"
+            );
+        }
+        for line in out.lines() {
+            assert!(line.len() < 500, "{format}: a line of {} bytes", line.len());
+        }
+    }
+    let o = kiln(&r, &["diff", "apps"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(
+            "HEAD:apps/shop.yaml:8: spec.password: \"[redacted]\" does not match the pattern"
+        ),
+        "{out}"
+    );
+}
+
+/// A kustomization, and a patch one names, are kustomize's configuration, not objects: never
+/// compared (with or without `--pass-through kustomize.config.k8s.io`), so a change that only
+/// edits them shows no change; and, as `kiln render` does, kiln diff says on stderr that each
+/// was not applied (the head's, then one only the base has).
+#[test]
+fn kustomizations_are_not_compared_and_are_named() {
+    let (_t, r) = repo();
+    let prod = |ns: &str| {
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base\nnamespace: {ns}\npatches:\n- path: mode.yaml\n"
+        )
+    };
+    let patch = |mode: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  mode: {mode}\n")
+    };
+    write(&r, "apps/base/cm.yaml", CM_WEB);
+    write(
+        &r,
+        "apps/base/kustomization.yaml",
+        "resources:\n- cm.yaml\n",
+    );
+    write(&r, "apps/prod/kustomization.yaml", &prod("prod"));
+    write(&r, "apps/prod/mode.yaml", &patch("slow"));
+    commit_all(&r, "one");
+    write(&r, "apps/prod/kustomization.yaml", &prod("staging"));
+    write(&r, "apps/prod/mode.yaml", &patch("fast"));
+    fs::remove_file(r.join("apps/base/kustomization.yaml")).unwrap();
+    for extra in [&[][..], &["--pass-through", "kustomize.config.k8s.io"][..]] {
+        let mut args = vec!["diff", "--exit-code"];
+        args.extend(extra);
+        args.push("apps");
+        let o = kiln(&r, &args);
+        assert_eq!(code(&o), 0, "{extra:?}: {}", text(&o.stderr));
+        assert_eq!(
+            text(&o.stdout),
+            "0 changed, 0 added, 0 removed, 1 unchanged\n",
+            "{extra:?}"
+        );
+        let err = text(&o.stderr);
+        let named: Vec<&str> = err
+            .lines()
+            .map(|l| {
+                assert!(l.contains("not a manifest, was not applied"), "{l}");
+                l.split(':').next().unwrap()
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "apps/prod/kustomization.yaml",
+                "apps/prod/mode.yaml",
+                "apps/base/kustomization.yaml"
+            ],
+            "{extra:?}: {err}"
+        );
+    }
 }
 
 /// Unknown revisions, ranges, paths outside any repository and stdin are usage errors (2).
@@ -670,7 +1000,7 @@ fn kurel_packages_render_from_a_revision() {
         "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: slow\n",
     );
     let o = kiln(&r, &["diff", "--diagnostics", "json", "pkgs/app.kurel"]);
-    assert_eq!(code(&o), 4);
+    assert_eq!(code(&o), 0);
     let err = text(&o.stderr);
     let v: serde_json::Value = serde_json::from_str(&err).unwrap();
     assert_eq!(
@@ -817,10 +1147,227 @@ fn two_environments_of_one_revision() {
     assert_eq!(code(&o), 0, "{}", text(&o.stdout));
 }
 
+/// What one run of the example CI workflow did.
+struct Job {
+    /// The exit status of the step that failed, if one did (later steps do not run).
+    failed: Option<i32>,
+    /// What `gh` was asked to post: each call's arguments, then the body file's text.
+    posted: String,
+    /// The comment kiln diff wrote (`diff.md`).
+    comment: String,
+}
+
+/// Run examples/ci/kiln-diff.yml's job in the repository `r` as GitHub Actions would: each step's
+/// `run` script in order with `bash -eo pipefail`, the workflow's and the step's `env` (with
+/// `overrides`), `${{ … }}` replaced as for a pull request into `main`, `$GITHUB_OUTPUT`, and a
+/// `gh` that records what it is asked to post. Checkout and installing kiln are the test's own.
+fn run_ci_workflow(r: &Path, overrides: &[(&str, &str)]) -> Job {
+    use kiln_core::document::{parse_file, YamlLimits};
+    use serde_json::Value;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("examples/ci/kiln-diff.yml");
+    let workflow = &parse_file(
+        "kiln-diff.yml",
+        fs::read_to_string(&path).unwrap(),
+        &YamlLimits::default(),
+    )
+    .unwrap()[0]
+        .value;
+    let scratch = tempfile::tempdir().unwrap();
+    let bin = scratch.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let gh_log = scratch.path().join("gh.log");
+    write(
+        &bin,
+        "gh",
+        "#!/bin/sh\necho \"gh $*\" >> \"$GH_LOG\"\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --body-file ]; then cat \"$2\" >> \"$GH_LOG\"; fi\n  shift\ndone\n",
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(bin.join("gh"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let kiln_dir = Path::new(env!("CARGO_BIN_EXE_kiln")).parent().unwrap();
+    let mut paths = vec![bin.clone(), kiln_dir.to_path_buf()];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path_var = std::env::join_paths(paths).unwrap();
+    let output = scratch.path().join("github_output");
+    let strings = |v: &Value| -> Vec<(String, String)> {
+        v.as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut failed = None;
+    for step in workflow["jobs"]["diff"]["steps"].as_array().unwrap() {
+        let Some(script) = step["run"].as_str() else {
+            assert!(
+                step["uses"].is_string(),
+                "a step that neither runs nor uses: {step}"
+            );
+            continue;
+        };
+        if script.starts_with("cargo install") {
+            continue;
+        }
+        // The outputs of earlier steps, as `${{ steps.diff.outputs.NAME }}` reads them.
+        let outputs = fs::read_to_string(&output).unwrap_or_default();
+        let expand = |text: &str| -> String {
+            let mut out = String::new();
+            let mut rest = text;
+            while let Some(i) = rest.find("${{") {
+                out.push_str(&rest[..i]);
+                let end = rest[i..].find("}}").expect("a closed expression") + i;
+                let expr = rest[i + 3..end].trim();
+                let value = match expr {
+                    "github.base_ref" => "main".to_string(),
+                    "github.token" => "a-token".to_string(),
+                    "github.event.pull_request.number" => "7".to_string(),
+                    e if e.starts_with("steps.diff.outputs.") => {
+                        let name = &e["steps.diff.outputs.".len()..];
+                        outputs
+                            .lines()
+                            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                            .unwrap_or("")
+                            .to_string()
+                    }
+                    e => panic!("the test does not know ${{{{ {e} }}}}"),
+                };
+                out.push_str(&value);
+                rest = &rest[end + 2..];
+            }
+            out.push_str(rest);
+            out
+        };
+        let mut cmd = Command::new("bash");
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
+            .arg(expand(script))
+            .current_dir(r)
+            .env("PATH", &path_var)
+            .env("GITHUB_OUTPUT", &output)
+            .env("GH_LOG", &gh_log)
+            .env("NO_COLOR", "1");
+        for (k, v) in strings(&workflow["env"])
+            .into_iter()
+            .chain(strings(&step["env"]))
+        {
+            cmd.env(&k, expand(&v));
+        }
+        for (k, v) in overrides {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
+        if !o.status.success() {
+            failed = Some(o.status.code().unwrap_or(-1));
+            break;
+        }
+    }
+    Job {
+        failed,
+        posted: fs::read_to_string(&gh_log).unwrap_or_default(),
+        comment: fs::read_to_string(r.join("diff.md")).unwrap_or_default(),
+    }
+}
+
+/// The example CI workflow (examples/ci/kiln-diff.yml) on the pull request that fixes a broken
+/// main: it posts the comment (the head's objects, and why the base does not render) and passes;
+/// with FAIL_ON_BASE_ERROR it posts the comment and fails. A head that does not render fails
+/// and posts nothing; an ordinary change posts its diff and passes.
+#[test]
+fn the_ci_workflow_comments_on_the_change_that_fixes_a_broken_base() {
+    let (_t, r) = repo();
+    write(&r, ".gitignore", "diff.md\n");
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, "apps/bad.yaml", BAD_YAML);
+    commit_all(&r, "broken main");
+    // The pull request's branch, and the base as the checkout's remote-tracking branch.
+    git(&r, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    git(&r, &["checkout", "-q", "-b", "fix"]);
+    git(&r, &["rm", "-q", "apps/bad.yaml"]);
+    git(&r, &["commit", "-q", "-m", "fix"]);
+
+    let job = run_ci_workflow(&r, &[]);
+    assert_eq!(
+        job.failed, None,
+        "the fixing pull request passes: {}",
+        job.comment
+    );
+    assert!(
+        job.comment
+            .contains("> [!WARNING]\n> **The base does not render**"),
+        "{}",
+        job.comment
+    );
+    assert!(
+        job.comment.contains("- added `ConfigMap prod/web`"),
+        "{}",
+        job.comment
+    );
+    assert!(
+        job.posted
+            .starts_with("gh pr comment 7 --edit-last --body-file diff.md\n"),
+        "{}",
+        job.posted
+    );
+    assert!(job.posted.contains(&job.comment), "{}", job.posted);
+
+    // Asked to fail: the comment is posted first, then the check fails with kiln diff's 4.
+    let job = run_ci_workflow(&r, &[("FAIL_ON_BASE_ERROR", "true")]);
+    assert_eq!(job.failed, Some(4));
+    assert!(job.posted.contains("> [!WARNING]"), "{}", job.posted);
+
+    // A head that does not render: nothing to post, the check fails.
+    write(&r, "apps/worse.yaml", BAD_YAML);
+    let job = run_ci_workflow(&r, &[]);
+    assert_eq!(job.failed, Some(4));
+    assert_eq!(job.comment, "");
+    assert_eq!(job.posted, "");
+    fs::remove_file(r.join("apps/worse.yaml")).unwrap();
+
+    // An ordinary change against a base that renders: its diff, and the check passes.
+    git(&r, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    commit_all(&r, "faster");
+    let job = run_ci_workflow(&r, &[]);
+    assert_eq!(job.failed, None);
+    assert!(!job.comment.contains("[!WARNING]"), "{}", job.comment);
+    assert!(
+        job.posted.contains("-  mode: slow\n+  mode: fast\n"),
+        "{}",
+        job.posted
+    );
+}
+
 /// `kiln diff --help` has examples.
 #[test]
 fn help_has_an_example() {
     let o = kiln(Path::new("."), &["diff", "--help"]);
     assert_eq!(code(&o), 0);
     assert!(text(&o.stdout).contains("kiln diff --base origin/main --format markdown"));
+}
+
+/// Another system's version-control data committed to the tree (a vendored `.svn/`, `.hg/`) is
+/// never an input (issue 39): left out of a revision, as a walk of the working tree leaves it
+/// out, not an error that stops the diff.
+#[test]
+fn committed_version_control_data_of_other_systems_is_left_out() {
+    let (_t, r) = repo();
+    write(&r, "apps/web.yaml", CM_WEB);
+    write(&r, "apps/vendor/.svn/entries.yaml", CM_OLD);
+    write(&r, "apps/vendor/.hg/hgrc", "[auth]\nx.password = p\n");
+    commit_all(&r, "one");
+    write(&r, "apps/web.yaml", &CM_WEB.replace("slow", "fast"));
+    let o = kiln(&r, &["diff", "apps"]);
+    assert_eq!(code(&o), 0, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with("~ changed ConfigMap prod/web\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!text(&o.stdout).contains("prod/old"), "{}", text(&o.stdout));
 }

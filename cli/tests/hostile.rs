@@ -371,8 +371,13 @@ fn bad_cases() -> Vec<(PathBuf, String, BTreeSet<String>)> {
     cases
 }
 
-/// Values the secrets cases hold that must never be printed.
-const SECRETS: &[&str] = &["Hunter2-Secret", "hunter2-very-secret"];
+/// Values the secrets cases hold that must never be printed: as they are written, and the base64
+/// of `secrets/base64-of-a-secret`'s password (which a template copies into another object).
+const SECRETS: &[&str] = &[
+    "Hunter2-Secret",
+    "hunter2-very-secret",
+    "SHVudGVyMi1TZWNyZXQB",
+];
 
 /// Run every bad case through `door`; return the failures, one line each.
 fn every_bad_case_through(door: Door) {
@@ -701,6 +706,558 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
     }
 }
 
+/// Values given to a door (options, a functionConfig, Argo CD parameters and plugin env,
+/// command-line arguments) of 100 KiB, the most one argument or environment variable may hold
+/// (Linux's MAX_ARG_STRLEN is 128 KiB): every door refuses or warns about each with a message
+/// that quotes a bounded prefix (`"vvv…"… (102400 bytes)`), never the value (issue 39: kiln-krm
+/// echoed a 20 MB `set` value twice, 40 MB on stderr). `kiln_core::diag::quote` is the one
+/// quoting helper. (A key that long is written as YAML's explicit `? key`: an implicit key is
+/// at most 1024 characters.)
+#[test]
+fn huge_option_values_are_quoted_by_a_prefix_in_every_door() {
+    let big = "v".repeat(100 << 10);
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\ndata: {k: v}\n",
+    );
+    write(
+        tmp.path(),
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nport: 1\n",
+    );
+    write(
+        tmp.path(),
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p, namespace: web}\ndata:\n  port: \"${port}\"\n",
+    );
+    // What quote writes after a prefix: `… (102400 bytes)` (a path's length includes its
+    // directory).
+    let failures = std::cell::RefCell::new(Vec::new());
+    let check = |what: &str, out: Outcome| {
+        let all = format!("{}{}", out.stdout, out.stderr);
+        let quoted = all.split("… (").skip(1).any(|r| {
+            r.split_once(" bytes)")
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok_and(|n| n >= 100 << 10))
+        });
+        if all.len() >= 4096 || !quoted {
+            failures.borrow_mut().push(format!(
+                "{what}: exit {:?}, {} bytes printed: {}",
+                out.status,
+                all.len(),
+                all.chars().take(300).collect::<String>()
+            ));
+        }
+    };
+    // kiln-krm: the functionConfig (a Render, and kpt's ConfigMap of `key=value`).
+    let krm = |spec: String| {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n{spec}"
+        );
+        capped(&Door::Krm.exe(), &[], tmp.path(), &[], &list)
+    };
+    let render = |field: &str| {
+        format!("  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  metadata: {{name: r}}\n  spec:\n    paths: [app]\n    {field}\n")
+    };
+    for (what, field) in [
+        ("set value", format!("set: {{port: {big}}}")),
+        ("set key", format!("set:\n      ? {big}\n      : 1")),
+        (
+            "set of a map",
+            format!("set:\n      ? {big}\n      : {{a: 1}}"),
+        ),
+        ("environment", format!("environment: {big}")),
+        ("mode", format!("mode: {big}")),
+        ("unknown field", format!("? {big}\n    : 1")),
+        ("values", format!("values: [{big}]")),
+        ("observed", format!("observed: [{big}]")),
+        ("a path leaving", format!("values: [../{big}]")),
+    ] {
+        check(&format!("kiln-krm {what}"), krm(render(&field)));
+    }
+    for (what, field) in [
+        ("option", format!("? {big}\n    : x")),
+        ("mode", format!("mode: {big}")),
+    ] {
+        let cm = format!("  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: r}}\n  data:\n    paths: app\n    {field}\n");
+        check(&format!("kiln-krm ConfigMap {what}"), krm(cm));
+    }
+    // kiln-cmp: Argo CD's parameters and plugin env, in the application's directory.
+    let cmp = |env: &[(&str, &str)]| {
+        let mut all = vec![
+            ("ARGOCD_APP_NAME", "hostile"),
+            ("ARGOCD_APP_SOURCE_PATH", "app"),
+            ("KUBE_VERSION", "1.37.1"),
+        ];
+        all.extend_from_slice(env);
+        capped(
+            &Door::Cmp.exe(),
+            &["generate"],
+            &tmp.path().join("app"),
+            &all,
+            "",
+        )
+    };
+    let param = |p: String| -> String { format!("[{p}]") };
+    for (what, p) in [
+        (
+            "environment",
+            format!(r#"{{"name":"environment","string":"{big}"}}"#),
+        ),
+        (
+            "set value",
+            format!(r#"{{"name":"set","map":{{"port":"{big}"}}}}"#),
+        ),
+        (
+            "set key",
+            format!(r#"{{"name":"set","map":{{"{big}":"1"}}}}"#),
+        ),
+        (
+            "values",
+            format!(r#"{{"name":"values","array":["{big}"]}}"#),
+        ),
+        (
+            "observed",
+            format!(r#"{{"name":"observed","array":["{big}"]}}"#),
+        ),
+        ("mode", format!(r#"{{"name":"mode","string":"{big}"}}"#)),
+        ("name", format!(r#"{{"name":"{big}","string":"x"}}"#)),
+    ] {
+        let params = param(p);
+        // The JSON around the value takes a few bytes of the 128 KiB.
+        check(
+            &format!("kiln-cmp parameter {what}"),
+            cmp(&[("ARGOCD_APP_PARAMETERS", &params)]),
+        );
+    }
+    check(
+        "kiln-cmp plugin env ENVIRONMENT",
+        cmp(&[
+            ("ARGOCD_APP_PARAMETERS", "null"),
+            ("ARGOCD_ENV_ENVIRONMENT", &big),
+        ]),
+    );
+    // kiln-flux and kiln: command-line arguments.
+    let flux = |args: &[&str]| capped(&Door::Flux.exe(), args, tmp.path(), &[], "");
+    let cli = |args: &[&str]| capped(&Door::Cli.exe(), args, tmp.path(), &[], "");
+    let limit = format!("input-bytes={big}");
+    let path = format!("app/{big}");
+    check("kiln-flux env", flux(&["build", "app", "--env", &big]));
+    check(
+        "kiln-flux limit",
+        flux(&["build", "app", "--limit", &limit]),
+    );
+    check("kiln-flux path", flux(&["build", &path]));
+    let set_value = format!("port={big}");
+    let set_key = format!("{big}=1");
+    let secret = format!("a..{big}");
+    for (what, args) in [
+        ("set value", vec!["render", "app", "--set", &set_value]),
+        ("set key", vec!["render", "app", "--set", &set_key]),
+        ("env", vec!["render", "app", "--env", &big]),
+        ("limit", vec!["render", "app", "--limit", &limit]),
+        ("secret", vec!["render", "app", "--secret", &secret]),
+        ("values", vec!["render", "app", "--values", &big]),
+    ] {
+        check(&format!("kiln {what}"), cli(&args));
+    }
+    let failures = failures.into_inner();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Run git in `dir` with a fixed identity, outside any user or system configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "kiln")
+        .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
+        .env("GIT_COMMITTER_NAME", "kiln")
+        .env("GIT_COMMITTER_EMAIL", "kiln@localhost")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs (it must be installed for these tests)");
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+}
+
+/// Version-control data is never an input (issue 39): `.git/config` holds a CI token. A door's
+/// configuration naming it (kiln-krm's `paths`, kiln-cmp's application path and `values`), and a
+/// symlink of the tree into it, are refused with KLN1002 naming `.git`, and the token is never
+/// printed. `kiln diff` does not follow a working tree's link into `.git`, nor a revision's.
+/// (kiln-flux's `spec.path: ./.git` and its artifacts: plugin-flux/tests/flux.rs,
+/// `version_control_data_is_never_read_nor_packed`.)
+#[test]
+fn version_control_data_is_never_an_input_of_any_door() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    write(
+        &repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: web}\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        &repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    git(
+        &repo,
+        &[
+            "config",
+            "remote.origin.url",
+            &format!("https://ci:{TOKEN}@example.com/repo.git"),
+        ],
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1002") && out.stderr.contains(".git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN),
+            "{what}: the token leaked"
+        );
+    };
+    let krm = |spec: &str| {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{{spec}}}\n"
+        );
+        capped(&Door::Krm.exe(), &[], &repo, &[], &list)
+    };
+    let cmp = |app: &str, params: &str| {
+        capped(
+            &Door::Cmp.exe(),
+            &["generate"],
+            &repo.join(app),
+            &[
+                ("ARGOCD_APP_NAME", "hostile"),
+                ("ARGOCD_APP_NAMESPACE", "default"),
+                ("ARGOCD_APP_SOURCE_PATH", app),
+                ("ARGOCD_APP_PARAMETERS", params),
+                ("KUBE_VERSION", "1.37.1"),
+            ],
+            "",
+        )
+    };
+    // Named by the door's configuration.
+    refused("krm paths", Door::Krm, &krm("paths: [.git/config]"));
+    refused("krm paths (a directory)", Door::Krm, &krm("paths: [.git]"));
+    refused(
+        "krm values",
+        Door::Krm,
+        &krm("paths: [app/pkg.kurel], values: [.git/config]"),
+    );
+    refused("cmp application path", Door::Cmp, &cmp(".git", "null"));
+    refused(
+        "cmp values",
+        Door::Cmp,
+        &cmp("app", r#"[{"name":"values","array":["../.git/config"]}]"#),
+    );
+    // A link of the tree into it, met in a walk.
+    std::os::unix::fs::symlink("../.git/config", repo.join("app/token.yaml")).unwrap();
+    refused("krm link", Door::Krm, &krm("paths: [app]"));
+    refused("cmp link", Door::Cmp, &cmp("app", "null"));
+    // kiln diff: the working tree's link, then the same link committed (the revision's).
+    let diff = |args: &[&str]| {
+        let mut all = vec!["diff"];
+        all.extend_from_slice(args);
+        capped(&Door::Cli.exe(), &all, &repo, &[], "")
+    };
+    let check_diff = |what: &str, out: &Outcome| {
+        assert_eq!(out.status, Some(4), "{what}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("KLN1002") && out.stderr.contains("inside .git"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(TOKEN) && !out.stdout.contains(TOKEN));
+    };
+    check_diff("diff, working tree", &diff(&["app"]));
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "two"]);
+    check_diff(
+        "diff, revision",
+        &diff(&["app", "--base", "HEAD", "--head", "HEAD"]),
+    );
+}
+
+/// Paths a user writes are bounded by `yaml-depth` (issue 39): each segment is a level of
+/// nesting, and a set key builds it. A `set` key of 100,000 segments killed kiln-krm with
+/// SIGSEGV (the nesting it built was dropped recursively), and 60,000 of them in Argo CD's
+/// parameters took quadratic time; a kpatch path as deep does the same through a package. Each
+/// door now answers KLN1005 naming the limit, at once, within the memory cap: the CLI's `--set`,
+/// kiln-krm's `set`, kiln-cmp's `set` parameter, and a package's kpatch path through all four.
+#[test]
+fn paths_deeper_than_any_document_are_refused_by_every_door() {
+    let deep = vec!["a"; 100_000].join(".");
+    // An argument or environment variable holds at most 128 KiB (Linux's MAX_ARG_STRLEN).
+    let argument = vec!["a"; 60_000].join(".");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n",
+    );
+    write(
+        repo,
+        "app/pkg.kurel/resources/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"${name}\", namespace: web}\n",
+    );
+    let refused = |what: &str, door: Door, out: &Outcome| {
+        assert_eq!(out.status, Some(1), "{what}: {}", out.stderr);
+        assert!(
+            out.codes(door).contains("KLN1005"),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("000 segments, more than the limit of 128 (yaml-depth)")
+                || out
+                    .stderr
+                    .contains("001 segments, more than the limit of 128 (yaml-depth)"),
+            "{what}: {}",
+            out.stderr
+        );
+        // The hostile value is quoted short, never whole.
+        assert!(
+            out.stderr.len() < 20_000,
+            "{what}: {} bytes",
+            out.stderr.len()
+        );
+    };
+    let set = format!("{argument}=1");
+    let cli = capped(
+        &Door::Cli.exe(),
+        &[
+            "render",
+            "app/pkg.kurel",
+            "--set",
+            &set,
+            "--diagnostics",
+            "json",
+        ],
+        repo,
+        &[],
+        "",
+    );
+    refused("kiln --set", Door::Cli, &cli);
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+         functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+         metadata: {{name: render}}\n  spec:\n    paths: [app/pkg.kurel]\n    set:\n      ? {deep}\n      : 1\n"
+    );
+    refused(
+        "kiln-krm set",
+        Door::Krm,
+        &capped(&Door::Krm.exe(), &[], repo, &[], &list),
+    );
+    let params = serde_json::json!([{"name": "set", "map": {argument: "1"}}]).to_string();
+    let cmp = capped(
+        &Door::Cmp.exe(),
+        &["generate"],
+        &repo.join("app"),
+        &[
+            ("ARGOCD_APP_NAME", "hostile"),
+            ("ARGOCD_APP_NAMESPACE", "default"),
+            ("ARGOCD_APP_SOURCE_PATH", "app"),
+            ("ARGOCD_APP_PARAMETERS", &params),
+            ("KUBE_VERSION", "1.37.1"),
+        ],
+        "",
+    );
+    refused("kiln-cmp set", Door::Cmp, &cmp);
+    // The same depth in a package's kpatch path, read by every door.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata.{deep}: \"1\"\n"),
+    );
+    for door in [Door::Cli, Door::Krm, Door::Cmp, Door::Flux] {
+        let out = through(door, repo, "app");
+        let what = format!("kpatch path through {door:?}");
+        refused(&what, door, &out);
+    }
+    // A million index groups: parsed in linear time (a copy of the rest of the line per group
+    // made it hours), then refused like any path that deep, well within the time limit.
+    write(
+        repo,
+        "app/pkg.kurel/patches/10-deep.kpatch",
+        &format!("[configmap.x]\ndata{}: \"1\"\n", "[0]".repeat(1_000_000)),
+    );
+    refused(
+        "kpatch index groups",
+        Door::Cli,
+        &through(Door::Cli, repo, "app"),
+    );
+}
+
+/// A namespace from a door's options is what kiln writes into every namespaced object that
+/// sets none (issue 39): `../../etc` and a million characters were written with exit 0. Every
+/// door now refuses one the API server would refuse, in its words (KLN1010), the value quoted
+/// short and never written: the CLI's `-n`, kiln-krm's `namespace`, kiln-cmp's destination
+/// namespace, kiln-flux's `-n`. (Namespaces in inputs and rendered objects: the cases
+/// `testdata/bad/hostile/namespace-*`, through every door above; a Flux Kustomization's:
+/// plugin-flux/tests/flux.rs.)
+#[test]
+fn namespaces_the_api_server_refuses_are_refused_by_every_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    write(
+        repo,
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    // An argument or environment variable holds at most 128 KiB; kiln-krm's stdin has no such
+    // bound.
+    let long = "a".repeat(100_000);
+    let longest = "a".repeat(1_000_000);
+    for ns in [
+        "../../etc",
+        "Web",
+        "a.b",
+        "",
+        long.as_str(),
+        longest.as_str(),
+    ] {
+        let what = |door: &str| format!("{door} namespace {:?}", &ns[..ns.len().min(12)]);
+        let check = |door: Door, out: &Outcome, exit: i32| {
+            let what = what(&format!("{door:?}"));
+            assert_eq!(out.status, Some(exit), "{what}: {}", out.stderr);
+            assert!(
+                out.codes(door).contains("KLN1010"),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("Invalid value: ")
+                    && (out.stderr.contains("must be no more than 63 characters")
+                        || out.stderr.contains("lowercase RFC 1123 label")
+                        || out.stderr.contains("must not contain dots")),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.len() < 4_000,
+                "{what}: {} bytes",
+                out.stderr.len()
+            );
+            assert!(
+                !out.stdout.contains("kind: ConfigMap"),
+                "{what}: {}",
+                out.stdout
+            );
+        };
+        if ns.len() < 1_000_000 {
+            let cli = capped(
+                &Door::Cli.exe(),
+                &["render", "app", "-n", ns, "--diagnostics", "json"],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Cli, &cli, 2);
+            let flux = capped(
+                &Door::Flux.exe(),
+                &["build", "app", "-n", ns],
+                repo,
+                &[],
+                "",
+            );
+            check(Door::Flux, &flux, 1);
+        }
+        // Argo CD gives no namespace as an empty one (unset).
+        if !ns.is_empty() && ns.len() < 1_000_000 {
+            let cmp = capped(
+                &Door::Cmp.exe(),
+                &["generate"],
+                &repo.join("app"),
+                &[
+                    ("ARGOCD_APP_NAME", "hostile"),
+                    ("ARGOCD_APP_NAMESPACE", ns),
+                    ("ARGOCD_APP_SOURCE_PATH", "app"),
+                    ("ARGOCD_APP_PARAMETERS", "null"),
+                    ("KUBE_VERSION", "1.37.1"),
+                ],
+                "",
+            );
+            check(Door::Cmp, &cmp, 1);
+        }
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: fn.kiln.dev/v1alpha1\n  kind: Render\n  \
+             metadata: {{name: render}}\n  spec: {{paths: [app], namespace: {ns:?}}}\n"
+        );
+        let krm = capped(&Door::Krm.exe(), &[], repo, &[], &list);
+        check(Door::Krm, &krm, 1);
+    }
+}
+
+/// Issue 39: values read from an input as large as the input limits allow, handed to CEL
+/// functions whose result grows with them: `findAll("")` on a 30 MB string (a match per
+/// character) and `json.unmarshal` of 20 million numbers. Each ends in KLN5007, under the memory
+/// cap and the time limit of [`capped`], before anything that size is built.
+#[test]
+fn large_input_values_meet_the_evaluation_budget_not_the_memory_limit() {
+    let rgd = |field: &str, expr: &str| {
+        format!(
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {{name: big}}\n\
+             spec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Big\n    spec:\n      {field}: string\n  \
+             resources:\n    - id: config\n      template:\n        apiVersion: v1\n        kind: ConfigMap\n        \
+             metadata: {{name: \"${{schema.metadata.name}}\"}}\n        data:\n          v: '${{{expr}}}'\n"
+        )
+    };
+    let cases = [
+        (
+            "s",
+            "x".repeat(30_000_000),
+            r#"string(size(schema.spec.s.findAll("")))"#,
+        ),
+        (
+            "j",
+            format!("[{}1]", "1,".repeat(20_000_000)),
+            "string(size(json.unmarshal(schema.spec.j)))",
+        ),
+    ];
+    for (field, value, expr) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let app = tmp.path().join("app");
+        std::fs::create_dir(&app).unwrap();
+        write(&app, "rgd.yaml", &rgd(field, expr));
+        write(
+            &app,
+            "instance.yaml",
+            &format!("apiVersion: kro.run/v1alpha1\nkind: Big\nmetadata: {{name: b}}\nspec:\n  {field}: \"{value}\"\n"),
+        );
+        let out = through(Door::Cli, tmp.path(), "app");
+        assert_eq!(out.status, Some(1), "{expr}: {}", out.stderr);
+        assert_eq!(
+            out.codes(Door::Cli),
+            BTreeSet::from(["KLN5007".to_string()]),
+            "{expr}: {}",
+            out.stderr.chars().take(600).collect::<String>()
+        );
+        assert!(out.stdout.is_empty(), "{expr}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Issue 39: what grows without bound from a small input.
 // ---------------------------------------------------------------------------------------------
@@ -915,7 +1472,7 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
 
 /// `git` in `dir` with `stdin`, as the diff tests run it (fixed identity and dates, no user
 /// configuration); its stdout.
-fn git(dir: &Path, args: &[&str], stdin: &str) -> String {
+fn git_fed(dir: &Path, args: &[&str], stdin: &str) -> String {
     use std::io::Write;
     let mut child = Command::new("git")
         .current_dir(dir)
@@ -954,27 +1511,27 @@ fn git(dir: &Path, args: &[&str], stdin: &str) -> String {
 fn a_tree_referenced_millions_of_times_is_not_walked_by_kiln_diff() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path();
-    git(r, &["init", "-q", "-b", "main"], "");
+    git_fed(r, &["init", "-q", "-b", "main"], "");
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: shop}\ndata: {mode: slow}\n";
     write(r, "apps/web/cm.yaml", cm);
-    git(r, &["add", "apps/web/cm.yaml"], "");
-    let blob = git(r, &["hash-object", "-w", "--stdin"], "a: 1\n");
+    git_fed(r, &["add", "apps/web/cm.yaml"], "");
+    let blob = git_fed(r, &["hash-object", "-w", "--stdin"], "a: 1\n");
     let lines = |mode: &str, kind: &str, id: &str| -> String {
         (0..5000)
             .map(|i| format!("{mode} {kind} {id}\tf{i:04}\n"))
             .collect()
     };
-    let inner = git(r, &["mktree"], &lines("100644", "blob", &blob));
-    let bomb = git(r, &["mktree"], &lines("040000", "tree", &inner));
-    let web = git(r, &["write-tree", "--prefix=apps/web/"], "");
-    let apps = git(
+    let inner = git_fed(r, &["mktree"], &lines("100644", "blob", &blob));
+    let bomb = git_fed(r, &["mktree"], &lines("040000", "tree", &inner));
+    let web = git_fed(r, &["write-tree", "--prefix=apps/web/"], "");
+    let apps = git_fed(
         r,
         &["mktree"],
         &format!("040000 tree {bomb}\tbomb\n040000 tree {web}\tweb\n"),
     );
-    let top = git(r, &["mktree"], &format!("040000 tree {apps}\tapps\n"));
-    let commit = git(r, &["commit-tree", top.as_str(), "-m", "bomb"], "");
-    git(r, &["update-ref", "HEAD", commit.as_str()], "");
+    let top = git_fed(r, &["mktree"], &format!("040000 tree {apps}\tapps\n"));
+    let commit = git_fed(r, &["commit-tree", top.as_str(), "-m", "bomb"], "");
+    git_fed(r, &["update-ref", "HEAD", commit.as_str()], "");
     // The working tree changes the application (the bomb is in the revision only).
     write(r, "apps/web/cm.yaml", &cm.replace("slow", "fast"));
     let exe = Door::Cli.exe();

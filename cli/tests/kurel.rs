@@ -687,3 +687,36 @@ fn instances_directory_is_read_where_the_user_names_it() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Issue 38.5: values files beside a package (`cache.kurel/` + `values/prod.yaml`, the layout of
+/// testdata/argocd/repo/apps/cache). The values file used to be read as a manifest (KLN1006:
+/// no apiVersion), so rendering the directory failed even with `--set`. A `values/` directory
+/// beside a package now holds the package's values files: never manifests, used when named, and
+/// named in a warning when the render uses none of them (it renders the defaults).
+#[test]
+fn values_files_beside_a_package_are_values_not_manifests() {
+    let dir = testdata().join("argocd/repo/apps");
+    let out = kiln(&dir, &["render", "cache"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("KLN7022"), "{err}");
+    assert!(
+        err.contains("cache/values/prod.yaml") && err.contains("--values"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).contains("replicas: 1"), "the defaults");
+    let out = kiln(
+        &dir,
+        &["render", "cache", "--values", "cache/values/prod.yaml"],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("KLN7022"), "{err}");
+    assert!(text(&out.stdout).contains("replicas: 3"));
+    let out = kiln(&dir, &["render", "cache", "--set", "replicas=2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replicas: 2"));
+    // Strict makes the unused values files fatal, as any warning.
+    let out = kiln(&dir, &["render", "cache", "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}

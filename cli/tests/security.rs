@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 mod common;
-use common::{kiln, text, write};
+use common::{kiln, text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Runs `args` in `dir` with human and with JSON diagnostics; both must fail, name the problem
 /// (`needle`), print `[redacted]`, and never print any of `secrets`.
@@ -118,6 +118,43 @@ fn secret_documents_are_blanked_from_snippets_of_broken_files() {
     }
 }
 
+/// A Secret's values copied into ConfigMaps, escaped as YAML writes them or spelled otherwise
+/// (`\u2028`), and as base64: the snippets of the ConfigMaps' broken files show none of them
+/// (issue 39; the same text was printed whole).
+#[test]
+fn secret_values_copied_in_escaped_forms_are_blanked_from_snippets() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "secret.yaml", ESCAPED_SECRET);
+    write(
+        tmp.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  mode: \"hunter22\\x01zz-secret\"\n  size: 2x: [\n  sep: \"line\\u2028sep-secret\"\n",
+    );
+    write(
+        tmp.path(),
+        "cm2.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: d}}\nbinaryData:\n  b: {ESCAPED_SECRET_BASE64}\n  size: 2x: [\n"),
+    );
+    for format in ["human", "json"] {
+        let out = kiln(tmp.path(), &["render", ".", "--diagnostics", format]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert_eq!(err.matches("KLN1004").count(), 2, "{format}: {err}");
+        for leaked in ["hunter22", "sep-secret", ESCAPED_SECRET_BASE64] {
+            assert!(!err.contains(leaked), "{format}: {leaked} leaked:\n{err}");
+        }
+        if format == "human" {
+            for shown in [
+                "5 │   mode: [redacted]",
+                "7 │   sep: \"[redacted]\"",
+                "5 │   b: [redacted]",
+            ] {
+                assert!(err.contains(shown), "{shown}: {err}");
+            }
+        }
+    }
+}
+
 #[test]
 fn component_parameters_marked_sensitive_are_redacted() {
     let tmp = tempfile::tempdir().unwrap();
@@ -223,7 +260,7 @@ fn output_file_names_never_leave_the_directory() {
         "in/objects.yaml",
         r#"apiVersion: v1
 kind: ConfigMap
-metadata: {name: ../../etc/passwd, namespace: ../..}
+metadata: {name: ../../etc/passwd, namespace: web}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -281,8 +318,8 @@ metadata: {name: x}
                 [
                     ".kiln-output",
                     "_.._.._evil-...yaml",
-                    "configmap-.._..-.._.._etc_passwd.yaml",
                     "configmap-a_b_c.yaml",
+                    "configmap-web-.._.._etc_passwd.yaml",
                     "nul-x.yaml",
                 ]
             );
@@ -299,6 +336,21 @@ metadata: {name: x}
         }
     }
     assert!(!tmp.path().join("etc").exists());
+    // A namespace that would climb (`../..`) never reaches a file name: the API server's rule
+    // refuses it first (issue 39), and nothing is written.
+    write(
+        tmp.path(),
+        "ns/objects.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../..}\n",
+    );
+    let out_dir = tmp.path().join("work/ns");
+    let r = kiln(
+        tmp.path(),
+        &["render", "ns", "-o", out_dir.to_str().unwrap()],
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
+    assert!(text(&r.stderr).contains("KLN5006"), "{}", text(&r.stderr));
+    assert!(!out_dir.exists());
 }
 
 /// A kurel patch file is read for secrets by kurel itself (`kurel::secrets`, handed to redaction

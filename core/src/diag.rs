@@ -196,6 +196,57 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The most characters of a value a message quotes ([`quote`]): values come from options,
+/// configurations and files, and may be megabytes (a `set` value, an environment name), which a
+/// message would otherwise print whole, once per mention; Argo CD shows and caches messages.
+pub const QUOTE_CHARS: usize = 48;
+
+/// `s` quoted for a message, the one way every door and every stage quotes a value given to
+/// kiln: whole (as Rust's `{:?}` writes it) when it has at most [`QUOTE_CHARS`] characters,
+/// else its first [`QUOTE_CHARS`] characters and its length: `"abc…"… (100000 bytes)`.
+pub fn quote(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_CHARS) {
+        None => format!("{s:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// `s` as it is when it has at most [`QUOTE_CHARS`] characters, else [`quote`]d: for text a
+/// message shows unquoted (a parameter path, a command-line argument) that may be a value of
+/// megabytes.
+pub fn bounded(s: &str) -> String {
+    if s.chars().nth(QUOTE_CHARS).is_none() {
+        s.to_string()
+    } else {
+        quote(s)
+    }
+}
+
+/// The field path of `key` in `parent`, as `join` writes it (`spec.colour`, `data["mode"]`), or
+/// `parent` alone for a key too long to name whole: its message quotes a prefix of it.
+pub fn key_path(parent: &str, key: &str, join: impl FnOnce(&str, &str) -> String) -> String {
+    if key.chars().nth(QUOTE_CHARS).is_none() {
+        join(parent, key)
+    } else {
+        parent.to_string()
+    }
+}
+
+/// The longest path a diagnostic names whole, in bytes (Linux's `PATH_MAX`), and the longest
+/// name in it (`NAME_MAX`): no file has a longer one.
+pub const PATH_BYTES: usize = 4096;
+const NAME_BYTES: usize = 255;
+
+/// A path as a diagnostic names it (its file, its message): whole when it can name a file,
+/// else (a value given as a path, longer than any file's) quoted by a prefix ([`quote`]).
+pub fn path_shown(p: &str) -> String {
+    if p.len() <= PATH_BYTES && p.split('/').all(|n| n.len() <= NAME_BYTES) {
+        p.to_string()
+    } else {
+        quote(p)
+    }
+}
+
 /// A bag of diagnostics gathered by a stage that keeps going after the first problem.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
@@ -259,6 +310,40 @@ impl From<Diagnostic> for Diagnostics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_are_bounded() {
+        assert_eq!(quote("yes"), "\"yes\"");
+        let at_most = "y".repeat(QUOTE_CHARS);
+        assert_eq!(quote(&at_most), format!("{at_most:?}"));
+        // A 100-character value: its first 48, and its length.
+        let q = quote(&"y".repeat(100));
+        assert_eq!(q, format!("{:?}… (100 bytes)", "y".repeat(QUOTE_CHARS)));
+        let q = quote(&"y".repeat(20 << 20));
+        assert!(q.len() < 80 && q.ends_with("… (20971520 bytes)"), "{q}");
+        // Never cut inside a character; escapes stay bounded.
+        assert!(quote(&"é".repeat(100)).contains("(200 bytes)"));
+        assert!(quote(&"\u{1}".repeat(1000)).len() < 400);
+        assert_eq!(bounded("spec.a"), "spec.a");
+        let join = |p: &str, k: &str| format!("{p}.{k}");
+        assert_eq!(key_path("spec", "colour", join), "spec.colour");
+        assert_eq!(key_path("spec", &"y".repeat(100), join), "spec");
+        assert_eq!(bounded(&"y".repeat(100)), quote(&"y".repeat(100)));
+    }
+
+    #[test]
+    fn paths_are_named_whole_unless_no_file_has_them() {
+        let real = format!("{}/x.yaml", ["d"; 300].join("/"));
+        assert_eq!(path_shown(&real), real);
+        let name = format!("app/{}", "n".repeat(NAME_BYTES + 1));
+        assert!(
+            path_shown(&name).ends_with("… (260 bytes)"),
+            "{}",
+            path_shown(&name)
+        );
+        let long = "a/".repeat(PATH_BYTES);
+        assert!(path_shown(&long).len() < 100);
+    }
 
     #[test]
     fn codes_are_unique_and_well_formed() {

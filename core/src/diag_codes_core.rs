@@ -34,6 +34,10 @@ code_table! { CORE;
     /// Kustomizations refer to each other in a cycle, or deeper or more often than the bounds of
     /// the path check allow; or a kustomization file cannot be read as YAML.
     KUSTOMIZE_REFERENCES = "KLN1015", "kustomize-references";
+    /// kiln-flux: Flux's artifact would leave out what a build rendered (a `.sourceignore`
+    /// pattern or source-controller's defaults exclude it): a file kiln generated (a warning),
+    /// or everything under a Kustomization's `spec.path`.
+    SOURCE_IGNORED = "KLN1017", "source-ignored";
     /// A kustomize build that kiln runs did not finish within its time limit, or printed more
     /// bytes or documents than kiln reads back: it was stopped.
     KUSTOMIZE_BUILD_LIMIT = "KLN1018", "kustomize-build-limit";

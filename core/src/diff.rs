@@ -11,7 +11,11 @@
 //! `stringData`) never appear: each is written as `[redacted]`, and as `[redacted, changed]`
 //! on the head side when it differs from the base's. Every other secret the run knows of
 //! ([`Secrets`]: what Secret templates read, `--secret` paths) is blanked out of the diff text as
-//! in diagnostics.
+//! in diagnostics. A Secret is compared as the API server stores it (`stringData` merged into
+//! `data`): a key that only moves between the two is no change.
+//!
+//! A base that does not render is compared as empty, every object of the head added, and the
+//! output says why ([`BaseFailure`]: its first errors, secrets blanked out, bounded).
 //!
 //! ```
 //! use kiln_core::diff::{compare, Options};
@@ -160,7 +164,7 @@ impl Summary {
 }
 
 /// The comparison of two renders.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
     /// What the base side is (`HEAD`, `main (1a2b3c4)`, with its environment).
     pub base: String,
@@ -172,6 +176,67 @@ pub struct Diff {
     /// Objects both sides hold by construction, not compared (units rendered once for both
     /// sides: [`Unit::shared`]): counted unchanged, not listed in `objects`.
     pub shared: usize,
+    /// Set when the base did not render and the head did: the diff is then against an empty base
+    /// (every object of the head is added), and every format says so.
+    pub base_failure: Option<BaseFailure>,
+}
+
+/// Why the base side did not render: how many errors, and the first few of them, each made safe
+/// to print in a pull-request comment (secrets blanked out, then cut to a bounded length).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseFailure {
+    /// How many errors the base's render reported.
+    pub errors: usize,
+    /// The first [`BaseFailure::SHOWN`] of them: secrets blanked out, message and field path cut
+    /// to [`BaseFailure::TEXT_BYTES`], no hint (the log has each whole).
+    pub shown: Vec<Diagnostic>,
+}
+
+impl BaseFailure {
+    /// Errors shown; the rest are counted.
+    pub const SHOWN: usize = 5;
+    /// Longest message or field path shown, in bytes.
+    pub const TEXT_BYTES: usize = 300;
+
+    /// The summary of a base's failed render. Secrets are blanked out before anything is cut, so
+    /// a cut never leaves part of a secret that redaction would no longer recognise.
+    pub fn of(diagnostics: &[Diagnostic], secrets: &Secrets) -> BaseFailure {
+        let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.is_error()).collect();
+        let shown = errors
+            .iter()
+            .take(Self::SHOWN)
+            .map(|d| {
+                let mut d = secrets.redact_diagnostic(d);
+                d.message = one_line(&d.message, Self::TEXT_BYTES);
+                d.path = d.path.map(|p| one_line(&p, Self::TEXT_BYTES));
+                d.hint = None;
+                d
+            })
+            .collect();
+        BaseFailure {
+            errors: errors.len(),
+            shown,
+        }
+    }
+
+    /// What is left out: `… and N more error(s)`, or nothing.
+    fn more(&self) -> Option<String> {
+        let more = self.errors.saturating_sub(self.shown.len());
+        (more > 0).then(|| format!("… and {more} more error(s); the log shows each"))
+    }
+}
+
+/// `text` on one line (line breaks as spaces), at most `max` bytes (cut on a character, `…`).
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    if flat.len() <= max {
+        return flat;
+    }
+    let mut end = max;
+    while !flat.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &flat[..end])
 }
 
 /// An object's identity: API group, kind, namespace, name.
@@ -206,8 +271,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of one object.
+    /// The entry of one object (a Secret as the API server stores it: [`as_stored`]).
     pub fn of(o: &Value) -> Entry {
+        let stored = as_stored(o);
+        let o = stored.as_ref().unwrap_or(o);
         Entry {
             identity: identity(o),
             api_version: o
@@ -384,6 +451,7 @@ fn compare_indexed(
         head: String::new(),
         objects,
         shared: 0,
+        base_failure: None,
     })
 }
 
@@ -417,6 +485,46 @@ fn unified(
 fn is_secret(o: &Value) -> bool {
     o.get("kind").and_then(Value::as_str) == Some("Secret")
         && o.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// A Secret as the API server stores it, or `None` when `o` is not a Secret, has neither `data`
+/// nor `stringData`, or holds a value the API server would refuse (not a string, `data` that is
+/// not base64): that one is compared as written. The API server merges `stringData` into `data`,
+/// a key in both taking `stringData`'s value, and keeps `data` as bytes; so here every value is
+/// written in `data` as the base64 of its bytes, in one spelling. A key moved from one field to
+/// the other with the same value is then no change, and a value that differs still is.
+fn as_stored(o: &Value) -> Option<Value> {
+    if !is_secret(o) || (o.get("data").is_none() && o.get("stringData").is_none()) {
+        return None;
+    }
+    let encode = |bytes: &[u8]| Value::String(crate::expr::library::base64(bytes));
+    let empty = Map::new();
+    let field = |f: &str| o.get(f).map_or(Some(&empty), Value::as_object);
+    let mut data = Map::new();
+    for (k, v) in field("data")? {
+        data.insert(k.clone(), encode(&crate::base64::decode(v.as_str()?)?));
+    }
+    // Then `stringData`, over `data` key by key.
+    for (k, v) in field("stringData")? {
+        data.insert(k.clone(), encode(v.as_str()?.as_bytes()));
+    }
+    // `data` where it was (or where `stringData` was); none made up for an empty `stringData`.
+    let keep = o.get("data").is_some() || !data.is_empty();
+    let mut data = Some(Value::Object(data)).filter(|_| keep);
+    let mut out = Map::new();
+    for (k, v) in o.as_object()? {
+        match k.as_str() {
+            "data" | "stringData" => {
+                if let Some(d) = data.take() {
+                    out.insert("data".into(), d);
+                }
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Some(Value::Object(out))
 }
 
 /// Replace the values of a Secret's `data` and `stringData` on both sides: `[redacted]`, and
@@ -523,6 +631,23 @@ impl Diff {
             }
         };
         let mut out = String::new();
+        if let Some(f) = &self.base_failure {
+            out.push_str(&paint(
+                "1;33",
+                &format!(
+                    "! the base, {}, does not render ({} error(s)): every object of the head \
+                     is shown as added",
+                    self.base, f.errors
+                ),
+            ));
+            out.push('\n');
+            for d in &f.shown {
+                let _ = writeln!(out, "  {d}");
+            }
+            if let Some(more) = f.more() {
+                let _ = writeln!(out, "  {more}");
+            }
+        }
         for o in self.differing() {
             let title = format!("{} {} {}", o.change.marker(), o.change.as_str(), o.title());
             let code = match o.change {
@@ -572,6 +697,21 @@ impl Diff {
             inline_code(&self.head),
             s.line()
         );
+        if let Some(f) = &self.base_failure {
+            let _ = writeln!(
+                out,
+                "> [!WARNING]\n> **The base does not render** ({} error(s)): every object of the \
+                 head is shown as added.",
+                f.errors
+            );
+            for d in &f.shown {
+                let _ = writeln!(out, "> - {}", inline_code(&d.to_string()));
+            }
+            if let Some(more) = f.more() {
+                let _ = writeln!(out, "> - {more}");
+            }
+            out.push('\n');
+        }
         if !s.has_differences() {
             out.push_str("No rendered object changes.\n");
             return out;
@@ -655,8 +795,15 @@ impl Diff {
                 })
             })
             .collect();
+        let base_error = self.base_failure.as_ref().map(|f| {
+            json!({
+                "errors": f.errors,
+                "diagnostics": f.shown,
+            })
+        });
         json!({
             "base": self.base,
+            "baseError": base_error,
             "head": self.head,
             "summary": {
                 "added": s.added,
@@ -669,8 +816,8 @@ impl Diff {
     }
 }
 
-/// A code fence longer than any run of backticks in `text`.
-fn fence_for(text: &str) -> String {
+/// The longest run of backticks in `text`.
+fn backtick_run(text: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -681,13 +828,23 @@ fn fence_for(text: &str) -> String {
             run = 0;
         }
     }
-    "`".repeat((longest + 1).max(3))
+    longest
 }
 
+/// A code fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    "`".repeat((backtick_run(text) + 1).max(3))
+}
+
+/// `s` as a Markdown code span, fenced with more backticks than any run in it.
 fn inline_code(s: &str) -> String {
-    let fence = if s.contains('`') { "`` " } else { "`" };
-    let close = if s.contains('`') { " ``" } else { "`" };
-    format!("{fence}{s}{close}")
+    let fence = "`".repeat(backtick_run(s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 fn escape_cell(s: &str) -> String {
@@ -772,6 +929,93 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("   user: \"[redacted]\"\n"), "{text}");
+    }
+
+    #[test]
+    fn a_secret_is_compared_as_stored_unless_the_api_server_would_refuse_it() {
+        let secret = |fields: Value| {
+            let mut o = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+            o.as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            o
+        };
+        let same = |a: Value, b: Value| {
+            let d = compare(
+                &[secret(a)],
+                &[secret(b)],
+                &Secrets::default(),
+                &Options::default(),
+            )
+            .unwrap();
+            !d.summary().has_differences()
+        };
+        assert!(same(
+            json!({"data": {"k": "aGk="}}),
+            json!({"stringData": {"k": "hi"}})
+        ));
+        assert!(same(
+            json!({"data": {"k": "aGk"}}),
+            json!({"data": {"k": "aGk="}})
+        ));
+        // An empty stringData makes no data.
+        assert!(same(json!({"stringData": {}}), json!({})));
+        // Not base64, not a string: compared as written.
+        assert!(!same(
+            json!({"data": {"k": "hi!"}}),
+            json!({"stringData": {"k": "hi!"}})
+        ));
+        assert!(!same(
+            json!({"stringData": {"k": 1}}),
+            json!({"data": {"k": "MQ=="}})
+        ));
+        // A ConfigMap is not a Secret.
+        let cm = |f: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, f: {"k": "aGk="}});
+        let d = compare(
+            &[cm("data")],
+            &[cm("stringData")],
+            &Secrets::default(),
+            &Options::default(),
+        )
+        .unwrap();
+        assert_eq!(d.summary().changed, 1);
+    }
+
+    #[test]
+    fn a_base_failure_is_redacted_then_cut_on_one_line() {
+        use crate::diag::codes;
+        let mut secrets = Secrets::default();
+        secrets.add_value("hunter2-secret-value");
+        // The secret straddles the cut: blanked out first, none of it is left.
+        let straddling = format!("{}hunter2-secret-value and more", "x".repeat(290));
+        let multibyte = format!("line one\nline two {}", "é".repeat(400));
+        let mut ds: Vec<Diagnostic> = vec![
+            Diagnostic::error(codes::INTERNAL, straddling)
+                .in_file("HEAD:a.yaml")
+                .with_hint("hunter2-secret-value"),
+            Diagnostic::error(codes::INTERNAL, multibyte).at("spec.x"),
+            Diagnostic::warning(codes::INTERNAL, "a warning is not an error"),
+        ];
+        ds.extend((0..6).map(|i| Diagnostic::error(codes::INTERNAL, format!("error {i}"))));
+        let f = BaseFailure::of(&ds, &secrets);
+        assert_eq!(f.errors, 8);
+        assert_eq!(f.shown.len(), BaseFailure::SHOWN);
+        assert_eq!(
+            f.more().unwrap(),
+            "… and 3 more error(s); the log shows each"
+        );
+        let first = &f.shown[0];
+        assert!(!first.message.contains("hunter"), "{}", first.message);
+        assert!(first.message.ends_with("[redacted]…"), "{}", first.message);
+        assert_eq!(first.hint, None);
+        let second = &f.shown[1].message;
+        assert!(second.starts_with("line one line two é"), "{second}");
+        assert!(
+            second.len() <= BaseFailure::TEXT_BYTES + '…'.len_utf8(),
+            "{}",
+            second.len()
+        );
+        assert!(second.ends_with('…'));
     }
 
     #[test]

@@ -788,6 +788,27 @@ pub fn locate_value(text: &str, doc: usize, path: &FieldPath) -> Option<std::ops
     (start <= end && end <= text.len()).then_some(start..end)
 }
 
+/// The byte ranges of the scalars (keys and values, of every document) whose value, as the
+/// reader decodes it, `keep` accepts, in one pass over the parser's events: what a scalar means
+/// whatever its quoting or escapes (`"\x41"` is `A`). Scalars after a syntax error are not seen.
+pub fn scalar_spans(text: &str, mut keep: impl FnMut(&str) -> bool) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for item in Events(Parser::new_from_str(text)) {
+        let Ok((Event::Scalar(value, ..), span)) = item else {
+            if item.is_err() {
+                break;
+            }
+            continue;
+        };
+        if let (Some(start), Some(end)) = (span.start.byte_offset(), span.end.byte_offset()) {
+            if start < end && end <= text.len() && keep(&value) {
+                out.push(start..end);
+            }
+        }
+    }
+    out
+}
+
 /// The parser's events without the ones that are not part of the node structure (comments,
 /// anchor metadata), so the walk in [`locate`] sees only nodes.
 /// The line of the first alias at which expanding the text's aliases would produce more than

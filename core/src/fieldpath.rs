@@ -8,6 +8,30 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::diag::{codes, Diagnostic};
+use crate::limits::Limit;
+
+/// KLN1005 when `segments`, the length of a path a user wrote (a `--set` key, a kpatch path,
+/// `--secret PATH`; `what` names it, quoted short), is over `max`, the `yaml-depth` limit.
+///
+/// Each segment is a level of nesting of the document the path names, and a set key builds that
+/// nesting: a path deeper than the deepest document kiln reads names nothing in one, and what
+/// walks or builds along it (recursively, at the end: dropping, writing, merging the value) must
+/// never meet a depth no limit checked. So one limit bounds documents and paths alike, checked
+/// before anything is built.
+pub fn too_deep(what: &str, segments: usize, max: usize) -> Option<Diagnostic> {
+    (segments > max).then(|| {
+        Diagnostic::error(
+            codes::YAML_BUDGET,
+            format!(
+                "{what} has {segments} segments, more than the limit of {max} ({}): each is a level of nesting",
+                Limit::YamlDepth
+            ),
+        )
+        .with_hint(Limit::YamlDepth.hint("name a shallower path"))
+    })
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Segment {
@@ -53,7 +77,9 @@ impl FieldPath {
         self.0.is_empty()
     }
 
-    /// Parse a kro-style path (`a.b[0]["c.d"]`). Returns `None` for malformed input.
+    /// Parse a kro-style path (`a.b[0]["c.d"]`). Returns `None` for malformed input. Linear in
+    /// the text, never recursive; a path a user wrote is bounded ([`too_deep`]) before anything
+    /// walks or builds along it.
     pub fn parse(s: &str) -> Option<Self> {
         let mut segs = Vec::new();
         let b = s.as_bytes();

@@ -122,6 +122,17 @@ pub fn check_passthrough(api_version: &str, kind: &str, known: &Known) -> Option
             .with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
         );
     }
+    // kiln's own function configuration listed among the objects: passing it through would
+    // apply it to the cluster; the fix is where it is listed.
+    if group == KILN_FUNCTION_GROUP {
+        return Some(
+            Diagnostic::error(
+                codes::UNKNOWN_KIND,
+                format!("{api_version} {kind} is kiln's own function configuration, read here as an object to render or pass through"),
+            )
+            .with_hint("name it where kustomize runs functions (the kustomization's `generators` or `transformers`), or in a Kptfile's pipeline as the function's configPath, not among `resources` or the inputs"),
+        );
+    }
     Some(
         Diagnostic::error(
             codes::UNKNOWN_KIND,
@@ -133,6 +144,9 @@ pub fn check_passthrough(api_version: &str, kind: &str, known: &Known) -> Option
         )),
     )
 }
+
+/// The group of kiln's KRM function configuration (`Render`).
+pub const KILN_FUNCTION_GROUP: &str = "fn.kiln.dev";
 
 /// The problem with an object of a built-in group whose kind the bundled Kubernetes version
 /// does not serve at that apiVersion, if there is one.
@@ -262,6 +276,23 @@ mod tests {
         let d = check_passthrough("acme.io/v1", "Widget", &k).expect("unknown");
         assert_eq!(d.code, codes::UNKNOWN_KIND);
         assert!(d.hint.unwrap().contains("--pass-through acme.io"));
+        // kiln's own configuration is named as such, with where it belongs.
+        let d = check_passthrough("fn.kiln.dev/v1alpha1", "Render", &k).unwrap();
+        assert!(
+            d.message.contains("kiln's own function configuration"),
+            "{d:?}"
+        );
+        assert!(
+            d.hint
+                .as_deref()
+                .unwrap()
+                .contains("`generators` or `transformers`"),
+            "{d:?}"
+        );
+        assert!(
+            !d.hint.as_deref().unwrap().contains("pass-through"),
+            "{d:?}"
+        );
         k.pass_through = vec!["acme.io".into()];
         assert!(check_passthrough("acme.io/v1", "Widget", &k).is_none());
         k.pass_through = vec!["*".into()];

@@ -15,9 +15,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::diag::{codes, Diagnostic};
+use crate::document::SourceFile;
 use crate::inplace::OutFile;
 use crate::limits::{Limit, Limits};
 
@@ -368,6 +370,31 @@ fn without_log_header(line: &str) -> &str {
         Some(i) if header => &line[i + 2..],
         _ => line,
     }
+}
+
+/// `diagnostics` of a failed build with the secrets of the files it was staged from (the
+/// rendered tree and the files beside it) blanked out: kustomize's messages quote the node they
+/// fail on (`node contents: …`), which may be a Secret's data.
+pub fn redacted(diagnostics: Vec<Diagnostic>, staged: &[&[OutFile]]) -> Vec<Diagnostic> {
+    if diagnostics.is_empty() {
+        return diagnostics;
+    }
+    let files: Vec<Arc<SourceFile>> = staged
+        .iter()
+        .flat_map(|fs| fs.iter())
+        .filter_map(|f| {
+            let text = std::str::from_utf8(&f.bytes).ok()?;
+            Some(Arc::new(SourceFile {
+                name: f.rel.clone(),
+                text: text.to_string(),
+            }))
+        })
+        .collect();
+    let secrets = crate::request::collect_secrets(&files, &[], &[]);
+    diagnostics
+        .iter()
+        .map(|d| secrets.redact_diagnostic(d))
+        .collect()
 }
 
 /// Write a scratch copy: `others` (files outside the rendered tree, byte for byte) at their

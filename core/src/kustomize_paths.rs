@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use crate::document::{parse_source_with_warnings, SourceFile, YamlLimits};
 use crate::source::Root;
 
@@ -78,6 +78,52 @@ impl Default for Options {
 /// per cycle or exceeded bound; empty when kustomize may run. A directory without a
 /// kustomization file has nothing to check.
 pub fn check(root: &Root, dir: &Path, opts: &Options) -> Diagnostics {
+    check_and_reach(root, dir, opts).0
+}
+
+/// What a kustomization reaches, transitively, as paths relative to the root (`/`-separated,
+/// sorted): what a door renders before kustomize builds it, and what the tree kustomize builds
+/// must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Directories whose objects kustomize builds: the starting directory and every directory
+    /// named as a resource, base or component (each a kustomization, or a kurel package that
+    /// renders into one). kiln's inputs in them are rendered.
+    pub dirs: BTreeSet<String>,
+    /// Files named as resources: kiln's inputs too.
+    pub resources: BTreeSet<String>,
+    /// Everything else kustomize reads (patches, generator files and configurations, CRDs,
+    /// generator and transformer directories): taken as they are.
+    pub files: BTreeSet<String>,
+}
+
+impl Reach {
+    /// Whether a file (relative to the root) is below a reached directory or a reached resource.
+    pub fn renders(&self, rel: &str) -> bool {
+        self.resources.contains(rel) || self.dirs.iter().any(|d| under(rel, d))
+    }
+
+    /// Whether a file (relative to the root) is something kustomize reads.
+    pub fn holds(&self, rel: &str) -> bool {
+        self.renders(rel) || self.files.iter().any(|f| f == rel || under(rel, f))
+    }
+}
+
+/// Whether `rel` lies below the directory `dir` (`""` is the root).
+pub fn is_under(rel: &str, dir: &str) -> bool {
+    under(rel, dir)
+}
+
+fn under(rel: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || rel
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// [`check`], and what the kustomization in `dir` reaches ([`Reach`]). A directory without a
+/// kustomization reaches only itself.
+pub fn check_and_reach(root: &Root, dir: &Path, opts: &Options) -> (Diagnostics, Reach) {
     let mut c = Checker {
         root,
         opts,
@@ -86,14 +132,85 @@ pub fn check(root: &Root, dir: &Path, opts: &Options) -> Diagnostics {
         config_done: BTreeSet::new(),
         visited: 0,
         diags: Diagnostics::new(),
+        reach: Reach::default(),
     };
     let shown = root.display_name(dir);
     match root.resolve_from(Path::new(""), dir, &shown) {
-        Ok(Some((rel, real))) if real.is_dir() => c.visit_dir(&rel),
+        Ok(Some((rel, real))) if real.is_dir() => {
+            c.reach.dirs.insert(slashed(&rel));
+            c.visit_dir(&rel);
+        }
         Ok(_) => {}
         Err(d) => c.diags.push(d),
     }
-    c.diags
+    (c.diags, c.reach)
+}
+
+/// A relative path as the tree names it: `/`-separated, `""` for the root.
+fn slashed(rel: &Path) -> String {
+    let s = rel.to_string_lossy().replace('\\', "/");
+    if s == "." {
+        String::new()
+    } else {
+        s
+    }
+}
+
+/// The files one kustomization names as kustomize's own rather than as resources: patches,
+/// replacements, CRDs, configurations, the OpenAPI schema, generator files and envs, generator,
+/// transformer and validator configuration files; as written (relative to the kustomization's
+/// directory), remote ones left out. What a walk that reads manifests must not take for
+/// objects: a JSON patch is a YAML list, a strategic merge patch a partial object.
+pub fn own_files(kustomization: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(m) = kustomization.as_object() else {
+        return out;
+    };
+    let mut push = |s: &str| {
+        if !s.is_empty() && !is_remote(s) && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    };
+    for (key, v) in m {
+        match fold(key).as_str() {
+            "CRDS" | "CONFIGURATIONS" | "PATCHESSTRATEGICMERGE" => {
+                strings(v).iter().for_each(|(_, s)| push(s))
+            }
+            "GENERATORS" | "TRANSFORMERS" | "VALIDATORS" => strings(v)
+                .iter()
+                .filter(|(_, s)| !s.contains('\n'))
+                .for_each(|(_, s)| push(s)),
+            "PATCHES" | "PATCHESJSON6902" | "REPLACEMENTS" | "CONFIGMAPGENERATOR"
+            | "SECRETGENERATOR" => {
+                for (_, item) in items(v) {
+                    for (k, x) in item {
+                        let files = is(k, "files");
+                        if is(k, "path") || files || is(k, "envs") || is(k, "env") {
+                            for (_, s) in strings(x) {
+                                // A file source is `[key=]path`.
+                                let path = if files {
+                                    s.split_once('=').map_or(s.as_str(), |(_, p)| p)
+                                } else {
+                                    s.as_str()
+                                };
+                                push(path);
+                            }
+                        }
+                    }
+                }
+            }
+            "OPENAPI" => {
+                if let Some(p) = v
+                    .as_object()
+                    .and_then(|o| o.iter().find(|(k, _)| is(k, "path")))
+                {
+                    strings(p.1).iter().for_each(|(_, s)| push(s));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// What an entry may be.
@@ -119,6 +236,7 @@ struct Checker<'a> {
     config_done: BTreeSet<PathBuf>,
     visited: usize,
     diags: Diagnostics,
+    reach: Reach,
 }
 
 /// Go's `encoding/json` key folding: ASCII upper case; other characters lower-cased then
@@ -478,7 +596,7 @@ impl Checker<'_> {
         self.diags.push(
             Diagnostic::error(
                 codes::KUSTOMIZE_REMOTE,
-                format!("{field} names a remote reference ({s}); kustomize would fetch it, and what it holds cannot be checked"),
+                format!("{field} names a remote reference ({}); kustomize would fetch it, and what it holds cannot be checked", path_shown(s)),
             )
             .in_file(shown.to_string())
             .at(field.to_string())
@@ -508,7 +626,7 @@ impl Checker<'_> {
                 self.diags.push(
                     Diagnostic::error(
                         codes::PATH_ESCAPE,
-                        format!("{field} ({s}) leaves the source root: {why}"),
+                        format!("{field} ({}) leaves the source root: {why}", path_shown(s)),
                     )
                     .in_file(shown.to_string())
                     .at(field.to_string())
@@ -518,6 +636,11 @@ impl Checker<'_> {
             }
         };
         let Some((rel, real)) = resolved else { return };
+        match (role, real.is_dir()) {
+            (Role::Base, true) => self.reach.dirs.insert(slashed(&rel)),
+            (Role::Base, false) => self.reach.resources.insert(slashed(&rel)),
+            _ => self.reach.files.insert(slashed(&rel)),
+        };
         match role {
             Role::File => {}
             Role::Base | Role::Config if real.is_dir() => {
@@ -586,6 +709,7 @@ impl Checker<'_> {
                         if let Ok(Some((r, real))) =
                             self.root.resolve_from(dir, Path::new(&s), &shown)
                         {
+                            self.reach.files.insert(slashed(&r));
                             if real.is_dir() {
                                 self.visit_config_dir(base, &r, depth + 1);
                             } else if let Some(docs) = self.read(&r) {
@@ -652,6 +776,31 @@ mod tests {
 
     fn codes_of(d: &tempfile::TempDir, dir: &str) -> Vec<(String, String)> {
         run(d, dir, &Options::default())
+    }
+
+    #[test]
+    fn a_kustomizations_own_files_are_listed_from_its_value() {
+        let k: Value = serde_yaml_value(
+            "resources: [a.yaml]\npatches:\n- path: p.yaml\n- patch: |\n    - op: x\npatchesStrategicMerge: [s.yaml]\nconfigMapGenerator:\n- name: c\n  files: [k=f.txt, g.txt]\n  envs: [e.env]\ntransformers: [t.yaml]\nopenapi:\n  path: o.json\ncrds: [https://x/c.yaml]\n",
+        );
+        let mut got = own_files(&k);
+        got.sort();
+        assert_eq!(
+            got,
+            ["e.env", "f.txt", "g.txt", "o.json", "p.yaml", "s.yaml", "t.yaml"]
+        );
+    }
+
+    fn serde_yaml_value(text: &str) -> Value {
+        let source = Arc::new(SourceFile {
+            name: "k".into(),
+            text: text.into(),
+        });
+        parse_source_with_warnings(&source, &YamlLimits::default())
+            .unwrap()
+            .0
+            .remove(0)
+            .value
     }
 
     #[test]

@@ -48,6 +48,7 @@
 // everywhere would cost clarity for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod base64;
 pub mod component;
 pub mod diag;
 pub mod diff;
@@ -64,9 +65,11 @@ pub mod kro;
 pub mod kurel;
 pub mod kustomize_build;
 pub mod kustomize_paths;
+pub mod kustomize_reach;
 pub mod layout;
 pub mod limits;
 pub mod lookup;
+pub mod names;
 pub mod observed;
 pub mod openapi;
 pub mod output;

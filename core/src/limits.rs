@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use crate::diag::{codes, Code, Diagnostic};
+use crate::diag::{codes, quote, Code, Diagnostic};
 
 // The settings type of each stage is defined here, at the bottom, so that this module imports
 // nothing of the pipeline; each stage re-exports its own under its old path (`document::YamlLimits`,
@@ -508,7 +508,11 @@ impl Setting {
         };
         let name = name.trim();
         let Some(limit) = Limit::from_name(name) else {
-            return Err(format!("unknown limit {name:?} (limits: {})", names()));
+            return Err(format!(
+                "unknown limit {} (limits: {})",
+                quote(name),
+                names()
+            ));
         };
         let value = parse_amount(value.trim()).map_err(|e| format!("{name}: {e}"))?;
         if value == 0 {
@@ -536,7 +540,12 @@ impl fmt::Display for Setting {
 }
 
 fn parse_amount(text: &str) -> Result<u64, String> {
-    let bad = || format!("{text:?} is not a number (examples: 5000, 64Mi, 1Gi, 2M)");
+    let bad = || {
+        format!(
+            "{} is not a number (examples: 5000, 64Mi, 1Gi, 2M)",
+            quote(text)
+        )
+    };
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '_'))
         .unwrap_or(text.len());
@@ -558,13 +567,13 @@ fn parse_amount(text: &str) -> Result<u64, String> {
     }
     let n: u64 = digits.replace('_', "").parse().map_err(|_| {
         if digits.len() > 19 {
-            format!("{text:?} is too large")
+            format!("{} is too large", quote(text))
         } else {
             bad()
         }
     })?;
     n.checked_mul(factor)
-        .ok_or_else(|| format!("{text:?} is too large"))
+        .ok_or_else(|| format!("{} is too large", quote(text)))
 }
 
 /// A help text listing every limit with its default (for `--limit` in `--help`).

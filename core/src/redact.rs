@@ -22,6 +22,13 @@
 //! - component-type and addon parameters whose shorthand carries the `oc:sensitive` marker;
 //! - values at the paths the user names ([`SecretPath`], `kiln --secret PATH`).
 //!
+//! A value is searched for in every form a printer may have written it ([`forms_of`]): as is,
+//! escaped inside a quoted string (kiln's YAML writer turns a control character into `\x01` and
+//! U+2028 into `\L`; JSON, Rust's `{:?}` and Go's `%q` have their own escapes), such an escaped
+//! text escaped again as JSON, and base64 (what a `data` field holds). A file's snippet is also
+//! masked by meaning: a scalar whose decoded value holds a secret is blanked whatever its
+//! spelling.
+//!
 //! Template text holding `${…}` is not itself a secret (it is an expression), what it reads is.
 //! A value shorter than [`MIN_LEN`] is blanked only where it sits (its own lines in a snippet, and
 //! diagnostics about its own field): searched for everywhere, a value such as `1` or `yes` would
@@ -35,8 +42,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::diag::Diagnostic;
-use crate::document::{locate_value, parse_source, Document, SourceFile, YamlLimits};
+use crate::diag::{quote, Diagnostic};
+use crate::document::{locate_value, parse_source, scalar_spans, Document, SourceFile, YamlLimits};
 use crate::fieldpath::{FieldPath, Segment};
 
 /// How a front-end finds the secret values in a file of its own format (kurel's patches):
@@ -50,6 +57,10 @@ pub const REDACTED: &str = "[redacted]";
 
 /// Shortest value searched for in all text; shorter ones are blanked only where they sit.
 pub const MIN_LEN: usize = 4;
+
+/// Longest form of a secret searched for through the one regular expression; longer ones (a
+/// file of megabytes named a secret) are searched for by text.
+const LONG_FORM: usize = 16 << 10;
 
 /// Nesting followed when looking for Secret objects inside documents.
 const MAX_SCAN_DEPTH: usize = 64;
@@ -92,20 +103,24 @@ impl SecretPath {
                 } else {
                     r.find(']')
                 }
-                .ok_or_else(|| format!("{s:?}: unclosed ["))?;
+                .ok_or_else(|| format!("{}: unclosed [", quote(s)))?;
                 let inner = &r[..end];
                 if !r[end..].starts_with(']') {
-                    return Err(format!("{s:?}: expected ] after {inner}"));
+                    return Err(format!("{}: expected ] after {}", quote(s), quote(inner)));
                 }
                 pats.push(match inner {
                     "*" => Pat::Any,
                     q if q.starts_with('"') => Pat::Key(
-                        serde_json::from_str::<String>(q).map_err(|e| format!("{s:?}: {e}"))?,
+                        serde_json::from_str::<String>(q)
+                            .map_err(|e| format!("{}: {e}", quote(s)))?,
                     ),
-                    n => Pat::Index(
-                        n.parse()
-                            .map_err(|_| format!("{s:?}: [{n}] is not an index, \"key\" or *"))?,
-                    ),
+                    n => Pat::Index(n.parse().map_err(|_| {
+                        format!(
+                            "{}: {} is not an index, \"key\" or *",
+                            quote(s),
+                            quote(&format!("[{n}]"))
+                        )
+                    })?),
                 });
                 rest = &r[end + 1..];
                 expect_key = false;
@@ -113,14 +128,18 @@ impl SecretPath {
             }
             if let Some(r) = rest.strip_prefix('.') {
                 if expect_key {
-                    return Err(format!("{s:?}: empty segment"));
+                    return Err(format!("{}: empty segment", quote(s)));
                 }
                 rest = r;
                 expect_key = true;
                 continue;
             }
             if !expect_key {
-                return Err(format!("{s:?}: expected . or [ before {rest:?}"));
+                return Err(format!(
+                    "{}: expected . or [ before {}",
+                    quote(s),
+                    quote(rest)
+                ));
             }
             let end = rest.find(['.', '[']).unwrap_or(rest.len());
             let key = &rest[..end];
@@ -133,7 +152,15 @@ impl SecretPath {
             expect_key = false;
         }
         if expect_key {
-            return Err(format!("{s:?}: ends with ."));
+            return Err(format!("{}: ends with .", quote(s)));
+        }
+        // Parsed before the run's limits are known: the highest `yaml-depth` bounds it.
+        let deepest = crate::limits::Limit::YamlDepth.max();
+        if pats.len() as u64 > deepest {
+            return Err(format!(
+                "the path has {} segments, more than any document kiln reads can nest ({deepest}, the highest yaml-depth)",
+                pats.len()
+            ));
         }
         Ok(Self(pats))
     }
@@ -213,8 +240,12 @@ pub struct Secrets {
 
 #[derive(Debug, Clone)]
 struct Searched {
-    forms: Vec<String>,
+    /// The forms of every secret ([`forms_of`]) up to [`LONG_FORM`] bytes, as one regular
+    /// expression (one pass over a text); `None` when there are none, or too many to compile.
     regex: Option<regex::Regex>,
+    /// The longer forms (and every form, when the expression could not be built), searched
+    /// one by one: a form of megabytes would make the expression slow to build.
+    long: Vec<String>,
 }
 
 impl PartialEq for Secrets {
@@ -418,39 +449,68 @@ impl Secrets {
                     forms.extend(forms_of(&s.value));
                 }
             }
-            let mut forms: Vec<String> = forms.into_iter().collect();
+            let (mut long, mut short): (Vec<String>, Vec<String>) =
+                forms.into_iter().partition(|f| f.len() > LONG_FORM);
             // Longest first, so a secret containing another is blanked whole.
-            forms.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-            let regex = (!forms.is_empty())
+            short.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+            let regex = (!short.is_empty())
                 .then(|| {
-                    let alt: Vec<String> = forms.iter().map(|f| regex::escape(f)).collect();
+                    let alt: Vec<String> = short.iter().map(|f| regex::escape(f)).collect();
                     regex::RegexBuilder::new(&alt.join("|"))
                         .size_limit(256 << 20)
                         .build()
                         .ok()
                 })
                 .flatten();
-            Searched { forms, regex }
+            if regex.is_none() {
+                long.extend(short);
+            }
+            Searched { long, regex }
         })
     }
 
-    /// `text` with every secret (of at least [`MIN_LEN`] characters, in the forms a message may
-    /// quote it: as is, escaped as a Rust or JSON string, each long line of a multi-line value)
-    /// replaced by [`REDACTED`].
+    /// `text` with every secret (of at least [`MIN_LEN`] characters) replaced by [`REDACTED`],
+    /// in every form a printer may have written it ([`forms_of`]): as is, escaped inside a quoted
+    /// string (YAML, JSON, Rust's `{:?}`, Go's `%q`, and such an escaped text escaped again as
+    /// JSON), each long line of a multi-line value, and its base64 (as a `data` field holds it).
     pub fn redact(&self, text: &str) -> String {
         let s = self.searched();
+        let mut spans: Vec<Range<usize>> = s
+            .long
+            .iter()
+            .flat_map(|f| text.match_indices(f.as_str()).map(|(i, m)| i..i + m.len()))
+            .collect();
         match &s.regex {
             // One pass, so a replacement is never searched again.
-            Some(re) => re.replace_all(text, REDACTED).into_owned(),
-            None if s.forms.is_empty() => text.to_string(),
-            None => {
-                let mut out = text.to_string();
-                for f in &s.forms {
-                    out = out.replace(f.as_str(), REDACTED);
-                }
-                out
-            }
+            Some(re) if spans.is_empty() => return re.replace_all(text, REDACTED).into_owned(),
+            Some(re) => spans.extend(re.find_iter(text).map(|m| m.range())),
+            None if spans.is_empty() => return text.to_string(),
+            None => {}
         }
+        // Every place found in the text as it was, overlapping places blanked as one.
+        spans.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for r in spans {
+            if r.end <= at {
+                continue;
+            }
+            if r.start >= at {
+                out.push_str(&text[at..r.start]);
+                out.push_str(REDACTED);
+            }
+            at = r.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    /// Whether `text` holds a secret of at least [`MIN_LEN`] characters, in any form
+    /// [`Secrets::redact`] blanks.
+    fn holds_secret(&self, text: &str) -> bool {
+        let s = self.searched();
+        s.regex.as_ref().is_some_and(|re| re.is_match(text))
+            || s.long.iter().any(|f| text.contains(f.as_str()))
     }
 
     /// A diagnostic with the secrets blanked out of its message, hint and path. A short secret is
@@ -507,6 +567,11 @@ impl Secrets {
                 None => {}
             }
         }
+        // A scalar holding a secret in a form no pattern knows (an escape of a printable
+        // character, a double-quoted value folded over lines) is found by what it means.
+        if self.searched().regex.is_some() || !self.searched().long.is_empty() {
+            ranges.extend(scalar_spans(text, |v| self.holds_secret(v)));
+        }
         let masked = if ranges.is_empty() {
             text.to_string()
         } else {
@@ -551,7 +616,11 @@ pub fn set_arguments_document(sets: &[String]) -> Value {
     let mut doc = Value::Object(serde_json::Map::new());
     for s in sets {
         if let Some((path, value)) = s.split_once('=') {
-            if let Some(fp) = FieldPath::parse(path.trim()) {
+            // `insert` recurses along the path: one deeper than any document (a run refuses it
+            // first, `kurel::values::too_deep_sets`) is left out.
+            let deepest = crate::limits::Limit::YamlDepth.max();
+            if let Some(fp) = FieldPath::parse(path.trim()).filter(|p| p.0.len() as u64 <= deepest)
+            {
                 insert(&mut doc, &fp.0, Value::String(value.to_string()));
             }
         }
@@ -682,14 +751,26 @@ fn mask(text: &str, mut ranges: Vec<Range<usize>>) -> String {
     out
 }
 
-/// The forms in which a message may quote a value.
+/// The forms in which a printer may write a value: as is; escaped inside a quoted string the
+/// way each printer kiln's output passes through escapes ([`Escape`]: YAML as kiln's writer
+/// writes it and with lower-case hex, JSON, Go's encoding/json and `%q`, Rust's `{:?}`, a YAML
+/// single-quoted string); each of those escaped again as a JSON string (a diff's text in
+/// `--format json`, a message quoting a quoted value); each long line of a multi-line value; its
+/// base64, as a `data` field holds it (either alphabet, without the padding, which a match need
+/// not include).
 fn forms_of(value: &str) -> Vec<String> {
     let mut forms = vec![value.to_string()];
     let debug = format!("{value:?}");
     forms.push(debug[1..debug.len() - 1].to_string());
-    if let Ok(json) = serde_json::to_string(value) {
-        forms.push(json[1..json.len() - 1].to_string());
+    for e in ESCAPES {
+        forms.push(escaped(value, e));
     }
+    forms.push(value.replace('\'', "''"));
+    let again: Vec<String> = forms[1..]
+        .iter()
+        .map(|f| escaped(f, &Escape::Json))
+        .collect();
+    forms.extend(again);
     if value.contains('\n') {
         for line in value.lines() {
             let line = line.trim();
@@ -698,9 +779,103 @@ fn forms_of(value: &str) -> Vec<String> {
             }
         }
     }
+    let b64 = crate::expr::library::base64(value.as_bytes());
+    let b64 = b64.trim_end_matches('=');
+    forms.push(b64.replace('+', "-").replace('/', "_"));
+    forms.push(b64.to_string());
     forms.retain(|f| !f.is_empty());
+    forms.sort();
     forms.dedup();
     forms
+}
+
+/// How a printer escapes characters inside a double-quoted string.
+enum Escape {
+    /// YAML as kiln's writer (serde-saphyr) writes it: named escapes, `\xXX` and `\uXXXX` with
+    /// upper-case hex.
+    YamlUpper,
+    /// The same with lower-case hex, as a person may write it.
+    YamlLower,
+    /// JSON (serde_json): `\uXXXX` for the other control characters below U+0020.
+    Json,
+    /// Go's encoding/json (kustomize's and kubectl's messages): JSON, and `<`, `>`, `&`, U+2028
+    /// and U+2029 as `\uXXXX`.
+    GoJson,
+    /// Go's `%q`: `\xXX` below U+0080, `\uXXXX` and `\UXXXXXXXX` for what is not printable.
+    GoQuote,
+}
+
+const ESCAPES: &[Escape] = &[
+    Escape::YamlUpper,
+    Escape::YamlLower,
+    Escape::Json,
+    Escape::GoJson,
+    Escape::GoQuote,
+];
+
+/// `value` escaped as `how` writes it inside a quoted string (without the quotes).
+fn escaped(value: &str, how: &Escape) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        let n = u32::from(c);
+        let yaml = matches!(how, Escape::YamlUpper | Escape::YamlLower);
+        let named = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\t' => Some("\\t"),
+            '\r' => Some("\\r"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\u{7}' if yaml || matches!(how, Escape::GoQuote) => Some("\\a"),
+            '\u{b}' if yaml || matches!(how, Escape::GoQuote) => Some("\\v"),
+            '\0' if yaml => Some("\\0"),
+            '\u{1b}' if yaml => Some("\\e"),
+            '\u{85}' if yaml => Some("\\N"),
+            '\u{2028}' if yaml => Some("\\L"),
+            '\u{2029}' if yaml => Some("\\P"),
+            _ => None,
+        };
+        if let Some(e) = named {
+            out.push_str(e);
+            continue;
+        }
+        let unprintable = c.is_control() || c.escape_debug().nth(1).is_some();
+        let hex = match how {
+            Escape::YamlUpper | Escape::YamlLower => {
+                if n <= 0xff && (c.is_control() || (0x7f..=0x9f).contains(&n)) {
+                    Some(format!("\\x{n:02X}"))
+                } else if matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}') {
+                    Some(format!("\\u{n:04X}"))
+                } else {
+                    None
+                }
+            }
+            Escape::Json => (n < 0x20).then(|| format!("\\u{n:04x}")),
+            Escape::GoJson => (n < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'))
+                .then(|| format!("\\u{n:04x}")),
+            Escape::GoQuote => {
+                if n < 0x20 || n == 0x7f {
+                    Some(format!("\\x{n:02x}"))
+                } else if unprintable && n <= 0xffff {
+                    Some(format!("\\u{n:04x}"))
+                } else if unprintable {
+                    Some(format!("\\U{n:08x}"))
+                } else {
+                    None
+                }
+            }
+        };
+        match hex {
+            Some(h) if matches!(how, Escape::YamlLower) => out.push_str(&h.to_lowercase()),
+            Some(h) => out.push_str(&h),
+            None => {
+                let _ = write!(out, "{c}");
+            }
+        }
+    }
+    out
 }
 
 /// Walk `v` for Secret objects (their data values are added to `found`), Secret templates (what
@@ -982,14 +1157,12 @@ fn find<'v>(v: &'v Value, pats: &[Pat], at: FieldPath, out: &mut Vec<(FieldPath,
     }
 }
 
-/// The text a `data` value encodes, when it is base64 of printable UTF-8.
+/// The text a `data` value encodes, when it is base64 of UTF-8 (control characters included: a
+/// value holding one is still a value a template may copy).
 fn base64_text(s: &str) -> Option<String> {
     let bytes = base64_decode(s)?;
     let text = String::from_utf8(bytes).ok()?;
-    let printable = text
-        .chars()
-        .all(|c| !c.is_control() || c == '\n' || c == '\r' || c == '\t');
-    (printable && !text.trim().is_empty()).then_some(text)
+    (!text.trim().is_empty()).then_some(text)
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
@@ -1035,6 +1208,7 @@ mod tests {
 
     #[test]
     fn paths_parse_and_print() {
+        let deep = vec!["a"; 513].join(".");
         for p in [
             "spec.password",
             "spec.users[*].password",
@@ -1053,8 +1227,10 @@ mod tests {
             ("a..b", "empty segment"),
             ("a.", "ends with ."),
             ("a[", "unclosed ["),
-            ("a[x]", "[x] is not an index"),
+            ("a[x]", "\"[x]\" is not an index"),
             (".a", "empty segment"),
+            // Deeper than any document kiln reads (issue 39).
+            (deep.as_str(), "513 segments"),
         ] {
             let refused = SecretPath::parse(bad).expect_err("an error");
             assert!(refused.to_string().contains(why), "{bad}: {refused}");
@@ -1217,12 +1393,21 @@ spec:
         assert!(s.is_empty(), "{:?}", values(&s));
     }
 
+    /// How a YAML printer writes `v` on one line (kiln's output writer: a diff's text), `None`
+    /// when it writes a block.
+    fn as_yaml(v: &str) -> Option<String> {
+        let y = crate::output::to_yaml(&serde_json::json!([v])).unwrap();
+        let y = y.strip_prefix("- ")?.strip_suffix('\n')?;
+        (!y.starts_with('|') && !y.contains('\n')).then(|| y.to_string())
+    }
+
     proptest::proptest! {
-        /// A secret quoted in a message in any of the usual ways (as is, `{:?}`, JSON) never
+        /// A secret quoted in a message in any of the usual ways (as is, `{:?}`, JSON, as the
+        /// YAML writer writes it, each of those escaped again as a JSON string, base64) never
         /// survives redaction, in the message, the hint or the JSON form of the diagnostic.
         #[test]
         fn quoted_secrets_never_survive(
-            secret in "[a-z0-9\"\\\n\t!é]{4,24}",
+            secret in "[a-z0-9\"\\\n\t!é'/\u{1}\u{7f}\u{85}\u{2028}\u{feff}<]{4,24}",
             prefix in "[A-Z :]{0,12}",
             suffix in "[A-Z :]{0,12}",
         ) {
@@ -1232,22 +1417,93 @@ spec:
             proptest::prop_assume!(!secret.trim().is_empty());
             let mut s = Secrets::default();
             s.add_value(secret.clone());
-            let quoted = [
+            let mut quoted = vec![
                 secret.clone(),
                 format!("{secret:?}"),
                 serde_json::to_string(&secret).unwrap(),
+                crate::expr::library::base64(secret.as_bytes()),
             ];
+            quoted.extend(as_yaml(&secret));
+            let again: Vec<String> =
+                quoted.iter().map(|q| serde_json::to_string(q).unwrap()).collect();
+            quoted.extend(again);
             for q in quoted {
                 let d = Diagnostic::error(codes::EVALUATION, format!("{prefix}{q}{suffix}"))
                     .with_hint(format!("{suffix}{q}"));
                 let r = s.redact_diagnostic(&d);
                 let json = serde_json::to_string(&r).unwrap();
                 for text in [&r.message, r.hint.as_ref().unwrap(), &json] {
-                    proptest::prop_assert!(!text.contains(secret.as_str()), "{text}");
+                    proptest::prop_assert!(!text.contains(secret.as_str()), "{q}: {text}");
+                    proptest::prop_assert!(!text.contains(q.as_str()), "{q}: {text}");
                 }
-                proptest::prop_assert!(r.message.contains(REDACTED));
+                proptest::prop_assert!(r.message.contains(REDACTED), "{q}: {}", r.message);
             }
         }
+    }
+
+    /// A Secret's value with a control character and a line separator, copied into another
+    /// object: every way a printer writes it is blanked (issue 39), and a file's snippet masks
+    /// it however the file spells it.
+    #[test]
+    fn every_form_of_a_value_is_blanked() {
+        let value = "hunter22\u{1}zz\u{2028}secret";
+        let mut s = Secrets::default();
+        s.add_value(value);
+        for form in [
+            // kiln's YAML writer (a diff's text), and that text in a JSON diff.
+            r#"mode: "hunter22\x01zz\Lsecret""#,
+            r#""mode: \"hunter22\\x01zz\\Lsecret\"""#,
+            // JSON, Rust's {:?}, Go's %q.
+            r#""hunter22\u0001zz\u2028secret""#,
+            r#""hunter22\u{1}zz\u{2028}secret""#,
+            r#""hunter22\x01zz\u2028secret""#,
+            // base64 (a `data` field), padded or not, either alphabet.
+            "aHVudGVyMjIBenrigKhzZWNyZXQ=",
+            "aHVudGVyMjIBenrigKhzZWNyZXQ",
+        ] {
+            let r = s.redact(form);
+            assert!(r.contains(REDACTED), "{form}: {r}");
+            assert!(
+                !r.contains("hunter22") && !r.contains("aHVudGVy"),
+                "{form}: {r}"
+            );
+        }
+        // A snippet: the ConfigMap's own spelling, an escape of a printable character (found by
+        // what the scalar means), a double-quoted value folded over two lines.
+        let text = "kind: ConfigMap\ndata:\n  a: \"hunter22\\x01zz\\Lsecret\"\n  b: \"\\x68unter22\\U00000001zz\\u2028secret\"\n  c: \"hunter22\\x01zz\\L\\\n    secret\"\n  d: plain\n";
+        let f = file("cm.yaml", text);
+        let src = s.redact_source(&f);
+        assert!(
+            !src.contains("unter22") && !src.contains("secret\""),
+            "{src}"
+        );
+        assert_eq!(src.lines().count(), text.lines().count(), "{src}");
+        assert!(src.contains("d: plain"), "{src}");
+        // A `data` value encoding such a text is a secret in its decoded form too.
+        let sec = file(
+            "s.yaml",
+            "kind: Secret\ndata:\n  pw: aHVudGVyMjIBenrigKhzZWNyZXQ=\n",
+        );
+        let s = Secrets::collect(&[sec], &[], &[], &[]);
+        assert!(values(&s).contains(&value), "{:?}", values(&s));
+    }
+
+    /// A secret longer than the regular expression takes is blanked in every form too, whole
+    /// when a shorter secret sits inside it.
+    #[test]
+    fn a_huge_secret_is_blanked() {
+        let value = format!("{}\u{1}end", "s".repeat(LONG_FORM * 8));
+        let mut s = Secrets::default();
+        s.add_value(value.clone());
+        s.add_value("ssss");
+        assert!(!s.searched().long.is_empty());
+        let yaml = as_yaml(&value).unwrap();
+        for form in [value.clone(), format!("{value:?}"), yaml] {
+            let r = s.redact(&format!("x {form} y"));
+            assert!(r.len() < 20 && !r.contains("ss"), "{r}");
+            assert_eq!(r.matches(REDACTED).count(), 1, "{r}");
+        }
+        assert_eq!(s.redact("a ssss b"), format!("a {REDACTED} b"));
     }
 
     #[test]
@@ -1260,6 +1516,10 @@ spec:
         let mut s = Secrets::default();
         s.add_objects(&[doc], &[SecretPath::parse("db.password").unwrap()]);
         assert_eq!(values(&s), ["p=w0rd"]);
+        // A path deeper than any document is left out, not built (issue 39).
+        let deep = format!("{}=v", vec!["a"; 513].join("."));
+        assert_eq!(set_arguments_document(&[deep]), serde_json::json!({}));
+        assert!(SecretPath::parse(&vec!["a"; 512].join(".")).is_ok());
     }
 
     #[test]

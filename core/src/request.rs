@@ -43,7 +43,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::component;
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, quote, Diagnostic, Diagnostics};
 use crate::document::{Document, SourceFile};
 use crate::kurel;
 use crate::limits::Limits;
@@ -91,6 +91,12 @@ pub struct Request {
     /// `kiln validate` without `--env` asks; a single output stream cannot hold both, so a
     /// render keeps it off and such objects are duplicates (KLN1012).
     pub environments_apart: bool,
+    /// Objects rendered from files of different directories are not one output: a tree rendered
+    /// in place is built by kustomize one directory (and what it reaches) at a time, and the
+    /// environments of a monorepo (`apps/staging`, `apps/production`) hold objects of the same
+    /// name. Only objects whose inputs share a directory are duplicates (KLN1012); kustomize
+    /// reports the others when a kustomization brings them together.
+    pub duplicates_per_directory: bool,
     /// Groups whose kinds no definition of the run knows but that are meant to pass through
     /// unrendered (`*`: every group). Without it such a document is an error (KLN1011).
     pub pass_through: Vec<String>,
@@ -439,7 +445,8 @@ fn check_unit<T>(
     objs: Vec<Value>,
     finish: &(impl Fn(Vec<Value>) -> Result<T, Diagnostic> + ?Sized),
 ) -> Result<Checked<T>, Diagnostic> {
-    let problems = crate::inventory::check_rendered(&objs);
+    let mut problems = crate::inventory::check_rendered(&objs);
+    problems.extend(crate::names::check_namespaces(&objs));
     let ids = objs.iter().filter_map(identity).collect();
     if !problems.is_empty() {
         return Ok(Checked {
@@ -524,14 +531,28 @@ where
     let mut problems = Vec::new();
     let ids: Vec<&[Identity]> = r.units.iter().map(|c| c.ids.as_slice()).collect();
     let mut repeats = duplicate_ids(&ids).into_iter().peekable();
+    // Per directory: the first unit of each (identity, directory) among the repeated ones.
+    let mut in_dir: std::collections::HashMap<(&Identity, &str), usize> = Default::default();
     for (i, c) in r.units.iter().enumerate() {
         // A rendered object's problem is placed on the input it came from.
         problems.extend(c.problems.iter().map(|d| match d.file {
             Some(_) => d.clone(),
             None => d.clone().in_file(r.origins[i].file.clone()),
         }));
-        while let Some((_, j, first)) = repeats.next_if(|(at, _, _)| *at == i) {
+        while let Some((_, j, mut first)) = repeats.next_if(|(at, _, _)| *at == i) {
             let id = &c.ids[j];
+            if req.duplicates_per_directory {
+                in_dir
+                    .entry((id, dir_of(&r.origins[first])))
+                    .or_insert(first);
+                match in_dir.entry((id, dir_of(&r.origins[i]))) {
+                    std::collections::hash_map::Entry::Occupied(o) => first = *o.get(),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(i);
+                        continue;
+                    }
+                }
+            }
             let (a, b) = (&r.origins[first], &r.origins[i]);
             let per_environment = |k: OriginKind| {
                 matches!(
@@ -790,13 +811,18 @@ fn describe(o: &Origin) -> String {
         OriginKind::Definition => "the definition",
     };
     let mut s = format!("{what} in {}", o.file);
-    if o.kind != OriginKind::Kurel && o.kind != OriginKind::ComponentPassthrough {
+    if o.kind != OriginKind::Kurel {
         s.push_str(&format!(" (document {})", o.index + 1));
     }
     if let Some(d) = &o.detail {
         s.push_str(&format!(" [{d}]"));
     }
     s
+}
+
+/// The directory of an origin's file (`""` at the top).
+fn dir_of(o: &Origin) -> &str {
+    o.file.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Two objects of one output with one identity: applied together, one overwrites the other.
@@ -821,7 +847,21 @@ fn duplicate(id: &Identity, first: &Origin, second: &Origin) -> Diagnostic {
         ),
     )
     .in_file(second.file.clone())
-    .with_hint("each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs")
+    .with_hint(match (&first.detail, &second.detail) {
+        // Releases of different environments: the run renders every environment at once.
+        (Some(x), Some(y)) if x != y && is_release(first.kind) && is_release(second.kind) => format!(
+            "the releases of environments {x} and {y} hold the same object, and one output cannot hold both: render one environment at a time with --env"
+        ),
+        _ => "each object of one output must be unique (group, kind, namespace, name): applied together, one would overwrite the other; rename one, or render them in separate runs".to_string(),
+    })
+}
+
+/// Whether a unit is released per environment.
+fn is_release(kind: OriginKind) -> bool {
+    matches!(
+        kind,
+        OriginKind::Component | OriginKind::Project | OriginKind::Resource
+    )
 }
 
 /// The documents that are not kustomize's configuration, and the files those came from: a file
@@ -842,12 +882,25 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
     if !kustomization.contains(&true) {
         return (documents, Vec::new());
     }
+    // The files the kustomizations name as kustomize's own (patches, generator files): not
+    // objects, and named with them as not applied.
+    let own: std::collections::HashSet<String> = documents
+        .iter()
+        .zip(&kustomization)
+        .filter(|(_, k)| **k)
+        .flat_map(|(d, _)| {
+            let dir = d.source.name.rsplit_once('/').map_or("", |(dir, _)| dir);
+            crate::kustomize_paths::own_files(&d.value)
+                .into_iter()
+                .filter_map(move |p| joined_name(dir, &p))
+        })
+        .collect();
     let mut files: Vec<String> = Vec::new();
     let kept = documents
         .into_iter()
         .zip(kustomization)
         .filter_map(|(d, k)| {
-            if k {
+            if k || own.contains(&d.source.name) {
                 if !files.contains(&d.source.name) {
                     files.push(d.source.name.clone());
                 }
@@ -857,6 +910,34 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
         })
         .collect();
     (kept, files)
+}
+
+/// `rel` written in a file of the directory `dir` (a display name), as the display name the
+/// walk gives it; `None` when it cannot be one (absolute, or climbing above `dir`'s start).
+fn joined_name(dir: &str, rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let absolute = dir.starts_with('/');
+    let mut parts: Vec<&str> = dir
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    Some(if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    })
 }
 
 /// What [`render_checked`] records for the other side of a diff: its context, and each unit's
@@ -980,6 +1061,13 @@ fn prepare(
     context: bool,
     parse: Parse<'_>,
 ) -> Result<Prepared, Failed> {
+    // What no input can make right, before anything is read or built from the options: a set
+    // key deeper than any document (it would build that nesting), a namespace the API server
+    // refuses.
+    let early = check_options(req);
+    if !early.is_empty() {
+        return Err(Failed::new(early, Vec::new(), &[]));
+    }
     let extra = if req.sets.is_empty() {
         Vec::new()
     } else {
@@ -1138,8 +1226,9 @@ where
         .iter()
         .map(|f| {
             format!(
-                "{f}: a kustomization (kustomize's configuration, not a manifest) was not applied: \
-                 build the output with kustomize, or run kiln as its KRM function (kiln-krm)"
+                "{f}: kustomize's configuration (a kustomization, or a patch or generator input \
+                 one names), not a manifest, was not applied: build the output with kustomize, or \
+                 run kiln as its KRM function (kiln-krm)"
             )
         })
         .collect();
@@ -1150,6 +1239,9 @@ where
             Ok(p) => {
                 files.extend(p.files);
                 warnings.extend(p.warnings);
+                if req.values.is_empty() && !found.values_beside.is_empty() {
+                    warnings.push(unused_values(found));
+                }
                 log.extend(p.log);
                 details.extend(p.details);
                 summaries.push(p.summary);
@@ -1191,7 +1283,11 @@ where
         }
     }
     if req.strict && !all_warnings.is_empty() {
-        return Err(Failed::new(all_warnings, files, &extra));
+        return Err(Failed::new(
+            fatal_in_strict_mode(all_warnings),
+            files,
+            &extra,
+        ));
     }
     // kro mode ships kro definitions; what has no controller is still rendered here, and the
     // person running it should know which is which.
@@ -1250,6 +1346,24 @@ fn fail(diags: Diagnostics, files: Vec<Arc<SourceFile>>, extra: &[Value]) -> Fai
 
 /// Only the bundled Kubernetes version has schemas; asking for another is an error rather than
 /// a silent check against the wrong one.
+/// The request's own options that no input can make right ([`prepare`] checks them first).
+fn check_options(req: &Request) -> Vec<Diagnostic> {
+    let mut found = kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth);
+    // Written into every namespaced object that sets none: the API server's rule, with its
+    // words (a door's vocabulary names its own option for `--namespace`).
+    if let Some(problem) = req
+        .namespace
+        .as_deref()
+        .and_then(crate::names::namespace_problem)
+    {
+        found.push(
+            Diagnostic::error(codes::REQUEST_INVALID, format!("--namespace: {problem}"))
+                .with_hint(crate::names::NAMESPACE_RULE),
+        );
+    }
+    found
+}
+
 fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
     let v = v?;
     let bundled = crate::openapi::Schemas::kubernetes_version();
@@ -1289,6 +1403,33 @@ fn check_mode(req: &Request) -> Option<Diagnostic> {
 }
 
 /// `values`, `sets` and `instances` belong to exactly one kurel package.
+/// Warnings that fail a run because it is strict, saying so: a warning that ends a run with
+/// nothing else said reads like a bug.
+pub fn fatal_in_strict_mode(warnings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    warnings
+        .into_iter()
+        .map(|mut w| {
+            w.message.push_str(" (fatal in strict mode)");
+            w
+        })
+        .collect()
+}
+
+/// A package with values files beside it, rendered with none of them: its parameters' defaults
+/// are what it renders, which a team that keeps `values/prod.yaml` beside it rarely means.
+fn unused_values(found: &FoundPackage) -> Diagnostic {
+    Diagnostic::warning(
+        codes::KUREL_VALUES,
+        format!(
+            "kurel package {} has values files beside it ({}), and this render uses none of them: it renders the defaults of parameters.yaml",
+            found.name,
+            found.values_beside.join(", ")
+        ),
+    )
+    .in_file(found.name.clone())
+    .with_hint("name the values file to render with --values (a values file is never read as a manifest)")
+}
+
 fn check_package_overrides(req: &Request, packages: &[FoundPackage]) -> Option<Diagnostic> {
     let mut given = Vec::new();
     if !req.values.is_empty() {
@@ -1360,7 +1501,7 @@ fn check_environment(req: &Request, documents: &[Document]) -> Option<Diagnostic
     Some(
         Diagnostic::error(
             codes::REQUEST_INVALID,
-            format!("environment {env:?} given, but the inputs hold no component to render for it"),
+            format!("environment {} given, but the inputs hold no component to render for it", quote(env)),
         )
         .with_hint("an environment selects component releases (ComponentDeployment, ReleaseBinding, snapshots); kro instances and kurel packages have none: drop it, or add the component's definitions to the inputs"),
     )

@@ -14,6 +14,9 @@
 //!   found the same way, until nothing new comes (at most [`MAX_LINK_HOPS`] links in a chain,
 //!   as Linux follows).
 //!
+//! Version-control data (`source::VCS_DIRS`) is never an input: a vendored `.svn/` or `.hg/`
+//! committed to the tree is left out, and a link's target inside one is not read.
+//!
 //! Every tree entry read (listed, or looked up by name) counts against `tree-entries` before it
 //! is, and every file read against `tree-bytes` (in path order) before any is read: a revision that expands
 //! past either is a diagnostic naming the limit, not an allocation. A file over `input-bytes`
@@ -30,9 +33,9 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::diag::{codes, Diagnostic};
+use crate::diag::{codes, quote, Diagnostic};
 use crate::limits::Limit;
-use crate::source::{Snapshot, SnapshotEntry};
+use crate::source::{is_vcs_name, vcs_component, Snapshot, SnapshotEntry};
 
 /// Most symbolic links followed in one chain (Linux's `MAXSYMLINKS`).
 pub const MAX_LINK_HOPS: usize = 40;
@@ -219,9 +222,13 @@ impl<O: Objects> Reader<'_, O> {
         Ok(found)
     }
 
-    /// Take what `path` names: a file, or a directory and everything below it.
+    /// Take what `path` names: a file, or a directory and everything below it. Version-control
+    /// data is never an input: a path into it (a link's target) takes nothing.
     fn path(&mut self, path: PathBuf, hops: usize) -> Result<(), Diagnostic> {
-        if self.covered(&path) || !self.seen.insert(Want::Path(path.clone(), 0)) {
+        if self.covered(&path)
+            || vcs_component(&path).is_some()
+            || !self.seen.insert(Want::Path(path.clone(), 0))
+        {
             return Ok(());
         }
         match self.find(&path, hops, Want::Path)? {
@@ -291,9 +298,9 @@ impl<O: Objects> Reader<'_, O> {
                 return Err(Diagnostic::error(
                     codes::GIT_REVISION,
                     format!(
-                        "cannot read the revision: {} holds two entries named {:?}",
+                        "cannot read the revision: {} holds two entries named {}",
                         shown(at),
-                        String::from_utf8_lossy(&e.name)
+                        quote(&String::from_utf8_lossy(&e.name))
                     ),
                 )
                 .with_hint("the repository is damaged or crafted (`git fsck` reports it): kiln reads a revision exactly or not at all"));
@@ -311,6 +318,11 @@ impl<O: Objects> Reader<'_, O> {
             }
             for e in self.list(tree, &at)? {
                 let name = os_name(&e.name);
+                // Another system's version-control data committed to the tree (`vendor/.svn/`)
+                // is left out, as a walk of the working tree leaves it out.
+                if name.to_str().is_some_and(is_vcs_name) {
+                    continue;
+                }
                 self.hold(&at, name)?;
                 let p = at.join(name);
                 match e.kind {
@@ -332,12 +344,11 @@ impl<O: Objects> Reader<'_, O> {
     fn hold(&mut self, at: &Path, name: &OsStr) -> Result<(), Diagnostic> {
         let len = (at.as_os_str().len() + 1 + name.len()) as u64;
         if len > MAX_LINK_BYTES {
-            let p = at.join(name);
-            let shown: String = p.to_string_lossy().chars().take(64).collect();
             return Err(Diagnostic::error(
                 codes::GIT_REVISION,
                 format!(
-                    "cannot read the revision: {shown}… is a path of {len} bytes, longer than any path can be ({MAX_LINK_BYTES})"
+                    "cannot read the revision: the path {} is longer than any path can be ({MAX_LINK_BYTES} bytes)",
+                    quote(&at.join(name).to_string_lossy())
                 ),
             )
             .with_hint("trees nested that deep cannot be written out: name paths inside them, or flatten the directories"));
@@ -496,13 +507,12 @@ fn too_large(at: &Path, max: usize) -> Diagnostic {
 }
 
 fn bad_name(at: &Path, name: &[u8]) -> Diagnostic {
-    let name = String::from_utf8_lossy(name);
-    let name: String = name.chars().take(48).collect();
     Diagnostic::error(
         codes::GIT_REVISION,
         format!(
-            "cannot read the revision: {} holds an entry named {name:?}, which is not a file name",
-            shown(at)
+            "cannot read the revision: {} holds an entry named {}, which is not a file name",
+            shown(at),
+            quote(&String::from_utf8_lossy(name))
         ),
     )
     .with_hint("the repository is damaged or crafted (`git fsck` reports it): kiln reads a revision exactly or not at all")
@@ -809,7 +819,7 @@ mod tests {
         let e = read(&m, top, &[PathBuf::from("deep")], &limits()).unwrap_err();
         assert_eq!(e.code, codes::GIT_REVISION);
         assert!(
-            e.message.contains("longer than any path can be (4096)"),
+            e.message.contains("longer than any path can be (4096 bytes)"),
             "{e}"
         );
         assert!(e.message.len() < 300, "{e}");
@@ -836,6 +846,23 @@ mod tests {
         ]);
         let top = m.tree(&[("loop", Tree, me)]);
         assert!(read(&m, top, &[PathBuf::from("loop")], &limits()).is_err());
+    }
+
+    #[test]
+    fn version_control_data_is_left_out() {
+        let mut m = MemoryObjects::default();
+        let cm = m.blob(b"a: 1\n");
+        let to_svn = m.blob(b"vendor/.svn");
+        let svn = m.tree(&[("entries.yaml", File, cm)]);
+        let vendor = m.tree(&[
+            (".svn", Tree, svn),
+            (".HG", Tree, svn),
+            ("x.yaml", File, cm),
+        ]);
+        let top = m.tree(&[("vendor", Tree, vendor), ("link", Symlink, to_svn)]);
+        let s = read(&m, top, &[PathBuf::from(".")], &limits()).unwrap();
+        let taken: Vec<&Path> = s.entries().iter().map(|(p, _)| p.as_path()).collect();
+        assert_eq!(taken, [Path::new("link"), Path::new("vendor/x.yaml")]);
     }
 
     #[test]

@@ -12,13 +12,55 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
 use std::sync::Arc;
 
 use crate::document::{parse_source_with_warnings, Document, SourceFile, YamlLimits};
 
 /// The file extensions read when walking a directory.
 pub const MANIFEST_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// The metadata directories of version-control systems: never an input of any door, never
+/// packed, never read (docs/ARCHITECTURE.md, "The trust boundary"). `.git` is what Flux's
+/// source-controller leaves out of every artifact (fluxcd/pkg `sourceignore.ExcludeVCS`); the
+/// others are the same kind of data of Mercurial, Subversion and Bazaar working copies, whose
+/// configuration may hold credentials (`.hg/hgrc`'s `[auth]`) just as `.git/config` may.
+pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr"];
+
+/// Whether a file name is a version-control directory's ([`VCS_DIRS`]), compared ASCII
+/// case-insensitively: a case-insensitive file system opens `.GIT` as `.git`, and git refuses
+/// both in a tree.
+pub fn is_vcs_name(name: &str) -> bool {
+    VCS_DIRS.iter().any(|v| v.eq_ignore_ascii_case(name))
+}
+
+/// The first component of `rel` that is a version-control directory, if any.
+pub fn vcs_component(rel: &Path) -> Option<String> {
+    rel.components().find_map(|c| match c {
+        Component::Normal(n) => n.to_str().filter(|n| is_vcs_name(n)).map(str::to_string),
+        _ => None,
+    })
+}
+
+/// KLN1002 for `name`, a path that is (or resolves into, at `real`) version-control data.
+pub fn vcs_refused(name: &str, vcs: &str, real: Option<&Path>) -> Diagnostic {
+    let why = match real {
+        Some(r) => format!(
+            "it resolves to {}, inside {vcs}: version-control data is never an input",
+            r.display()
+        ),
+        None => format!("it is inside {vcs}: version-control data is never an input"),
+    };
+    Diagnostic::error(
+        codes::PATH_ESCAPE,
+        format!("refusing to read {name}: {why}"),
+    )
+    .in_file(name)
+    .with_hint(format!(
+        "name files of the working tree; {} are never read, and a link into one is refused",
+        VCS_DIRS.join(", ")
+    ))
+}
 
 /// A directory that file access may not leave.
 #[derive(Debug, Clone)]
@@ -75,9 +117,14 @@ impl Root {
             .map(Path::to_path_buf)
     }
 
-    /// Resolve a relative path inside the root, refusing anything that would leave it.
+    /// Resolve a relative path inside the root, refusing anything that would leave it, and
+    /// anything in a version-control directory below it ([`VCS_DIRS`]), named so or reached
+    /// through a symlink.
     pub fn resolve(&self, rel: &Path) -> Result<PathBuf, Diagnostic> {
         let name = self.display_name(rel);
+        if let Some(v) = vcs_component(rel) {
+            return Err(vcs_refused(&name, &v, None));
+        }
         for c in rel.components() {
             match c {
                 Component::Normal(_) | Component::CurDir => {}
@@ -97,7 +144,18 @@ impl Root {
                 &format!("it resolves to {}, outside the root", real.display()),
             ));
         }
+        self.outside_vcs(&name, &real)?;
         Ok(real)
+    }
+
+    /// `Err` when `real`, a canonical path inside the root, lies in a version-control directory
+    /// below it (the root itself may be anywhere: the user named it).
+    fn outside_vcs(&self, name: &str, real: &Path) -> Result<(), Diagnostic> {
+        let below = real.strip_prefix(&self.canonical).unwrap_or(Path::new(""));
+        match vcs_component(below) {
+            Some(v) => Err(vcs_refused(name, &v, Some(below))),
+            None => Ok(()),
+        }
     }
 
     /// Resolve `entry`, a path written in a file of the directory `base` (relative to the root,
@@ -131,6 +189,9 @@ impl Root {
                 }
             }
         }
+        if let Some(v) = vcs_component(&clean) {
+            return Err(vcs_refused(shown, &v, None));
+        }
         // Without lexical cleaning: `link/..` is the parent of the link's target.
         if let Ok(raw) = fs::canonicalize(self.canonical.join(base).join(entry)) {
             if !raw.starts_with(&self.canonical) {
@@ -139,11 +200,15 @@ impl Root {
                     &format!("it resolves to {}, outside the root", raw.display()),
                 ));
             }
+            self.outside_vcs(shown, &raw)?;
         }
         match fs::canonicalize(self.canonical.join(&clean)) {
             Err(_) => Ok(None),
             Ok(real) => match real.strip_prefix(&self.canonical) {
-                Ok(rel) => Ok(Some((rel.to_path_buf(), real.clone()))),
+                Ok(rel) => {
+                    self.outside_vcs(shown, &real)?;
+                    Ok(Some((rel.to_path_buf(), real.clone())))
+                }
                 Err(_) => Err(escape(
                     shown,
                     &format!("it resolves to {}, outside the root", real.display()),
@@ -308,6 +373,16 @@ impl Root {
                 }
             })
             .collect();
+        // A `values/` directory beside a kurel package holds the package's values files.
+        let values_dir = packages.is_some()
+            && entries.iter().any(|e| {
+                matches!(e, Entry::Dir(c, _, false) if c.file_name().is_some_and(|n| n == VALUES_DIR))
+            })
+            && entries
+                .iter()
+                .any(|e| matches!(e, Entry::Dir(_, r, false) if is_kurel_package(r)));
+        let mut values_beside = Vec::new();
+        let mut found_here = Vec::new();
         for entry in entries {
             match entry {
                 Entry::Skipped => {}
@@ -318,16 +393,29 @@ impl Root {
                         if extension {
                             continue;
                         }
+                        if values_dir && child.file_name().is_some_and(|n| n == VALUES_DIR) {
+                            let mut files = Vec::new();
+                            self.walk_finding(&child, keep, &mut files, diags, seen, None);
+                            values_beside.extend(files.iter().map(|f| self.display_name(&f.rel)));
+                            continue;
+                        }
                         if is_kurel_package(&child_real) {
+                            found_here.push(found.len());
                             found.push(FoundPackage {
                                 path: child_real,
                                 name: self.display_name(&child),
+                                values_beside: Vec::new(),
                             });
                             continue;
                         }
                     }
                     self.walk_finding(&child, keep, out, diags, seen, packages.as_deref_mut());
                 }
+            }
+        }
+        if let Some(found) = packages {
+            for i in found_here {
+                found[i].values_beside = values_beside.clone();
             }
         }
     }
@@ -365,6 +453,7 @@ fn has_manifest_extension(p: &Path) -> bool {
 }
 
 fn escape(name: &str, why: &str) -> Diagnostic {
+    let name = path_shown(name);
     Diagnostic::error(
         codes::PATH_ESCAPE,
         format!("refusing to read {name}: {why}"),
@@ -379,12 +468,10 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
         std::io::ErrorKind::PermissionDenied => "check the file's permissions",
         _ => "check that the path is a readable file or directory (not a symlink loop or a device)",
     };
-    Diagnostic::error(
-        codes::IO_READ,
-        format!("cannot read {}: {e}", path.display()),
-    )
-    .in_file(path.display().to_string())
-    .with_hint(hint)
+    let name = path_shown(&path.display().to_string());
+    Diagnostic::error(codes::IO_READ, format!("cannot read {name}: {e}"))
+        .in_file(name)
+        .with_hint(hint)
 }
 
 /// Read a file the directory listing called regular: open it first and check what was opened
@@ -608,7 +695,14 @@ pub struct FoundPackage {
     pub path: PathBuf,
     /// What diagnostics and output call it.
     pub name: String,
+    /// Values files beside it (`values/*.yaml` in the directory that holds the package), by
+    /// display name: never manifests, used when named (`--values`).
+    pub values_beside: Vec<String>,
 }
+
+/// The directory beside a kurel package that holds its values files (`values/prod.yaml`): a
+/// walk does not read it as manifests.
+pub const VALUES_DIR: &str = "values";
 
 /// How the paths of a run are read. The rule of kiln's trust boundary, in one place:
 ///
@@ -769,6 +863,7 @@ pub(crate) fn load_owned_inputs_reusing(
                         packages.push(FoundPackage {
                             path: real,
                             name: display.display().to_string(),
+                            values_beside: Vec::new(),
                         });
                         continue;
                     }
@@ -955,6 +1050,9 @@ impl Snapshot {
                 }
             }
         }
+        if let Some(v) = vcs_component(rel) {
+            return Err(vcs_refused(&name, &v, None));
+        }
         self.entries.push((rel.to_path_buf(), entry));
         Ok(())
     }
@@ -1088,6 +1186,32 @@ impl Snapshot {
             }
             Ok(())
         })?;
+        // A revision holds no version-control data, so a link into `.git` would only dangle
+        // there, and reading it fail as a missing file. An empty stand-in at its target makes
+        // the root refuse it by what it is (KLN1002), as the working tree's link is refused.
+        let mut stand_ins: Vec<PathBuf> = self
+            .entries
+            .iter()
+            .filter_map(|(rel, entry)| match entry {
+                SnapshotEntry::Symlink(target) => {
+                    normal_within(&rel.parent().unwrap_or(Path::new("")).join(target))
+                }
+                _ => None,
+            })
+            .filter(|t| vcs_component(t).is_some())
+            .collect();
+        // Deepest first: `.git/config` makes `.git` a directory before a link to `.git` asks.
+        stand_ins.sort_by_key(|t| std::cmp::Reverse(t.components().count()));
+        for t in stand_ins {
+            let path = top.join(&t);
+            if fs::symlink_metadata(&path).is_ok() {
+                continue;
+            }
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| fail("create", &t, e))?;
+            }
+            fs::write(&path, b"").map_err(|e| fail("write", &t, e))?;
+        }
         let root = Root::named(&top, PathBuf::new())?;
         Ok(Materialized {
             _dir: dir,
@@ -1095,6 +1219,24 @@ impl Snapshot {
             root,
         })
     }
+}
+
+/// `p` with `.` and `..` applied lexically; `None` when it is absolute or climbs above its top.
+fn normal_within(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// `p` without `.` components; `None` when it holds `..` or is absolute.
@@ -1262,6 +1404,147 @@ mod tests {
             assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
         }
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// Version-control data below a root is never read (issue 39): named (in any case), reached
+    /// through a symlink to a file or a directory, met in a walk or named from a file of the
+    /// tree; the message names the directory, and the file's content is never in it.
+    #[cfg(unix)]
+    #[test]
+    fn version_control_data_below_a_root_is_never_read() {
+        use std::os::unix::fs::symlink;
+        let d = tmp();
+        for vcs in VCS_DIRS {
+            fs::create_dir_all(d.join(vcs)).unwrap();
+            fs::write(d.join(vcs).join("config.yaml"), "token: ghp-secret-4e1f\n").unwrap();
+        }
+        fs::create_dir_all(d.join("app")).unwrap();
+        fs::write(d.join("app/cm.yaml"), "a: 1\n").unwrap();
+        let root = Root::new(&d).unwrap();
+        let refused = |e: Diagnostic, vcs: &str| {
+            assert_eq!(e.code, codes::PATH_ESCAPE, "{e}");
+            assert!(e.message.contains(vcs), "{e}");
+            assert!(!e.to_string().contains("ghp-secret"), "{e}");
+        };
+        for vcs in VCS_DIRS {
+            refused(
+                root.resolve(&Path::new(vcs).join("config.yaml"))
+                    .unwrap_err(),
+                vcs,
+            );
+            refused(root.resolve(Path::new(vcs)).unwrap_err(), vcs);
+        }
+        refused(
+            root.resolve(Path::new("app/.GIT/x.yaml")).unwrap_err(),
+            ".GIT",
+        );
+        symlink("../.git/config.yaml", d.join("app/link.yaml")).unwrap();
+        refused(
+            root.resolve(Path::new("app/link.yaml")).unwrap_err(),
+            ".git",
+        );
+        refused(root.walk(Path::new("app")).unwrap_err().0.remove(0), ".git");
+        fs::remove_file(d.join("app/link.yaml")).unwrap();
+        symlink("../.hg", d.join("app/dir")).unwrap();
+        refused(root.walk(Path::new("app")).unwrap_err().0.remove(0), ".hg");
+        fs::remove_file(d.join("app/dir")).unwrap();
+        // The walk of the whole root skips them (hidden), and reads the rest.
+        let names = root.walk(Path::new("")).unwrap();
+        assert_eq!(names, [PathBuf::from("app/cm.yaml")]);
+        // A path a file of the tree names (a kustomization's resource).
+        let e = root
+            .resolve_from(
+                Path::new("app"),
+                Path::new("../.svn/config.yaml"),
+                "kustomization.yaml: resources[0]",
+            )
+            .unwrap_err();
+        refused(e, ".svn");
+        symlink("../.bzr", d.join("app/bzr")).unwrap();
+        let e = root
+            .resolve_from(
+                Path::new("app"),
+                Path::new("bzr/config.yaml"),
+                "kustomization.yaml: resources[0]",
+            )
+            .unwrap_err();
+        refused(e, ".bzr");
+        // Named but missing (kustomize would fail on it): refused for what it names.
+        let e = root
+            .resolve_from(
+                Path::new("app"),
+                Path::new("../.git/missing.yaml"),
+                "kustomization.yaml: resources[0]",
+            )
+            .unwrap_err();
+        refused(e, ".git");
+        // `link/..` is the parent of the link's target, which the OS resolves physically.
+        fs::create_dir_all(d.join(".git/hooks")).unwrap();
+        symlink("../.git/hooks", d.join("app/hooks")).unwrap();
+        let e = root
+            .resolve_from(
+                Path::new("app"),
+                Path::new("hooks/../config.yaml"),
+                "kustomization.yaml: resources[0]",
+            )
+            .unwrap_err();
+        refused(e, ".git");
+        // ... and cleaned lexically (as kustomize joins it) it leads through a link into one.
+        fs::create_dir_all(d.join("other/deep")).unwrap();
+        symlink("../other/deep", d.join("app/deep")).unwrap();
+        let e = root
+            .resolve_from(
+                Path::new("app"),
+                Path::new("deep/../bzr/config.yaml"),
+                "kustomization.yaml: resources[0]",
+            )
+            .unwrap_err();
+        refused(e, ".bzr");
+        // A root that is itself inside one is the user's own choice.
+        let inner = Root::new(&d.join(".git")).unwrap();
+        assert!(inner.read_to_string(Path::new("config.yaml"), 100).is_ok());
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A revision's link into `.git` is refused as the working tree's is (KLN1002 naming it),
+    /// not a missing file: a revision holds no version-control data to read, and an entry in
+    /// one is refused outright.
+    #[cfg(unix)]
+    #[test]
+    fn a_revision_s_link_into_version_control_data_is_refused() {
+        let mut s = Snapshot::new();
+        let e = s
+            .add(
+                Path::new("app/.git/config"),
+                SnapshotEntry::File(Vec::new()),
+            )
+            .unwrap_err();
+        assert_eq!(e.code, codes::PATH_ESCAPE);
+        s.add(
+            Path::new("app/cm.yaml"),
+            SnapshotEntry::File(b"a: 1\n".to_vec()),
+        )
+        .unwrap();
+        s.add(
+            Path::new("app/link.yaml"),
+            SnapshotEntry::Symlink("../.git/config".into()),
+        )
+        .unwrap();
+        s.add(
+            Path::new("app/dir"),
+            SnapshotEntry::Symlink("../.git".into()),
+        )
+        .unwrap();
+        let m = s.materialize().unwrap();
+        for link in ["app/link.yaml", "app/dir"] {
+            let e = m.root().resolve(Path::new(link)).unwrap_err();
+            assert_eq!(e.code, codes::PATH_ESCAPE, "{link}: {e}");
+            assert!(e.message.contains(".git"), "{e}");
+        }
+        assert!(m
+            .root()
+            .read_to_string(Path::new("app/cm.yaml"), 100)
+            .is_ok());
     }
 
     /// A snapshot's paths stay inside it, and so do its symlinks once written: the rules of a

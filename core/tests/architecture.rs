@@ -37,6 +37,8 @@ const LAYERS: &[Layer] = &[
             "fieldpath",
             "vocabulary",
             "process",
+            "base64",
+            "names",
         ],
     },
     Layer {
@@ -91,6 +93,7 @@ const LAYERS: &[Layer] = &[
             "status",
             "inplace",
             "kustomize_build",
+            "kustomize_reach",
         ],
     },
 ];

@@ -180,7 +180,7 @@ impl Env {
                                 codes::REQUEST_INVALID,
                                 format!(
                                     "KILN_ALLOW_REMOTE_BASES is {}, not true or false",
-                                    crate::options::quote(other)
+                                    kiln_core::diag::quote(other)
                                 ),
                             )
                             .in_file("KILN_ALLOW_REMOTE_BASES")
@@ -196,7 +196,7 @@ impl Env {
                             errs.push(
                                 Diagnostic::error(
                                     codes::REQUEST_INVALID,
-                                    format!("{e}: it is {}", crate::options::quote(&v)),
+                                    format!("{e}: it is {}", kiln_core::diag::quote(&v)),
                                 )
                                 .in_file(kiln_core::kustomize_build::TIMEOUT_VARIABLE)
                                 .with_hint("set it on the kiln sidecar container to the seconds a kustomize build may take"),
@@ -223,7 +223,7 @@ fn unknown_plugin_env(name: &str) -> Diagnostic {
     };
     Diagnostic::error(
         codes::REQUEST_INVALID,
-        format!("unknown plugin env {}", crate::options::quote(name)),
+        format!("unknown plugin env {}", kiln_core::diag::quote(name)),
     )
     .in_file("spec.source.plugin.env")
     .with_hint(hint)
@@ -250,7 +250,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                 .ok_or_else(|| {
                     format!(
                         "parameter {}: {what} must be an array of strings",
-                        crate::options::quote(name)
+                        kiln_core::diag::quote(name)
                     )
                 })?
                 .iter()
@@ -258,7 +258,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                     x.as_str().map(String::from).ok_or_else(|| {
                         format!(
                             "parameter {}: {what} must hold strings only",
-                            crate::options::quote(name)
+                            kiln_core::diag::quote(name)
                         )
                     })
                 })
@@ -270,7 +270,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                     .ok_or_else(|| {
                         format!(
                             "parameter {}: string must be a string",
-                            crate::options::quote(name)
+                            kiln_core::diag::quote(name)
                         )
                     })?
                     .to_string(),
@@ -281,7 +281,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
             let Some(obj) = mp.as_object() else {
                 return Err(format!(
                     "parameter {}: map must be an object of strings",
-                    crate::options::quote(name)
+                    kiln_core::diag::quote(name)
                 ));
             };
             let mut map = BTreeMap::new();
@@ -289,7 +289,7 @@ pub fn parse_parameters(text: &str) -> Result<Vec<Param>, String> {
                 let s = v.as_str().ok_or_else(|| {
                     format!(
                         "parameter {}: map values must be strings",
-                        crate::options::quote(name)
+                        kiln_core::diag::quote(name)
                     )
                 })?;
                 map.insert(k.clone(), s.to_string());

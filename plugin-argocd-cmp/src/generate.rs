@@ -13,7 +13,8 @@ use kiln_core::source::Input;
 use kiln_core::vocabulary::Vocabulary;
 
 use crate::env::Env;
-use crate::options::{quote, Options};
+use crate::options::Options;
+use kiln_core::diag::quote;
 
 /// Where the run happens: the repository root, and the application's path inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]

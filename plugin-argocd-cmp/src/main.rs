@@ -102,7 +102,10 @@ fn main_run() -> ExitCode {
         "--help" | "-h" | "help" => out(USAGE, "", 0),
         other => out(
             "",
-            &format!("kiln-cmp: unknown command {other:?}\n{USAGE}"),
+            &format!(
+                "kiln-cmp: unknown command {}\n{USAGE}",
+                kiln_core::diag::quote(other)
+            ),
             2,
         ),
     }

@@ -7,7 +7,7 @@
 //! `deploy/argocd/plugin.yaml` and `helm-values.yaml` and the options table of docs/argocd.md all
 //! come from it ([`crate::kit`]; a test checks the committed files against it).
 
-use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::diag::{codes, quote, Diagnostic};
 use kiln_core::suggest;
 
 use crate::env::{Env, ParamValue};
@@ -207,19 +207,6 @@ pub const OPTIONS: &[Opt] = &[
 /// The option named `param`.
 pub fn option(param: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.param == param)
-}
-
-/// The most characters of a user's value an error message quotes: Argo CD shows and caches the
-/// message, and a value may be large.
-pub const QUOTE_CHARS: usize = 48;
-
-/// `s` quoted for a message: whole when short, else its first [`QUOTE_CHARS`] characters and
-/// its length.
-pub fn quote(s: &str) -> String {
-    match s.char_indices().nth(QUOTE_CHARS) {
-        None => format!("{s:?}"),
-        Some((cut, _)) => format!("{:?}… ({} bytes)", &s[..cut], s.len()),
-    }
 }
 
 /// A value read for an option.
@@ -489,15 +476,5 @@ mod tests {
             .message
             .contains("given as a string; kiln takes it as an array"));
         assert!(errs[2].message.contains("\"yes\""));
-    }
-
-    #[test]
-    fn quotes_are_bounded() {
-        assert_eq!(quote("yes"), "\"yes\"");
-        let big = "y".repeat(100_000);
-        let q = quote(&big);
-        assert!(q.len() < 80 && q.ends_with("… (100000 bytes)"), "{q}");
-        // Never cut inside a character.
-        assert!(quote(&"é".repeat(100)).contains("(200 bytes)"));
     }
 }

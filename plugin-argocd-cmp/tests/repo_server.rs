@@ -55,6 +55,8 @@ struct Call<'a> {
     files: &'a [(&'a str, &'a str)],
     /// Relative symlinks (path, target) added to the checkout, as Argo CD's `Untgz` makes them.
     links: &'a [(&'a str, &'a str)],
+    /// The repository checked out (default: testdata/argocd/repo).
+    checkout: Option<&'a Path>,
 }
 
 impl<'a> Call<'a> {
@@ -67,6 +69,7 @@ impl<'a> Call<'a> {
             extra_env: &[],
             files: &[],
             links: &[],
+            checkout: None,
         }
     }
 
@@ -77,7 +80,7 @@ impl<'a> Call<'a> {
     /// Run the command as `run` does, but let `go` start it (and see its output).
     fn run_with<T>(&self, go: impl FnOnce(&mut Command) -> T) -> T {
         let checkout = tempfile::tempdir().unwrap();
-        copy_tree(&repo(), checkout.path());
+        copy_tree(self.checkout.unwrap_or(&repo()), checkout.path());
         write_files(checkout.path(), self.files);
         for (path, target) in self.links {
             std::os::unix::fs::symlink(target, checkout.path().join(path)).unwrap();
@@ -700,6 +703,39 @@ fn a_large_invalid_value_is_quoted_by_a_short_prefix() {
     assert!(text(&o.stderr).len() < 1024);
 }
 
+/// docs/argocd.md: "a value quoted in an error is cut to its first 48 characters (with its
+/// length)". A 100-character value of every parameter that can be refused is quoted exactly so,
+/// whether kiln-cmp or kiln-core refuses it (issue 39: an environment, a set value or key and a
+/// values path were quoted whole, up to the 1 KiB cut of a message).
+#[test]
+fn a_quoted_value_is_cut_to_its_first_48_characters() {
+    let v = "e".repeat(100);
+    let cut = format!("\"{}\"… (100 bytes)", "e".repeat(48));
+    let values = r#"{"name":"values","array":["values/prod.yaml"]}"#;
+    for params in [
+        format!(r#"[{{"name":"environment","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"mode","string":"{v}"}}]"#),
+        format!(r#"[{{"name":"{v}","string":"x"}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"{v}":"1"}}}}]"#),
+        format!(r#"[{values},{{"name":"set","map":{{"replicas":"{v}"}}}}]"#),
+    ] {
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/cache")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert!(err.contains(&cut), "{params}: {err}");
+        assert!(!err.contains(&"e".repeat(49)), "{params}: {err}");
+    }
+    let o = Call {
+        plugin_env: &[("ENVIRONMENT", &v)],
+        ..Call::generate("apps/cache")
+    }
+    .run();
+    assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
+}
+
 /// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
 #[test]
 fn hints_name_parameters_and_plugin_env_not_cli_flags() {
@@ -947,11 +983,13 @@ fn a_kustomization_leaving_the_checkout_is_refused_before_kustomize_runs() {
     }
 }
 
-/// A base outside the application directory is used as written: kiln does not render it, so
-/// a ResourceGraphDefinition it holds would reach Argo CD unrendered (and its instances with
-/// it). Refused, saying where kiln's inputs go.
+/// Issue 38.1: an overlay over a base outside the application directory (`apps/overlay` over
+/// `../base`), the most common kustomize layout. kiln-cmp used to hand the base to kustomize as
+/// written, so its ResourceGraphDefinition and instances would have reached Argo CD unrendered
+/// (it refused them). The base's inputs are now rendered first, and the overlay's
+/// transformations apply to kiln's objects as to hand-written ones.
 #[test]
-fn definitions_from_a_base_outside_the_app_directory_are_refused() {
+fn an_overlay_over_a_base_outside_the_app_directory_renders_the_base() {
     let kubectl = kubectl().display().to_string();
     let rgd = std::fs::read_to_string(repo().join("apps/web-kro/rgd.yaml")).unwrap();
     let inst = std::fs::read_to_string(repo().join("apps/web-kro/instances.yaml")).unwrap();
@@ -974,11 +1012,18 @@ fn definitions_from_a_base_outside_the_app_directory_are_refused() {
     }
     .run();
     let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}\n{}", text(&o.stdout));
-    assert!(o.stdout.is_empty());
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let out = text(&o.stdout);
+    assert!(out.contains("kind: Deployment"), "{out}");
+    assert!(!out.contains("kind: ResourceGraphDefinition"), "{out}");
+    assert!(!out.contains("kind: WebApp"), "{out}");
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("  name: "))
+        .collect();
     assert!(
-        err.contains("holds the ResourceGraphDefinition \"p-webapps.example.com\""),
-        "{err}"
+        !names.is_empty() && names.iter().all(|n| n.starts_with("p-")),
+        "{names:?}"
     );
 }
 
@@ -1143,6 +1188,223 @@ fn generate_with_values_files_is_not_taken_for_small() {
         .run_with(|c| answering::while_answering(c, b""));
         assert!(a.output.status.success(), "{}", text(&a.output.stderr));
         assert_eq!(a.threads, threads, "{plugin_env:?}");
+    }
+}
+
+fn layout(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/layouts")
+        .join(name)
+}
+
+/// Objects of a YAML stream sorted by (kind, name).
+fn sorted_objects(stream: &str) -> Vec<serde_json::Value> {
+    let docs = kiln_core::document::parse_file(
+        "stream",
+        stream.to_string(),
+        &kiln_core::document::YamlLimits::default(),
+    )
+    .unwrap();
+    let mut v: Vec<serde_json::Value> = docs.into_iter().map(|d| d.value).collect();
+    v.sort_by_key(|o| (o["kind"].to_string(), o["metadata"]["name"].to_string()));
+    v
+}
+
+/// Issue 38.2: Argo CD's kustomize example layout (testdata/layouts/argocd-apps, after
+/// argoproj's argocd-example-apps `kustomize-guestbook` with an overlay per environment, and its
+/// app-of-apps root). Each Application's path builds as Argo CD's repo-server would run the
+/// plugin there: the base's kro instance rendered, then the overlay's prefix, labels, image and
+/// patch applied by kustomize (checked against `kubectl kustomize` of the base rendered by
+/// hand: the same objects as the base's instance rendered alone, transformed). The app-of-apps
+/// root's Applications pass through.
+#[test]
+fn the_argocd_example_layout_renders_each_application() {
+    let kubectl = kubectl().display().to_string();
+    let root = layout("argocd-apps");
+    for (env, prefix, replicas, image) in [
+        (
+            "staging",
+            "staging-",
+            1,
+            "gcr.io/google-samples/gb-frontend:v5",
+        ),
+        ("prod", "prod-", 3, "gcr.io/google-samples/gb-frontend:v6"),
+    ] {
+        let app = format!("guestbook/overlays/{env}");
+        let o = Call {
+            extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+            checkout: Some(&root),
+            ..Call::generate(&app)
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(0), "{env}: {}", text(&o.stderr));
+        let objs = sorted_objects(&text(&o.stdout));
+        let kinds: Vec<&str> = objs.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["Deployment", "Service"], "{env}");
+        for o in &objs {
+            assert_eq!(
+                o["metadata"]["name"],
+                format!("{prefix}guestbook-ui"),
+                "{env}"
+            );
+            assert_eq!(o["metadata"]["labels"]["env"], env, "{env}");
+            assert_eq!(
+                o["metadata"]["annotations"]["kiln.dev/instance"],
+                "GuestbookUI/team-a/guestbook-ui",
+                "{env}: rendered by kiln from the base's instance"
+            );
+        }
+        assert_eq!(objs[0]["spec"]["replicas"], replicas, "{env}");
+        assert_eq!(
+            objs[0]["spec"]["template"]["spec"]["containers"][0]["image"], image,
+            "{env}"
+        );
+    }
+    // The app-of-apps root: Applications, which the cluster's API serves, pass through.
+    let o = Call {
+        extra_env: &[("KUBE_API_VERSIONS", "v1,apps/v1,argoproj.io/v1alpha1")],
+        checkout: Some(&root),
+        ..Call::generate("apps")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let names: Vec<String> = sorted_objects(&text(&o.stdout))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Application/guestbook-prod",
+            "Application/guestbook-staging"
+        ]
+    );
+}
+
+/// Issue 38.2: a monorepo with an `environments/` folder of component deployments
+/// (testdata/layouts/component-environments): each environment's kustomization reaches the
+/// shared `platform/` (types, environments) and `components/` folders and holds its own
+/// ReleaseBinding. The Application of an environment renders that environment's release, with
+/// the platform objects kept where they are, and nothing of the other environment.
+#[test]
+fn the_component_environments_layout_renders_one_release_per_application() {
+    let kubectl = kubectl().display().to_string();
+    let root = layout("component-environments");
+    for (env, replicas) in [("dev", 1), ("prod", 4)] {
+        let app = format!("environments/{env}");
+        let o = Call {
+            extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+            checkout: Some(&root),
+            ..Call::generate(&app)
+        }
+        .run();
+        assert_eq!(o.status.code(), Some(0), "{env}: {}", text(&o.stderr));
+        let objs = sorted_objects(&text(&o.stdout));
+        let deployments: Vec<&serde_json::Value> =
+            objs.iter().filter(|o| o["kind"] == "Deployment").collect();
+        assert_eq!(deployments.len(), 1, "{env}: one release");
+        let d = deployments[0];
+        assert_eq!(d["metadata"]["labels"]["openchoreo.dev/environment"], env);
+        assert_eq!(d["spec"]["replicas"], replicas, "{env}");
+        let platform: Vec<&str> = objs
+            .iter()
+            .filter(|o| o["kind"] != "Deployment")
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            platform,
+            ["ClusterDataPlane", "Environment", "Environment", "Project"],
+            "{env}: the platform objects the kustomization names are kept"
+        );
+    }
+}
+
+/// Issue 38.2: Flux's monorepo layout through Argo CD: an Application whose path is
+/// `apps/production` (an overlay over `../base/podinfo`, with a component in `components/`).
+#[test]
+fn the_flux_monorepo_layout_renders_through_argo_cd() {
+    let kubectl = kubectl().display().to_string();
+    let root = layout("flux-monorepo");
+    let o = Call {
+        extra_env: &[("KILN_KUSTOMIZE", kubectl.as_str())],
+        checkout: Some(&root),
+        ..Call::generate("apps/production")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let names: Vec<String> = sorted_objects(&text(&o.stdout))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Deployment/podinfo",
+            "Deployment/podinfo-canary",
+            "Namespace/podinfo",
+            "Service/podinfo",
+            "Service/podinfo-canary"
+        ]
+    );
+}
+
+/// An application holding a Secret whose values are escaped when written (`\x01`), and a kurel
+/// package whose secret parameter (a Secret template reads it) draws a warning quoting it.
+const SECRET_APP: &[(&str, &str)] = &[
+    (
+        "apps/secrets/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/parameters.yaml",
+        "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+    ),
+    (
+        "apps/secrets/pkg.kurel/resources/s.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  pw: \"${db.password}\"\n",
+    ),
+];
+
+/// No secret value reaches what kiln-cmp prints about an application with a kustomization
+/// (issue 39): the warnings of the render in place (they were printed unredacted), and
+/// kustomize's own failure, which quotes the node it fails on (`node contents: [1,
+/// "Hunter2-Escaped\x01-secret"]`, in the escaped form).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    let good = "resources: [s.yaml, pkg.kurel]\n";
+    let bad = "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n";
+    for (kustomization, code) in [(None, 0), (Some(good), 0), (Some(bad), 1)] {
+        let mut files = SECRET_APP.to_vec();
+        if let Some(k) = kustomization {
+            files.push(("apps/secrets/kustomization.yaml", k));
+        }
+        let o = Call {
+            files: &files,
+            ..Call::generate("apps/secrets")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{kustomization:?}: {err}");
+        assert!(err.contains("[redacted]"), "{kustomization:?}: {err}");
+        assert!(!err.contains("Hunter2"), "{kustomization:?}: {err}");
+        let expected = if code == 0 {
+            "KLN7028"
+        } else {
+            "node contents"
+        };
+        assert!(err.contains(expected), "{kustomization:?}: {err}");
     }
 }
 

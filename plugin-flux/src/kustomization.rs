@@ -5,7 +5,7 @@
 //! (`interval`, `prune`, `sourceRef`, health checks, …) are accepted and ignored, and a field
 //! the API does not have is an error, as the API server's strict validation makes it.
 
-use kiln_core::diag::{codes, Diagnostic, Diagnostics};
+use kiln_core::diag::{bounded, codes, key_path, quote, Diagnostic, Diagnostics};
 use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::flux::postbuild::Spec as PostBuildSpec;
 use serde_json::{Map, Value};
@@ -94,7 +94,10 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
             format!(
                 "apiVersion is {}, not {API_VERSION}",
                 v.get("apiVersion")
-                    .map_or("missing".into(), |a| a.to_string())
+                    .map_or("missing".into(), |a| match a.as_str() {
+                        Some(text) => quote(text),
+                        None => bounded(&a.to_string()),
+                    })
             ),
             hint_kind,
         ));
@@ -142,6 +145,17 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
     };
     k.path = string("path", &mut errs);
     k.target_namespace = string("targetNamespace", &mut errs).filter(|s| !s.is_empty());
+    // Both are namespaces the API server checks (targetNamespace is written into every object
+    // of the build): its rule and its words.
+    for (field, ns) in [
+        ("metadata.namespace", &k.namespace),
+        ("spec.targetNamespace", &k.target_namespace),
+    ] {
+        let given = ns.as_deref().filter(|s| !s.is_empty());
+        if let Some(problem) = given.and_then(kiln_core::names::namespace_problem) {
+            errs.push(err(field, problem, kiln_core::names::NAMESPACE_RULE));
+        }
+    }
     k.name_prefix = string("namePrefix", &mut errs).filter(|s| !s.is_empty());
     k.name_suffix = string("nameSuffix", &mut errs).filter(|s| !s.is_empty());
     let list = |key: &str, errs: &mut Diagnostics| -> Vec<Value> {
@@ -177,8 +191,8 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
         }
         if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "patch" | "target")) {
             errs.push(err(
-                &format!("{at}.{k}"),
-                format!("unknown patch field {k:?}"),
+                &key_path(&at, k, |a, k| format!("{a}.{k}")),
+                format!("unknown patch field {}", quote(k)),
                 "a patch has patch and target",
             ));
         }
@@ -193,8 +207,8 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
                     .find(|f| !matches!(f.as_str(), "name" | "newName" | "newTag" | "digest"))
                 {
                     errs.push(err(
-                        &format!("{at}.{f}"),
-                        format!("unknown image field {f:?}"),
+                        &key_path(&at, f, |a, f| format!("{a}.{f}")),
+                        format!("unknown image field {}", quote(f)),
                         "an image has name, newName, newTag and digest",
                     ));
                 }
@@ -226,8 +240,8 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
                     "annotations" => &mut k.common_annotations,
                     other => {
                         errs.push(err(
-                            &format!("spec.commonMetadata.{other}"),
-                            format!("unknown commonMetadata field {other:?}"),
+                            &key_path("spec.commonMetadata", other, |a, o| format!("{a}.{o}")),
+                            format!("unknown commonMetadata field {}", quote(other)),
                             "commonMetadata has labels and annotations",
                         ));
                         continue;
@@ -288,8 +302,8 @@ pub fn parse(name: &str, text: &str, limits: &YamlLimits) -> Result<Kustomizatio
                 "check the spelling against the Kustomization API (kustomize.toolkit.fluxcd.io/v1)"
             };
             errs.push(err(
-                &format!("spec.{key}"),
-                format!("unknown field spec.{key}"),
+                &key_path("spec", key, |a, k| format!("{a}.{k}")),
+                format!("unknown field spec.{}", bounded(key)),
                 hint,
             ));
         }

@@ -25,20 +25,23 @@
 #![allow(clippy::result_large_err)]
 
 pub mod artifact;
+pub mod exclusion;
 pub use kiln_core::inplace;
 pub mod kustomization;
 pub mod preview;
 pub use kiln_core::inplace::tree;
 pub mod vars;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use kiln_core::diag::{codes, Diagnostic};
 use kiln_core::flux::envsubst;
 use kiln_core::redact::Secrets;
 use kiln_core::vocabulary::Vocabulary;
+use kiln_core::{kustomize_build, kustomize_paths, kustomize_reach};
 
+use exclusion::Exclusion;
 use inplace::{OutFile, Protect};
 
 /// Groups kiln-flux passes through by default: Flux's own kinds (Kustomization, HelmRelease,
@@ -160,18 +163,53 @@ pub fn build(b: &Build) -> Outcome {
             if let Some(d) = artifact_inside(&b.output, path) {
                 return failed(&[d], &none);
             }
-            let files = match tree::read(path, path, b.render.limits.yaml.max_input_bytes) {
+            // The tree is the artifact's root: its own `.sourceignore` files decide.
+            let max = b.render.limits.yaml.max_input_bytes;
+            let (exclusion, mut warnings) = match Exclusion::load(path, max) {
+                Ok(x) => x,
+                Err(ds) => return failed(&ds, &none),
+            };
+            let files = match exclusion.read_tree(path, max) {
                 Ok(f) => f,
+                Err(ds) => return failed(&ds, &none),
+            };
+            let outside =
+                kustomize_reach::check_tree(path, &files, &preview::check_options(&b.preview));
+            if outside.has_errors() {
+                let mut ds = outside.0;
+                for d in &mut ds {
+                    d.message = d.message.replace("the source root", "the tree");
+                    if d.code == codes::PATH_ESCAPE {
+                        d.hint = Some(format!(
+                            "`build {}` renders that tree alone, and Flux would not find what the kustomization names outside it; build the directory that holds both (e.g. the repository root), or use --kustomization with --source-root",
+                            path.display()
+                        ));
+                    }
+                }
+                return failed(&ds, &none);
+            }
+            let read: BTreeSet<String> = files.iter().map(|f| f.rel.clone()).collect();
+            // An artifact is what a Flux Kustomization applies, with postBuild substitution if
+            // it has any: rendered objects that hold `${` are named (kiln cannot see the
+            // Kustomization here; --protect escapes them).
+            let mut render = b.render.clone();
+            render.lint |= matches!(b.output, Output::Artifact { .. });
+            let built = match inplace::build(path, files, &render) {
+                Ok(built) => built,
                 Err(ds) => return failed(&ds.0, &none),
             };
-            match inplace::build(path, files, &b.render) {
-                Err(ds) => failed(&ds.0, &none),
-                Ok(built) => {
-                    let mut o = write_out(&built.files, &b.output);
-                    o.stderr = report(&built.warnings, &none) + &o.stderr;
-                    o
-                }
+            let (kept, dropped) = match exclusion.keep(path, built.files, &read) {
+                Ok(k) => k,
+                Err(ds) => return failed(&ds, &none),
+            };
+            if let Some(o) = strict_failure(b, &warnings, &dropped) {
+                return o;
             }
+            warnings.extend(built.warnings);
+            warnings.extend(dropped);
+            let mut o = write_out(&kept, &b.output);
+            o.stderr = report(&warnings, &none) + &o.stderr;
+            o
         }
         (None, Some(kfile), Some(root)) => build_kustomization(b, kfile, root),
     }
@@ -214,7 +252,7 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
                 ..d
             }
             .with_hint(format!(
-                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out)",
+                "spec.path is resolved inside --source-root {} and may not leave it (no `..`, no absolute path, no symlink out), nor name version-control data",
                 root.display()
             ));
             return failed(&[d], &none);
@@ -251,68 +289,164 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     if let Some(d) = artifact_inside(&b.output, &real) {
         return failed(&[d], &none);
     }
-    let files = match tree::read(root, &real, limits.yaml.max_input_bytes) {
-        Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+    // source-controller archives the whole source: the root's `.sourceignore` files decide. The
+    // source is read once; what spec.path's kustomization reaches (bases and components
+    // elsewhere in the source, the Kustomization's own components) is rendered in place, as
+    // Flux would build it.
+    let max = limits.yaml.max_input_bytes;
+    let (exclusion, mut ignore_warnings) = match Exclusion::load(root, max) {
+        Ok(x) => x,
+        Err(ds) => return failed(&ds, &none),
     };
+    let all = match exclusion.read_tree(root, max) {
+        Ok(f) => f,
+        Err(ds) => return failed(&ds, &none),
+    };
+    let read: BTreeSet<String> = all.iter().map(|f| f.rel.clone()).collect();
     let mut render = b.render.clone();
     render.lint = k.post_build.is_some();
-    let built = match inplace::build(&real, files, &render) {
-        Ok(b) => b,
+    let check = preview::check_options(&b.preview);
+    let prepared = match kustomize_reach::prepare(
+        root,
+        root,
+        &spec_rel,
+        &k.components,
+        all,
+        &render,
+        &check,
+    ) {
+        Ok(p) => p,
         Err(ds) => return failed(&ds.0, &none),
     };
-    let warnings = report(&built.warnings, &none);
+    let reach = prepared.reach.clone();
+    let (kept, dropped) = match exclusion.keep(root, prepared.files, &read) {
+        Ok(k) => k,
+        Err(ds) => return failed(&ds, &none),
+    };
+    // Flux finds no such path in its artifact ("kustomization path not found").
+    let under = |rel: &str| kustomize_paths::is_under(rel, &spec_rel.to_string_lossy());
+    if !kept.iter().any(|f| under(&f.rel)) && read.iter().any(|r| under(r)) {
+        return failed(
+            &[Diagnostic::error(
+                codes::SOURCE_IGNORED,
+                format!(
+                    "Flux's artifact holds nothing under spec.path {}: its {} patterns (or source-controller's defaults) leave every file out",
+                    spec_path.display(),
+                    kiln_core::flux::sourceignore::IGNORE_FILE
+                ),
+            )
+            .in_file(name)
+            .at("spec.path")
+            .with_hint("change the .sourceignore patterns, or spec.path")],
+            &none,
+        );
+    }
+    if let Some(o) = strict_failure(b, &ignore_warnings, &dropped) {
+        return o;
+    }
+    ignore_warnings.extend(prepared.warnings);
+    ignore_warnings.extend(dropped);
+    let warnings = report(&ignore_warnings, &none);
     if b.output != Output::Stdout {
-        let mut o = write_out(&built.files, &b.output);
+        // The tree Flux receives: the source's files this Kustomization's build reads, at their
+        // paths, so that its spec.path builds from the artifact as it does from the source.
+        if let Some(d) = artifact_reached(&b.output, root, &reach) {
+            return failed(&[d], &none);
+        }
+        let mut o = write_out(&kept, &b.output);
         o.stderr = warnings + &o.stderr;
         return o;
     }
-    // The source root outside spec.path, byte for byte, for bases the kustomization names.
-    let all = match tree::read(root, root, limits.yaml.max_input_bytes) {
-        Ok(f) => f,
-        Err(ds) => return failed(&ds.0, &none),
+    let prepared = kustomize_reach::Prepared {
+        files: kept,
+        reach,
+        defined: prepared.defined,
+        warnings: Vec::new(),
+        log: prepared.log,
     };
-    let prefix = format!("{}/", spec_rel.display());
-    let others: Vec<OutFile> = all
-        .into_iter()
-        .filter(|f| !spec_rel.as_os_str().is_empty() && !f.rel.starts_with(&prefix))
-        .map(|f| OutFile {
-            rel: f.rel,
-            bytes: f.bytes,
-            executable: f.executable,
-        })
-        .collect();
-    let scratch = match tempfile::Builder::new().prefix("kiln-flux-").tempdir() {
-        Ok(t) => t,
-        Err(e) => {
-            return failed(
-                &[Diagnostic::error(
-                    codes::IO_READ,
-                    format!("cannot create a scratch directory: {e}"),
-                )
-                .with_hint("check TMPDIR")],
-                &none,
-            )
+    let kubectl = match preview::find_kubectl(b.preview.kubectl.as_deref()) {
+        Ok(k) => kustomize_build::Program(k),
+        Err(d) => return failed(&[d], &none),
+    };
+    let args = preview::kubectl_args();
+    let build = kustomize_reach::Build {
+        program: &kubectl,
+        args: &args,
+        check: &check,
+        kro_mode: b.render.kro_mode,
+        hint: preview::BUILD_HINT,
+        origins: true,
+        bounds: kustomize_build::Bounds::new(
+            &b.render.limits,
+            b.preview
+                .timeout
+                .unwrap_or(kustomize_build::DEFAULT_TIMEOUT),
+        ),
+    };
+    let yaml = b.preview.yaml;
+    let docs = match kustomize_reach::build(root, &spec_rel, &prepared, &build, |dir| {
+        preview::write_overlay(dir, &k, &yaml)
+    }) {
+        Ok(d) => d,
+        Err(ds) => {
+            let mut o = failed(&ds.0, &none);
+            o.stderr = warnings + &o.stderr;
+            return o;
         }
     };
-    if let Err(d) = preview::stage(scratch.path(), &spec_rel, &others, &built.files) {
-        return failed(&[d], &none);
-    }
-    match preview::preview(scratch.path(), root, &spec_rel, &k, &b.preview) {
+    match preview::after_build(docs, &k, &b.preview, b.render.protect) {
         Err(f) => {
-            let mut o = failed(&f.diagnostics, &f.secrets);
+            let ds = kustomize_build::redacted(f.diagnostics, &[&prepared.files]);
+            let mut o = failed(&ds, &f.secrets);
             o.stderr = warnings + &o.stderr;
             o
         }
         Ok(p) => match kiln_core::output::yaml_stream(&p.objects) {
             Ok(s) => Outcome {
                 stdout: s.into_bytes(),
-                stderr: warnings,
+                stderr: warnings + &report(&p.warnings, &none),
                 code: 0,
             },
             Err(d) => failed(&[d], &none),
         },
     }
+}
+
+/// An artifact written into a directory the build reads would be packed by the next build.
+fn artifact_reached(
+    output: &Output,
+    root: &Path,
+    reach: &kustomize_paths::Reach,
+) -> Option<Diagnostic> {
+    let Output::Artifact { file, .. } = output else {
+        return None;
+    };
+    let croot = std::fs::canonicalize(root).ok()?;
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    let rel = dir.strip_prefix(&croot).ok()?;
+    let name = file.file_name()?.to_string_lossy();
+    let rel = rel.join(&*name).to_string_lossy().replace('\\', "/");
+    reach.holds(&rel).then(|| {
+        Diagnostic::error(
+            codes::REQUEST_INVALID,
+            "the artifact would be written inside the tree it packs: the next build would pack it too, and its digest would change every time",
+        )
+        .in_file(file.display().to_string())
+        .with_hint("write the artifact outside the directories the Kustomization's build reads, e.g. into a build directory")
+    })
+}
+
+/// With `--strict`, the warnings of the artifact's rules fail the build as the render's do.
+fn strict_failure(b: &Build, reading: &[Diagnostic], dropped: &[Diagnostic]) -> Option<Outcome> {
+    if !b.render.strict || (reading.is_empty() && dropped.is_empty()) {
+        return None;
+    }
+    let all: Vec<Diagnostic> = reading.iter().chain(dropped).cloned().collect();
+    Some(failed(&all, &Secrets::default()))
 }
 
 /// An artifact written inside the tree it packs would be packed by the next build: every build

@@ -84,6 +84,14 @@ struct BuildArgs {
     /// Namespace for namespaced objects that set none.
     #[arg(short = 'n', long)]
     namespace: Option<String>,
+    /// A kurel values file for the tree's one kurel package (repeatable, later ones win): a path
+    /// relative to the tree (PATH, or the Kustomization's spec.path), inside it, such as the
+    /// `values/prod.yaml` beside the package.
+    #[arg(long = "values", value_name = "FILE")]
+    values: Vec<PathBuf>,
+    /// A kurel parameter override, `PATH=VALUE` (repeatable), for the tree's one kurel package.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
     /// A group whose unknown kinds pass through unrendered (repeatable; `*` for all). Flux's
     /// own groups always pass through.
     #[arg(long = "pass-through", value_name = "GROUP")]
@@ -130,7 +138,15 @@ fn main_run() -> ExitCode {
     kiln_core::process::worker_pool(None, false);
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            // clap names the argument it refused whole: one of megabytes is quoted by a prefix.
+            use clap::error::{ContextKind, ContextValue};
+            for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg] {
+                if let Some(ContextValue::String(v)) = e.get(kind) {
+                    let shown = kiln_core::diag::bounded(v);
+                    e.insert(kind, ContextValue::String(shown));
+                }
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
@@ -226,6 +242,8 @@ fn build(a: BuildArgs) -> Outcome {
             limits,
             protect: a.protect.as_deref().and_then(kiln_flux::parse_protect),
             lint: false,
+            values: a.values,
+            sets: a.sets,
             ..Default::default()
         },
         preview: preview::Options {

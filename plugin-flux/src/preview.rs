@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use kiln_core::diag::{codes, Diagnostic, Diagnostics};
 use kiln_core::document::{parse_file, YamlLimits};
 use kiln_core::flux::postbuild::{self, PostBuild};
-use kiln_core::kustomize_build;
+use kiln_core::inplace::Protect;
 use kiln_core::kustomize_paths::{self, is_kustomization_file};
+use kiln_core::kustomize_reach;
 use kiln_core::redact::Secrets;
-use kiln_core::source::Root;
 use serde_json::{Map, Value};
 
 use crate::kustomization::Kustomization;
@@ -63,6 +63,8 @@ pub struct Options {
 pub struct Preview {
     /// What Flux would apply.
     pub objects: Vec<Value>,
+    /// What Flux would do unlike what the build asked for.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// A failed preview: the diagnostics, and the values to keep out of them.
@@ -80,13 +82,6 @@ impl From<Diagnostics> for Failure {
             diagnostics: d.0,
             secrets: Secrets::default(),
         }
-    }
-}
-
-fn fail(d: Diagnostic) -> Failure {
-    Failure {
-        diagnostics: vec![d],
-        secrets: Secrets::default(),
     }
 }
 
@@ -109,94 +104,153 @@ pub fn find_kubectl(given: Option<&Path>) -> Result<PathBuf, Diagnostic> {
     .with_hint("install kubectl (1.14 or newer has kustomize built in) and put it on PATH; `kiln-flux build PATH` without --kustomization needs no kubectl"))
 }
 
-/// Build the preview. `stage` is a scratch copy of the source root whose `spec_rel` directory
-/// holds the rendered tree (see [`stage`]); diagnostics call the root `shown_root`.
-///
-/// kubectl runs with load restrictions off (as Flux's build), on the real disk (unlike Flux's,
-/// confined to the source): so every path the kustomizations name, with the Kustomization's own
-/// patches and components written in, is checked to stay inside the scratch copy first
-/// ([`kiln_core::kustomize_paths`]), and nothing runs when one does not.
-pub fn preview(
-    stage: &Path,
-    shown_root: &Path,
-    spec_rel: &Path,
+/// What Flux applies after kustomize built: `postBuild` substitution (with `--substitute`),
+/// then `commonMetadata`; and what the API server would refuse of the result. A problem is
+/// placed on the file its object came from (kustomize's origin), with the object's kind and
+/// name, never on a line of kustomize's output.
+pub fn after_build(
+    built: kustomize_reach::Built,
     k: &Kustomization,
     opts: &Options,
+    protect: Option<Protect>,
 ) -> Result<Preview, Failure> {
-    let dir = stage.join(spec_rel);
-    write_overlay(&dir, k, &opts.yaml).map_err(Failure::from)?;
-    let root = Root::named(stage, shown_root.to_path_buf()).map_err(fail)?;
-    let check = kustomize_paths::Options {
-        allow_remote: opts.allow_remote_bases,
-        yaml: opts.yaml,
-        ..kustomize_paths::Options::default()
+    let origins = built.origins;
+    let mut objects: Vec<Value> = built.docs.into_iter().map(|d| d.value).collect();
+    // Kind and name as kustomize built them (before substitution changes them).
+    let ids: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}",
+                o.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                o.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            )
+        })
+        .collect();
+    let place = |i: usize, mut d: Diagnostic| {
+        d.message = format!("{}: {}", ids[i], d.message);
+        d.line = None;
+        d.column = None;
+        d.file = Some(match origins.get(i).cloned().flatten() {
+            Some(f) => f,
+            None => "kustomize build".to_string(),
+        });
+        d
     };
-    let escapes = kustomize_paths::check(&root, spec_rel, &check);
-    if escapes.has_errors() {
-        return Err(Failure::from(escapes));
-    }
-    let kubectl = find_kubectl(opts.kubectl.as_deref()).map_err(fail)?;
-    let limits = kiln_core::limits::Limits {
-        yaml: opts.yaml,
-        output_bytes: opts.max_output_bytes,
-        ..Default::default()
-    };
-    let bounds = kustomize_build::Bounds::new(
-        &limits,
-        opts.timeout.unwrap_or(kustomize_build::DEFAULT_TIMEOUT),
-    );
-    // Flux's build: load restrictions off (fluxcd/pkg kustomize, `SecureBuild`).
-    let text = kustomize_build::run(
-        &kustomize_build::Program(kubectl),
-        &dir,
-        stage,
-        &["--load-restrictor".into(), "LoadRestrictionsNone".into()],
-        &spec_rel.display().to_string(),
-        "the rendered tree, with the Kustomization's transformations, is what Flux builds; fix the kustomization.yaml or the Kustomization's patches, images or components",
-        &bounds,
-    )
-    .map_err(fail)?;
-    let docs = parse_file("kustomize build", text, &opts.yaml).map_err(fail)?;
     let mut secrets = Secrets::default();
-    let mut objects: Vec<Value> = match (&k.post_build, opts.substitute) {
-        (Some(spec), true) => {
-            let sources = match &opts.vars_from {
-                Some(d) => Sources::read(d, &opts.yaml)?,
-                None => Sources::default(),
-            };
-            let vars = spec
-                .variables(|r| sources.lookup(r, k.namespace.as_deref()))
-                .map_err(|ds| {
-                    let mut f = Failure::from(ds);
-                    for d in &mut f.diagnostics {
-                        d.path = d.path.take().map(|p| format!("spec.postBuild.{p}"));
-                        if opts.vars_from.is_none() {
-                            d.hint = Some("name a directory holding the ConfigMaps and Secrets with --vars-from DIR, or mark the entry optional: true".into());
-                        }
+    let mut warnings = Vec::new();
+    let mut substituted = false;
+    if let (Some(spec), true) = (&k.post_build, opts.substitute) {
+        let sources = match &opts.vars_from {
+            Some(d) => Sources::read(d, &opts.yaml)?,
+            None => Sources::default(),
+        };
+        let vars = spec
+            .variables(|r| sources.lookup(r, k.namespace.as_deref()))
+            .map_err(|ds| {
+                let mut f = Failure::from(ds);
+                for d in &mut f.diagnostics {
+                    d.path = d.path.take().map(|p| format!("spec.postBuild.{p}"));
+                    if opts.vars_from.is_none() {
+                        d.hint = Some("name a directory holding the ConfigMaps and Secrets with --vars-from DIR, or mark the entry optional: true".into());
                     }
-                    f
-                })?;
-            vars.add_secrets_to(&mut secrets);
-            let mut settings = PostBuild::new(vars);
-            settings.strategy = spec.strategy;
-            settings.strict = !opts.lenient;
-            settings.max_output_bytes = opts.max_output_bytes;
-            settings.yaml = opts.yaml;
-            postbuild::apply_documents(&docs, &settings).map_err(|ds| Failure {
-                diagnostics: ds.0,
-                secrets: secrets.clone(),
-            })?
+                }
+                f
+            })?;
+        vars.add_secrets_to(&mut secrets);
+        let mut settings = PostBuild::new(vars);
+        settings.strategy = spec.strategy;
+        settings.strict = !opts.lenient;
+        settings.max_output_bytes = opts.max_output_bytes;
+        settings.yaml = opts.yaml;
+        if settings.runs() {
+            substituted = true;
+            let mut errs = Vec::new();
+            for (i, o) in objects.iter_mut().enumerate() {
+                match postbuild::apply(std::mem::take(o), &settings) {
+                    Ok(v) => *o = v,
+                    Err(ds) => errs.extend(ds.0.into_iter().map(|d| place(i, d))),
+                }
+            }
+            if !errs.is_empty() {
+                return Err(Failure {
+                    diagnostics: errs,
+                    secrets,
+                });
+            }
+        } else if protect == Some(Protect::Escape) {
+            // kustomize-controller substitutes only when a variable is set (or the strategy is
+            // Always): with none, the escapes reach the cluster as written.
+            warnings.push(
+                Diagnostic::warning(
+                    codes::FLUX_UNESCAPED,
+                    "this Kustomization's postBuild sets no variable (its substitute is empty and its substituteFrom sources are optional and missing), so Flux skips substitution: the `$${` that --protect wrote would reach the cluster as written",
+                )
+                .at("spec.postBuild")
+                .with_hint("build with --protect=annotate (the opt-out annotation is right whether substitution runs or not)"),
+            );
         }
-        _ => docs.into_iter().map(|d| d.value).collect(),
-    };
+    }
     if !k.common_labels.is_empty() || !k.common_annotations.is_empty() {
         for o in &mut objects {
             set_metadata(o, "labels", &k.common_labels);
             set_metadata(o, "annotations", &k.common_annotations);
         }
     }
-    Ok(Preview { objects })
+    let schemas = kiln_core::openapi::Schemas::bundled();
+    let mut refused = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        let (Some(api), Some(kind)) = (
+            o.get("apiVersion").and_then(Value::as_str),
+            o.get("kind").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let Some(ks) = schemas.lookup(api, kind) else {
+            continue;
+        };
+        for (path, msg) in ks.check_rendered(o) {
+            let why = if substituted {
+                "after postBuild substitution, "
+            } else {
+                ""
+            };
+            let d = Diagnostic::error(codes::PASSTHROUGH_SCHEMA, format!("{why}{msg}"))
+                .at(path.to_string())
+                .with_hint(format!(
+                    "the API server rejects it (Kubernetes {} {kind} schema); Flux substitutes the object's YAML, so a value that must stay a string is quoted in the variable's use (`\"${{VAR}}\"` does not help: write the field so it holds more than the variable)",
+                    kiln_core::openapi::Schemas::kubernetes_version()
+                ));
+            refused.push(place(i, d));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Failure {
+            diagnostics: refused,
+            secrets,
+        });
+    }
+    Ok(Preview { objects, warnings })
 }
+
+/// The path check of a Flux build: Flux's confined file system, reproduced.
+pub fn check_options(opts: &Options) -> kustomize_paths::Options {
+    kustomize_paths::Options {
+        allow_remote: opts.allow_remote_bases,
+        yaml: opts.yaml,
+        ..kustomize_paths::Options::default()
+    }
+}
+
+/// Flux's build: load restrictions off (fluxcd/pkg kustomize, `SecureBuild`).
+pub fn kubectl_args() -> Vec<String> {
+    vec!["--load-restrictor".into(), "LoadRestrictionsNone".into()]
+}
+
+/// What to fix when Flux's build fails.
+pub const BUILD_HINT: &str = "the rendered tree, with the Kustomization's transformations, is what Flux builds; fix the kustomization.yaml or the Kustomization's patches, images or components";
 
 fn set_metadata(o: &mut Value, field: &str, pairs: &Map<String, Value>) {
     if pairs.is_empty() {
@@ -221,10 +275,6 @@ fn set_metadata(o: &mut Value, field: &str, pairs: &Map<String, Value>) {
         }
     }
 }
-
-/// Write the scratch copy: `others` (the source root's files outside `spec.path`, byte for
-/// byte) and `built` (the rendered tree) at `spec_rel`.
-pub use kiln_core::kustomize_build::stage;
 
 use kiln_core::kustomize_build::io_err;
 

@@ -60,7 +60,7 @@ impl Sources {
                         (SourceKind::ConfigMap, Some(t)) => {
                             data.insert(k.clone(), t.to_string());
                         }
-                        (SourceKind::Secret, Some(t)) => match base64(t) {
+                        (SourceKind::Secret, Some(t)) => match kiln_core::base64::decode(t) {
                             Some(b) => match String::from_utf8(b) {
                                 Ok(t) => {
                                     data.insert(k.clone(), t);
@@ -110,56 +110,9 @@ impl Sources {
     }
 }
 
-/// Standard base64 (padding optional, whitespace ignored), as the API server accepts it.
-pub fn base64(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let mut pad = 0;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                pad += 1;
-                continue;
-            }
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return None,
-        };
-        if pad > 0 {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // Leftover bits must be zero padding of the last character.
-    if bits >= 6 || acc != 0 || pad > 2 {
-        return None;
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_decodes_and_refuses_garbage() {
-        assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64("aGVsbG8").unwrap(), b"hello");
-        assert_eq!(base64("cHJvZA==").unwrap(), b"prod");
-        assert_eq!(base64("").unwrap(), b"");
-        assert!(base64("a$b").is_none());
-        assert!(base64("aGVsbG8=x").is_none());
-    }
 
     #[test]
     fn reads_configmaps_and_secrets_by_namespace() {

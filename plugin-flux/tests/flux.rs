@@ -172,23 +172,18 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
     }
     list(&out_dir, &out_dir, &mut files);
     files.sort();
-    // The definition is consumed; the instances' file holds their objects; the rest as written.
+    // The definition is consumed; the instances' file holds their objects; the rest as written,
+    // but for what the tree's `.sourceignore` leaves out of Flux's artifact (`hooks/`).
     assert_eq!(
         files,
         [
             ".sourceignore",
-            "hooks/migrate.sh",
             "kustomization.yaml",
             "settings.yaml",
             "sites.yaml"
         ]
     );
-    for same in [
-        ".sourceignore",
-        "hooks/migrate.sh",
-        "kustomization.yaml",
-        "settings.yaml",
-    ] {
+    for same in [".sourceignore", "kustomization.yaml", "settings.yaml"] {
         assert_eq!(
             std::fs::read(out_dir.join(same)).unwrap(),
             std::fs::read(deploy.join(same)).unwrap(),
@@ -203,8 +198,16 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
     );
     #[cfg(unix)]
     {
+        // Without the `.sourceignore`, the hook is kept, and stays executable.
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(out_dir.join("hooks/migrate.sh"))
+        let tree = d.path().join("deploy");
+        std::fs::create_dir_all(&tree).unwrap();
+        copy_tree(&deploy, &tree);
+        std::fs::remove_file(tree.join(".sourceignore")).unwrap();
+        let all = d.path().join("all");
+        let out = run(&["build", s(&tree), "-o", s(&all)]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let mode = std::fs::metadata(all.join("hooks/migrate.sh"))
             .unwrap()
             .permissions()
             .mode();
@@ -251,7 +254,11 @@ fn kubectl_kustomize_accepts_the_in_place_tree() {
 #[test]
 fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     let d = tempfile::tempdir().unwrap();
-    let deploy = repo().join("deploy");
+    // Without its `.sourceignore`, so that the hook (and its directory) is packed.
+    let deploy = d.path().join("deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    copy_tree(&repo().join("deploy"), &deploy);
+    std::fs::remove_file(deploy.join(".sourceignore")).unwrap();
     let mut seen = Vec::new();
     for name in ["a.tar.gz", "b.tar.gz"] {
         let file = d.path().join(name);
@@ -288,7 +295,7 @@ fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     assert!(list.status.success(), "{}", text(&list.stderr));
     let listing = text(&list.stdout);
     let lines: Vec<&str> = listing.lines().collect();
-    assert_eq!(lines.len(), 6, "{listing}");
+    assert_eq!(lines.len(), 5, "{listing}");
     for l in &lines {
         assert!(l.contains(" 0/0 "), "uid/gid 0: {l}");
         assert!(l.contains("1970-01-01"), "no time: {l}");
@@ -427,6 +434,139 @@ fn a_path_that_leaves_the_root_is_refused() {
         ]);
         fails_with(&out, "KLN1002");
     }
+}
+
+/// Version-control data is never read nor packed (issue 39): a `spec.path` naming `.git`, and a
+/// link of the tree into it, are refused with KLN1002 naming `.git` (the token in `.git/config`
+/// never printed); `.git`, `.hg`, `.svn` and `.bzr` of a tree are left out of its artifact.
+#[cfg(unix)]
+#[test]
+fn version_control_data_is_never_read_nor_packed() {
+    const TOKEN: &str = "ghp_k1lnCiT0ken";
+    let with_git = |path: &str| {
+        let (d, root, ks) = variant(|t| t.replace("path: ./deploy", &format!("path: {path}")));
+        for vcs in [".git", ".hg", ".svn", ".bzr"] {
+            std::fs::create_dir_all(root.join(vcs)).unwrap();
+            std::fs::write(
+                root.join(vcs).join("config"),
+                format!("[remote \"origin\"]\n\turl = https://ci:{TOKEN}@example.com/r.git\n"),
+            )
+            .unwrap();
+        }
+        (d, root, ks)
+    };
+    for path in ["./.git", ".git/", "./gitlink", ".hg"] {
+        let (d, root, ks) = with_git(path);
+        std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
+        let art = d.path().join("a.tar.gz");
+        for extra in [&[][..], &["--artifact", s(&art)][..]] {
+            let mut args = vec![
+                "build",
+                "--kustomization",
+                s(&ks),
+                "--source-root",
+                s(&root),
+            ];
+            args.extend_from_slice(extra);
+            let err = fails_with(&run(&args), "KLN1002");
+            assert!(
+                err.contains("spec.path") && !err.contains(TOKEN),
+                "{path}: {err}"
+            );
+            assert!(err.contains(".git") || err.contains(".hg"), "{path}: {err}");
+        }
+        assert!(!art.exists());
+    }
+    // A link into `.git` inside spec.path: refused, nothing written.
+    let (d, root, ks) = with_git("./deploy");
+    std::os::unix::fs::symlink("../.git/config", root.join("deploy/token.yaml")).unwrap();
+    let art = d.path().join("a.tar.gz");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+        "--artifact",
+        s(&art),
+    ]);
+    let err = fails_with(&out, "KLN1002");
+    assert!(
+        err.contains("token.yaml") && err.contains(".git") && !err.contains(TOKEN),
+        "{err}"
+    );
+    assert!(!art.exists());
+    // A tree holding all four: none of them is in its artifact.
+    let (d, root, _) = with_git("./deploy");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        std::fs::create_dir_all(root.join("deploy").join(vcs)).unwrap();
+        std::fs::write(root.join("deploy").join(vcs).join("config.yaml"), TOKEN).unwrap();
+    }
+    let art = d.path().join("a.tar.gz");
+    let out = run(&["build", s(&root), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = Command::new(tool("tar"))
+        .args(["-tzf", s(&art)])
+        .output()
+        .unwrap();
+    let listing = text(&list.stdout);
+    assert!(listing.contains("deploy/sites.yaml"), "{listing}");
+    for vcs in [".git", ".hg", ".svn", ".bzr"] {
+        assert!(!listing.contains(vcs), "{vcs} packed: {listing}");
+    }
+    let all = Command::new(tool("tar"))
+        .args(["-xzOf", s(&art)])
+        .output()
+        .unwrap();
+    assert!(!text(&all.stdout).contains(TOKEN));
+}
+
+/// A Kustomization's namespaces are the API server's to check (issue 39): `targetNamespace` is
+/// written into every object of the build, `metadata.namespace` is where its variables' sources
+/// live. One it would refuse is KLN1010 on its field, in the API server's words, quoted short;
+/// nothing is built or written. So is `-n`, kiln's own default namespace.
+#[test]
+fn a_namespace_the_api_server_refuses_is_refused() {
+    let long = "a".repeat(1_000_000);
+    for (field, from, to) in [
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: ../../etc".to_string(),
+        ),
+        (
+            "spec.targetNamespace",
+            "targetNamespace: web",
+            "targetNamespace: Web".to_string(),
+        ),
+        (
+            "metadata.namespace",
+            "namespace: flux-system",
+            format!("namespace: {long}"),
+        ),
+    ] {
+        let (d, root, ks) = variant(|t| t.replace(from, &to));
+        let art = d.path().join("a.tar.gz");
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&ks),
+            "--source-root",
+            s(&root),
+            "--artifact",
+            s(&art),
+        ]);
+        let err = fails_with(&out, "KLN1010");
+        assert!(
+            err.contains(&format!("{field}: Invalid value: ")),
+            "{field}: {err}"
+        );
+        assert!(err.len() < 2_000, "{field}: {} bytes", err.len());
+        assert!(!art.exists());
+    }
+    let out = run(&["build", s(&repo().join("deploy")), "-n", "../../etc"]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(err.contains("Invalid value: \"../../etc\""), "{err}");
 }
 
 #[test]
@@ -1187,6 +1327,762 @@ fn hints_name_kiln_flux_options() {
     assert!(err.contains("build with --protect"), "{err}");
     assert!(!err.contains("flux::lint::escape"), "{err}");
     hints_name_our_options(&err);
+}
+
+/// The objects of a YAML stream, whole, sorted by (kind, name): what two builds must agree on.
+fn objects(stream: &str) -> Vec<serde_json::Value> {
+    let docs = kiln_core::document::parse_file(
+        "stream",
+        stream.to_string(),
+        &kiln_core::document::YamlLimits::default(),
+    )
+    .unwrap();
+    let mut v: Vec<serde_json::Value> = docs.into_iter().map(|d| d.value).collect();
+    v.sort_by_key(|o| (o["kind"].to_string(), o["metadata"]["name"].to_string()));
+    v
+}
+
+fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> String {
+    let k = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(dir)
+        .args(["--load-restrictor", "LoadRestrictionsNone"])
+        .output()
+        .unwrap();
+    assert!(k.status.success(), "{dir:?}: {}", text(&k.stderr));
+    text(&k.stdout)
+}
+
+/// Issue 38.1 and 38.2: Flux's monorepo layout (testdata/layouts/flux-monorepo, after fluxcd's
+/// flux2-kustomize-helm-example): `apps/staging` and `apps/production` overlays over
+/// `apps/base/podinfo` (a kro RGD and its instance), a kustomize Component in `components/`
+/// holding a second instance, `infrastructure/configs` holding a kurel package. Before, the
+/// preview printed the base's ResourceGraphDefinition and instance unrendered, and
+/// `build apps/production` exited 0 with a kustomization naming a base its output lacked.
+///
+/// Every flow must agree with Flux's own build (`kubectl kustomize` with load restrictions off,
+/// fluxcd/pkg `kustomize`): the preview, `-o DIR` and `--artifact` rooted at the source (so the
+/// Kustomization's spec.path builds from them), and the in-place build of the whole source.
+#[test]
+fn the_flux_monorepo_layout_builds_through_every_flow() {
+    let kubectl = tool("kubectl");
+    let tar = tool("tar");
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/flux-monorepo");
+    let d = tempfile::tempdir().unwrap();
+    // The whole source rendered in place: every overlay builds from it.
+    let whole = d.path().join("whole");
+    let out = run(&["build", s(&layout), "-o", s(&whole)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for (env, path) in [
+        ("staging", "apps/staging"),
+        ("production", "apps/production"),
+        ("staging", "infrastructure/configs"),
+    ] {
+        let file = if path.starts_with("apps") {
+            "apps.yaml"
+        } else {
+            "infrastructure.yaml"
+        };
+        let k = layout.join("clusters").join(env).join(file);
+        // What Flux applies, without substitution (the trees hold the variables as written).
+        let preview = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+        ]);
+        assert_eq!(
+            preview.status.code(),
+            Some(0),
+            "{path}: {}",
+            text(&preview.stderr)
+        );
+        let preview = text(&preview.stdout);
+        for unrendered in [
+            "kind: ResourceGraphDefinition",
+            "kind: WebService",
+            "kind: Kurel",
+        ] {
+            assert!(!preview.contains(unrendered), "{path}: {preview}");
+        }
+        let expected = objects(&preview);
+        assert!(!expected.is_empty(), "{path}");
+        // The in-place tree, built at the Kustomization's path.
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &whole.join(path))),
+            expected,
+            "{path}: the in-place tree"
+        );
+        // -o DIR: the tree this Kustomization reads, at the source's paths.
+        let dir = d.path().join(format!("{env}-{}", path.replace('/', "-")));
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+            "-o",
+            s(&dir),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &dir.join(path))),
+            expected,
+            "{path}: -o"
+        );
+        // --artifact: the same tree, as Flux's source-controller would serve it.
+        let art = d.path().join(format!("{env}.tar.gz"));
+        let out = run(&[
+            "build",
+            "--kustomization",
+            s(&k),
+            "--source-root",
+            s(&layout),
+            "--artifact",
+            s(&art),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
+        let unpacked = d.path().join(format!("{env}-unpacked"));
+        std::fs::create_dir_all(&unpacked).unwrap();
+        let x = Command::new(&tar)
+            .arg("-xzf")
+            .arg(&art)
+            .arg("-C")
+            .arg(&unpacked)
+            .output()
+            .unwrap();
+        assert!(x.status.success(), "{}", text(&x.stderr));
+        assert_eq!(
+            objects(&kubectl_kustomize(&kubectl, &unpacked.join(path))),
+            expected,
+            "{path}: the artifact"
+        );
+        std::fs::remove_dir_all(&unpacked).unwrap();
+    }
+    // What the overlays do to kiln's objects, with the cluster's variables.
+    let production = run(&[
+        "build",
+        "--kustomization",
+        s(&layout.join("clusters/production/apps.yaml")),
+        "--source-root",
+        s(&layout),
+        "--substitute",
+    ]);
+    assert_eq!(
+        production.status.code(),
+        Some(0),
+        "{}",
+        text(&production.stderr)
+    );
+    let objs = objects(&text(&production.stdout));
+    let podinfo = objs
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "podinfo")
+        .expect("the base's instance, rendered");
+    assert_eq!(podinfo["spec"]["replicas"], 3, "the overlay's patch");
+    let c = &podinfo["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["image"], "ghcr.io/stefanprodan/podinfo:6.7.1", "images");
+    assert_eq!(c["env"][0]["value"], "production", "postBuild");
+    assert!(
+        objs.iter()
+            .any(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == "podinfo-canary"),
+        "the component's instance, rendered with the base's definition"
+    );
+    // A tree that is an overlay alone does not hold its base: refused, saying what to build.
+    let out = run(&["build", s(&layout.join("apps/production"))]);
+    let err = fails_with(&out, "KLN1002");
+    assert!(err.contains("../base/podinfo"), "{err}");
+    assert!(err.contains("--source-root"), "{err}");
+}
+
+/// Issue 38.2 and 38.6: the monorepo with an `environments/` folder of component deployments
+/// (testdata/layouts/component-environments). In place, the shared `components/` kustomization
+/// would name every environment's release, so each environment's build would apply all of
+/// them: without `--env` that is an error naming the fix; with it, the environment's overlay
+/// builds its release alone. A Kustomization per environment needs no `--env`: its reach holds
+/// one environment's binding.
+#[test]
+fn the_component_environments_layout_builds_per_environment() {
+    let kubectl = tool("kubectl");
+    let layout =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/component-environments");
+    let out = run(&["build", s(&layout)]);
+    let err = fails_with(&out, "KLN1010");
+    assert!(
+        err.contains("2 environments (dev, prod)") && err.contains("--env"),
+        "{err}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("prod");
+    let out = run(&["build", s(&layout), "--env", "prod", "-o", s(&dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let built = objects(&kubectl_kustomize(&kubectl, &dir.join("environments/prod")));
+    let replicas: Vec<&serde_json::Value> = built
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .map(|o| &o["spec"]["replicas"])
+        .collect();
+    assert_eq!(replicas, [4]);
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: api\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./environments/dev\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&layout),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let objs = objects(&text(&out.stdout));
+    let envs: Vec<&serde_json::Value> = objs
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .map(|o| &o["metadata"]["labels"]["openchoreo.dev/environment"])
+        .collect();
+    assert_eq!(envs, ["dev"]);
+}
+
+/// A source root of one kustomization directory `deploy/` holding `files`, and a Kustomization
+/// for it with the given `postBuild` block.
+fn small_source(files: &[(&str, &str)], post_build: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = d.path().join("src/deploy").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./deploy\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  postBuild:\n{post_build}"),
+    )
+    .unwrap();
+    (d, k)
+}
+
+/// Issue 38.7: the preview fails where Flux would fail. Flux substitutes an object's YAML, so
+/// `port: "${PORT}"` becomes the number 8080 (fluxcd/pkg `kustomize/kustomize_varsub.go`), which
+/// the API server refuses in a ConfigMap's data: the preview said nothing. Now it is the API
+/// server's error, on the file the object came from (kustomize's origin annotation), never a
+/// line of kustomize's output; and the annotation kiln asked kustomize for is not in the output.
+#[test]
+fn the_preview_checks_objects_after_substitution_and_names_their_file() {
+    let (d, k) = small_source(
+        &[
+            ("kustomization.yaml", "resources: [cm.yaml]\nnamePrefix: p-\n"),
+            (
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  port: \"${PORT}\"\n",
+            ),
+        ],
+        "    substitute:\n      PORT: \"8080\"\n",
+    );
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+    ]);
+    let err = fails_with(&out, "KLN1020");
+    assert!(err.contains("deploy/cm.yaml"), "{err}");
+    assert!(err.contains("ConfigMap p-settings"), "{err}");
+    assert!(err.contains("after postBuild substitution"), "{err}");
+    assert!(err.contains("data.port"), "{err}");
+    assert!(!err.contains("kustomize build"), "{err}");
+    // Without substitution the object is fine, and kustomize's origin annotation is not shown.
+    let ok = run(&["build", "--kustomization", s(&k), "--source-root", s(&root)]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let stream = text(&ok.stdout);
+    assert!(!stream.contains("config.kubernetes.io/origin"), "{stream}");
+    assert!(!stream.contains("annotations"), "{stream}");
+    // A substitution error is placed on the source file too.
+    let (d, k) = small_source(
+        &[
+            ("kustomization.yaml", "resources: [cm.yaml]\n"),
+            (
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  port: \"${UNSET}\"\n",
+            ),
+        ],
+        "    substitute:\n      PORT: \"8080\"\n",
+    );
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+    ]);
+    let err = fails_with(&out, "KLN8001");
+    assert!(
+        err.contains("deploy/cm.yaml") && err.contains("ConfigMap settings"),
+        "{err}"
+    );
+}
+
+/// Issue 38.7: `--protect` escapes `${` as `$${`, which only substitution turns back. A
+/// Kustomization whose variables all come from optional sources that are missing sets none, so
+/// Flux skips substitution (`substituteStrategy` unset) and the escapes would reach the cluster:
+/// a warning says so and names the fix. With a variable set there is no warning.
+#[test]
+fn protect_warns_when_flux_would_not_substitute() {
+    let files = [
+        ("kustomization.yaml", "resources: [site.yaml, rgd.yaml]\n"),
+        (
+            "rgd.yaml",
+            &std::fs::read_to_string(repo().join("deploy/site-rgd.yaml")).unwrap() as &str,
+        ),
+        (
+            "site.yaml",
+            "apiVersion: example.com/v1alpha1\nkind: Site\nmetadata:\n  name: web\n  namespace: web\nspec:\n  image: nginx\n",
+        ),
+    ];
+    let optional = "    substituteFrom:\n      - kind: ConfigMap\n        name: missing\n        optional: true\n";
+    let (d, k) = small_source(&files, optional);
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning[KLN8008]") && err.contains("skips substitution"),
+        "{err}"
+    );
+    assert!(err.contains("--protect=annotate"), "{err}");
+    let (d, k) = small_source(&files, "    substitute:\n      X: \"1\"\n");
+    let root = d.path().join("src");
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&root),
+        "--substitute",
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("skips substitution"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 38.7: an artifact is what a Flux Kustomization applies; kiln cannot see whether it
+/// substitutes, so rendered objects holding `${` are named (KLN8008) unless --protect.
+#[test]
+fn an_artifact_names_rendered_objects_that_substitution_would_change() {
+    let d = tempfile::tempdir().unwrap();
+    let art = d.path().join("m.tar.gz");
+    let out = run(&["build", s(&repo().join("deploy")), "--artifact", s(&art)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning[KLN8008]") && err.contains("--protect"),
+        "{err}"
+    );
+    let art2 = d.path().join("p.tar.gz");
+    let out = run(&[
+        "build",
+        s(&repo().join("deploy")),
+        "--artifact",
+        s(&art2),
+        "--protect",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("KLN8008"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 38.5: kiln-flux passes kurel values and sets (`--values`, `--set`, relative to the
+/// tree), and a package's values files beside it are carried in the tree as written, never in
+/// its stream of manifests.
+#[test]
+fn values_and_sets_reach_a_kurel_package_in_the_tree() {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/argocd/repo/apps/cache");
+    let out = run(&["build", s(&tree), "--values", "values/prod.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert_eq!(stream.matches("replicas:").count(), 1, "{stream}");
+    assert!(stream.contains("replicas: 3"), "{stream}");
+    let out = run(&["build", s(&tree), "--set", "replicas=5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("replicas: 5"));
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("out");
+    let out = run(&[
+        "build",
+        s(&tree),
+        "--values",
+        "values/prod.yaml",
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(dir.join("values/prod.yaml")).unwrap(),
+        std::fs::read(tree.join("values/prod.yaml")).unwrap()
+    );
+}
+
+/// Issue 38.2: Argo CD's example layout through Flux: a Kustomization whose path is the
+/// guestbook's production overlay builds the base's rendered instance, transformed.
+#[test]
+fn the_argocd_example_layout_builds_through_flux() {
+    tool("kubectl");
+    let layout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/layouts/argocd-apps");
+    let d = tempfile::tempdir().unwrap();
+    let k = d.path().join("ks.yaml");
+    std::fs::write(
+        &k,
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: guestbook\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./guestbook/overlays/prod\n  prune: true\n  targetNamespace: guestbook\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&k),
+        "--source-root",
+        s(&layout),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let objs = objects(&text(&out.stdout));
+    let ids: Vec<String> = objs
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "Deployment/guestbook/prod-guestbook-ui",
+            "Service/guestbook/prod-guestbook-ui"
+        ]
+    );
+}
+
+/// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
+fn preview(ks: &Path, root: &Path) -> Output {
+    run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
+}
+
+/// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
+/// (a kurel parameter a Secret template reads, quoted by a warning, was printed unredacted), and
+/// `kubectl kustomize`'s failure in the preview, which quotes the node it fails on in its escaped
+/// form (`node contents: [1, "Hunter2-Escaped\x01-secret"]`).
+#[test]
+fn secret_values_never_reach_warnings_or_kustomize_messages() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    for (path, text) in [
+        (
+            "app/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: web}\nstringData:\n  pw: \"Hunter2-Escaped\\x01-secret\"\n",
+        ),
+        (
+            "app/pkg.kurel/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\ndb:\n  password: \"{{ Hunter2-Template-secret }}\"\n",
+        ),
+        (
+            "app/pkg.kurel/resources/s.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: web}\nstringData:\n  pw: \"${db.password}\"\n",
+        ),
+        (
+            "app/kustomization.yaml",
+            "resources: [s.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s, namespace: web}\n    stringData:\n      pw: [1, \"Hunter2-Escaped\\x01-secret\"]\n",
+        ),
+        (
+            "ks.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec: {path: ./app}\n",
+        ),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = d.path().join("out");
+    let built = run(&["build", s(&root.join("app")), "-o", s(&out)]);
+    let err = text(&built.stderr);
+    assert_eq!(built.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("KLN7028") && err.contains("[redacted]"),
+        "{err}"
+    );
+    assert!(!err.contains("Hunter2"), "{err}");
+    let err = fails_with(&preview(&root.join("ks.yaml"), &root), "node contents");
+    assert!(err.contains("[redacted]"), "{err}");
+    assert!(!err.contains("Hunter2"), "{err}");
+}
+
+/// Values of a Flux Kustomization (a configuration, not the person running kiln-flux) of 100 KiB:
+/// an unknown field's name, the apiVersion, spec.path, an environment given on the command line.
+/// Each is quoted by a prefix of 48 characters and its length (or, for a path, whole only when
+/// it could name a file), never printed whole (issue 39).
+#[test]
+fn huge_values_of_a_kustomization_are_quoted_by_a_prefix() {
+    let big = "v".repeat(100 << 10);
+    // What a message holds of the value: a prefix and the length (a path's includes the rest).
+    let quoted = |out: &Output, length: &str| {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}", &err[..err.len().min(300)]);
+        assert!(
+            err.len() < 2048 && err.contains(length),
+            "{}",
+            &err[..err.len().min(600)]
+        );
+    };
+    let exact = format!("… ({} bytes)", big.len());
+    for (from, to, length) in [
+        (
+            "targetNamespace: web",
+            format!("targetNamespace: web\n  ? {big}\n  : 1"),
+            exact.as_str(),
+        ),
+        ("path: ./deploy", format!("path: ./{big}"), "bytes)"),
+        ("path: ./deploy", format!("path: ../{big}"), "bytes)"),
+        (
+            "kustomize.toolkit.fluxcd.io/v1",
+            big.clone(),
+            exact.as_str(),
+        ),
+    ] {
+        let (_d, root, ks) = variant(|t| t.replace(from, &to));
+        quoted(&preview(&ks, &root), length);
+    }
+    quoted(
+        &run(&["build", s(&repo().join("deploy")), "--env", &big]),
+        &exact,
+    );
+}
+
+/// source-controller's exclusion rules decide what of a tree the build writes (issue 39): the
+/// patterns of every `.sourceignore` file, each scoped to its directory, the last matching one
+/// deciding (`!` re-includes); version-control data always out; without any pattern the
+/// defaults (images, archives, CI files, `**/.sops.yaml`). Rules: fluxcd/pkg
+/// `sourceignore/sourceignore.go` (`LoadIgnorePatterns`, the defaults) and
+/// `artifact/storage/archive.go` (`SourceIgnoreFilter`: the defaults only without patterns).
+#[cfg(unix)]
+#[test]
+fn the_artifact_holds_what_source_controllers_rules_keep() {
+    let cm = |name: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: web}}\n")
+    };
+    let listing = |args: &[&str], art: &Path| -> Vec<String> {
+        let mut all = args.to_vec();
+        all.extend(["--artifact", s(art)]);
+        let out = run(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let list = Command::new(tool("tar"))
+            .args(["-tzf", s(art)])
+            .output()
+            .unwrap();
+        text(&list.stdout)
+            .lines()
+            .filter(|l| !l.ends_with('/'))
+            .map(str::to_string)
+            .collect()
+    };
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("t");
+    for (rel, body) in [
+        (
+            ".sourceignore",
+            "# not for Flux\ndrafts/\n!drafts/keep.yaml\n*.md\n".to_string(),
+        ),
+        ("app.yaml", cm("app")),
+        ("README.md", "# t\n".to_string()),
+        ("drafts/a.yaml", cm("draft")),
+        ("drafts/keep.yaml", cm("keep")),
+        ("sub/.sourceignore", "local.yaml\n".to_string()),
+        ("sub/local.yaml", cm("sub-local")),
+        ("local.yaml", cm("local")),
+        ("logo.png", "png".to_string()),
+        (".git/config", "[core]\n".to_string()),
+    ] {
+        std::fs::create_dir_all(t.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(t.join(rel), body).unwrap();
+    }
+    let got = listing(&["build", s(&t)], &d.path().join("a.tar.gz"));
+    assert_eq!(
+        got,
+        [
+            ".sourceignore",
+            "app.yaml",
+            "drafts/keep.yaml",
+            "local.yaml",
+            "logo.png",
+            "sub/.sourceignore"
+        ]
+    );
+    // The stream holds the same manifests.
+    let stream = text(&run(&["build", s(&t)]).stdout);
+    assert!(
+        stream.contains("name: keep") && !stream.contains("name: draft"),
+        "{stream}"
+    );
+    assert!(!stream.contains("name: sub-local"), "{stream}");
+
+    // No pattern at all: source-controller's defaults. A 100 MiB archive they leave out is not
+    // even read (it would be over the input limit).
+    let u = d.path().join("u");
+    for (rel, body) in [
+        ("app.yaml", cm("app")),
+        (".github/workflows/ci.yml", "on: push\n".to_string()),
+        ("logo.png", "png".to_string()),
+        ("deep/.sops.yaml", "creation_rules: []\n".to_string()),
+        ("empty/.sourceignore", "# comments only\n\n".to_string()),
+    ] {
+        std::fs::create_dir_all(u.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(u.join(rel), body).unwrap();
+    }
+    std::fs::File::create(u.join("big.zip"))
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    let got = listing(&["build", s(&u)], &d.path().join("b.tar.gz"));
+    assert_eq!(got, ["app.yaml", "empty/.sourceignore"]);
+
+    // A file kiln renders that the rules leave out: a warning naming it (Flux would not apply
+    // it), a failure with --strict.
+    let p = d.path().join("p");
+    for (rel, body) in [
+        (".sourceignore", "pkg.yaml\n".to_string()),
+        (
+            "pkg/parameters.yaml",
+            "kurel: {name: pkg, version: 1.0.0, appVersion: \"1.0\"}\nname: x\n".to_string(),
+        ),
+        ("pkg/resources/cm.yaml", cm("\"${name}\"")),
+    ] {
+        std::fs::create_dir_all(p.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(p.join(rel), body).unwrap();
+    }
+    let out = run(&["build", s(&p), "-o", s(&d.path().join("p-out"))]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning[KLN1017]") && err.contains("pkg.yaml"),
+        "{err}"
+    );
+    assert!(!d.path().join("p-out/pkg.yaml").exists());
+    let out = run(&["build", s(&p), "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
+/// The preview shows what Flux applies from its artifact (issue 39): a file the source's
+/// `.sourceignore` leaves out is not in it, even where Flux generates the kustomization (every
+/// YAML file of spec.path); a spec.path the rules leave out entirely is an error, as Flux
+/// finds no such path.
+#[test]
+fn the_preview_leaves_out_what_the_artifact_would() {
+    tool("kubectl");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    let ks = d.path().join("ks.yaml");
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(root.join(".sourceignore"), "*.draft.yaml\n").unwrap();
+    for (f, name) in [("apps/a.yaml", "kept"), ("apps/b.draft.yaml", "drafted")] {
+        std::fs::write(
+            root.join(f),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: web}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let kustomization = |path: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n\
+             metadata: {{name: apps, namespace: flux-system}}\n\
+             spec: {{interval: 10m, prune: true, path: {path}, sourceRef: {{kind: GitRepository, name: repo}}}}\n"
+        )
+    };
+    std::fs::write(&ks, kustomization("./apps")).unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stdout.contains("name: kept"), "{stdout}");
+    assert!(!stdout.contains("name: drafted"), "{stdout}");
+    // Outside spec.path too: a base's file the rules leave out is missing, in Flux as here.
+    std::fs::create_dir_all(root.join("shared")).unwrap();
+    std::fs::write(
+        root.join("shared/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: web}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("apps/kustomization.yaml"),
+        "resources: [a.yaml, ../shared/extra.yaml]\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("name: extra"));
+    std::fs::write(root.join(".sourceignore"), "*.draft.yaml\nshared/\n").unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("extra.yaml"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    std::fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
+    std::fs::write(root.join(".sourceignore"), "apps/\n").unwrap();
+    let out = run(&[
+        "build",
+        "--kustomization",
+        s(&ks),
+        "--source-root",
+        s(&root),
+    ]);
+    let err = fails_with(&out, "KLN1017");
+    assert!(err.contains("spec.path"), "{err}");
 }
 
 /// A fake kubectl: a shell script in `dir` that ignores its arguments and runs `body`.

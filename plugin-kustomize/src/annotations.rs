@@ -72,9 +72,17 @@ pub fn without_bookkeeping(item: &Value) -> Value {
     v
 }
 
-/// Set an object's file and index, internal and legacy alike (kpt refuses a pair that differs).
-/// An object whose metadata is not a mapping is left alone (it is passed on as rendered).
-pub fn place(obj: &mut Value, path: &str, index: usize, rendered_from: Option<&str>) {
+/// Set an object's file and index, internal and legacy alike (kpt refuses a pair that differs),
+/// and, under `kpt fn render`, the package the path is relative to
+/// ([`crate::packages::PACKAGE_PATH`]). An object whose metadata is not a mapping is left alone
+/// (it is passed on as rendered).
+pub fn place(
+    obj: &mut Value,
+    package: Option<&str>,
+    path: &str,
+    index: usize,
+    rendered_from: Option<&str>,
+) {
     let Some(map) = obj.as_object_mut() else {
         return;
     };
@@ -95,6 +103,12 @@ pub fn place(obj: &mut Value, path: &str, index: usize, rendered_from: Option<&s
     ann.insert(LEGACY_PATH.into(), Value::String(path.into()));
     ann.insert(INDEX.into(), Value::String(index.clone()));
     ann.insert(LEGACY_INDEX.into(), Value::String(index));
+    if let Some(p) = package {
+        ann.insert(
+            crate::packages::PACKAGE_PATH.into(),
+            Value::String(p.into()),
+        );
+    }
     if let Some(src) = rendered_from {
         ann.insert(RENDERED_FROM.into(), Value::String(src.into()));
     }
@@ -184,12 +198,24 @@ mod tests {
     fn places_internal_and_legacy_alike() {
         let mut o =
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}});
-        place(&mut o, "apps/deployment_web.yaml", 2, Some("apps/app.yaml"));
+        place(
+            &mut o,
+            None,
+            "apps/deployment_web.yaml",
+            2,
+            Some("apps/app.yaml"),
+        );
         let a = &o["metadata"]["annotations"];
+        assert!(a.get(crate::packages::PACKAGE_PATH).is_none());
         assert_eq!(a[PATH], a[LEGACY_PATH]);
         assert_eq!(a[INDEX], "2");
         assert_eq!(a[LEGACY_INDEX], "2");
         assert_eq!(a[RENDERED_FROM], "apps/app.yaml");
+        place(&mut o, Some("/r/pkg/web"), "deployment_web.yaml", 0, None);
+        assert_eq!(
+            o["metadata"]["annotations"][crate::packages::PACKAGE_PATH],
+            "/r/pkg/web"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! strictly: an unknown field or a value of the wrong type is an error naming the field, not
 //! something ignored. Its paths are resolved later, inside the root (`Request.root`).
 
-use kiln_core::diag::{codes, Diagnostic};
+use kiln_core::diag::{codes, key_path, quote, Diagnostic};
 use serde_json::{json, Map, Value};
 
 /// apiVersion of the `Render` configuration.
@@ -67,7 +67,7 @@ fn mode(s: &str, path: &str, errs: &mut Vec<Diagnostic>) -> bool {
         "kro" => true,
         _ => {
             errs.push(
-                error(path, format!("mode {s:?} is not direct or kro"))
+                error(path, format!("mode {} is not direct or kro", quote(s)))
                     .with_hint("direct renders every object here; kro ships the RGDs and instances to the controller (docs/strategies.md)"),
             );
             false
@@ -91,7 +91,7 @@ pub fn parse(config: Option<&Value>) -> Result<Options, Vec<Diagnostic>> {
             errs.push(
                 error(
                     "",
-                    format!("functionConfig of kind {kind:?} (apiVersion {api_version:?}) is not a kiln configuration"),
+                    format!("functionConfig of kind {} (apiVersion {}) is not a kiln configuration", quote(kind), quote(api_version)),
                 )
                 .with_hint(format!(
                     "use apiVersion: {API_VERSION}, kind: {KIND} (see `kiln-krm schema`), or a ConfigMap of the same options"
@@ -121,8 +121,11 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
     for key in map.keys() {
         if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "spec") {
             errs.push(
-                error(key, format!("unknown field {key:?}"))
-                    .with_hint("a Render has apiVersion, kind, metadata and spec"),
+                error(
+                    &key_path("", key, |_, k| k.to_string()),
+                    format!("unknown field {}", quote(key)),
+                )
+                .with_hint("a Render has apiVersion, kind, metadata and spec"),
             );
         }
     }
@@ -140,7 +143,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
         }
     };
     for (key, v) in spec {
-        let path = format!("spec.{key}");
+        let path = key_path("spec", key, |p, k| format!("{p}.{k}"));
         match key.as_str() {
             "paths" => o.paths = strings(v, &path, errs),
             "values" => o.values = strings(v, &path, errs),
@@ -163,7 +166,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                         match scalar_text(value) {
                             Some(text) => o.sets.push(format!("{p}={text}")),
                             None => errs.push(
-                                error(&format!("{path}[{p:?}]"), "a set value must be a string, number, boolean or null")
+                                error(&key_path(&path, p, |a, k| format!("{a}[{k:?}]")), format!("the set value of {} must be a string, number, boolean or null", quote(p)))
                                     .with_hint("set one leaf per entry: `app.image.tag: \"1.2\"`; put structured values in a values file"),
                             ),
                         }
@@ -174,7 +177,7 @@ fn from_render(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Options 
                         .with_hint("e.g. set: {app.replicas: 3}"),
                 ),
             },
-            _ => errs.push(error(&path, format!("unknown field {key:?}")).with_hint(
+            _ => errs.push(error(&path, format!("unknown field {}", quote(key))).with_hint(
                 "spec fields are paths, environment, values, set, namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed, noProvenance and allowEmpty (see `kiln-krm schema`)",
             )),
         }
@@ -190,8 +193,8 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
         if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "data") {
             errs.push(
                 error(
-                    key,
-                    format!("unknown field {key:?} in a ConfigMap functionConfig"),
+                    &key_path("", key, |_, k| k.to_string()),
+                    format!("unknown field {} in a ConfigMap functionConfig", quote(key)),
                 )
                 .with_hint("only data is read"),
             );
@@ -213,7 +216,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             .collect()
     };
     for (key, v) in data {
-        let path = format!("data[{key:?}]");
+        let path = key_path("data", key, |p, k| format!("{p}[{k:?}]"));
         let Some(s) = v.as_str() else {
             errs.push(error(&path, "ConfigMap data values must be strings"));
             continue;
@@ -243,7 +246,7 @@ fn from_config_map(map: &Map<String, Value>, errs: &mut Vec<Diagnostic>) -> Opti
             }
             _ => match key.strip_prefix("set.") {
                 Some(p) if !p.is_empty() => o.sets.push(format!("{p}={s}")),
-                _ => errs.push(error(&path, format!("unknown option {key:?}")).with_hint(
+                _ => errs.push(error(&path, format!("unknown option {}", quote(key))).with_hint(
                     "options are paths, environment, values, set (or set.PATH), namespace, passThrough, strict, mode, emitCRDs, syncWaves, observed, noProvenance and allowEmpty",
                 )),
             },

@@ -17,8 +17,8 @@
 //!
 //! The crate holds no rendering logic: [`envelope`] reads and writes the wire format, [`config`]
 //! reads the `Render` configuration, [`render`] makes the one call into kiln-core and places its
-//! objects in files ([`annotations`]), [`kustomize`] checks kustomize's transformer order,
-//! [`results`] turns diagnostics into KRM results.
+//! objects in files ([`annotations`]) of kpt's packages ([`packages`]), [`kustomize`] checks
+//! kustomize's transformer order, [`results`] turns diagnostics into KRM results.
 //!
 //! ```
 //! use kiln_krm::{function, render::Context};
@@ -38,6 +38,7 @@ pub mod config;
 pub mod envelope;
 pub mod install;
 pub mod kustomize;
+pub mod packages;
 pub mod render;
 pub mod results;
 

@@ -163,7 +163,10 @@ fn read_file(p: &str, ctx: &Context) -> Result<NamedText, Outcome> {
             .map_err(|d| read_failure(&d));
     }
     let file = std::fs::File::open(p).map_err(|e| Outcome {
-        stderr: format!("kiln-krm: cannot read {p}: {e}\n"),
+        stderr: format!(
+            "kiln-krm: cannot read {}: {e}\n",
+            kiln_core::diag::path_shown(p)
+        ),
         code: 1,
         ..Outcome::default()
     })?;
@@ -191,7 +194,12 @@ fn limits(args: &[String]) -> Result<(Limits, &[String]), Outcome> {
         };
         match Setting::parse(value) {
             Ok(s) => settings.push(s),
-            Err(e) => return Err(usage(&format!("--limit {value}: {e}"))),
+            Err(e) => {
+                return Err(usage(&format!(
+                    "--limit {}: {e}",
+                    kiln_core::diag::bounded(value)
+                )))
+            }
         }
     }
     Ok((Limits::with(&settings), rest))

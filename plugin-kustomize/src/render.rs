@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::annotations::{self, RENDERED_FROM};
 use crate::config::Options;
 use crate::kustomize;
+use crate::packages::{self, Packages};
 use crate::results::{self, Location};
 
 /// Where and how to render.
@@ -84,7 +85,24 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // items, each pass of its own over the items cost a millisecond or two).
     let facts: Vec<Facts<'_>> = items.par_iter().map(|i| Facts::of(&i.value)).collect();
     let writes_back = facts.iter().any(|f| f.path.is_some());
-    let names = input_names(items, &facts);
+    // Under `kpt fn render`, the packages the items come from (see `packages`).
+    let packages = if facts.iter().any(|f| f.package.is_some()) {
+        let seen: Vec<packages::Seen<'_>> = facts
+            .iter()
+            .zip(items.iter())
+            .map(|(f, i)| (f.package, f.path, &i.value))
+            .collect();
+        Packages::of(&seen)
+    } else {
+        Packages::default()
+    };
+    // The items of a subpackage with a kiln step of its own are that step's: rendered with its
+    // options before this step runs, they pass through untouched and unjudged.
+    let owned: Vec<bool> = facts
+        .iter()
+        .map(|f| packages.owned_below(f.package))
+        .collect();
+    let names = input_names(items, &facts, &packages);
 
     let mut inputs: Vec<Input> = opts
         .paths
@@ -94,21 +112,28 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     // What kiln-core does not see: configuration that is never applied (local-config items,
     // the Kptfile), which passes through untouched, and the output of an earlier run that this
     // run replaces (sent along, it would be the same object twice, KLN1012): every object kiln
-    // marked as rendered from a file of the package or under this run's `paths`. This run
+    // marked as rendered from a file of its package or under this run's `paths`. This run
     // renders again what those sources still render; what they no longer render (an instance
     // removed, its file emptied, renamed or deleted) is gone with them.
     let stale: Vec<bool> = {
-        let sources: HashSet<&str> = facts
+        let sources: HashSet<(Option<&str>, &str)> = facts
             .iter()
             .filter(|f| f.rendered_from.is_none())
-            .filter_map(|f| f.path)
+            .filter_map(|f| Some((packages.key(f.package), f.path?)))
             .collect();
         facts
             .iter()
-            .map(|f| {
+            .zip(&owned)
+            .map(|(f, &owned)| {
                 writes_back
-                    && f.rendered_from
-                        .is_some_and(|s| !foreign_source(s, &sources, &opts.paths, &ctx.root))
+                    && !owned
+                    && f.rendered_from.is_some_and(|s| {
+                        let package = packages.key(f.package);
+                        // Another step's source is one whose objects would be written here.
+                        sources.contains(&(package, s))
+                            || packages.receiving(&ctx.root, s).as_deref() != package
+                            || !foreign_source(s, &opts.paths, &ctx.root)
+                    })
             })
             .collect()
     };
@@ -117,8 +142,10 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     let aside: Vec<bool> = items
         .iter()
         .zip(&facts)
-        .zip(&stale)
-        .map(|((i, f), &st)| st || (f.configuration && !is_source(&i.value, &defined)))
+        .zip(stale.iter().zip(&owned))
+        .map(|((i, f), (&st, &own))| {
+            st || own || (f.configuration && !is_source(&i.value, &defined))
+        })
         .collect();
     drop(facts);
     // Made on every core (at thousands of items this was the largest serial step of a
@@ -142,13 +169,20 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         }
     }
     let items: &[Item] = items;
-    let by_name: HashMap<&str, usize> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
+    let at = Lookup {
+        items,
+        by_name: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect(),
+        packages: &packages,
+        root: &ctx.root,
+        limits: &ctx.limits.yaml,
+        kustomized: std::cell::OnceCell::new(),
+    };
     if let Some(d) = unwritable {
-        return failure(vec![d], items, &by_name, &ctx.root);
+        return failure(vec![d], &at);
     }
     let req = Request {
         inputs,
@@ -181,18 +215,27 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
 
     let rendered = match request::render_units_owned(req, Ok) {
         Ok(r) => r,
-        Err(f) => return failure(f.redacted(&[]), items, &by_name, &ctx.root),
+        Err(f) => {
+            let diags = f
+                .redacted(&[])
+                .into_iter()
+                .map(|d| where_paths_are(d, opts, &packages, &ctx.root))
+                .collect();
+            return failure(diags, &at);
+        }
     };
 
     // Which items kiln-core passed through, and the new objects with the source they came from.
     // In kiln-core's order too: where nothing is written back, the answer is `kiln render`'s.
     let mut passed = vec![false; items.len()];
-    let mut new_objects: Vec<(Value, String, Option<String>)> = Vec::new();
+    // Each new object with the package it goes to (`None`: the running one, or none is named),
+    // the directory there, and the source it was rendered from.
+    let mut new_objects: Vec<(Value, Target, Option<String>)> = Vec::new();
     // Each unit's objects in order: the item it came from, and whether it is a new object (else
     // that item, passed through).
     let mut order: Vec<(Option<usize>, bool)> = Vec::new();
     for (unit, origin) in rendered.units.iter().zip(&rendered.origins) {
-        let item = by_name.get(origin.file.as_str()).copied();
+        let item = at.by_name.get(origin.file.as_str()).copied();
         let passthrough = matches!(
             origin.kind,
             OriginKind::Passthrough | OriginKind::ComponentPassthrough
@@ -204,25 +247,49 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             }
             _ => {
                 // Rendered objects, or documents of a `paths` file passed through (new here).
-                let (dir, from) = match item {
-                    Some(k) => match annotations::source_path(&items[k].value) {
-                        Some(p) => (annotations::dir_of(p).to_string(), Some(p.to_string())),
-                        None => (String::new(), None),
-                    },
+                let (target, from) = match item {
+                    // Beside the item, in its package.
+                    Some(k) => {
+                        let v = &items[k].value;
+                        match annotations::source_path(v) {
+                            Some(p) => (
+                                Target {
+                                    package: packages::of_item(v).map(String::from),
+                                    dir: annotations::dir_of(p).to_string(),
+                                },
+                                Some(p.to_string()),
+                            ),
+                            None => (Target::default(), None),
+                        }
+                    }
                     None => {
                         let file = relative(&origin.file, &ctx.root);
                         let dir = if origin.kind == OriginKind::Kurel {
                             // The package directory itself: its objects go beside it.
-                            annotations::dir_of(file.trim_end_matches('/')).to_string()
+                            annotations::dir_of(file.trim_end_matches('/'))
                         } else {
-                            annotations::dir_of(&file).to_string()
+                            annotations::dir_of(&file)
                         };
-                        (dir, Some(file))
+                        // Beside the source, in the kpt package that holds it; a source outside
+                        // every package (or where kpt does not say where the package is, as
+                        // under `kpt fn eval`) at its directory relative to the working
+                        // directory, in the package.
+                        let target = match packages.holding(&ctx.root, dir) {
+                            Some((package, dir)) => Target {
+                                package: Some(package),
+                                dir,
+                            },
+                            None => Target {
+                                package: None,
+                                dir: dir.to_string(),
+                            },
+                        };
+                        (target, Some(file))
                     }
                 };
                 for obj in unit {
                     order.push((item, true));
-                    new_objects.push((obj.clone(), dir.clone(), from.clone()));
+                    new_objects.push((obj.clone(), target.clone(), from.clone()));
                 }
             }
         }
@@ -255,7 +322,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
             }
         }
         if !diags.is_empty() {
-            return failure(diags, items, &by_name, &ctx.root);
+            return failure(diags, &at);
         }
     }
 
@@ -274,7 +341,8 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     }
     // Place the new objects after whatever already sits in their file.
     // (Only where new objects are placed: a pass-through of thousands of items places none.)
-    let mut next_index: BTreeMap<String, usize> = BTreeMap::new();
+    // Files are named by their package and their path in it.
+    let mut next_index: BTreeMap<(Option<String>, String), usize> = BTreeMap::new();
     for o in out
         .iter()
         .filter(|_| writes_back && !new_objects.is_empty())
@@ -282,52 +350,58 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         let Output::Input(k) = o else { continue };
         let v = &items[*k].value;
         if let Some(p) = annotations::source_path(v) {
-            let n = next_index.entry(p.to_string()).or_default();
+            let package = packages.key(packages::of_item(v));
+            let n = next_index
+                .entry((package.map(String::from), p.to_string()))
+                .or_default();
             *n = (*n).max(annotations::source_index(v) + 1);
         }
     }
     // A generator with nothing to render fails, as the other doors do: an empty output applied
-    // by a GitOps tool deletes what it manages.
-    let generator = !opts.paths.is_empty() || aside.iter().all(|&a| a);
+    // by a GitOps tool deletes what it manages. Items a subpackage's step owns are items handed
+    // back, not configuration.
+    let generator = !opts.paths.is_empty() || aside.iter().zip(&owned).all(|(&a, &own)| a && !own);
     if new_objects.is_empty() && generator && !opts.allow_empty {
-        let what = if opts.paths.is_empty() {
-            "neither items nor `paths`".to_string()
+        let message = if opts.paths.is_empty() {
+            "nothing to render: the function was given no items to render and no `paths`"
+                .to_string()
         } else {
-            format!("`paths` ({})", opts.paths.join(", "))
+            format!(
+                "nothing to render: `paths` ({}) hold no definition with instances, no component and no kurel package that renders an object",
+                opts.paths.join(", ")
+            )
         };
         return failure(
-            vec![Diagnostic::error(
-                codes::REQUEST_INVALID,
-                format!("nothing to render: {what} hold no definition, instance, component or kurel package that renders an object"),
-            )
+            vec![Diagnostic::error(codes::REQUEST_INVALID, message)
             .in_file("functionConfig")
             .at(if opts.paths.is_empty() { "spec" } else { "spec.paths" })
             .with_hint("name what to render in spec.paths (or send it as items); an empty result is accepted only when asked for (spec.allowEmpty: true)")],
-            items,
-            &by_name,
-            &ctx.root,
+            &at,
         );
     }
     let mut new_values = Vec::with_capacity(new_objects.len());
-    for (obj, dir, from) in new_objects {
+    for (obj, target, from) in new_objects {
         // A template may copy an instance's annotations: its file, index and ids are not the
         // child's.
         let mut obj = annotations::without_bookkeeping(&obj);
         // Files only where kpt writes them: elsewhere the output is `kiln render`'s, byte for
         // byte (kustomize would remove them anyway).
         if writes_back {
-            let file = annotations::file_for(&obj, &dir);
-            let n = next_index.entry(file.clone()).or_default();
-            annotations::place(&mut obj, &file, *n, from.as_deref());
+            let file = annotations::file_for(&obj, &target.dir);
+            let package = target.package.as_deref();
+            let n = next_index
+                .entry((packages.key(package).map(String::from), file.clone()))
+                .or_default();
+            annotations::place(&mut obj, package, &file, *n, from.as_deref());
             *n += 1;
         }
         new_values.push(obj);
     }
     let mut answer = Answer::default();
     for d in rendered.redacted_warnings(&[], &new_values) {
-        let at = locate(&d, items, &by_name, &ctx.root);
-        answer.stderr.push(results::human(&d, &at));
-        answer.results.push(results::from_diagnostic(&d, &at));
+        let here = locate(&d, &at);
+        answer.stderr.push(results::human(&d, &here));
+        answer.results.push(results::from_diagnostic(&d, &here));
     }
     for line in &rendered.log {
         answer.stderr.push(line.clone());
@@ -388,42 +462,78 @@ fn to_input(item: &mut Item, name: &str, text: Option<String>) -> Result<Input, 
     }
 }
 
-fn failure(
-    diags: Vec<Diagnostic>,
-    items: &[Item],
-    by_name: &HashMap<&str, usize>,
-    root: &Path,
-) -> Answer {
+/// Where a new object goes: a package (`None`: the running one, or none is named) and a
+/// directory in it.
+#[derive(Debug, Clone, Default)]
+struct Target {
+    package: Option<String>,
+    dir: String,
+}
+
+/// What diagnostics are located by: the items, the name each was read under, the packages.
+struct Lookup<'a> {
+    items: &'a [Item],
+    by_name: HashMap<&'a str, usize>,
+    packages: &'a Packages,
+    root: &'a Path,
+    limits: &'a kiln_core::document::YamlLimits,
+    /// The files kustomize's items came from ([`kustomize::origins`]), found when a diagnostic
+    /// first needs them.
+    kustomized: std::cell::OnceCell<Vec<Option<(String, usize)>>>,
+}
+
+impl Lookup<'_> {
+    /// The file and document an item without a path annotation came from: kustomize's, found
+    /// again, or where standalone mode read it.
+    fn origin(&self, k: usize) -> Option<(String, usize)> {
+        let item = &self.items[k];
+        let found = annotations::get(&item.value, kustomize::ID).and_then(|_| {
+            self.kustomized
+                .get_or_init(|| {
+                    let values: Vec<&Value> = self.items.iter().map(|i| &i.value).collect();
+                    kustomize::origins(&values, self.root, self.limits)
+                })
+                .get(k)
+                .cloned()
+                .flatten()
+        });
+        found.or_else(|| item.origin.clone().map(|o| (o, 0)))
+    }
+}
+
+fn failure(diags: Vec<Diagnostic>, at: &Lookup<'_>) -> Answer {
     let mut a = Answer {
         failed: true,
         ..Answer::default()
     };
     for d in &diags {
-        let at = locate(d, items, by_name, root);
-        a.stderr.push(results::human(d, &at));
-        a.results.push(results::from_diagnostic(d, &at));
+        let here = locate(d, at);
+        a.stderr.push(results::human(d, &here));
+        a.results.push(results::from_diagnostic(d, &here));
     }
     a.failed = diags.iter().any(Diagnostic::is_error);
     a
 }
 
-/// The orchestrator's view of where a diagnostic points.
-fn locate(d: &Diagnostic, items: &[Item], by_name: &HashMap<&str, usize>, root: &Path) -> Location {
+/// The orchestrator's view of where a diagnostic points: an item's file relative to the package
+/// whose pipeline runs.
+fn locate(d: &Diagnostic, at: &Lookup<'_>) -> Location {
     let Some(file) = d.file.as_deref() else {
         return Location::default();
     };
-    match by_name.get(file) {
+    match at.by_name.get(file) {
         Some(&k) => {
-            let v = &items[k].value;
+            let v = &at.items[k].value;
+            let package = packages::of_item(v);
             Location {
                 file: annotations::source_path(v)
-                    .map(|p| (p.to_string(), annotations::source_index(v)))
-                    .or_else(|| items[k].origin.clone().map(|o| (o, 0))),
+                    .map(|p| (at.packages.shown(package, p), annotations::source_index(v)))
+                    .or_else(|| at.origin(k)),
                 resource: results::resource_ref(v),
             }
         }
         None => Location {
-            file: Some((relative(file, root), d.document.unwrap_or(0))),
+            file: Some((relative(file, at.root), d.document.unwrap_or(0))),
             resource: None,
         },
     }
@@ -444,12 +554,15 @@ fn relative(file: &str, root: &Path) -> String {
 /// The name each item is read under: its file (path annotation, or where standalone mode read
 /// it), made unique with the document index when a file holds several items. Names say where
 /// the user's object is, so kiln-core's diagnostics name it.
-fn input_names(items: &[Item], facts: &[Facts<'_>]) -> Vec<String> {
+fn input_names(items: &[Item], facts: &[Facts<'_>], packages: &Packages) -> Vec<String> {
     let base: Vec<std::borrow::Cow<'_, str>> = items
         .iter()
         .zip(facts)
         .enumerate()
         .map(|(i, (item, f))| match (f.path, &item.origin) {
+            // Relative to the package whose pipeline runs: a subpackage's `cm.yaml` is not the
+            // parent's.
+            (Some(p), _) if f.package.is_some() => packages.shown(f.package, p).into(),
             (Some(p), _) => p.into(),
             (None, Some(o)) => o.as_str().into(),
             (None, None) => format!("items[{i}]").into(),
@@ -487,6 +600,8 @@ fn input_names(items: &[Item], facts: &[Facts<'_>]) -> Vec<String> {
 struct Facts<'a> {
     /// [`annotations::source_path`].
     path: Option<&'a str>,
+    /// Its [`packages::PACKAGE_PATH`] (`kpt fn render`).
+    package: Option<&'a str>,
     /// Its [`RENDERED_FROM`] mark.
     rendered_from: Option<&'a str>,
     /// [`is_configuration`].
@@ -499,6 +614,7 @@ impl<'a> Facts<'a> {
     fn of(v: &'a Value) -> Self {
         Facts {
             path: annotations::source_path(v),
+            package: packages::of_item(v),
             rendered_from: annotations::get(v, RENDERED_FROM),
             configuration: is_configuration(v),
             defines: defined_kind(v),
@@ -506,14 +622,11 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// Whether objects marked as rendered from `source` belong to another configuration, and stay:
-/// the source is not a file of the package (no item comes from it), not under this run's
-/// `paths`, and still a file with documents under the root (another function's `paths`). A
+/// Whether objects marked as rendered from `source`, which is not a file of their package (no
+/// item comes from it), belong to another configuration, and stay: the source is not under this
+/// run's `paths`, and still a file with documents under the root (another function's `paths`). A
 /// package file emptied, or deleted, or a source this run names, is not foreign.
-fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root: &Path) -> bool {
-    if package.contains(source) {
-        return false;
-    }
+fn foreign_source(source: &str, paths: &[String], root: &Path) -> bool {
     let under = |p: &String| {
         let p = p.trim_start_matches("./").trim_end_matches('/');
         p.is_empty() || p == "." || source == p || source.starts_with(&format!("{p}/"))
@@ -529,7 +642,10 @@ fn foreign_source(source: &str, package: &HashSet<&str>, paths: &[String], root:
     {
         return false;
     }
-    let file = root.join(rel);
+    // Looked up as any path of the package is read: inside the root, never in `.git`.
+    let Ok(file) = kiln_core::source::Root::new(root).and_then(|r| r.resolve(rel)) else {
+        return false;
+    };
     match std::fs::metadata(&file) {
         // A kurel package (a directory) named by another configuration.
         Ok(m) if m.is_dir() => true,
@@ -586,8 +702,47 @@ fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or
 /// keep them themselves, and kiln passes them through without judging their kinds.
 fn is_configuration(v: &Value) -> bool {
-    let field = |k| kiln_core::lookup::field(v, k).and_then(Value::as_str);
     annotations::get(v, "config.kubernetes.io/local-config") == Some("true")
-        || (field("kind") == Some("Kptfile")
-            && field("apiVersion").is_some_and(|a| a.starts_with("kpt.dev/")))
+        || packages::is_kptfile(v)
+}
+
+/// A `paths`, `values` or `observed` entry that does not exist says what the entries are relative
+/// to: kiln-krm's working directory, which is kpt's, not the package's (or, under kustomize, the
+/// kustomization's directory). Under `kpt fn render`, an entry that names something in the package
+/// is written out as it should be.
+fn where_paths_are(d: Diagnostic, opts: &Options, packages: &Packages, root: &Path) -> Diagnostic {
+    if d.code != codes::IO_READ {
+        return d;
+    }
+    let Some(file) = d.file.as_deref().map(|f| relative(f, root)) else {
+        return d;
+    };
+    let same = |e: &String| Path::new(e).components().eq(Path::new(&file).components());
+    let Some(field) = [
+        ("paths", &opts.paths),
+        ("values", &opts.values),
+        ("observed", &opts.observed),
+    ]
+    .into_iter()
+    .find_map(|(field, entries)| entries.iter().any(same).then_some(field)) else {
+        return d;
+    };
+    // Looked up only inside the root, as the entry itself is.
+    let in_package = packages
+        .running()
+        .and_then(|p| Path::new(p).strip_prefix(root).ok())
+        .map(|p| p.join(&file))
+        .filter(|rel| kiln_core::source::Root::new(root).is_ok_and(|r| r.resolve(rel).is_ok()));
+    let hint = match in_package {
+        Some(rel) => format!(
+            "`{field}` are relative to kpt's working directory ({}), not to the package: from there this is {}",
+            root.display(),
+            rel.display()
+        ),
+        None => format!(
+            "`{field}` are relative to the working directory kiln-krm runs in ({}): kpt's working directory, or the kustomization's directory under kustomize; they may not leave it",
+            root.display()
+        ),
+    };
+    d.with_hint(hint)
 }

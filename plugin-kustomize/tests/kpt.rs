@@ -560,3 +560,283 @@ fn local_config_sources_are_rendered() {
     assert!(!shop.contains("local-config"), "{shop}");
     assert!(pkg.join("apps/deployment_blog.yaml").is_file());
 }
+
+/// `PATH` with the kiln-krm under test first, for Kptfiles that say `exec: kiln-krm`.
+fn path_with_kiln_krm() -> std::ffi::OsString {
+    std::env::join_paths(
+        std::iter::once(bin().parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap()
+}
+
+/// `kpt fn render ARGS… --allow-exec` in `cwd` with kiln-krm on PATH; fails the test on failure.
+fn render_in(kpt_bin: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
+    let o = run(
+        Command::new(kpt_bin)
+            .args(["fn", "render"])
+            .args(args)
+            .arg("--allow-exec")
+            .current_dir(cwd)
+            .env("PATH", path_with_kiln_krm()),
+        "",
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    o
+}
+
+/// The `namespace:` of the first object of a rendered file.
+fn namespace_of(file: &Path) -> String {
+    read(file)
+        .lines()
+        .find_map(|l| l.strip_prefix("  namespace: "))
+        .unwrap_or_else(|| panic!("{} names no namespace", file.display()))
+        .to_string()
+}
+
+/// Nested kpt packages (`testdata/layouts/kpt-nested/`, after kpt's
+/// `e2e/testdata/fn-render/subpkgs/`). `kpt fn render PARENT` runs each subpackage's pipeline on
+/// the subpackage's resources first, then the parent's pipeline on the parent's resources and
+/// all the subpackages' (`hydrate` in kpt's `internal/util/render/executor.go`, v1.0.0-beta.56);
+/// during the run each item's `internal.config.kubernetes.io/path` is relative to its own
+/// package, which `internal.config.kubernetes.io/package-path` names (`LocalResources` in
+/// `internal/pkg/pkg.go`; `adjustRelPath` in the executor makes paths relative to the root only
+/// after the last pipeline). So the parent's kiln step:
+/// - leaves the items of a subpackage with its own kiln step alone (db/, cache/ and cache's
+///   subpackage replica/): they were rendered with that subpackage's options a moment before;
+/// - renders the instances of a subpackage without one (web/) with its own options, and writes
+///   the objects beside them, in the subpackage.
+#[test]
+fn render_nested_packages_each_with_its_own_options_beside_the_sources() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = testdata().join("layouts/kpt-nested");
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&layout, &pkg);
+    // From the repository root (the directory holding the package), as the Kptfiles' `paths`
+    // are written.
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested"]);
+    let webapp = |dir: &str, name: &str, from: &str| {
+        ["configmap_{n}-eu-west-1", "deployment_{n}", "service_{n}"]
+            .map(|f| format!("{dir}{}.yaml <- {from}", f.replace("{n}", name)))
+    };
+    let mut expected: Vec<String> = [
+        webapp("", "shop", "shop.yaml"),
+        webapp("web/", "blog", "blog.yaml"),
+        webapp("cache/", "cache", "cache.yaml"),
+        webapp("cache/replica/", "cache-replica", "replica.yaml"),
+    ]
+    .concat();
+    expected.push("db/statefulset_db.yaml <- kpt-nested/db/db.kurel".into());
+    expected.sort();
+    let rendered = rendered_objects(&pkg);
+    assert_eq!(rendered, expected);
+    // Each with the options of the step that owns it.
+    for r in &rendered {
+        let file = r.split(" <- ").next().unwrap();
+        let want = match file.split('/').next().unwrap() {
+            "db" => "db",
+            "cache" => "cache",
+            _ => "platform",
+        };
+        assert_eq!(namespace_of(&pkg.join(file)), want, "{file}");
+    }
+    let db = read(&pkg.join("db/statefulset_db.yaml"));
+    assert!(
+        db.contains("replicas: 3") && db.contains("storage: 20Gi"),
+        "{db}"
+    );
+    // The sources are untouched.
+    let after = tree(&pkg);
+    for (f, bytes) in tree(&layout) {
+        if !f.ends_with("Kptfile") {
+            assert_eq!(after[&f], bytes, "{f} changed");
+        }
+    }
+    // Rendering again, from the parent or a subpackage alone, changes nothing.
+    let unchanged = |what: &str| {
+        let again = tree(&pkg);
+        assert_eq!(
+            again.keys().collect::<Vec<_>>(),
+            after.keys().collect::<Vec<_>>(),
+            "{what}"
+        );
+        for (f, bytes) in &after {
+            if !f.ends_with("Kptfile") {
+                assert_eq!(&again[f], bytes, "{f} changed on {what}");
+            }
+        }
+    };
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested"]);
+    unchanged("the second render");
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested/cache"]);
+    unchanged("rendering cache/ alone");
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested/db"]);
+    unchanged("rendering db/ alone");
+}
+
+/// A kurel package named in `paths` with kpt run from the repository root (docs/krm.md):
+/// `paths` are relative to kpt's working directory, and the objects land beside the package in
+/// the kpt package (kpt names it in `internal.config.kubernetes.io/package-path`), not at the
+/// path again below the package.
+#[test]
+fn render_a_kurel_package_named_from_the_repository_root() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("examples/kpt/kurel");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"),
+        &pkg,
+    );
+    let kptfile = pkg.join("Kptfile");
+    let example = read(&kptfile);
+    fs::write(
+        &kptfile,
+        example
+            .replace("paths: app.kurel", "paths: examples/kpt/kurel/app.kurel")
+            .replace(
+                "values: values/prod.yaml",
+                "values: examples/kpt/kurel/values/prod.yaml",
+            ),
+    )
+    .unwrap();
+    render_in(&kpt_bin, tmp.path(), &["examples/kpt/kurel"]);
+    assert_eq!(
+        rendered_objects(&pkg),
+        ["deployment_web.yaml <- examples/kpt/kurel/app.kurel"]
+    );
+    let dep = read(&pkg.join("deployment_web.yaml"));
+    assert!(dep.contains("value: prod-eu"), "{dep}");
+    let after = tree(&pkg);
+    render_in(&kpt_bin, tmp.path(), &["examples/kpt/kurel"]);
+    assert_eq!(
+        tree(&pkg).keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(read(&pkg.join("deployment_web.yaml")), dep);
+}
+
+/// `paths` written relative to the package while kpt runs elsewhere: the hint says what they
+/// are relative to, and what to write instead.
+#[test]
+fn paths_relative_to_the_wrong_directory_get_a_hint() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("examples/kpt/kurel");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kpt/kurel"),
+        &pkg,
+    );
+    let before = tree(&pkg);
+    let o = run(
+        Command::new(&kpt_bin)
+            .args(["fn", "render", "examples/kpt/kurel", "--allow-exec"])
+            .current_dir(tmp.path())
+            .env("PATH", path_with_kiln_krm()),
+        "",
+    );
+    assert!(!o.status.success(), "{}", show(&o));
+    let all = show(&o);
+    assert!(all.contains("KLN1001"), "{all}");
+    assert!(
+        all.contains("relative to kpt's working directory")
+            && all.contains("examples/kpt/kurel/app.kurel"),
+        "{all}"
+    );
+    assert_eq!(tree(&pkg), before, "files changed on failure");
+}
+
+/// A subpackage's file deleted: the objects the parent's step rendered from it go, even when
+/// kpt runs in the parent's directory and the parent holds a file of the same name (the mark
+/// names a file of the subpackage, not one of another step's `paths`).
+#[test]
+fn render_removes_a_subpackages_objects_when_its_source_goes() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    // The steps whose `paths` are written from the repository root are not part of this.
+    fs::remove_dir_all(pkg.join("db")).unwrap();
+    fs::remove_dir_all(pkg.join("cache")).unwrap();
+    fs::write(
+        pkg.join("blog.yaml"),
+        read(&pkg.join("web/blog.yaml")).replace("name: blog", "name: news"),
+    )
+    .unwrap();
+    render_in(&kpt_bin, &pkg, &[]);
+    let from_web = [
+        "web/configmap_blog-eu-west-1.yaml <- blog.yaml",
+        "web/deployment_blog.yaml <- blog.yaml",
+        "web/service_blog.yaml <- blog.yaml",
+    ];
+    let rendered = rendered_objects(&pkg);
+    assert!(
+        from_web.iter().all(|o| rendered.contains(&o.to_string())),
+        "{rendered:?}"
+    );
+    fs::remove_file(pkg.join("web/blog.yaml")).unwrap();
+    render_in(&kpt_bin, &pkg, &[]);
+    let rendered = rendered_objects(&pkg);
+    assert!(
+        rendered.iter().all(|o| !o.starts_with("web/")),
+        "{rendered:?}"
+    );
+    assert!(pkg.join("deployment_news.yaml").is_file(), "{rendered:?}");
+}
+
+/// A parent whose only resources are those of subpackages with their own kiln steps has nothing
+/// to render and hands them back: they are items, not a generator's empty output.
+#[test]
+fn a_parent_of_subpackages_with_their_own_steps_hands_them_back() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    for f in ["rgd.yaml", "shop.yaml"] {
+        fs::remove_file(pkg.join(f)).unwrap();
+    }
+    for d in ["web", "cache"] {
+        fs::remove_dir_all(pkg.join(d)).unwrap();
+    }
+    render_in(&kpt_bin, tmp.path(), &["kpt-nested"]);
+    assert_eq!(
+        rendered_objects(&pkg),
+        ["db/statefulset_db.yaml <- kpt-nested/db/db.kurel"]
+    );
+}
+
+/// A diagnostic about a subpackage's item names its file from the package whose pipeline runs
+/// (`web/blog.yaml`, not the subpackage's own `blog.yaml`, which may be the parent's too), and
+/// the failed render writes nothing.
+#[test]
+fn a_subpackages_invalid_instance_is_named_from_the_parent() {
+    let kpt_bin = tool("kpt");
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("kpt-nested");
+    copy_dir(&testdata().join("layouts/kpt-nested"), &pkg);
+    let blog = pkg.join("web/blog.yaml");
+    fs::write(&blog, format!("{}  replicas: 50\n", read(&blog))).unwrap();
+    let before = tree(&pkg);
+    let results = tmp.path().join("results");
+    let o = run(
+        Command::new(&kpt_bin)
+            .args([
+                "fn",
+                "render",
+                "kpt-nested",
+                "--allow-exec",
+                "--results-dir",
+            ])
+            .arg(&results)
+            .current_dir(tmp.path())
+            .env("PATH", path_with_kiln_krm()),
+        "",
+    );
+    assert!(!o.status.success(), "{}", show(&o));
+    let all = show(&o);
+    assert!(all.contains("web/blog.yaml: spec.replicas"), "{all}");
+    let r = read(&results.join("results.yaml"));
+    assert!(r.contains("path: web/blog.yaml"), "{r}");
+    assert_eq!(tree(&pkg), before, "files changed on failure");
+}

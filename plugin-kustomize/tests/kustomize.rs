@@ -351,7 +351,6 @@ fn transformer_after_kustomizes_own_transformers_is_refused() {
         ("patches:\n- target: {kind: WebApp}\n  patch: |\n    - op: replace\n      path: /spec/replicas\n      value: 2\n", "patches"),
         ("replicas:\n- {name: legacy, count: 4}\n", "replicas"),
         ("images:\n- {name: busybox, newTag: \"2\"}\n", "images"),
-        ("namespace: elsewhere\n", "namespace"),
     ] {
         fs::write(
             base.join("kustomization.yaml"),
@@ -420,4 +419,204 @@ fn an_empty_generator_fails_the_build_unless_allowed() {
     .unwrap();
     let o = build(&kubectl, &xdg, &k);
     assert!(o.status.success(), "{}", show(&o));
+}
+
+/// The transformer form in a base that sets `namespace:` (kustomize's namespace transformer runs
+/// before `transformers:`, `runTransformers` in kustomize's
+/// `api/internal/target/kusttarget.go`), or below an overlay that runs kiln: the instances reach
+/// kiln in that namespace, and what kiln renders from them is in it too. kustomize records the
+/// move as `previousNames`/`previousKinds`/`previousNamespaces` with the name and kind
+/// unchanged (`StorePreviousId` in kustomize's `api/resource/resource.go`): not a rename.
+#[test]
+fn transformer_with_a_namespace_renders_the_instances_in_it() {
+    let kubectl = tool("kubectl");
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let base = tmp.path().join("base");
+    copy_dir(&testdata().join("krm/kro"), &base);
+    fs::write(base.join("render.yaml"), RENDER).unwrap();
+    let resources = "resources: [rgd.yaml, apps/shop.yaml, other/cm.yaml]\n";
+    let namespaces = |out: &str| -> Vec<String> {
+        out.split("\n---\n")
+            .map(|d| {
+                let kind = d
+                    .lines()
+                    .find_map(|l| l.strip_prefix("kind: "))
+                    .unwrap_or("?");
+                let ns = d
+                    .lines()
+                    .find_map(|l| l.strip_prefix("  namespace: "))
+                    .unwrap_or("-");
+                format!("{kind}:{ns}")
+            })
+            .collect()
+    };
+    // In the same kustomization.
+    fs::write(
+        base.join("kustomization.yaml"),
+        format!("{resources}namespace: team\ntransformers: [render.yaml]\n"),
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &base));
+    assert!(
+        !out.contains("kind: ResourceGraphDefinition") && !out.contains("kind: WebApp"),
+        "{out}"
+    );
+    let ns = namespaces(&out);
+    assert_eq!(ns.len(), 8, "{out}");
+    assert!(ns.iter().all(|n| n.ends_with(":team")), "{ns:?}");
+    // In a base below the kustomization that runs kiln.
+    fs::write(
+        base.join("kustomization.yaml"),
+        format!("{resources}namespace: team\n"),
+    )
+    .unwrap();
+    let overlay = tmp.path().join("overlay");
+    fs::create_dir_all(&overlay).unwrap();
+    fs::write(overlay.join("render.yaml"), RENDER).unwrap();
+    fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../base]\ntransformers: [render.yaml]\n",
+    )
+    .unwrap();
+    let out = ok(&build(&kubectl, &xdg, &overlay));
+    let ns = namespaces(&out);
+    assert_eq!(ns.len(), 8, "{out}");
+    assert!(ns.iter().all(|n| n.ends_with(":team")), "{ns:?}");
+    // A prefix in the base is still a rename kiln cannot carry over.
+    fs::write(
+        base.join("kustomization.yaml"),
+        format!("{resources}namespace: team\nnamePrefix: pre-\n"),
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &overlay);
+    assert!(!o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("prefixes"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// A transformer's diagnostics name the user's file, not kustomize's stdin: the kustomization's
+/// `resources:` say which file an item came from (or kustomize's `config.kubernetes.io/origin`
+/// annotation does, with `buildMetadata: [originAnnotations]`, for a base outside the
+/// kustomization's directory).
+#[test]
+fn transformer_errors_name_the_file() {
+    let kubectl = tool("kubectl");
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let base = tmp.path().join("base");
+    copy_dir(&testdata().join("krm/kro"), &base);
+    let shop = base.join("apps/shop.yaml");
+    fs::write(
+        &shop,
+        read(&shop).replace(
+            "image: 'ghcr.io/example/blog:2.0.0'",
+            "image: 'ghcr.io/example/blog:2.0.0'\n  replicas: 50",
+        ),
+    )
+    .unwrap();
+    fs::write(base.join("render.yaml"), RENDER).unwrap();
+    fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [rgd.yaml, apps/shop.yaml, other/cm.yaml]\ntransformers: [render.yaml]\n",
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &base);
+    assert!(!o.status.success(), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("KLN5001"), "{err}");
+    assert!(
+        err.contains("apps/shop.yaml (document 1): spec.replicas"),
+        "{err}"
+    );
+    assert!(!err.contains("<stdin>"), "{err}");
+    // A base outside the kustomization's directory: kustomize's origin annotation names it.
+    fs::write(
+        base.join("kustomization.yaml"),
+        "resources: [rgd.yaml, apps/shop.yaml, other/cm.yaml]\n",
+    )
+    .unwrap();
+    let overlay = tmp.path().join("overlay");
+    fs::create_dir_all(&overlay).unwrap();
+    fs::write(overlay.join("render.yaml"), RENDER).unwrap();
+    fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../base]\ntransformers: [render.yaml]\nbuildMetadata: [originAnnotations]\n",
+    )
+    .unwrap();
+    let o = build(&kubectl, &xdg, &overlay);
+    assert!(!o.status.success(), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("../base/apps/shop.yaml"), "{err}");
+    assert!(!err.contains("<stdin>"), "{err}");
+}
+
+/// The repository layout of kustomize's variants (`testdata/layouts/krm-kustomize-overlays/`):
+/// kiln as the generator of `base/`, overlays `overlays/prod` and `overlays/staging` listing
+/// `../../base`, built from the repository root. kustomize runs a legacy exec plugin in the
+/// directory of the kustomization that lists it (`cmd.Dir` set to the loader's root in
+/// kustomize's `api/internal/plugins/execplugin/execplugin.go`), so `paths` resolve in the base
+/// whichever overlay is built and wherever the build starts; the overlays' transformations apply
+/// to what kiln rendered.
+#[test]
+fn overlays_over_a_generator_base_from_the_repository_root() {
+    let kubectl = tool("kubectl");
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = plugin_home(tmp.path());
+    let repo = testdata().join("layouts/krm-kustomize-overlays");
+    let build_from_root = |overlay: &str| {
+        ok(&run(
+            Command::new(&kubectl)
+                .args(["kustomize", "--enable-alpha-plugins", overlay])
+                .current_dir(&repo)
+                // What a shell in the repository root passes on.
+                .env("PWD", &repo)
+                .env("XDG_CONFIG_HOME", &xdg),
+            "",
+        ))
+    };
+    let prod = build_from_root("overlays/prod");
+    let objs = objects(&prod);
+    assert_eq!(
+        objs,
+        [
+            "ConfigMap/prod-shop-eu-west-1",
+            "ConfigMap/prod-shop-us-east-1",
+            "Service/prod-shop",
+            "Deployment/prod-shop"
+        ],
+        "{prod}"
+    );
+    assert_eq!(prod.matches("namespace: shop-prod\n").count(), 4, "{prod}");
+    assert_eq!(prod.matches("env: prod\n").count(), 4, "{prod}");
+    let dep = prod
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Deployment"))
+        .unwrap();
+    assert!(dep.contains("replicas: 5"), "the patch was lost: {dep}");
+    assert!(
+        dep.contains("matchLabels:\n      app.kubernetes.io/name: shop\n"),
+        "the prefix leaked into the selector: {dep}"
+    );
+    assert!(
+        !prod.contains("kiln.dev/rendered-from") && !prod.contains("config.kubernetes.io"),
+        "{prod}"
+    );
+    let staging = build_from_root("overlays/staging");
+    assert_eq!(objects(&staging).len(), 4, "{staging}");
+    assert!(
+        staging.contains("name: shop\n") && staging.contains("replicas: 2"),
+        "{staging}"
+    );
+    assert_eq!(
+        staging.matches("namespace: shop-staging\n").count(),
+        4,
+        "{staging}"
+    );
+    // Built from inside the overlay, the same.
+    let o = build(&kubectl, &xdg, &repo.join("overlays/prod"));
+    assert_eq!(ok(&o), prod);
 }

@@ -380,6 +380,13 @@ fn a_generator_with_nothing_to_render_fails_unless_empty_is_allowed() {
             out.contains("KLN1010: nothing to render") && out.contains("allowEmpty"),
             "{out}"
         );
+        // Issue 38.6: in plain words, no double negative.
+        let plain = if spec == "{}" {
+            "given no items to render and no `paths`"
+        } else {
+            "`paths` (empty) hold no definition with instances"
+        };
+        assert!(out.contains(plain) && !out.contains("neither"), "{out}");
         let allowed = spec.replacen('{', "{allowEmpty: true, ", 1);
         let o = krm(&[], &cfg(&allowed), tmp.path());
         assert!(o.status.success(), "{allowed}\n{}", show(&o));
@@ -670,4 +677,109 @@ fn items_that_share_a_file_and_index_are_told_apart() {
         .collect();
     assert_eq!(errors.len(), 1, "{results:?}");
     assert_eq!(errors[0]["resourceRef"]["name"], "bad", "{results:?}");
+}
+
+/// A Secret's value (a control character and a line separator in it) that a template copies
+/// into another object as base64, where a check quotes it: the results and stderr blank it
+/// (issue 39; `testdata/bad/secrets/base64-of-a-secret`).
+#[test]
+fn secret_values_in_any_form_never_reach_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &testdata().join("bad/secrets/base64-of-a-secret"),
+        &tmp.path().join("app"),
+    );
+    let input = format!(
+        "{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {{paths: [app]}}}}\n"
+    );
+    let o = krm(&[], &input, tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let all = show(&o);
+    assert!(
+        all.contains("KLN5001") && all.contains("[redacted]"),
+        "{all}"
+    );
+    // The value as written, and its base64.
+    for leaked in ["Hunter2-Secret", "SHVudGVyMi1TZWNyZXQB"] {
+        assert!(!all.contains(leaked), "{leaked}: {all}");
+    }
+}
+
+/// A functionConfig's `set` value of 20 MB and an `environment` of 1 MB (issue 39: both were
+/// echoed whole, into the results and again on stderr): each is quoted by its first 48
+/// characters and its length.
+#[test]
+fn huge_set_and_environment_values_are_quoted_by_a_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("app.kurel");
+    std::fs::create_dir_all(pkg.join("resources")).unwrap();
+    std::fs::write(
+        pkg.join("parameters.yaml"),
+        "kurel: {name: app, version: 1.0.0, appVersion: \"1.0\"}\nreplicas: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("resources/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: web}\ndata: {replicas: \"${replicas}\"}\n",
+    )
+    .unwrap();
+    for (field, len) in [
+        ("set: {replicas: V}", 20 << 20),
+        ("environment: V", 1 << 20),
+    ] {
+        let spec = field.replace('V', &"v".repeat(len));
+        let input = format!(
+            "{RL}items: []\nfunctionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {{paths: [app.kurel], {spec}}}}}\n"
+        );
+        let o = krm(&[], &input, tmp.path());
+        assert_eq!(o.status.code(), Some(1), "{field}");
+        let printed = o.stdout.len() + o.stderr.len();
+        let quoted = format!("\"{}\"… ({len} bytes)", "v".repeat(48));
+        let all = show(&o);
+        assert!(
+            printed < 4096 && all.contains(&quoted),
+            "{field}: {printed} bytes: {}",
+            &all[..all.len().min(600)]
+        );
+    }
+}
+
+/// An object marked as rendered by another configuration stays while its source is a file with
+/// documents under the root; the mark is the package's text, so looking the source up reads
+/// only what a path of the package may (issue 39): never version-control data (`.git/config`,
+/// which holds documents-like lines), never a file a link leads to outside the root. Such a
+/// source counts as gone, as a deleted file does: the stale object is dropped.
+#[cfg(unix)]
+#[test]
+fn a_rendered_mark_never_looks_into_version_control_data_or_outside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("pkg");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(tmp.path().join("outside.yaml"), "a: 1\n").unwrap();
+    std::os::unix::fs::symlink("../outside.yaml", root.join("link.yaml")).unwrap();
+    std::fs::write(root.join("other.yaml"), "a: 1\n").unwrap();
+    for (source, kept) in [
+        (".git/config", false),
+        ("link.yaml", false),
+        ("other.yaml", true),
+    ] {
+        let mut user = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "user", "namespace": "web"}});
+        place(&mut user, "x.yaml", 0);
+        let mut old = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "old", "namespace": "web"}});
+        place(&mut old, "old.yaml", 0);
+        old["metadata"]["annotations"]["kiln.dev/rendered-from"] = source.into();
+        let o = krm(&[], &format!("{RL}items:\n- {user}\n- {old}\n"), &root);
+        assert!(o.status.success(), "{source}: {}", show(&o));
+        let out = answer(o.stdout);
+        let names: Vec<&str> = out["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(names.contains(&"old"), kept, "{source}: {names:?}");
+    }
 }

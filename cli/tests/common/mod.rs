@@ -29,6 +29,13 @@ pub fn write(dir: &Path, name: &str, content: &str) {
     fs::write(p, content).unwrap();
 }
 
+/// A Secret whose values hold a control character (`\x01` in YAML) and the line separator
+/// (`\L`), in plain text and as base64.
+pub const ESCAPED_SECRET: &str = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: prod}\nstringData:\n  password: \"hunter22\\x01zz-secret\"\n  other: \"line\\Lsep-secret\"\n";
+
+/// Base64 of the Secret's `password` (as a `data` field elsewhere would hold it).
+pub const ESCAPED_SECRET_BASE64: &str = "aHVudGVyMjIBenotc2VjcmV0";
+
 /// The `kubernetes-validate` executable, installed into target/ by
 /// scripts/kubernetes-validate.sh (python3 and PyPI). A failure to install fails the test: the
 /// check never passes silently.

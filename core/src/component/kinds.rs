@@ -569,8 +569,18 @@ fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 }
 
 fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
-    r.opt_string(v, &p(&["metadata", "namespace"]))
-        .filter(|s| !s.is_empty())
+    let at = p(&["metadata", "namespace"]);
+    let ns = r.opt_string(v, &at).filter(|s| !s.is_empty())?;
+    // What a component is rendered in (its releases, its data plane's names): the API
+    // server's rule first.
+    if let Some(problem) = crate::names::namespace_problem(&ns) {
+        let d = r
+            .loc
+            .error(codes::NAMESPACE, &at, problem, crate::names::NAMESPACE_RULE);
+        r.errors.push(d);
+        return None;
+    }
+    Some(ns)
 }
 
 /// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /

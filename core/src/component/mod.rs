@@ -114,6 +114,12 @@ pub fn is_component_document(d: &Document) -> bool {
         .is_some_and(|v| v.starts_with("openchoreo.dev/"))
 }
 
+/// Whether kiln renders from a document of this `openchoreo.dev` kind (it is consumed, never
+/// passed through).
+pub fn renders_kind(kind: &str) -> bool {
+    RENDERING_KINDS.contains(&kind)
+}
+
 /// Everything read from the documents.
 #[derive(Default)]
 struct Loaded<'a> {
@@ -1073,7 +1079,7 @@ fn plan<'u, 'a>(
             };
             let mut d = Diagnostic::error(
                 codes::ENVIRONMENT,
-                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {want:?}"),
+                format!("no ComponentDeployment, ReleaseBinding, Environment or snapshot is for environment {}", crate::diag::quote(want)),
             )
             .with_hint(hint);
             // Placed on the first component, whose environments these are.
@@ -1601,16 +1607,12 @@ where
     use crate::provenance::{Origin, OriginKind};
     let mut out = Vec::with_capacity(results.len() + 1);
     let mut origins = Vec::with_capacity(results.len() + 1);
-    if !l.others.is_empty() {
-        match finish(l.others.clone()) {
+    // One unit a document, named by its file: a door that writes files keeps each where it was.
+    for (v, d) in l.others.iter().zip(&l.platform) {
+        match finish(vec![v.clone()]) {
             Ok(u) => {
                 out.push(u);
-                origins.push(Origin {
-                    kind: OriginKind::ComponentPassthrough,
-                    file: String::new(),
-                    index: 0,
-                    detail: None,
-                });
+                origins.push(Origin::of(OriginKind::ComponentPassthrough, d));
             }
             Err(d) => errors.push(d),
         }

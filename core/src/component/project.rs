@@ -88,7 +88,7 @@ pub(crate) fn render(
     // The Project, its uid and its type.
     let Some(project) = platform.find("Project", Some(&ns), &b.project) else {
         return Err(missing(
-            format!("Project {:?} (namespace {ns:?}) is not among the inputs", b.project),
+            format!("Project {:?} (namespace {}) is not among the inputs", b.project, crate::diag::quote(&ns)),
             format!("add the Project {:?} (with its metadata.uid) to the inputs or pass it with --observed", b.project),
         ));
     };
@@ -398,7 +398,7 @@ pub(crate) fn plane(
 ) -> Result<Plane, (String, String)> {
     let Some(environment) = platform.find("Environment", Some(ns), env) else {
         return Err((
-            format!("Environment {env:?} (namespace {ns:?}) is not among the inputs"),
+            format!("Environment {env:?} (namespace {}) is not among the inputs", crate::diag::quote(ns)),
             format!("add the Environment {env:?} (with its metadata.uid) to the inputs or pass it with --observed"),
         ));
     };

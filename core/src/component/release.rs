@@ -46,8 +46,9 @@ struct Ctx<'u, 'a, 'e> {
 impl Ctx<'_, '_, '_> {
     fn suffix(&self) -> String {
         format!(
-            " (component {:?}, environment {:?})",
-            self.unit.component.name, self.unit.env
+            " (component {:?}, environment {})",
+            self.unit.component.name,
+            crate::diag::quote(&self.unit.env)
         )
     }
 
@@ -182,7 +183,11 @@ fn render_upstream(
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
     let comp = unit.component;
     let ty = unit.type_def;
-    let suffix = format!(" (component {:?}, environment {:?})", comp.name, unit.env);
+    let suffix = format!(
+        " (component {:?}, environment {})",
+        comp.name,
+        crate::diag::quote(&unit.env)
+    );
     let Resolved {
         params,
         workload_spec: wl_spec,
@@ -739,8 +744,9 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
 /// What can be checked of a release whose definitions have errors of their own: its parameters.
 pub(crate) fn check_parameters(unit: &Unit<'_, '_>) -> Result<(), Vec<Diagnostic>> {
     let suffix = format!(
-        " (component {:?}, environment {:?})",
-        unit.component.name, unit.env
+        " (component {:?}, environment {})",
+        unit.component.name,
+        crate::diag::quote(&unit.env)
     );
     resolve(unit, &suffix).map(|_| ())
 }

@@ -162,7 +162,7 @@ pub(crate) fn render(
                     .find(|r| &r.name == rel_name && in_ns(&r.namespace))
                 else {
                     return Err(missing(
-                        format!("ResourceRelease {rel_name:?} (namespace {ns:?}), which the binding pins, is not among the inputs"),
+                        format!("ResourceRelease {rel_name:?} (namespace {}), which the binding pins, is not among the inputs", crate::diag::quote(&ns)),
                         format!("add the ResourceRelease {rel_name:?} (as `kubectl get -o yaml` prints it), or leave spec.resourceRelease unset to render the live Resource and its type"),
                     ));
                 };
@@ -195,7 +195,7 @@ pub(crate) fn render(
             None => {
                 let Some(res) = live else {
                     return Err(missing(
-                        format!("Resource {:?} (namespace {ns:?}) is not among the inputs", b.resource),
+                        format!("Resource {:?} (namespace {}) is not among the inputs", b.resource, crate::diag::quote(&ns)),
                         format!("add the Resource {:?} (with its metadata.uid): upstream renders the binding from it and its type", b.resource),
                     ));
                 };
@@ -253,7 +253,7 @@ pub(crate) fn render(
     };
     let Some(project) = platform.find("Project", Some(&ns), &b.project) else {
         return Err(missing(
-            format!("Project {:?} (namespace {ns:?}) is not among the inputs", b.project),
+            format!("Project {:?} (namespace {}) is not among the inputs", b.project, crate::diag::quote(&ns)),
             format!("add the Project {:?} (with its metadata.uid) to the inputs or pass it with --observed", b.project),
         ));
     };

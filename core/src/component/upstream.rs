@@ -171,8 +171,9 @@ impl Blame<'_, '_> {
             code,
             &at,
             format!(
-                "{what} (component {:?}, environment {:?})",
-                self.comp.name, self.env
+                "{what} (component {:?}, environment {})",
+                self.comp.name,
+                crate::diag::quote(self.env)
             ),
             hint,
         ));
@@ -183,8 +184,9 @@ impl Blame<'_, '_> {
             codes::PLATFORM_INPUT,
             &FieldPath::root().key("metadata").key("name"),
             format!(
-                "{what} (component {:?}, environment {:?})",
-                self.comp.name, self.env
+                "{what} (component {:?}, environment {})",
+                self.comp.name,
+                crate::diag::quote(self.env)
             ),
             hint,
         ));
@@ -226,7 +228,7 @@ pub(crate) fn build(
         Some(p) => match platform.find("Project", Some(namespace), p) {
             None => {
                 b.missing(
-                    format!("Project {p:?} (namespace {namespace:?}) is not among the inputs"),
+                    format!("Project {p:?} (namespace {}) is not among the inputs", crate::diag::quote(namespace)),
                     format!("add the Project {p:?} to the inputs (with its metadata.uid) or pass it with --observed"),
                 );
                 None
@@ -260,7 +262,7 @@ pub(crate) fn build(
     let environment_uid = match &environment {
         None => {
             b.missing(
-                format!("Environment {env:?} (namespace {namespace:?}) is not among the inputs"),
+                format!("Environment {env:?} (namespace {}) is not among the inputs", crate::diag::quote(namespace)),
                 format!("upstream reads the Environment for its data plane, gateway and uid; add the Environment {env:?} (with its metadata.uid) to the inputs or pass it with --observed"),
             );
             None
@@ -595,7 +597,7 @@ fn remote_ref(
             codes::PLATFORM_INPUT,
             at,
             format!("{what} reads SecretReference {name:?}, which is not among the inputs"),
-            format!("add the SecretReference {name:?} (namespace {namespace:?}) to the inputs: upstream resolves the secret's remote reference from it"),
+            format!("add the SecretReference {name:?} (namespace {}) to the inputs: upstream resolves the secret's remote reference from it", crate::diag::quote(namespace)),
         );
         return None;
     };

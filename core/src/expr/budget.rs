@@ -1,29 +1,36 @@
 //! The evaluation budget: how much work one expression evaluation may do, and how large the values
 //! it builds may grow.
 //!
-//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters the constructs
-//! whose work or result is not bounded by the expression's own length:
+//! The cel crate has no cost accounting (cel-go has `CostLimit`), so kiln meters everything whose
+//! work or result is not bounded by the expression's own length. One unit of work is about what
+//! one comprehension step costs; copying or reading a value costs a unit per 64 bytes of its
+//! strings and per 4 of its entries ([`super::weight`]). What is charged, and where:
 //!
-//! - **Comprehensions** (`all`, `exists`, `map`, `filter`, the two-variable forms, `cel.bind`).
-//!   kiln's macros ([`super::macros`]) expand them with two internal calls: `@kiln_go(cond)` before
-//!   each iteration, which counts it and stops the loop once the budget is spent, and
-//!   `@kiln_size(step)` on each new accumulator (and each `cel.bind` value), which refuses values
-//!   larger than the size limit.
-//! - **Growing operations** outside comprehensions: `+` on strings, bytes and lists, `format`,
-//!   `join`, `strings.quote`, `base64.encode`, `json.marshal`, `merge`, `deepMerge`,
-//!   `lists.insertAtIndex`/`setAtIndex`. The macros wrap each call in `@kiln_grow(call, "name")`,
-//!   which checks the result's size (and charges copying it to the work budget). Nesting such calls
-//!   multiplies sizes by a bounded factor per call, so checking every result bounds them all.
-//! - **Multiplying operations**, whose one call can build a result far larger than its inputs
-//!   (`"x".replace("x", s)` makes `len(s)` copies, `list.join(sep)` one `sep` per item, `split`
-//!   one list entry per character): kiln declares its own overloads of `replace`, `split` and
-//!   `join(sep)` ahead of the strings extension's ([`extend_env`]); the first matching overload
-//!   wins, so these compute the result's size *before* building it, then do exactly what the
-//!   extension does.
+//! - **Comprehensions** (`all`, `exists`, `map`, `filter`, the two-variable forms, `cel.bind`,
+//!   `sortBy`). kiln's macros ([`super::macros`]) expand them with `@kiln_go(cond)` before each
+//!   iteration, which counts it (more units for a large body: [`super::meter`] adds the count)
+//!   and stops the loop once the budget is spent, and `@kiln_size(step)` on each new accumulator
+//!   (and each `cel.bind` value), which charges copying it and refuses values larger than the
+//!   size limit. Iterating copies each element of the range, charged up front (`@kiln_range`).
+//! - **What the interpreter does itself**: comparisons of two values, `in`, map indexing, the
+//!   copies list and map literals and optional selections make ([`super::meter`] wraps their
+//!   operands in `@kiln_cost`).
+//! - **Functions**: kiln declares its own overloads of the crate's string and list functions, and
+//!   of its global conversions, ahead of the crate's (the first matching overload wins; see
+//!   `super::library::declare_first`). Each charges what it reads before reading it and checks
+//!   the size of what it builds before building it: `replace`, `split` and `join` count the
+//!   result's size first, `findAll` and `json.unmarshal` count their result as it grows. kiln's
+//!   own library functions are charged for the copies the crate makes of their arguments and
+//!   results. Regular expressions are priced from their parsed form (`super::library::regex`).
+//! - **Growing operations** (`+` on strings, bytes and lists, `format`, `strings.quote`,
+//!   `base64.encode`, `json.marshal`, `merge`, `deepMerge`, `lists.insertAtIndex`/`setAtIndex`)
+//!   are also wrapped by the macros in `@kiln_grow(call, "name")`, which checks the result's size
+//!   (and charges copying it). Nesting such calls multiplies sizes by a bounded factor per call,
+//!   so checking every result bounds them all.
 //!
 //! Sizes are weights: the bytes of a string, and for lists and maps their entries plus the
 //! weights of what they hold (keys included), through any nesting, so a list of large strings
-//! weighs what it holds. `lists.range` is capped by the crate itself.
+//! weighs what it holds.
 //!
 //! The meter is thread-local and reset by [`execute`] for every evaluation. Once exceeded it
 //! stays exceeded until the evaluation ends, so error-absorbing operators (`||` in `exists`)
@@ -32,17 +39,18 @@
 //! crate's.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use cel::common::types::{
-    CelInt, CelList, CelString, Kind, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE,
+    CelBool, CelInt, CelList, CelString, Kind, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE,
 };
 use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map};
 use cel::{Context, Env, ExecutionError, FunctionContext, Value};
 
 use super::cel::Program;
+use super::weight::{self, Caps, Weight};
 
 use super::library::{invoke, Call};
 
@@ -54,23 +62,25 @@ struct Meter {
     budget: Option<EvalBudget>,
     used: u64,
     exceeded: Option<String>,
+    /// Regular expressions this evaluation has paid to compile (see [`first_use`]).
+    patterns: HashSet<Box<str>>,
 }
 
 thread_local! {
     static METER: RefCell<Meter> = RefCell::new(Meter::default());
 }
 
-/// Names of the internal functions the macros call; `@` keeps them out of users' reach (the
-/// parser does not accept `@` in identifiers).
+/// Names of the internal functions the macros and [`super::meter`] call; `@` keeps them out of
+/// users' reach (the parser does not accept `@` in identifiers).
 pub(crate) const GO: &str = "@kiln_go";
 pub(crate) const SIZE: &str = "@kiln_size";
 pub(crate) const GROW: &str = "@kiln_grow";
+pub(crate) const COST: &str = "@kiln_cost";
+pub(crate) const RANGE: &str = "@kiln_range";
+pub(crate) const TICK: &str = "@kiln_tick";
 pub(crate) const INSERT: &str = "@kiln_insert";
 pub(crate) const INSERT_ENTRY: &str = "@kiln_insert_entry";
 pub(crate) const KEYS: &str = "@kiln_keys";
-
-/// Bytes of a grown value charged as one unit of work.
-const COPY_UNIT: usize = 64;
 
 /// Evaluate a program under a budget. An overrun is an error naming the limit, even when the
 /// expression itself would have absorbed it.
@@ -79,23 +89,32 @@ pub fn execute(
     ctx: &Context<'_, '_>,
     budget: &EvalBudget,
 ) -> Result<Value, ExecutionError> {
+    execute_counted(program, ctx, budget).0
+}
+
+/// [`execute`], and the units of work the evaluation was charged.
+pub(crate) fn execute_counted(
+    program: &Program,
+    ctx: &Context<'_, '_>,
+    budget: &EvalBudget,
+) -> (Result<Value, ExecutionError>, u64) {
     let previous = METER.with(|m| {
         std::mem::replace(
             &mut *m.borrow_mut(),
             Meter {
                 budget: Some(*budget),
-                used: 0,
-                exceeded: None,
+                ..Meter::default()
             },
         )
     });
     let result = program.execute(ctx);
     // Nested evaluations (none today) would restore the outer meter.
     let meter = METER.with(|m| std::mem::replace(&mut *m.borrow_mut(), previous));
-    match meter.exceeded {
+    let result = match meter.exceeded {
         Some(msg) => Err(ExecutionError::function_error(BUDGET, msg)),
         None => result,
-    }
+    };
+    (result, meter.used)
 }
 
 /// The function name budget overruns are reported under.
@@ -123,23 +142,110 @@ fn active() -> Option<EvalBudget> {
     METER.with(|m| m.borrow().budget)
 }
 
-/// Charge `units` of work; false (and the meter marked exceeded) once the budget is spent.
-fn charge(units: u64) -> bool {
+/// How far a weighing needs to go: past the size limit, or past the work left, the answer is
+/// known. Unmetered evaluations weigh nothing ([`Caps`] of zero stop at once).
+pub(crate) fn caps() -> Caps {
     METER.with(|m| {
+        let m = m.borrow();
+        match m.budget {
+            Some(b) => Caps {
+                total: b.max_value_size,
+                work: b.max_iterations.saturating_sub(m.used),
+            },
+            None => Caps { total: 0, work: 0 },
+        }
+    })
+}
+
+/// Whether an evaluation on this thread is metered (inside [`execute`]).
+pub(crate) fn metered() -> bool {
+    active().is_some()
+}
+
+/// Charge `units` of work done by `what` (a function or operation, for the message); an error,
+/// and the meter marked exceeded, once the budget is spent.
+pub(crate) fn charge(what: &str, units: u64) -> Result<(), ExecutionError> {
+    charge_or(what, units, |max| {
+        // A function's bare name reads as a call.
+        let call = if what.chars().all(|c| c.is_alphanumeric() || c == '.') {
+            "()"
+        } else {
+            ""
+        };
+        format!(
+            "more than {max} units of evaluation work, the last of them in {what}{call}: comprehension steps, copies of large values, and what string, list and regex functions read and build (the evaluation budget)"
+        )
+    })
+}
+
+/// [`charge`], with the message of an overrun made by `message` from the budget's size.
+fn charge_or(
+    what: &str,
+    units: u64,
+    message: impl FnOnce(u64) -> String,
+) -> Result<(), ExecutionError> {
+    let over = METER.with(|m| {
         let mut m = m.borrow_mut();
         let Some(b) = m.budget else {
-            return true;
+            return false;
         };
         m.used = m.used.saturating_add(units);
         if m.used > b.max_iterations {
             if m.exceeded.is_none() {
-                m.exceeded = Some(format!(
-                    "more than {} units of evaluation work (comprehension iterations plus copies of large values; the evaluation budget)",
-                    b.max_iterations
-                ));
+                m.exceeded = Some(message(b.max_iterations));
             }
+            return true;
+        }
+        false
+    });
+    if over {
+        return Err(ExecutionError::function_error(
+            what,
+            "evaluation budget exceeded",
+        ));
+    }
+    Ok(())
+}
+
+/// How far a weighing for a work charge needs to go: past the work left, the budget is spent.
+fn work_caps() -> Caps {
+    Caps {
+        total: usize::MAX,
+        work: caps().work,
+    }
+}
+
+/// Charge the work of copying or traversing `v` once; its weight, as far as it was measured
+/// (all of it, unless the budget is spent).
+pub(crate) fn charge_val(what: &str, v: &dyn Val) -> Result<Weight, ExecutionError> {
+    if !metered() {
+        return Ok(Weight::default());
+    }
+    let w = weight::of_val(v, work_caps());
+    charge(what, w.work())?;
+    Ok(w)
+}
+
+/// [`charge_val`] for a [`Value`].
+pub(crate) fn charge_value(what: &str, v: &Value) -> Result<Weight, ExecutionError> {
+    if !metered() {
+        return Ok(Weight::default());
+    }
+    let w = weight::of_value(v, work_caps());
+    charge(what, w.work())?;
+    Ok(w)
+}
+
+/// Whether this evaluation meets the regular expression `pattern` for the first time: it pays
+/// to compile it once, whether or not a cache already holds it, so what it is charged does not
+/// depend on what other evaluations ran before on this thread.
+pub(crate) fn first_use(pattern: &str) -> bool {
+    METER.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.budget.is_none() || m.patterns.contains(pattern) {
             return false;
         }
+        m.patterns.insert(pattern.into());
         true
     })
 }
@@ -158,22 +264,23 @@ fn unit_of(kind: Kind) -> &'static str {
 /// Admit a value of `weight` that `function` built (or, `before`, is about to build): charge
 /// copying it, and refuse it when it is over the size limit. `exact` says whether `weight` is the
 /// exact size (strings) or a lower bound (a weighing stops past the limit).
-fn admit(
+pub(crate) fn admit(
     function: &str,
     kind: Kind,
-    weight: usize,
+    weight: Weight,
     exact: bool,
     before: bool,
 ) -> Result<(), ExecutionError> {
     let Some(b) = active() else {
         return Ok(());
     };
-    if weight > b.max_value_size {
+    let size = weight.total();
+    if size > b.max_value_size {
         let verb = if before { "would build" } else { "built" };
         let limit = b.max_value_size;
         let msg = if exact {
             format!(
-                "{function} {verb} {} {weight} bytes, over the limit of {limit} bytes (the evaluation budget)",
+                "{function} {verb} {} {size} bytes, over the limit of {limit} bytes (the evaluation budget)",
                 unit_of(kind)
             )
         } else {
@@ -185,112 +292,43 @@ fn admit(
         exceed(msg.clone());
         return Err(ExecutionError::function_error(function, msg));
     }
-    if !charge((weight / COPY_UNIT) as u64) {
-        return Err(ExecutionError::function_error(
-            function,
-            "evaluation budget exceeded",
-        ));
+    if !before {
+        return charge(function, weight.work());
     }
-    Ok(())
+    // Refused before it is built: say so, and what it would have been.
+    charge_or(function, weight.work(), |max| {
+        let what = if exact {
+            format!("{} {size} bytes", unit_of(kind))
+        } else {
+            format!("{} at least {size}", unit_of(kind))
+        };
+        format!(
+            "{function} would build {what}: more work than is left of {max} units (the evaluation budget)"
+        )
+    })
 }
 
-/// The weight of a value: string and bytes length; for lists and maps, their entries plus the
-/// weights of their elements, keys and values. Weighing stops once `limit` is passed, so its
-/// cost is bounded by the limit, not the value.
-fn weight_of_value(v: &Value, limit: usize) -> usize {
-    fn go(v: &Value, total: &mut usize, limit: usize) {
-        if *total > limit {
-            return;
-        }
-        match v {
-            Value::String(s) => *total += s.len(),
-            Value::Bytes(b) => *total += b.len(),
-            Value::List(l) => {
-                for x in l.iter() {
-                    *total += 1;
-                    go(x, total, limit);
-                    if *total > limit {
-                        return;
-                    }
-                }
-            }
-            Value::Map(m) => {
-                for (k, x) in m.map.iter() {
-                    *total += 1;
-                    if let Key::String(s) = k {
-                        *total += s.len();
-                    }
-                    go(x, total, limit);
-                    if *total > limit {
-                        return;
-                    }
-                }
-            }
-            _ => {}
-        }
+/// The one argument of an internal overload, or the crate's error.
+fn one<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != 1 {
+        return Err(ExecutionError::invalid_argument_count(1, args.len()));
     }
-    let mut total = 0;
-    go(v, &mut total, limit);
-    total
+    Ok(args.pop().expect("one argument"))
 }
 
-/// [`weight_of_value`] for the crate's value trait, which overloads receive.
-fn weight_of_val(v: &dyn Val, limit: usize) -> usize {
-    fn go(v: &dyn Val, total: &mut usize, limit: usize) {
-        if *total > limit {
-            return;
+/// `@kiln_go(cond, units)`: count one iteration, `units` of work for its body (see
+/// [`super::meter`]); `false` once the budget is spent.
+fn go<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let units = match args.len() {
+        1 => 1,
+        2 => {
+            let n = args.pop().expect("two arguments");
+            n.downcast_ref::<CelInt>()
+                .map_or(1, |n| u64::try_from(*n.inner()).unwrap_or(1))
         }
-        match v.get_type().kind() {
-            Kind::String => {
-                if let Some(s) = v.downcast_ref::<CelString>() {
-                    *total += s.inner().len();
-                }
-            }
-            Kind::Bytes => {
-                if let Some(b) = v.downcast_ref::<cel::common::types::CelBytes>() {
-                    *total += b.inner().len();
-                }
-            }
-            Kind::List => {
-                let Some(items) = v.as_iterable() else {
-                    return;
-                };
-                let mut it = items.iter();
-                while let Some(x) = it.next() {
-                    *total += 1;
-                    go(x, total, limit);
-                    if *total > limit {
-                        return;
-                    }
-                }
-            }
-            Kind::Map => {
-                let (Some(keys), Some(index)) = (v.as_iterable(), v.as_indexer()) else {
-                    return;
-                };
-                let mut it = keys.iter();
-                while let Some(k) = it.next() {
-                    *total += 1;
-                    go(k, total, limit);
-                    if let Ok(x) = index.get(k) {
-                        go(x.as_ref(), total, limit);
-                    }
-                    if *total > limit {
-                        return;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut total = 0;
-    go(v, &mut total, limit);
-    total
-}
-
-/// `@kiln_go(cond)`: count one iteration; `false` once the budget is spent.
-fn go(call: &Call<'_>) -> Result<Value, ExecutionError> {
-    let [cond] = call.global::<1>()?;
+        n => return Err(ExecutionError::invalid_argument_count(2, n)),
+    };
+    let cond = one(args)?;
     let over = METER.with(|m| {
         let mut m = m.borrow_mut();
         let Some(b) = m.budget else {
@@ -300,10 +338,10 @@ fn go(call: &Call<'_>) -> Result<Value, ExecutionError> {
         if m.exceeded.is_some() {
             return true;
         }
-        m.used += 1;
+        m.used = m.used.saturating_add(units);
         if m.used > b.max_iterations {
             m.exceeded = Some(format!(
-                "more than {} comprehension iterations (the evaluation budget)",
+                "more than {} units of evaluation work in comprehension iterations, one a step and more for a large body (the evaluation budget)",
                 b.max_iterations
             ));
             return true;
@@ -311,34 +349,44 @@ fn go(call: &Call<'_>) -> Result<Value, ExecutionError> {
         false
     });
     if over {
-        return Ok(Value::Bool(false));
+        return Ok(CowVal::owned(CelBool::from(false)));
     }
-    Ok(cond.clone())
+    Ok(cond)
 }
 
-/// `@kiln_size(v)`: `v`, unless it is larger than the size limit.
-fn size(call: &Call<'_>) -> Result<Value, ExecutionError> {
-    let [v] = call.global::<1>()?;
-    let Some(b) = active() else {
-        return Ok(v.clone());
-    };
-    let n = match v {
-        Value::String(s) => s.len(),
-        Value::Bytes(b) => b.len(),
-        Value::List(l) => l.len(),
-        Value::Map(m) => m.map.len(),
-        _ => 0,
-    };
-    // Each step builds a new accumulator (`@result + [x]` copies the list), so a fold's real
-    // work grows with the square of its length: charge the copy to the work budget.
-    if !charge((n / 4) as u64) {
-        return Err(call.error("evaluation budget exceeded"));
+/// `@kiln_tick(x, units)`: `x`, after counting one iteration of a comprehension whose loop the
+/// interpreter runs itself (the crate's `map` in `sortBy`), `units` of work for its body, and
+/// copying `x` into the result.
+fn tick<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
     }
-    let weight = weight_of_value(v, b.max_value_size);
-    if weight > b.max_value_size {
-        let msg = match v {
-            Value::String(_) | Value::Bytes(_) => format!(
-                "a comprehension or cel.bind built a value of size {weight}, over the limit of {} (the evaluation budget)",
+    let units = args
+        .pop()
+        .and_then(|n| n.downcast_ref::<CelInt>().map(|n| *n.inner()))
+        .map_or(1, |n| u64::try_from(n).unwrap_or(1));
+    let x = one(args)?;
+    if metered() {
+        charge("a comprehension step", units)?;
+        charge_val("a comprehension step", x.as_ref())?;
+    }
+    Ok(x)
+}
+
+/// `@kiln_size(v)`: `v`, unless it is larger than the size limit. Each step of a fold builds a
+/// new accumulator (`@result + [x]` copies the list), and `cel.bind` copies its value, so the copy
+/// is charged too: a fold's work grows with the square of its length.
+fn size<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let v = one(args)?;
+    let Some(b) = active() else {
+        return Ok(v);
+    };
+    let w = weight::of_val(v.as_ref(), caps());
+    if w.total() > b.max_value_size {
+        let msg = match v.get_type().kind() {
+            Kind::String | Kind::Bytes => format!(
+                "a comprehension or cel.bind built a value of size {}, over the limit of {} (the evaluation budget)",
+                w.total(),
                 b.max_value_size
             ),
             _ => format!(
@@ -347,9 +395,10 @@ fn size(call: &Call<'_>) -> Result<Value, ExecutionError> {
             ),
         };
         exceed(msg.clone());
-        return Err(call.error(msg));
+        return Err(ExecutionError::function_error(SIZE, msg));
     }
-    Ok(v.clone())
+    charge("a comprehension or cel.bind", w.work())?;
+    Ok(v)
 }
 
 /// `@kiln_grow(value, "function")`: `value`, unless it is larger than the size limit; copying it
@@ -361,22 +410,41 @@ fn grow<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
     }
     let name = args.pop().expect("two arguments");
     let value = args.pop().expect("two arguments");
-    if let Some(b) = active() {
+    if metered() {
         let function = name
             .downcast_ref::<CelString>()
             .map(|s| s.inner().to_string())
             .unwrap_or_default();
         let kind = value.get_type().kind();
-        let weight = weight_of_val(value.as_ref(), b.max_value_size);
+        let w = weight::of_val(value.as_ref(), caps());
         admit(
             &function,
             kind,
-            weight,
+            w,
             matches!(kind, Kind::String | Kind::Bytes),
             false,
         )?;
     }
     Ok(value)
+}
+
+/// `@kiln_cost(x)`: `x`, after charging the work of copying or comparing it (see
+/// [`super::meter`]: operands the interpreter compares, hashes or copies).
+fn cost<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let x = one(args)?;
+    charge_val("a comparison, index or copy", x.as_ref())?;
+    Ok(x)
+}
+
+/// `@kiln_range(x)`: `x`, after charging what iterating it copies beyond one value a step (each
+/// step pays for itself in `@kiln_go`).
+fn range<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let x = one(args)?;
+    if metered() {
+        let w = weight::of_elements(x.as_ref(), work_caps());
+        charge("the range of a comprehension", w.work())?;
+    }
+    Ok(x)
 }
 
 fn string_arg<'a>(v: &'a CowVal<'_, '_>) -> Option<&'a str> {
@@ -410,6 +478,8 @@ fn replace<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executio
             None => return Err(no_member_overload("replace", &args)),
         },
     };
+    // Counting the matches, then replacing them, reads the string twice.
+    charge("replace()", 2 * Weight::bytes(this.len()).work())?;
     let mut count = if from.is_empty() {
         this.chars().count() + 1
     } else {
@@ -423,7 +493,7 @@ fn replace<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executio
     admit(
         "replace()",
         Kind::String,
-        usize::try_from(size).unwrap_or(usize::MAX),
+        Weight::bytes(usize::try_from(size).unwrap_or(usize::MAX)),
         true,
         true,
     )?;
@@ -450,6 +520,7 @@ fn split<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionE
             None => return Err(no_member_overload("split", &args)),
         },
     };
+    charge("split()", 2 * Weight::bytes(this.len()).work())?;
     let mut parts = if sep.is_empty() {
         this.chars().count()
     } else {
@@ -461,7 +532,10 @@ fn split<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionE
     admit(
         "split()",
         Kind::List,
-        parts.saturating_add(this.len()),
+        Weight {
+            bytes: this.len(),
+            entries: parts,
+        },
         false,
         true,
     )?;
@@ -499,15 +573,20 @@ fn split<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionE
     Ok(CowVal::owned(CelList::from(list)))
 }
 
-/// `list.join(sep)`, the strings extension's, with the result's size checked first: it holds
+/// `list.join([sep])`, the strings extension's, with the result's size checked first: it holds
 /// one copy of `sep` per item.
 fn join<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let (Some(list), Some(sep)) = (args.first(), args.get(1).and_then(string_arg)) else {
+    let sep = match args.get(1) {
+        None => Some(""),
+        Some(sep) => string_arg(sep),
+    };
+    let (Some(list), Some(sep)) = (args.first(), sep) else {
         return Err(no_member_overload("join", &args));
     };
-    let Some(items) = list.as_iterable() else {
+    let (Kind::List, Some(items)) = (list.get_type().kind(), list.as_iterable()) else {
         return Err(no_member_overload("join", &args));
     };
+    charge_val("join()", list.as_ref())?;
     let mut parts: Vec<&str> = Vec::new();
     let mut it = items.iter();
     while let Some(item) = it.next() {
@@ -526,20 +605,26 @@ fn join<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionEr
     admit(
         "join()",
         Kind::String,
-        usize::try_from(size).unwrap_or(usize::MAX),
+        Weight::bytes(usize::try_from(size).unwrap_or(usize::MAX)),
         true,
         true,
     )?;
     Ok(CowVal::owned(CelString::from(parts.join(sep))))
 }
 
-/// Declares `@kiln_grow` and kiln's checked `replace`, `split` and `join(sep)` on the
-/// environment. Must run before the strings extension is added: a call resolves to the first
+/// Declares the internal metering functions and kiln's checked `replace`, `split` and `join` on
+/// the environment. Must run before the strings extension is added: a call resolves to the first
 /// declared overload that accepts its arguments, and kiln's take `dyn` where the extension's take
-/// `string`, so they are distinct declarations and kiln's come first.
+/// `string` or `list`, so they are distinct declarations and kiln's come first.
 pub(crate) fn extend_env(env: &mut Env) {
     let results = [
+        env.add_overload(GO, "kiln.go", vec![DYN_TYPE], go),
+        env.add_overload(GO, "kiln.go_units", vec![DYN_TYPE, DYN_TYPE], go),
+        env.add_overload(SIZE, "kiln.size", vec![DYN_TYPE], size),
         env.add_overload(GROW, "kiln.grow", vec![DYN_TYPE, STRING_TYPE], grow),
+        env.add_overload(COST, "kiln.cost", vec![DYN_TYPE], cost),
+        env.add_overload(RANGE, "kiln.range", vec![DYN_TYPE], range),
+        env.add_overload(TICK, "kiln.tick", vec![DYN_TYPE, DYN_TYPE], tick),
         env.add_member_overload(
             "replace",
             "kiln.string_replace",
@@ -569,6 +654,8 @@ pub(crate) fn extend_env(env: &mut Env) {
             split,
         ),
         env.add_member_overload("join", "kiln.list_join", LIST_TYPE, vec![DYN_TYPE], join),
+        // `dyn`, as the extension declares `join()` on `list`.
+        env.add_member_overload("join", "kiln.list_join_all", DYN_TYPE, vec![], join),
     ];
     for res in results {
         debug_assert!(res.is_ok(), "{res:?}");
@@ -625,13 +712,8 @@ fn keys(call: &Call<'_>) -> Result<Value, ExecutionError> {
 
 /// Registers the internal functions on a context.
 pub(crate) fn register(ctx: &mut Context<'_, '_>) {
-    let handlers: [(&str, super::library::Handler); 5] = [
-        (GO, go),
-        (SIZE, size),
-        (INSERT, insert),
-        (INSERT_ENTRY, insert_entry),
-        (KEYS, keys),
-    ];
+    let handlers: [(&str, super::library::Handler); 3] =
+        [(INSERT, insert), (INSERT_ENTRY, insert_entry), (KEYS, keys)];
     for (name, handler) in handlers {
         let res = ctx.add_function(name, move |ftx: &FunctionContext| invoke(ftx, handler));
         debug_assert!(res.is_ok(), "{name}: {res:?}");
@@ -749,7 +831,7 @@ mod tests {
         assert!(
             overrun(&err)
                 .unwrap()
-                .contains("more than 1000 comprehension iterations"),
+                .contains("more than 1000 units of evaluation work in comprehension iterations"),
             "{err}"
         );
         // `||` absorbs errors in exists(); the overrun is reported anyway.
@@ -822,7 +904,7 @@ mod tests {
             ),
             (
                 r#"cel.bind(s, '\\\\\\\\\\\\\\\\', strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(strings.quote(s))))))))"#,
-                Some("strings.quote() built a string of"),
+                Some("strings.quote() would build a string of"),
             ),
             (
                 "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', '%s%s%s%s'.format([s, s, s, s]).replace('x', s))",

@@ -51,15 +51,16 @@ pub fn env() -> &'static Arc<Env> {
 }
 
 fn build_env() -> Env {
+    // kiln's metered functions must be declared before the crate's: the first matching overload
+    // wins. They take `dyn` where the crate's take concrete types, so nothing clashes.
+    let mut env = Env::default();
+    super::budget::extend_env(&mut env);
+    super::library::declare_first(&mut env);
     // The standard library without the crate's macros: kiln registers its own, metered ones.
-    let mut env = Env::default().with_stdlib();
+    let mut env = env.with_stdlib();
     for m in super::macros::all() {
         env.add_macro(m).expect("each macro registers once");
     }
-    // kiln's size-checked `replace`, `split` and `join(sep)` must be declared before the strings
-    // extension's: the first matching overload wins.
-    super::budget::extend_env(&mut env);
-    super::library::extend_env_first(&mut env);
     // These registrations cannot fail on a fresh stdlib environment: the names are the
     // extensions' own and are declared once.
     for ext in [
@@ -228,6 +229,12 @@ pub fn compile_with(
             }
         })?;
     }
+    // Metering wraps some operands in a call, a level more: the limit holds for the tree that
+    // every later walk, and the evaluator, recurse over.
+    super::meter::meter(&mut program.expression);
+    if tree_depth_over(&program.expression, max_depth).is_some() {
+        return Err(CompileError::Limit(too_deep(max_depth)));
+    }
     let refs = references(program.expression());
     let unknown: Vec<String> = refs
         .functions
@@ -272,11 +279,7 @@ fn parse_on_big_stack(
         let expression = parser.parse(src).map_err(syntax_error)?;
         match tree_depth_over(&expression, max_depth) {
             None => Ok(expression),
-            Some(_) => Err(CompileError::Limit(format!(
-                "expression tree is more than {max_depth} levels deep, over the limit \
-                 (each operator, call, selection and index is a level: a chain of 1,000 `+` is \
-                 1,000 levels)"
-            ))),
+            Some(_) => Err(CompileError::Limit(too_deep(max_depth))),
         }
     };
     // Shallow expressions (nearly all) parse on the caller's stack: a thread per expression costs
@@ -307,6 +310,13 @@ fn parse_on_big_stack(
         }
     };
     res.map(|expression| Program { expression })
+}
+
+fn too_deep(max_depth: usize) -> String {
+    format!(
+        "expression tree is more than {max_depth} levels deep, over the limit (each operator, \
+         call, selection and index is a level: a chain of 1,000 `+` is 1,000 levels)"
+    )
 }
 
 /// `Some(depth)` when the tree is deeper than `max` (the depth reached when the walk stopped,

@@ -538,7 +538,9 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
             _ => Ok(Type::optional(Type::Dyn)),
         },
         // kiln's metering and two-variable helpers (see expr::macros): they pass values through.
-        "@kiln_go" | "@kiln_size" | "@kiln_grow" => Ok(arg(0)),
+        "@kiln_go" | "@kiln_size" | "@kiln_grow" | "@kiln_cost" | "@kiln_range" | "@kiln_tick" => {
+            Ok(arg(0))
+        }
         // `s.matches(re)` after kiln's macros (RE2 syntax): checked as what was written.
         "@kiln_matches" => function("matches", Some(&arg(0)), &args[1.min(args.len())..]),
         "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),

@@ -124,6 +124,12 @@ fn chain<'e>(e: &'e IdedExpr, bound: &[String], path: &mut Vec<&'e str>) -> Opti
             path.push(&s.field);
             Some(root)
         }
+        // The evaluation budget's charge passes its value through (`super::meter`).
+        Expr::Call(c)
+            if c.func_name == super::budget::COST && c.args.len() == 1 && c.target.is_none() =>
+        {
+            chain(&c.args[0], bound, path)
+        }
         Expr::Call(c) if c.func_name == "_?._" && c.args.len() == 2 && c.target.is_none() => {
             let Expr::Literal(LiteralValue::String(f)) = &c.args[1].expr else {
                 return None;

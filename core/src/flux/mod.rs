@@ -38,6 +38,7 @@ mod glob;
 pub mod goyaml;
 pub mod lint;
 pub mod postbuild;
+pub mod sourceignore;
 pub mod variables;
 
 /// The label or annotation that opts an object out of substitution (with value [`DISABLED`]).

@@ -14,9 +14,9 @@
 //!
 //! A component release (OpenChoreo style) goes to `STEM.ENV.yaml` beside the file of its
 //! `Component` (`STEM.yaml`), one file per component file and environment. Documents of other
-//! `openchoreo.dev` kinds that the component front-end passes through go to
-//! [`OPENCHOREO_FILE`] at the tree's top. A generated name that is already a file of the tree is
-//! an error: nothing is overwritten.
+//! `openchoreo.dev` kinds that the component front-end passes through (Environment, Project, …)
+//! stay in their files, as any pass-through document. A generated name that is already a file of
+//! the tree is an error: nothing is overwritten.
 //!
 //! File names stay, so a `kustomization.yaml` whose `resources:` names `instances.yaml` still
 //! finds it, now holding the rendered objects. A kustomization whose `resources` name an input
@@ -38,11 +38,6 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 pub mod tree;
-
-/// Where pass-through `openchoreo.dev` documents of the component front-end go.
-// TODO(core): `Origin` of `OriginKind::ComponentPassthrough` names no file, so these documents
-// cannot be put back where they came from.
-pub const OPENCHOREO_FILE: &str = "openchoreo.yaml";
 
 /// How rendered objects are kept from Flux's postBuild substitution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +91,10 @@ pub struct OutFile {
     pub bytes: Vec<u8>,
     /// Whether it is executable.
     pub executable: bool,
+    /// Whether it holds manifests (rendered objects, or documents kiln read and passed through):
+    /// what the tree's stream holds. Kustomizations, patches, values files and other files the
+    /// tree carries are not.
+    pub manifest: bool,
 }
 
 /// The output tree.
@@ -144,6 +143,12 @@ fn is_hidden(rel: &str) -> bool {
 /// [`crate::kustomize_paths`]).
 pub use crate::kustomize_paths::is_kustomization_file;
 
+/// Whether a file of a tree is never an input, only copied as it is: hidden, a kustomization, or
+/// not a manifest by its name.
+pub fn is_copied(rel: &str) -> bool {
+    is_hidden(rel) || is_kustomization_file(rel) || !is_manifest_name(rel)
+}
+
 /// Whether the file is a manifest by its extension (what kiln reads in a directory).
 pub fn is_manifest_name(rel: &str) -> bool {
     let base = rel.rsplit('/').next().unwrap_or(rel);
@@ -177,6 +182,40 @@ fn packages(dir: &Path, files: &[tree::File]) -> (Vec<String>, Vec<String>) {
         }
     }
     (pkgs, locals)
+}
+
+/// The files of the tree that its kustomizations name as kustomize's own (patches, generator
+/// files and configurations, CRDs, replacements): a JSON patch is a YAML list, a strategic merge
+/// patch a partial object, so neither is a manifest to render or to check against its kind's
+/// schema. Paths the kustomizations name outside the tree are left to the door's own check.
+fn kustomize_files(dir: &Path, files: &[tree::File], opts: &Options) -> BTreeSet<String> {
+    let mut named = BTreeSet::new();
+    let Ok(root) = crate::source::Root::new(dir) else {
+        return named;
+    };
+    let check = crate::kustomize_paths::Options {
+        allow_remote: true,
+        yaml: opts.limits.yaml,
+        ..crate::kustomize_paths::Options::default()
+    };
+    let dirs: BTreeSet<&str> = files
+        .iter()
+        .filter(|f| is_kustomization_file(&f.rel) && !is_hidden(&f.rel))
+        .map(|f| f.rel.rsplit_once('/').map_or("", |(d, _)| d))
+        .collect();
+    for d in dirs {
+        let (_, reach) = crate::kustomize_paths::check_and_reach(&root, Path::new(d), &check);
+        named.extend(reach.files);
+    }
+    named
+}
+
+/// Whether a unit passes its input through as it is (the user's own documents).
+fn is_passthrough(kind: OriginKind) -> bool {
+    matches!(
+        kind,
+        OriginKind::Passthrough | OriginKind::ComponentPassthrough
+    )
 }
 
 /// The display name core gives a path of a request confined to `dir`.
@@ -232,6 +271,16 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         )]));
     }
     let (pkgs, locals) = packages(dir, &files);
+    // The values files beside each package (`values/`): kept as written, never manifests.
+    let values: Vec<String> = pkgs
+        .iter()
+        .map(|p| match p.rsplit_once('/') {
+            Some((d, _)) => format!("{d}/{}", crate::source::VALUES_DIR),
+            None => crate::source::VALUES_DIR.to_string(),
+        })
+        .filter(|v| files.iter().any(|f| f.rel.starts_with(&format!("{v}/"))))
+        .collect();
+    let kustomizes = kustomize_files(dir, &files, opts);
     let in_dir =
         |rel: &str, list: &[String]| list.iter().any(|p| rel.starts_with(&format!("{p}/")));
     let roles: Vec<Role> = files
@@ -239,10 +288,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         .map(|f| {
             if in_dir(&f.rel, &pkgs) || in_dir(&f.rel, &locals) {
                 Role::Consumed
-            } else if is_hidden(&f.rel)
-                || is_kustomization_file(&f.rel)
-                || !is_manifest_name(&f.rel)
-            {
+            } else if is_copied(&f.rel) || kustomizes.contains(&f.rel) || in_dir(&f.rel, &values) {
                 Role::Copy
             } else {
                 Role::Input
@@ -294,6 +340,8 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         sets: opts.sets.clone(),
         observed: observed_inputs(&opts.observed, &opts.limits)?,
         no_provenance: opts.no_provenance,
+        // Each directory is built on its own (an overlay per environment over one base).
+        duplicates_per_directory: true,
         ..Request::default()
     };
     let keep = opts.protect.is_some() || opts.lint;
@@ -326,18 +374,24 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     // Which input (a file, or a kurel package directory) each generated file comes from, for
     // the kustomizations that name the input.
     let mut produced: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // The environments each component file is released to.
+    let mut environments: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if let Some(r) = rendered {
-        warnings.extend(r.warnings);
+        // Printed by the door as they are: blanked here, like the errors above.
+        if !r.warnings.is_empty() {
+            let objects: Vec<Value> = r.units.iter().flat_map(|u| u.objects.clone()).collect();
+            warnings.extend(r.redacted_warnings(&[], &objects));
+        }
         log.extend(r.log);
         for (unit, origin) in r.units.into_iter().zip(r.origins) {
             let key = match origin.kind {
-                OriginKind::Passthrough | OriginKind::Instance | OriginKind::Definition => {
-                    origin.file.clone()
-                }
+                OriginKind::Passthrough
+                | OriginKind::ComponentPassthrough
+                | OriginKind::Instance
+                | OriginKind::Definition => origin.file.clone(),
                 OriginKind::Component | OriginKind::Project | OriginKind::Resource => {
                     release_file(&origin.file, origin.detail.as_deref().unwrap_or("default"))
                 }
-                OriginKind::ComponentPassthrough => OPENCHOREO_FILE.to_string(),
                 OriginKind::Kurel => {
                     let base = kurel_names
                         .get(&origin.file)
@@ -358,6 +412,14 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             if let Some(src) = source {
                 produced.entry(src).or_default().insert(key.clone());
             }
+            if let (OriginKind::Component | OriginKind::Project | OriginKind::Resource, Some(env)) =
+                (origin.kind, &origin.detail)
+            {
+                environments
+                    .entry(origin.file.clone())
+                    .or_default()
+                    .insert(env.clone());
+            }
             groups.entry(key).or_default().push((origin.kind, unit));
         }
     }
@@ -372,7 +434,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                 let units = units
                     .into_iter()
                     .map(|(kind, mut u)| {
-                        if kind != OriginKind::Passthrough {
+                        if !is_passthrough(kind) {
                             for o in &mut u.objects {
                                 // A protected object is what substitution gives back:
                                 // nothing to warn about.
@@ -424,28 +486,27 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             return Err(diags);
         }
         if opts.strict && !warnings.is_empty() {
-            return Err(Diagnostics(warnings));
+            return Err(Diagnostics(request::fatal_in_strict_mode(warnings)));
         }
     }
 
     let limits = opts.limits;
+    let input_names: BTreeSet<String> = files
+        .iter()
+        .zip(&roles)
+        .filter(|(_, role)| **role == Role::Input)
+        .map(|(f, _)| f.rel.clone())
+        .collect();
     let out: Vec<OutFile> = files
         .into_iter()
         .zip(roles)
         .filter(|(_, role)| *role != Role::Consumed)
-        .map(|(f, _)| OutFile {
+        .map(|(f, role)| OutFile {
             rel: f.rel,
             bytes: f.bytes,
             executable: f.executable,
+            manifest: role == Role::Input,
         })
-        .collect();
-    let input_names: BTreeSet<String> = out
-        .iter()
-        .filter(|f| {
-            !is_hidden(&f.rel) && !is_kustomization_file(&f.rel) && is_manifest_name(&f.rel)
-        })
-        .filter(|f| !in_dir(&f.rel, &pkgs) && !in_dir(&f.rel, &locals))
-        .map(|f| f.rel.clone())
         .collect();
     let mut result = Vec::with_capacity(out.len() + groups.len());
     // What happens to each file is decided in parallel (a pass-through file is parsed again to
@@ -472,7 +533,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     }
                 }
                 Some(units) => {
-                    let all_plain = units.iter().all(|(k, _)| *k == OriginKind::Passthrough);
+                    let all_plain = units.iter().all(|(k, _)| is_passthrough(*k));
                     if all_plain && document_count(f, &limits)? == units.len() {
                         Ok(Decision::Keep)
                     } else {
@@ -508,6 +569,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     bytes: joined(units).into_bytes(),
                     rel: f.rel,
                     executable: f.executable,
+                    manifest: true,
                 });
             }
             Err(d) => diags.push(d),
@@ -535,19 +597,14 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
             rel: key,
             bytes: joined(units).into_bytes(),
             executable: false,
+            manifest: true,
         });
     }
     if diags.has_errors() {
         return Err(diags);
     }
     result.sort_by(|a, b| a.rel.cmp(&b.rel));
-    let top_extra: Vec<String> = result
-        .iter()
-        .any(|f| f.rel == OPENCHOREO_FILE)
-        .then(|| OPENCHOREO_FILE.to_string())
-        .into_iter()
-        .collect();
-    rewrite_kustomizations(&mut result, &replaced, &top_extra, &limits)?;
+    rewrite_kustomizations(&mut result, &replaced, &environments, &limits)?;
     let total: usize = result.iter().map(|f| f.bytes.len()).sum();
     if total > limits.output_bytes {
         diags.push(
@@ -572,14 +629,13 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
 /// Make every kept kustomization name what the output tree holds: an entry of `resources` (or
 /// the deprecated `bases`) that names an input kiln consumed or moved is replaced by the files
 /// the output holds instead (`replaced`: a definitions-only file by nothing, a kurel package
-/// directory by its rendered file, a `Component` file by its release files); `top_extra` is
-/// added to the kustomization at the top of the tree (the pass-through `openchoreo.yaml`).
+/// directory by its rendered file, a `Component` file by its release files).
 /// A kustomization that needs no change keeps its bytes; one that does is rewritten by kiln's
 /// YAML writer (its comments are not kept).
 fn rewrite_kustomizations(
     files: &mut [OutFile],
     replaced: &BTreeMap<String, Vec<String>>,
-    top_extra: &[String],
+    environments: &BTreeMap<String, BTreeSet<String>>,
     limits: &Limits,
 ) -> Result<(), Diagnostics> {
     let mut diags = Diagnostics::new();
@@ -610,6 +666,28 @@ fn rewrite_kustomizations(
             let mut now: Vec<Value> = Vec::with_capacity(entries.len());
             for e in entries {
                 let target = e.as_str().and_then(|s| in_tree(kdir, s));
+                // One build holding the releases of several environments applies them all.
+                if let Some(envs) = target
+                    .as_deref()
+                    .and_then(|t| environments.get(t))
+                    .filter(|envs| envs.len() > 1)
+                {
+                    let list: Vec<&str> = envs.iter().map(String::as_str).collect();
+                    diags.push(
+                        Diagnostic::error(
+                            codes::REQUEST_INVALID,
+                            format!(
+                                "{field} names {}, whose components are released to {} environments ({}): built by kustomize, it would hold every environment's release",
+                                e.as_str().unwrap_or_default(),
+                                list.len(),
+                                list.join(", ")
+                            ),
+                        )
+                        .in_file(f.rel.clone())
+                        .at(field)
+                        .with_hint("choose the environment to render with --env"),
+                    );
+                }
                 match target.as_deref().and_then(|t| replaced.get(t)) {
                     Some(files) => {
                         changed = true;
@@ -624,20 +702,6 @@ fn rewrite_kustomizations(
                 }
             }
             k.insert(field.to_string(), Value::Array(now));
-        }
-        if kdir.is_empty() && !top_extra.is_empty() {
-            let list = k
-                .entry("resources")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(a) = list {
-                for extra in top_extra {
-                    let v = Value::String(extra.clone());
-                    if !a.contains(&v) {
-                        a.push(v);
-                        changed = true;
-                    }
-                }
-            }
         }
         if !changed {
             continue;
@@ -733,12 +797,13 @@ fn document_count(f: &OutFile, limits: &Limits) -> Result<usize, Diagnostic> {
         .map(|(docs, _)| crate::document::expand_lists(docs).len())
 }
 
-/// The manifests of an output tree as one YAML stream, in path order: every `.yaml`, `.yml` and
-/// `.json` file that is not hidden and not a kustomization, its text as written.
+/// The manifests of an output tree as one YAML stream, in path order: every file that holds
+/// manifests ([`OutFile::manifest`]: not hidden, not a kustomization, not a file kustomize
+/// reads as a patch or a package's values file), its text as written.
 pub fn stream(files: &[OutFile]) -> String {
     let mut out = String::new();
     for f in files {
-        if is_hidden(&f.rel) || is_kustomization_file(&f.rel) || !is_manifest_name(&f.rel) {
+        if !f.manifest {
             continue;
         }
         let text = String::from_utf8_lossy(&f.bytes);

@@ -4,10 +4,11 @@
 //! Unlike kiln's input walk (manifests only, hidden entries skipped), the in-place build needs
 //! every file: scripts, `.sourceignore`, `kustomization.yaml`. Rules:
 //!
-//! - `.git` directories are left out (Flux leaves VCS metadata out of its artifacts);
+//! - version-control directories (`.git`, `.hg`, `.svn`, `.bzr`: [`crate::source::VCS_DIRS`])
+//!   are left out, as Flux leaves `.git` out of its artifacts: never read, never packed;
 //! - a symlink is followed when its target stays inside the confining root (its contents are
-//!   copied as a regular file or directory), and refused when it leaves it: the tree is
-//!   untrusted input, whoever named its directory;
+//!   copied as a regular file or directory), and refused when it leaves it or leads into a
+//!   version-control directory: the tree is untrusted input, whoever named its directory;
 //! - anything else that is not a regular file or directory (a fifo, a device) is refused;
 //! - names must be UTF-8; each file is at most the input size limit.
 
@@ -15,7 +16,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{codes, path_shown, Diagnostic, Diagnostics};
+use crate::source::{is_vcs_name, vcs_component, vcs_refused};
 use rayon::prelude::*;
 
 /// One file of a tree.
@@ -32,28 +34,68 @@ pub struct File {
 /// Every file below `dir` (which lies inside `root`), in sorted path order; directories are
 /// implied by their files. Every problem is reported.
 pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>, Diagnostics> {
+    read_except(root, dir, max_file_bytes, &|_| false)
+}
+
+/// [`read`], leaving out (unread) every file whose path below `dir` `skip` names: a file a
+/// door's output would not hold need not be read, nor fit the size limit.
+pub fn read_except(
+    root: &Path,
+    dir: &Path,
+    max_file_bytes: usize,
+    skip: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<File>, Diagnostics> {
+    let (mut found, diags) = list(root, dir);
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    found.retain(|(rel, _)| !skip(rel));
+    read_found(dir, found, max_file_bytes)
+}
+
+/// The `name` files of the tree at `root` (Flux's `.sourceignore`), read: found as [`read`]
+/// finds files, but a problem elsewhere in the tree (a fifo, a link out) is [`read`]'s to
+/// report, not this look-up's.
+pub fn files_named(
+    root: &Path,
+    name: &str,
+    max_file_bytes: usize,
+) -> Result<Vec<File>, Diagnostics> {
+    let (mut found, _) = list(root, root);
+    found.retain(|(rel, _)| rel.rsplit('/').next() == Some(name));
+    read_found(root, found, max_file_bytes)
+}
+
+/// Every file below `dir` (inside `root`), unread: each one's path below `dir` and its real
+/// path; and the problems found (what could be listed is listed).
+fn list(root: &Path, dir: &Path) -> (Vec<(String, PathBuf)>, Diagnostics) {
     let mut diags = Diagnostics::new();
     let croot = match fs::canonicalize(root) {
         Ok(r) => r,
         Err(e) => {
             diags.push(io(&root.display().to_string(), &e));
-            return Err(diags);
+            return (Vec::new(), diags);
         }
     };
     let cdir = match fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
             diags.push(io(&dir.display().to_string(), &e));
-            return Err(diags);
+            return (Vec::new(), diags);
         }
     };
+    // The tree's own directory, inside the root, is no more an input than a file there.
+    if let Some(v) = cdir.strip_prefix(&croot).ok().and_then(vcs_component) {
+        diags.push(vcs_refused(&dir.display().to_string(), &v, None));
+        return (Vec::new(), diags);
+    }
     if !cdir.is_dir() {
         diags.push(
             Diagnostic::error(codes::IO_READ, "not a directory")
                 .in_file(dir.display().to_string())
                 .with_hint("name the directory of the tree to build"),
         );
-        return Err(diags);
+        return (Vec::new(), diags);
     }
     let mut found = Vec::new();
     let mut seen = BTreeSet::new();
@@ -66,9 +108,16 @@ pub fn read(root: &Path, dir: &Path, max_file_bytes: usize) -> Result<Vec<File>,
         &mut seen,
         &mut diags,
     );
-    if diags.has_errors() {
-        return Err(diags);
-    }
+    (found, diags)
+}
+
+/// Read what [`list`] found below `dir`, in sorted path order.
+fn read_found(
+    dir: &Path,
+    found: Vec<(String, PathBuf)>,
+    max_file_bytes: usize,
+) -> Result<Vec<File>, Diagnostics> {
+    let mut diags = Diagnostics::new();
     let read: Vec<Result<File, Diagnostic>> = found
         .into_par_iter()
         .map(|(rel, real)| {
@@ -123,7 +172,7 @@ fn is_executable(_meta: &fs::Metadata) -> bool {
 
 fn io(name: &str, e: &std::io::Error) -> Diagnostic {
     Diagnostic::error(codes::IO_READ, format!("cannot read: {e}"))
-        .in_file(name.to_string())
+        .in_file(path_shown(name))
         .with_hint("check that the path exists and is readable")
 }
 
@@ -155,7 +204,7 @@ fn walk(
             );
             continue;
         };
-        if s == ".git" {
+        if is_vcs_name(s) {
             continue;
         }
         let child = join(rel, s);
@@ -188,6 +237,11 @@ fn walk(
                     continue;
                 }
                 Ok(t) => {
+                    let below = t.strip_prefix(root).unwrap_or(&t);
+                    if let Some(v) = vcs_component(below) {
+                        diags.push(vcs_refused(&shown, &v, Some(below)));
+                        continue;
+                    }
                     let is_dir = t.is_dir();
                     let is_file = t.is_file();
                     (t, is_dir, is_file)
@@ -246,6 +300,39 @@ mod tests {
         assert_eq!(names, [".sourceignore", "a.sh", "link.yaml", "sub/b.yaml"]);
         assert!(files[1].executable);
         assert_eq!(files[2].bytes, b"b: 1\n");
+    }
+
+    /// Every version-control directory is left out, whatever its case; a link into one, and a
+    /// tree inside one, are refused (issue 39).
+    #[cfg(unix)]
+    #[test]
+    fn version_control_data_is_never_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        for vcs in crate::source::VCS_DIRS.iter().chain(&[".Git"]) {
+            fs::create_dir_all(p.join("t").join(vcs)).unwrap();
+            fs::write(p.join("t").join(vcs).join("config"), "token").unwrap();
+        }
+        fs::write(p.join("t/a.yaml"), "a: 1\n").unwrap();
+        let files = read(&p.join("t"), &p.join("t"), 1 << 20).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(names, ["a.yaml"]);
+        fs::create_dir_all(p.join("t/sub")).unwrap();
+        std::os::unix::fs::symlink("../.git/config", p.join("t/sub/link.yaml")).unwrap();
+        std::os::unix::fs::symlink("../.hg", p.join("t/sub/dir")).unwrap();
+        let e = read(&p.join("t"), &p.join("t/sub"), 1 << 20).unwrap_err();
+        let found: Vec<(&str, bool)> =
+            e.0.iter()
+                .map(|d| {
+                    (
+                        d.code.id,
+                        d.message.contains(".git") || d.message.contains(".hg"),
+                    )
+                })
+                .collect();
+        assert_eq!(found, [("KLN1002", true), ("KLN1002", true)], "{e:?}");
+        let e = read(&p.join("t"), &p.join("t/.svn"), 1 << 20).unwrap_err();
+        assert_eq!(e.0[0].code, codes::PATH_ESCAPE);
     }
 
     #[cfg(unix)]

@@ -69,6 +69,16 @@ pub fn prepare_value(
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_string);
+        // Its children inherit it: the API server's rule before anything is rendered in it.
+        if let Some(problem) = own.as_deref().and_then(crate::names::namespace_problem) {
+            errors.push(
+                doc.diag(
+                    Diagnostic::error(codes::NAMESPACE, problem)
+                        .with_hint(crate::names::NAMESPACE_RULE),
+                    &FieldPath::root().key("metadata").key("namespace"),
+                ),
+            );
+        }
         let ns = own.or_else(|| default_namespace.map(str::to_string));
         if let (Some(ns), Some(Value::Object(md))) = (&ns, obj.get_mut("metadata")) {
             md.entry("namespace").or_insert_with(|| json!(ns));

@@ -115,6 +115,28 @@ pub struct Op {
     pub text: String,
 }
 
+/// KLN1005 for each operation of the patch file `file` whose path (its header's and its line's
+/// together) has more segments than `max_depth`, the `yaml-depth` limit: setting a value there
+/// builds a map per segment, and applying it walks them all ([`crate::fieldpath::too_deep`]).
+pub fn within_depth(ops: &[Op], file: &str, max_depth: usize) -> Result<(), Diagnostics> {
+    let found: Vec<Diagnostic> = ops
+        .iter()
+        .filter_map(|op| {
+            let what = format!("the patch path of {}", crate::diag::quote(&op.text));
+            let d = crate::fieldpath::too_deep(&what, op.path.len(), max_depth)?.in_file(file);
+            Some(match op.line {
+                Some(l) => d.at_line(l, None),
+                None => d,
+            })
+        })
+        .collect();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics(found))
+    }
+}
+
 /// A problem found while parsing, before it is placed in a file.
 fn perr(code: Code, file: &str, line: Option<usize>, msg: String, hint: &str) -> Diagnostic {
     let mut d = Diagnostic::error(code, msg).in_file(file).with_hint(hint);
@@ -207,7 +229,9 @@ fn parse_path(s: &str, allow_tail: bool) -> Result<(Vec<Seg>, Tail), String> {
             return Err("an append, insert or delete must end the path".into());
         }
         // Leading key text, then bracket groups.
-        let (head, mut rest) = split_brackets_head(part)?;
+        let (head, groups) = split_brackets_head(part)?;
+        // A view that moves along the groups: a copy of the rest per group was quadratic.
+        let mut rest = groups.as_str();
         if head.is_empty() && rest.is_empty() {
             return Err(format!("empty segment in {s:?}"));
         }
@@ -240,11 +264,11 @@ fn parse_path(s: &str, allow_tail: bool) -> Result<(Vec<Seg>, Tail), String> {
             if !rest.starts_with('[') {
                 return Err(format!("unexpected {rest:?} after `]` in {s:?}"));
             }
-            let Some(close) = find_close(&rest) else {
+            let Some(close) = find_close(rest) else {
                 return Err(format!("unclosed `[` in {s:?}"));
             };
             let inner = rest[1..close].trim().to_string();
-            rest = rest[close + 1..].to_string();
+            rest = &rest[close + 1..];
             let is_last = last_part && rest.is_empty();
             let op_tail = |t: Tail| -> Result<Tail, String> {
                 if !allow_tail {
@@ -1104,6 +1128,41 @@ mod tests {
             }
         );
         assert_eq!(ops[0].action, Action::Set(json!("${img.a}:${img.b}")));
+    }
+
+    /// A patch's path (header and line together) is bounded by `yaml-depth` (issue 39), in
+    /// both forms; the line is quoted short.
+    #[test]
+    fn patch_paths_are_bounded_by_the_depth_limit() {
+        let (ops, _) = kp(&format!(
+            "[d.w.spec]\n{}: 1\nok: 2\n",
+            vec!["a"; 100].join(".")
+        ))
+        .unwrap();
+        assert!(within_depth(&ops, "p.kpatch", 101).is_ok());
+        let e = within_depth(&ops, "p.kpatch", 100).unwrap_err();
+        assert_eq!(e.0.len(), 1, "{e:?}");
+        assert_eq!(e.0[0].code, codes::YAML_BUDGET);
+        assert_eq!(e.0[0].line, Some(2));
+        assert!(
+            e.0[0]
+                .message
+                .contains("101 segments, more than the limit of 100"),
+            "{}",
+            e.0[0].message
+        );
+        let f = Arc::new(SourceFile {
+            name: "p.yaml".into(),
+            text: format!("d.w.{}: 1\n", vec!["a"; 200].join(".")),
+        });
+        let doc = crate::document::parse_source(&f, &YamlLimits::default())
+            .unwrap()
+            .remove(0);
+        let ops = parse_yaml_patch(&doc).unwrap();
+        assert_eq!(
+            within_depth(&ops, "p.yaml", 128).unwrap_err().0[0].code,
+            codes::YAML_BUDGET
+        );
     }
 
     #[test]

@@ -782,6 +782,10 @@ fn load_kpatch(
             return None;
         }
     };
+    if let Err(ds) = kpatch::within_depth(&ops, &display, l.limits.max_depth) {
+        l.diags.extend(ds);
+        return None;
+    }
     let mut meta = default_meta(&display);
     if let Some(sc) = sidecar {
         let doc = l.read_map(root, sc)?;
@@ -886,6 +890,10 @@ fn load_yaml_patch(
             return None;
         }
     };
+    if let Err(ds) = kpatch::within_depth(&ops, &display, l.limits.max_depth) {
+        l.diags.extend(ds);
+        return None;
+    }
     if ops.is_empty() {
         l.diags.push(
             Diagnostic::error(

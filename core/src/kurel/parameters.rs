@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
+use crate::names::is_dns1123_label as is_dns_label;
 
 /// A package maintainer.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -108,16 +109,6 @@ const KNOWN_KEYS: &[&str] = &[
     "maintainers",
     "schemas",
 ];
-
-fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b.first().is_some_and(|c| *c != b'-')
-        && b.last().is_some_and(|c| *c != b'-')
-}
 
 /// Semantic version 2.0.0 (no leading `v`).
 pub fn is_semver(s: &str) -> bool {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::diag::{codes, Diagnostic, Diagnostics};
+use crate::diag::{bounded, codes, quote, Diagnostic, Diagnostics};
 use crate::document::{parse_source, Document, SourceFile, YamlLimits};
 use crate::fieldpath::{FieldPath, Segment};
 use crate::source::Root;
@@ -229,8 +229,8 @@ pub fn merge_checked(
                                 Diagnostic::warning(
                                     codes::KUREL_UNKNOWN_PARAMETER,
                                     format!(
-                                        "parameter {:?} is not declared in parameters.yaml",
-                                        p.to_string()
+                                        "parameter {} is not declared in parameters.yaml",
+                                        quote(&p.to_string())
                                     ),
                                 )
                                 .with_hint(hint),
@@ -289,6 +289,7 @@ fn describe(v: &Value) -> String {
         Value::Object(_) => "a map".into(),
         Value::Array(_) => "a list".into(),
         Value::Null => "null".into(),
+        Value::String(s) => format!("{} ({})", kind_of(v), quote(s)),
         other => format!("{} ({})", kind_of(other), other),
     }
 }
@@ -316,6 +317,26 @@ pub fn merge_document(params: &mut Value, doc: &Document, diags: &mut Diagnostic
     });
 }
 
+/// KLN1005 for each `--set` whose path has more segments than `max_depth` (the `yaml-depth`
+/// limit): the nesting it would build is deeper than any document kiln reads
+/// ([`crate::fieldpath::too_deep`]). A door checks this before anything reads the sets.
+pub fn too_deep_sets(sets: &[String], max_depth: usize) -> Vec<Diagnostic> {
+    sets.iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let path = s.split_once('=').map_or(s.as_str(), |(p, _)| p).trim();
+            let segments = FieldPath::parse(path).map_or(0, |p| p.0.len());
+            set_too_deep(i, path, segments, max_depth)
+        })
+        .collect()
+}
+
+fn set_too_deep(i: usize, path: &str, segments: usize, max: usize) -> Option<Diagnostic> {
+    let what = format!("--set {}", crate::diag::quote(path));
+    crate::fieldpath::too_deep(&what, segments, max)
+        .map(|d| d.in_file(SET_FILE).at(format!("[{i}]")))
+}
+
 /// Apply `--set path=value` arguments. The path is a parameter path (`app.replicas`,
 /// `hosts[0]`, `labels["a.b/c"]`); the value is read as YAML, except that a string parameter takes
 /// the text as written (so `--set image.tag=1.10` stays `"1.10"`).
@@ -329,21 +350,35 @@ pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) 
         };
         let Some((path, text)) = s.split_once('=') else {
             diags.push(err(
-                format!("--set {s:?} is not path=value"),
+                format!("--set {} is not path=value", quote(s)),
                 "write --set app.replicas=3",
             ));
             continue;
         };
         let Some(fp) = FieldPath::parse(path.trim()).filter(|p| !p.is_empty()) else {
             diags.push(err(
-                format!("--set {s:?}: {path:?} is not a parameter path"),
+                format!(
+                    "--set {}: {} is not a parameter path",
+                    quote(s),
+                    quote(path)
+                ),
                 "write dotted keys with [i] indexes, and [\"a.b\"] for keys with dots",
             ));
             continue;
         };
+        // The run checked the sets against its limit before (`too_deep_sets`); the highest
+        // limit accepted still bounds what is built here.
+        let max = usize::try_from(crate::limits::Limit::YamlDepth.max()).unwrap_or(usize::MAX);
+        if let Some(d) = set_too_deep(i, path.trim(), fp.0.len(), max) {
+            diags.push(d);
+            continue;
+        }
         if matches!(fp.0.first(), Some(Segment::Key(k)) if k == "kurel") {
             diags.push(err(
-                format!("--set {s:?}: kurel holds the package metadata and cannot be overridden"),
+                format!(
+                    "--set {}: kurel holds the package metadata and cannot be overridden",
+                    quote(s)
+                ),
                 "set another parameter",
             ));
             continue;
@@ -369,19 +404,26 @@ pub fn apply_sets(params: &mut Value, sets: &[String], diags: &mut Diagnostics) 
         match set_at(params, &fp.0, value) {
             Ok(()) => {}
             Err(SetError::Type(at, msg)) => diags.push(
-                Diagnostic::error(codes::KUREL_OVERRIDE_TYPE, format!("--set {s:?}: {msg}"))
-                    .in_file(SET_FILE)
-                    .at(at)
-                    .with_hint("an override must keep the parameter's type and structure"),
+                Diagnostic::error(
+                    codes::KUREL_OVERRIDE_TYPE,
+                    format!("--set {}: {msg}", quote(s)),
+                )
+                .in_file(SET_FILE)
+                .at(at)
+                .with_hint("an override must keep the parameter's type and structure"),
             ),
             Err(SetError::Path(msg)) => diags.push(err(
-                format!("--set {s:?}: {msg}"),
+                format!("--set {}: {msg}", quote(s)),
                 "check the parameter path",
             )),
             Err(SetError::Unknown(k, hint)) => diags.push(
                 Diagnostic::warning(
                     codes::KUREL_UNKNOWN_PARAMETER,
-                    format!("--set {s:?}: parameter {k:?} is not declared in parameters.yaml"),
+                    format!(
+                        "--set {}: parameter {} is not declared in parameters.yaml",
+                        quote(s),
+                        quote(&k)
+                    ),
                 )
                 .in_file(SET_FILE)
                 .with_hint(hint),
@@ -436,17 +478,21 @@ fn set_at(params: &mut Value, segs: &[Segment], value: Value) -> Result<(), SetE
                         },
                     );
                 }
-                walked = walked.key(k);
+                // Extended in place: a copy per segment was quadratic in the path's length.
+                walked.0.push(Segment::Key(k.clone()));
                 cur = m
                     .get_mut(k)
                     .ok_or_else(|| SetError::Path("internal".into()))?;
             }
             Segment::Index(n) => {
                 let Value::Array(a) = cur else {
-                    return Err(SetError::Path(format!("{walked} is not a list")));
+                    return Err(SetError::Path(format!(
+                        "{} is not a list",
+                        bounded(&walked.to_string())
+                    )));
                 };
                 let len = a.len();
-                walked = walked.index(*n);
+                walked.0.push(Segment::Index(*n));
                 cur = a.get_mut(*n).ok_or_else(|| {
                     SetError::Path(format!(
                         "{walked} is out of range (the list has {len} items)"
@@ -538,6 +584,39 @@ mod tests {
                 ("new", codes::KUREL_UNKNOWN_PARAMETER)
             ]
         );
+    }
+
+    /// A set path is bounded by `yaml-depth` before anything is built along it (issue 39): the
+    /// run's check names each too deep, its value quoted short; `apply_sets` itself refuses what
+    /// no limit could allow (over 512), and builds what is allowed.
+    #[test]
+    fn set_paths_are_bounded_by_the_depth_limit() {
+        let path = |n: usize| vec!["a"; n].join(".");
+        let sets = [
+            "x=1".to_string(),
+            format!("{}=1", path(129)),
+            format!("{}=1", path(128)),
+        ];
+        let found = too_deep_sets(&sets, 128);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, codes::YAML_BUDGET);
+        assert_eq!(found[0].path.as_deref(), Some("[1]"));
+        assert!(found[0]
+            .message
+            .contains("129 segments, more than the limit of 128 (yaml-depth)"));
+        assert!(found[0].message.len() < 200, "{}", found[0].message);
+        assert!(too_deep_sets(&sets, 129).is_empty());
+        let mut p = json!({});
+        let mut d = Diagnostics::new();
+        apply_sets(&mut p, &[format!("{}=1", path(513))], &mut d);
+        assert_eq!(d.0.len(), 1, "{d:?}");
+        assert_eq!(d.0[0].code, codes::YAML_BUDGET);
+        assert_eq!(p, json!({}), "nothing is built");
+        let mut d = Diagnostics::new();
+        apply_sets(&mut p, &[format!("{}=1", path(512))], &mut d);
+        assert!(!d.has_errors(), "{d:?}");
+        let leaf = (0..511).try_fold(&p["a"], |v, _| v.get("a"));
+        assert_eq!(leaf, Some(&json!(1)));
     }
 
     #[test]

@@ -5,37 +5,143 @@
 //! and timestamps as their metav1 strings. `json.unmarshal` gives `int` for integral numbers that
 //! fit in 64 bits, where kro (decoding into `interface{}`) gives `double`; an `int` is what a
 //! manifest field expects and what `+ 1` accepts.
+//!
+//! Both count what they build against the evaluation budget's size limit as they build it:
+//! `json.unmarshal` each value before it is made (20 million numbers are a short string), and
+//! `json.marshal` the text as it is written.
 
-use std::fmt::Write as _;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
-use cel::objects::{Key, OptionalValue};
+use cel::common::types::Kind;
+use cel::objects::{Key, Map, OptionalValue};
 use cel::{ExecutionError, Value};
-use serde_json::Value as Json;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{list_value, map_value, string_value, Call};
+use super::{list_value, string_value, Call};
+use crate::expr::budget::{self, admit, charge};
 use crate::expr::cel::is_omit;
 use crate::expr::value::from_cel;
+use crate::expr::weight::Weight;
 
 /// `json.unmarshal(string) -> dyn`.
 pub(super) fn unmarshal(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let [s] = call.global::<1>()?;
-    let parsed: Json = serde_json::from_str(call.string(s)?)
-        .map_err(|e| call.error(format!("json.unmarshal failed to parse JSON: {e}")))?;
-    Ok(to_value(parsed))
+    let text = call.string(s)?;
+    charge("json.unmarshal()", Weight::bytes(text.len()).work())?;
+    let built = Built::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = Node(&built)
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v));
+    // A value over the limit stops the parse; that, not the parse error it became, is reported.
+    if let Some(e) = built.refused.borrow_mut().take() {
+        return Err(e);
+    }
+    let v = parsed.map_err(|e| call.error(format!("json.unmarshal failed to parse JSON: {e}")))?;
+    admit(
+        "json.unmarshal()",
+        Kind::Dyn,
+        built.weight.get(),
+        false,
+        true,
+    )?;
+    Ok(v)
 }
 
-fn to_value(j: Json) -> Value {
-    match j {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            // Larger integers and fractions: the double Go's decoder would have produced.
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => string_value(s),
-        Json::Array(items) => list_value(items.into_iter().map(to_value).collect()),
-        Json::Object(m) => map_value(m.into_iter().map(|(k, v)| (k, to_value(v)))),
+/// What a parse has built so far, and why it stopped, if the budget stopped it.
+#[derive(Default)]
+struct Built {
+    weight: std::cell::Cell<Weight>,
+    refused: RefCell<Option<ExecutionError>>,
+}
+
+impl Built {
+    /// Count a value about to be made: `entries` more entries and `bytes` more bytes of strings.
+    fn grow<E: de::Error>(&self, entries: usize, bytes: usize) -> Result<(), E> {
+        let mut w = self.weight.get();
+        w.entries += entries;
+        w.bytes += bytes;
+        self.weight.set(w);
+        if budget::metered() && w.over(budget::caps()) {
+            if let Err(e) = admit("json.unmarshal()", Kind::Dyn, w, false, true) {
+                *self.refused.borrow_mut() = Some(e);
+                return Err(E::custom("over the evaluation budget"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A JSON value, read straight into a CEL value.
+struct Node<'a>(&'a Built);
+
+impl<'de> DeserializeSeed<'de> for Node<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Int(i))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Value, E> {
+        // Larger integers: the double Go's decoder would have produced.
+        Ok(i64::try_from(u).map_or(Value::Float(u as f64), Value::Int))
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Float(f))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
+        self.0.grow(0, s.len())?;
+        Ok(string_value(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            self.0.grow(1, 0)?;
+            match seq.next_element_seed(Node(self.0))? {
+                Some(v) => items.push(v),
+                None => break,
+            }
+        }
+        Ok(list_value(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+        let mut entries: HashMap<Key, Value> = HashMap::new();
+        while let Some(k) = m.next_key::<String>()? {
+            self.0.grow(1, k.len())?;
+            let v = m.next_value_seed(Node(self.0))?;
+            // A repeated key keeps its last value, as serde_json's and Go's decoders do.
+            entries.insert(Key::String(Arc::new(k)), v);
+        }
+        Ok(Value::Map(Map {
+            map: Arc::new(entries),
+        }))
     }
 }
 
@@ -43,12 +149,47 @@ fn to_value(j: Json) -> Value {
 pub(super) fn marshal(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let [v] = call.global::<1>()?;
     let mut out = String::new();
-    encode(v, &mut out).map_err(|e| call.error(format!("json.marshal failed to {e}")))?;
-    Ok(string_value(out))
+    let limit = if budget::metered() {
+        budget::caps().total
+    } else {
+        usize::MAX
+    };
+    match encode(v, &mut out, limit) {
+        Ok(()) => Ok(string_value(out)),
+        // `out` is past the limit: admitting it is refusing it.
+        Err(Fail::TooLong) => Err(admit(
+            "json.marshal()",
+            Kind::String,
+            Weight::bytes(out.len()),
+            false,
+            true,
+        )
+        .err()
+        .unwrap_or_else(|| call.error("json.marshal failed: the text is too long"))),
+        Err(Fail::Unsupported(e)) => Err(call.error(format!("json.marshal failed to {e}"))),
+    }
 }
 
-/// Appends the Go encoding of `v`. Errors read after "failed to", as kro words them.
-fn encode(v: &Value, out: &mut String) -> Result<(), String> {
+/// Why encoding stopped.
+#[derive(Debug)]
+enum Fail {
+    /// A value JSON cannot hold; the message reads after "failed to", as kro words it.
+    Unsupported(String),
+    /// The text passed the size limit.
+    TooLong,
+}
+
+impl From<String> for Fail {
+    fn from(e: String) -> Self {
+        Fail::Unsupported(e)
+    }
+}
+
+/// Appends the Go encoding of `v`, stopping once the text is longer than `limit`.
+fn encode(v: &Value, out: &mut String, limit: usize) -> Result<(), Fail> {
+    if out.len() > limit {
+        return Err(Fail::TooLong);
+    }
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -59,7 +200,7 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
             let _ = write!(out, "{u}");
         }
         Value::Float(f) => encode_float(*f, out)?,
-        Value::String(s) => encode_string(s, out),
+        Value::String(s) => encode_string(s, out, limit)?,
         Value::Bytes(b) => {
             out.push('"');
             out.push_str(&base64(b));
@@ -71,7 +212,7 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
                 if i > 0 {
                     out.push(',');
                 }
-                encode(item, out)?;
+                encode(item, out, limit)?;
             }
             out.push(']');
         }
@@ -82,9 +223,9 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
                     Key::String(s) => entries.push((s.as_str(), v)),
                     other => {
                         let got = go_key_type(other);
-                        return Err(format!(
+                        return Err(Fail::Unsupported(format!(
                             "convert value: failed to convert map key: map key must be string, got {got}"
-                        ));
+                        )));
                     }
                 }
             }
@@ -94,15 +235,19 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
                 if i > 0 {
                     out.push(',');
                 }
-                encode_string(k, out);
+                encode_string(k, out, limit)?;
                 out.push(':');
-                encode(v, out)?;
+                encode(v, out, limit)?;
             }
             out.push('}');
         }
         Value::Duration(_) => match from_cel(v) {
-            Ok(Json::String(s)) => encode_string(&s, out),
-            _ => return Err("convert value: unsupported type: google.protobuf.Duration".into()),
+            Ok(serde_json::Value::String(s)) => encode_string(&s, out, limit)?,
+            _ => {
+                return Err(Fail::Unsupported(
+                    "convert value: unsupported type: google.protobuf.Duration".into(),
+                ))
+            }
         },
         Value::Timestamp(t) => {
             let utc = t.naive_utc();
@@ -112,7 +257,7 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
             if Some(utc) == go_zero {
                 out.push_str("null");
             } else {
-                encode_string(&utc.format("%Y-%m-%dT%H:%M:%SZ").to_string(), out);
+                encode_string(&utc.format("%Y-%m-%dT%H:%M:%SZ").to_string(), out, limit)?;
             }
         }
         Value::Opaque(o) => {
@@ -121,21 +266,21 @@ fn encode(v: &Value, out: &mut String) -> Result<(), String> {
                 out.push_str("{}");
             } else if let Some(opt) = o.downcast_ref::<OptionalValue>() {
                 match opt.value() {
-                    Some(inner) => encode(inner, out)?,
+                    Some(inner) => encode(inner, out, limit)?,
                     None => out.push_str("null"),
                 }
             } else {
-                return Err(format!(
+                return Err(Fail::Unsupported(format!(
                     "convert value: unsupported type: {}",
                     o.runtime_type_name()
-                ));
+                )));
             }
         }
         Value::Struct(_) | Value::Function(..) => {
-            return Err(format!(
+            return Err(Fail::Unsupported(format!(
                 "convert value: unsupported type: {}",
                 super::type_name(v)
-            ))
+            )))
         }
     }
     Ok(())
@@ -180,10 +325,14 @@ fn encode_float(f: f64, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
-/// A JSON string as Go's encoding/json writes it (HTML-safe escaping on).
-fn encode_string(s: &str, out: &mut String) {
+/// A JSON string as Go's encoding/json writes it (HTML-safe escaping on), stopping once the text
+/// is longer than `limit`.
+fn encode_string(s: &str, out: &mut String, limit: usize) -> Result<(), Fail> {
     out.push('"');
     for c in s.chars() {
+        if out.len() > limit {
+            return Err(Fail::TooLong);
+        }
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -202,10 +351,11 @@ fn encode_string(s: &str, out: &mut String) {
         }
     }
     out.push('"');
+    Ok(())
 }
 
 /// Standard base64 with padding, as encoding/json writes `[]byte`.
-fn base64(data: &[u8]) -> String {
+pub(crate) fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
@@ -232,7 +382,11 @@ mod tests {
 
     fn marshal_str(v: &Value) -> Result<String, String> {
         let mut out = String::new();
-        encode(v, &mut out).map(|()| out)
+        match encode(v, &mut out, usize::MAX) {
+            Ok(()) => Ok(out),
+            Err(Fail::Unsupported(e)) => Err(e),
+            Err(Fail::TooLong) => Err("too long".into()),
+        }
     }
 
     #[test]

@@ -5,8 +5,13 @@
 //! Most functions are closures registered on each [`Context`] ([`register`]); a closure is reached
 //! for a name only when no overload of the [`Env`] matches, and the crate refuses a closure whose
 //! name the environment already declares. `indexOf` and `lastIndexOf` are such names (the strings
-//! extension owns them), so their list forms are typed overloads added by [`extend_env`], as are
-//! `string(ip)` and `string(cidr)`.
+//! extension owns them), so their list forms are typed overloads added by [`extend_env`];
+//! `string(ip)` and `string(cidr)` are answered by the metered `string` of `globals`.
+//!
+//! The string and list functions of the crate's standard library and extensions whose work grows
+//! with their input are declared again here, ahead of the crate's ([`declare_first`]: `strings`,
+//! `lists`, `globals`), so that each is charged to the evaluation budget (`crate::expr::budget`);
+//! the closures are charged for the copies the crate makes of their arguments and results.
 //!
 //! Values of the Kubernetes types (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Quantity`,
 //! `kubernetes.Semver`) are [`cel::objects::Opaque`]; the output converter refuses them, as kro does.
@@ -22,7 +27,10 @@ use cel::common::value::CowVal;
 use cel::objects::{Key, Map, Opaque};
 use cel::{Context, Env, ExecutionError, FunctionContext, Value};
 
+use super::budget;
+
 mod cidr;
+mod globals;
 mod hash;
 mod ip;
 mod json;
@@ -35,6 +43,8 @@ pub mod runtime;
 mod semver;
 mod strings;
 mod url;
+
+pub(crate) use json::base64;
 
 #[cfg(test)]
 mod tests;
@@ -189,43 +199,26 @@ const HANDLERS: &[(&str, Handler)] = &[
 /// environment, for the list and `string` overloads).
 pub fn register(ctx: &mut Context<'_, '_>) {
     for &(name, handler) in HANDLERS {
-        let res = ctx.add_function(name, move |ftx: &FunctionContext| invoke(ftx, handler));
+        let res = ctx.add_function(name, move |ftx: &FunctionContext| metered(ftx, handler));
         // The names are chosen not to clash with the environment; a clash would only hide this one
         // function, so it is not worth failing every evaluation over outside of tests.
         debug_assert!(res.is_ok(), "{name}: {res:?}");
     }
 }
 
-/// Overloads that must come before the strings extension's (the first matching overload wins):
-/// cel-go's `indexOf(string, int)` and `lastIndexOf(string, int)`.
-pub fn extend_env_first(env: &mut Env) {
-    // The offset is declared `dyn` (and checked by the handler): the extension declares
-    // (string, int) itself, and the crate refuses a second overload of one signature.
-    use cel::common::types::STRING_TYPE;
-    let results = [
-        env.add_member_overload(
-            "indexOf",
-            "kiln.string_index_of_offset",
-            STRING_TYPE,
-            vec![STRING_TYPE, DYN_TYPE],
-            strings::index_of_offset,
-        ),
-        env.add_member_overload(
-            "lastIndexOf",
-            "kiln.string_last_index_of_offset",
-            STRING_TYPE,
-            vec![STRING_TYPE, DYN_TYPE],
-            strings::last_index_of_offset,
-        ),
-    ];
-    for res in results {
-        debug_assert!(res.is_ok(), "{res:?}");
-    }
+/// Overloads that must come before the crate's own (the first matching overload wins): kiln's
+/// metered string and list functions and the crate's global functions it meters (see
+/// `strings`, `lists`, `globals`). They take `dyn` where the crate's take concrete types, so
+/// they are distinct declarations; declared before the standard library, they come first.
+pub fn declare_first(env: &mut Env) {
+    strings::declare(env);
+    lists::declare(env);
+    globals::declare(env);
 }
 
-/// Adds the library's typed overloads to an environment: `<list>.indexOf(x)`,
-/// `<list>.lastIndexOf(x)` (the strings extension owns the names, so closures cannot be used), and
-/// `string(<ip>)`, `string(<cidr>)`.
+/// Adds the library's typed overloads to an environment: `<list>.indexOf(x)` and
+/// `<list>.lastIndexOf(x)` (the strings extension owns the names, so closures cannot be used).
+/// `string(<ip>)` and `string(<cidr>)` are `globals`' `string`.
 pub fn extend_env(env: &mut Env) {
     let results = [
         env.add_member_overload(
@@ -241,18 +234,6 @@ pub fn extend_env(env: &mut Env) {
             LIST_TYPE,
             vec![DYN_TYPE],
             lists::last_index_of_overload,
-        ),
-        env.add_overload(
-            "string",
-            "kiln.ip_to_string",
-            vec![Type::new_opaque_type(ip::TYPE_NAME)],
-            string_overload::<ip::Ip>,
-        ),
-        env.add_overload(
-            "string",
-            "kiln.cidr_to_string",
-            vec![Type::new_opaque_type(cidr::TYPE_NAME)],
-            string_overload::<cidr::Cidr>,
         ),
     ];
     for res in results {
@@ -277,6 +258,25 @@ pub const TYPE_NAMES: &[&str] = &[
 
 /// A library function: what it does with an evaluated call.
 pub(crate) type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;
+
+/// [`invoke`], charging the evaluation budget for what the call copies: its arguments, which the
+/// crate hands a context function as copies, and its result, which it copies back. Each handler
+/// bounds what it builds itself (see `findAll`, `json.unmarshal`).
+fn metered(ftx: &FunctionContext<'_, '_>, handler: Handler) -> Result<Value, ExecutionError> {
+    if !budget::metered() {
+        return invoke(ftx, handler);
+    }
+    let what = ftx.name;
+    if let Some(t) = &ftx.this {
+        budget::charge_val(what, t.as_ref())?;
+    }
+    for a in &ftx.args {
+        budget::charge_val(what, a.as_ref())?;
+    }
+    let out = invoke(ftx, handler)?;
+    budget::charge_value(what, &out)?;
+    Ok(out)
+}
 
 pub(crate) fn invoke(
     ftx: &FunctionContext<'_, '_>,
@@ -436,24 +436,6 @@ pub(crate) fn type_name(v: &Value) -> String {
         Value::Opaque(o) => o.runtime_type_name().to_string(),
         Value::Struct(_) => "struct".into(),
         Value::Null => "null_type".into(),
-    }
-}
-
-/// `string(x)` for a library value type (IP, CIDR): a typed overload, since `string` is the
-/// standard library's name.
-fn string_overload<'b, 'v, T: Opaque + std::fmt::Display>(
-    args: Vec<CowVal<'b, 'v>>,
-) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let v = match args.first() {
-        Some(a) => Value::try_from(a.as_ref())?,
-        None => return Err(ExecutionError::invalid_argument_count(1, 0)),
-    };
-    match as_opaque::<T>(&v) {
-        Some(x) => to_cow(string_value(x.to_string())),
-        None => Err(ExecutionError::no_such_overload(
-            "string",
-            vec![type_name(&v)],
-        )),
     }
 }
 

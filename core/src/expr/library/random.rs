@@ -1,10 +1,13 @@
 //! kro's deterministic `random.seededString` and `random.seededInt` (`pkg/cel/library/random.go`),
 //! both derived from SHA-256 of the seed.
 
+use cel::common::types::Kind;
 use cel::{ExecutionError, Value};
 
 use super::hash::sha256_digest;
 use super::{string_value, Call};
+use crate::expr::budget::admit;
+use crate::expr::weight::Weight;
 
 const ALPHANUMERIC: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -27,6 +30,13 @@ pub(super) fn seeded_string(call: &Call<'_>) -> Result<Value, ExecutionError> {
             "random.seededString length must be at most {MAX_LENGTH}"
         )));
     }
+    admit(
+        "random.seededString()",
+        Kind::String,
+        Weight::bytes(n as usize),
+        true,
+        true,
+    )?;
     let h = sha256_digest(seed.as_bytes());
     let out: String = (0..n as usize)
         .map(|i| {

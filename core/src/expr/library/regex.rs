@@ -8,18 +8,41 @@
 //!
 //! The standard `matches` is routed here too (`@kiln_matches`, see `expr::macros`): the crate's own
 //! compiles the pattern as the `regex` crate's syntax, where `\d` also matches `١`.
+//!
+//! A pattern is compiled once per thread and kept ([`compile`]), and its price is worked out from
+//! its parsed form: compiling costs in proportion to the automaton's size, and a search in
+//! proportion to the text times that size (the regex crate's guarantee for its slowest engine).
+//! Each evaluation pays to compile each pattern it uses once, cached or not, so what it is charged
+//! does not depend on what ran before it on the thread.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::{Class, Hir, HirKind};
 
+use cel::common::types::Kind;
 use cel::{ExecutionError, Value};
 
 use super::{list_value, string_value, Call};
+use crate::expr::budget::{self, admit, charge};
+use crate::expr::weight::Weight;
 
 /// `<string>.find(re) -> string`: the leftmost match, or `""`.
 pub(super) fn find(call: &Call<'_>) -> Result<Value, ExecutionError> {
     let (this, [re]) = call.member::<1>()?;
     let (s, re) = (call.string(this)?, compile(call, call.string(re)?)?);
-    Ok(string_value(re.find(s).map_or("", |m| m.as_str())))
+    re.search("find()", s)?;
+    let found = re.regex.find(s).map_or("", |m| m.as_str());
+    admit(
+        "find()",
+        Kind::String,
+        Weight::bytes(found.len()),
+        true,
+        true,
+    )?;
+    Ok(string_value(found))
 }
 
 /// `<string>.findAll(re [, n]) -> list(string)`: successive non-overlapping matches, at most `n`
@@ -36,12 +59,21 @@ pub(super) fn find_all(call: &Call<'_>) -> Result<Value, ExecutionError> {
         }
     };
     let (s, re) = (call.string(this)?, compile(call, call.string(re)?)?);
-    Ok(list_value(
-        go_find_all(&re, s, limit)
-            .into_iter()
-            .map(string_value)
-            .collect(),
-    ))
+    re.search("findAll()", s)?;
+    let found = go_find_all(&re.regex, s, limit, &mut |w| {
+        // The list is checked as it grows, before each match is kept: a match per character of a
+        // long string would otherwise be a list of millions of entries before any check.
+        if budget::metered() && w.over(budget::caps()) {
+            admit("findAll()", Kind::List, w, false, true)?;
+        }
+        Ok(())
+    })?;
+    let w = Weight {
+        bytes: found.iter().map(|m| m.len()).sum(),
+        entries: found.len(),
+    };
+    admit("findAll()", Kind::List, w, false, true)?;
+    Ok(list_value(found.into_iter().map(string_value).collect()))
 }
 
 /// `matches(string, re) -> bool` and `<string>.matches(re)`, with RE2's syntax: whether `re`
@@ -55,30 +87,147 @@ pub(super) fn matches(call: &Call<'_>) -> Result<Value, ExecutionError> {
     };
     let [s, re] = call.global::<2>()?;
     let (s, re) = (call.string(s)?, compile(&call, call.string(re)?)?);
-    Ok(Value::Bool(re.is_match(s)))
+    re.search("matches()", s)?;
+    Ok(Value::Bool(re.regex.is_match(s)))
 }
 
-fn compile(call: &Call<'_>, pattern: &str) -> Result<Regex, ExecutionError> {
+/// A compiled pattern, and the size of its automaton as [`states`] estimates it.
+struct Pattern {
+    regex: Regex,
+    states: u64,
+}
+
+/// Units of work to search `n` bytes with an automaton of `states` states: the slowest engine
+/// keeps a set of states per byte.
+fn search_units(n: usize, states: u64) -> u64 {
+    (Weight::bytes(n).work() + 1).saturating_mul(1 + states / STATES_PER_SEARCH_FACTOR)
+}
+
+/// States an automaton may have before a search costs one more time the text.
+const STATES_PER_SEARCH_FACTOR: u64 = 4;
+
+/// Units of work to compile an automaton of `states` states.
+fn compile_units(states: u64) -> u64 {
+    1 + states / STATES_PER_COMPILE_UNIT
+}
+
+/// States compiled per unit of work.
+const STATES_PER_COMPILE_UNIT: u64 = 1;
+
+impl Pattern {
+    /// Charge searching `text` (`what` names the function for the message).
+    fn search(&self, what: &str, text: &str) -> Result<(), ExecutionError> {
+        charge(what, search_units(text.len(), self.states))
+    }
+}
+
+/// The most automaton states the compiled patterns of one thread may hold together; past it the
+/// cache starts again (each pattern is bounded by the regex crate's size limit).
+const CACHED_STATES: u64 = 250_000;
+
+thread_local! {
+    static CACHE: RefCell<HashMap<Box<str>, Rc<Pattern>>> = RefCell::new(HashMap::new());
+}
+
+/// The pattern compiled, from this thread's cache or now. Compiling is charged once per
+/// evaluation (see the module documentation), after it is done: a pattern the regex crate
+/// refuses is reported as such, and one compilation is bounded by the crate's size limit.
+fn compile(call: &Call<'_>, pattern: &str) -> Result<Rc<Pattern>, ExecutionError> {
+    let what = call.name;
+    // Looking the pattern up reads it.
+    charge(what, Weight::bytes(pattern.len()).work())?;
+    let cached = CACHE.with(|c| c.borrow().get(pattern).cloned());
+    let compiled = match cached {
+        Some(p) => p,
+        None => {
+            let p = Rc::new(compile_new(call, pattern)?);
+            CACHE.with(|c| {
+                let mut c = c.borrow_mut();
+                let held: u64 = c.values().map(|p| p.states).sum();
+                if held.saturating_add(p.states) > CACHED_STATES {
+                    c.clear();
+                }
+                c.insert(pattern.into(), Rc::clone(&p));
+            });
+            p
+        }
+    };
+    if budget::first_use(pattern) {
+        charge(
+            &format!("compiling the pattern of {what}()"),
+            compile_units(compiled.states),
+        )?;
+    }
+    Ok(compiled)
+}
+
+fn compile_new(call: &Call<'_>, pattern: &str) -> Result<Pattern, ExecutionError> {
     if let Some(op) = stacked_repetition(pattern) {
         return Err(call.error(format!(
             "Illegal regex: invalid nested repetition operator: `{op}`"
         )));
     }
-    RegexBuilder::new(&translate(pattern))
+    let translated = translate(pattern);
+    let illegal = |e: regex::Error| call.error(format!("Illegal regex: {e}"));
+    let parsed = regex_syntax::ParserBuilder::new()
         .octal(true)
         .build()
-        .map_err(|e| call.error(format!("Illegal regex: {e}")))
+        .parse(&translated);
+    // A pattern the parser refuses is reported by the regex crate, in its words.
+    let states = match parsed {
+        Ok(hir) => states(&hir),
+        Err(_) => {
+            return Err(build(&translated).err().map_or_else(
+                || call.error("Illegal regex: the pattern does not parse"),
+                illegal,
+            ))
+        }
+    };
+    let regex = build(&translated).map_err(illegal)?;
+    Ok(Pattern { regex, states })
+}
+
+fn build(translated: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(translated).octal(true).build()
+}
+
+/// An estimate of the states of the automaton compiled from `hir`: a literal byte, a class
+/// range and an assertion are a state each, a repetition repeats its body up to its bound.
+/// Recursion as deep as the parser's nesting limit allows.
+fn states(hir: &Hir) -> u64 {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(l) => l.0.len() as u64,
+        // A range of code points is a few states of UTF-8 bytes.
+        HirKind::Class(Class::Unicode(c)) => 4 * c.ranges().len() as u64,
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len() as u64,
+        HirKind::Repetition(r) => {
+            let times = u64::from(r.max.unwrap_or(r.min).max(r.min).max(1));
+            states(&r.sub).saturating_mul(times).saturating_add(1)
+        }
+        HirKind::Capture(c) => states(&c.sub).saturating_add(2),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs
+            .iter()
+            .fold(xs.len() as u64, |n, x| n.saturating_add(states(x))),
+    }
 }
 
 /// Go's `Regexp.FindAllString`: an empty match right after the previous match is skipped, and the
-/// search then moves on by one character.
-fn go_find_all<'s>(re: &Regex, s: &'s str, limit: i64) -> Vec<&'s str> {
+/// search then moves on by one character. `grown` sees the weight of the list so far before each
+/// match is kept, and may stop the search.
+fn go_find_all<'s>(
+    re: &Regex,
+    s: &'s str,
+    limit: i64,
+    grown: &mut dyn FnMut(Weight) -> Result<(), ExecutionError>,
+) -> Result<Vec<&'s str>, ExecutionError> {
     let limit = if limit < 0 {
         usize::MAX
     } else {
         limit as usize
     };
     let mut out = Vec::new();
+    let mut w = Weight::default();
     let mut pos = 0;
     let mut prev_end: Option<usize> = None;
     while out.len() < limit && pos <= s.len() {
@@ -94,10 +243,13 @@ fn go_find_all<'s>(re: &Regex, s: &'s str, limit: i64) -> Vec<&'s str> {
         }
         prev_end = Some(m.end());
         if accept {
+            w.entries += 1;
+            w.bytes += m.len();
+            grown(w)?;
             out.push(m.as_str());
         }
     }
-    out
+    Ok(out)
 }
 
 /// The first repetition operator applied straight to another one (`**`, `+*`, `{2}{3}`, `*??`),
@@ -246,7 +398,8 @@ mod tests {
             .octal(true)
             .build()
             .unwrap();
-        go_find_all(&re, s, n)
+        go_find_all(&re, s, n, &mut |_| Ok(()))
+            .unwrap()
             .into_iter()
             .map(String::from)
             .collect()
