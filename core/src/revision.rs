@@ -819,7 +819,8 @@ mod tests {
         let e = read(&m, top, &[PathBuf::from("deep")], &limits()).unwrap_err();
         assert_eq!(e.code, codes::GIT_REVISION);
         assert!(
-            e.message.contains("longer than any path can be (4096 bytes)"),
+            e.message
+                .contains("longer than any path can be (4096 bytes)"),
             "{e}"
         );
         assert!(e.message.len() < 300, "{e}");

@@ -167,19 +167,17 @@ pub fn after_build(
         settings.yaml = opts.yaml;
         if settings.runs() {
             substituted = true;
-            let mut errs = Vec::new();
-            for (i, o) in objects.iter_mut().enumerate() {
-                match postbuild::apply(std::mem::take(o), &settings) {
-                    Ok(v) => *o = v,
-                    Err(ds) => errs.extend(ds.0.into_iter().map(|d| place(i, d))),
-                }
-            }
-            if !errs.is_empty() {
-                return Err(Failure {
-                    diagnostics: errs,
-                    secrets,
-                });
-            }
+            // All objects at once: their results together stay within the output limit.
+            objects = postbuild::apply_each(objects, &settings).map_err(|errs| Failure {
+                diagnostics: errs
+                    .into_iter()
+                    .map(|(i, d)| match i {
+                        Some(i) => place(i, d),
+                        None => d,
+                    })
+                    .collect(),
+                secrets: secrets.clone(),
+            })?;
         } else if protect == Some(Protect::Escape) {
             // kustomize-controller substitutes only when a variable is set (or the strategy is
             // Always): with none, the escapes reach the cluster as written.

@@ -437,6 +437,29 @@ pub fn apply_all(objects: Vec<Value>, settings: &PostBuild) -> Result<Vec<Value>
     substitute_each(objects, settings).map_err(|errs| placed(errs, |_, d, p| at_path(d, p)))
 }
 
+/// [`apply_all`] for a caller that places each problem itself: every problem with the index of
+/// its object (`None` for the variable names, which are no object's).
+pub fn apply_each(
+    objects: Vec<Value>,
+    settings: &PostBuild,
+) -> Result<Vec<Value>, Vec<(Option<usize>, Diagnostic)>> {
+    if !settings.runs() {
+        return Ok(objects);
+    }
+    if objects.iter().any(|o| !opted_out(o)) {
+        check_names(&settings.variables)
+            .map_err(|ds| ds.0.into_iter().map(|d| (None, d)).collect::<Vec<_>>())?;
+    }
+    substitute_each(objects, settings).map_err(|errs| {
+        errs.into_iter()
+            .flat_map(|(i, ps)| {
+                let ds = placed(vec![(i, ps)], |_, d, p| at_path(d, p));
+                ds.0.into_iter().map(move |d| (Some(i), d))
+            })
+            .collect()
+    })
+}
+
 /// Substitute documents read from files, locating problems in the files (file, line, field).
 /// How a file quotes a value does not matter, as in Flux: the text substituted is go-yaml's.
 pub fn apply_documents(docs: &[Document], settings: &PostBuild) -> Result<Vec<Value>, Diagnostics> {
