@@ -54,7 +54,7 @@ pub struct Options {
     pub max_output_bytes: usize,
     /// Let the kustomizations name remote bases and files (`--allow-remote-bases`).
     pub allow_remote_bases: bool,
-    /// How long `kubectl kustomize` may run (`None`: [`kustomize_build::DEFAULT_TIMEOUT`]).
+    /// How long `kubectl kustomize` may run (`None`: [`kiln_core::kustomize_build::DEFAULT_TIMEOUT`]).
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -130,7 +130,10 @@ pub fn after_build(
         })
         .collect();
     let place = |i: usize, mut d: Diagnostic| {
-        d.message = format!("{}: {}", ids[i], d.message);
+        // The substitution's messages may name the object already.
+        if !d.message.starts_with(&ids[i]) {
+            d.message = format!("{}: {}", ids[i], d.message);
+        }
         d.line = None;
         d.column = None;
         d.file = Some(match origins.get(i).cloned().flatten() {

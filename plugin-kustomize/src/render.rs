@@ -617,7 +617,7 @@ impl<'a> Facts<'a> {
             package: packages::of_item(v),
             rendered_from: annotations::get(v, RENDERED_FROM),
             configuration: is_configuration(v),
-            defines: defined_kind(v),
+            defines: kiln_core::kro::rgd::defined_kind(v),
         }
     }
 }
@@ -667,34 +667,13 @@ fn defined_kinds(facts: &[Facts<'_>]) -> HashSet<(String, String)> {
     facts.iter().filter_map(|f| f.defines.clone()).collect()
 }
 
-/// The kind an item defines, as (group, kind), when it is a ResourceGraphDefinition.
-fn defined_kind(v: &Value) -> Option<(String, String)> {
-    if !is_rgd(v) {
-        return None;
-    }
-    let schema = v.get("spec")?.get("schema")?;
-    let kind = schema.get("kind")?.as_str()?;
-    // kro's default group.
-    let group = schema
-        .get("group")
-        .and_then(Value::as_str)
-        .unwrap_or("kro.run");
-    Some((group.to_string(), kind.to_string()))
-}
-
-fn is_rgd(v: &Value) -> bool {
-    let field = |k| kiln_core::lookup::field(v, k).and_then(Value::as_str);
-    field("kind") == Some("ResourceGraphDefinition")
-        && field("apiVersion").is_some_and(|a| a.starts_with("kro.run/"))
-}
-
 /// Whether an item is something kiln renders: a ResourceGraphDefinition, an instance of a kind
 /// one of them defines, a component-type document.
 fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
     let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    is_rgd(v)
+    kiln_core::kro::rgd::is_rgd_value(v)
         || api_version.starts_with("openchoreo.dev/")
         || defined.contains(&(group.to_string(), kind.to_string()))
 }

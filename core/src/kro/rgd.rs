@@ -111,13 +111,17 @@ pub fn is_rgd(doc: &Document) -> bool {
     doc.kind() == Some(RGD_KIND) && doc.api_version().is_some_and(|v| v.starts_with("kro.run/"))
 }
 
+/// Whether a value (not yet a [`Document`]) is a ResourceGraphDefinition.
+pub fn is_rgd_value(v: &Value) -> bool {
+    let field = |k| crate::lookup::field(v, k).and_then(Value::as_str);
+    field("kind") == Some(RGD_KIND)
+        && field("apiVersion").is_some_and(|a| a.starts_with("kro.run/"))
+}
+
 /// The kind a ResourceGraphDefinition defines, as (group, kind), read from a document's value
 /// without lowering it (the group defaults to `kro.run`, as kro's does).
 pub fn defined_kind(v: &Value) -> Option<(String, String)> {
-    let field = |k| crate::lookup::field(v, k).and_then(Value::as_str);
-    if field("kind") != Some(RGD_KIND)
-        || !field("apiVersion").is_some_and(|a| a.starts_with("kro.run/"))
-    {
+    if !is_rgd_value(v) {
         return None;
     }
     let schema = v.get("spec")?.get("schema")?;
