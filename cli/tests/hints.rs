@@ -99,3 +99,29 @@ fn hints_name_the_fix_for_environments_strict_and_kilns_own_configuration() {
     assert!(err.contains("kiln's own function configuration"), "{err}");
     assert!(!err.contains("--pass-through fn.kiln.dev"), "{err}");
 }
+
+/// Issue 38 (tried as a new user would): `kiln render` of an overlay directory, which holds only
+/// a kustomization and its patch, has nothing of its own to render. The hint used to say only
+/// "name the files to render"; it now says what the directory holds and which door builds it.
+#[test]
+fn an_overlay_alone_names_the_doors_that_build_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "prod/kustomization.yaml",
+        "resources: [../base]\npatches:\n- path: replicas.yaml\n",
+    );
+    write(
+        tmp.path(),
+        "prod/replicas.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n",
+    );
+    let out = kiln(tmp.path(), &["render", "prod", "--diagnostics", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("nothing to render"), "{err}");
+    assert!(
+        err.contains("prod/kustomization.yaml") && err.contains("kiln-flux build --kustomization"),
+        "{err}"
+    );
+}

@@ -1100,7 +1100,7 @@ fn prepare(
     problems.extend(check_mode(req));
     problems.extend(check_package_overrides(req, &packages));
     problems.extend(check_environment(req, &documents));
-    problems.extend(check_not_empty(req, &documents, &packages));
+    problems.extend(check_not_empty(req, &documents, &packages, &kustomizations));
     let opts = match options(req, &access, &mut files) {
         Ok(o) => o,
         Err(ds) => {
@@ -1514,6 +1514,7 @@ fn check_not_empty(
     req: &Request,
     documents: &[Document],
     packages: &[FoundPackage],
+    kustomizations: &[String],
 ) -> Option<Diagnostic> {
     if req.allow_empty || !documents.is_empty() || !packages.is_empty() {
         return None;
@@ -1536,7 +1537,15 @@ fn check_not_empty(
                 if named.len() == 1 { "s" } else { "" }
             ),
         )
-        .with_hint("name the files or directories to render (`-` reads stdin); an empty result is accepted only when asked for (--allow-empty)"),
+        .with_hint(if kustomizations.is_empty() {
+            "name the files or directories to render (`-` reads stdin); an empty result is accepted only when asked for (--allow-empty)".to_string()
+        } else {
+            // An overlay: what it renders is in the bases it names, which kustomize reads.
+            format!(
+                "it holds only kustomize's configuration ({}): render what its kustomization names with kustomize around kiln (kiln-flux build --kustomization, kiln-cmp, or kiln-krm in the kustomization), or name its bases here",
+                kustomizations.join(", ")
+            )
+        }),
     )
 }
 
