@@ -109,6 +109,34 @@ impl Reach {
     }
 }
 
+/// `rel`, written in a file of the directory `dir`, joined to it lexically as Go's
+/// `filepath.Join` does (`/`-separated; `dir` may be absolute); `None` when `rel` is absolute or
+/// its `..` climbs above `dir`'s start.
+pub fn join_lexically(dir: &str, rel: &str) -> Option<String> {
+    if rel.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    Some(if dir.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    })
+}
+
 /// Whether `rel` lies below the directory `dir` (`""` is the root).
 pub fn is_under(rel: &str, dir: &str) -> bool {
     under(rel, dir)

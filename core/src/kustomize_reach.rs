@@ -256,7 +256,9 @@ pub fn build(
     let origins = if annotated {
         let base = slashed(entry);
         docs.iter_mut()
-            .map(|d| take_origin(&mut d.value).and_then(|p| in_root(&base, &p)))
+            .map(|d| {
+                take_origin(&mut d.value).and_then(|p| kustomize_paths::join_lexically(&base, &p))
+            })
             .collect()
     } else {
         Vec::new()
@@ -310,22 +312,6 @@ fn take_origin(o: &mut Value) -> Option<String> {
         .lines()
         .find_map(|l| l.strip_prefix("path: "))
         .map(|p| p.trim().trim_matches('"').trim_matches('\'').to_string())
-}
-
-/// `rel` (relative to the directory `base`, which is relative to the root) as a path from the
-/// root; `None` when it climbs above it.
-fn in_root(base: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
-    for c in rel.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// Objects of kustomize's output that kiln renders and did not: a ResourceGraphDefinition or an
@@ -558,12 +544,14 @@ mod tests {
 
     #[test]
     fn origins_are_paths_from_the_root() {
+        let join = kustomize_paths::join_lexically;
         assert_eq!(
-            in_root("apps/prod", "../base/x.yaml").as_deref(),
+            join("apps/prod", "../base/x.yaml").as_deref(),
             Some("apps/base/x.yaml")
         );
-        assert_eq!(in_root("", "x.yaml").as_deref(), Some("x.yaml"));
-        assert_eq!(in_root("a", "../../x.yaml"), None);
+        assert_eq!(join("", "x.yaml").as_deref(), Some("x.yaml"));
+        assert_eq!(join("a", "../../x.yaml"), None);
+        assert_eq!(join("/abs/a", "../x.yaml").as_deref(), Some("/abs/x.yaml"));
         let mut o = serde_json::json!({"metadata": {"name": "a", "annotations": {ORIGIN: "path: ../base/cm.yaml\n"}}});
         assert_eq!(take_origin(&mut o).as_deref(), Some("../base/cm.yaml"));
         assert_eq!(o, serde_json::json!({"metadata": {"name": "a"}}));

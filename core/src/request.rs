@@ -892,7 +892,7 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
             let dir = d.source.name.rsplit_once('/').map_or("", |(dir, _)| dir);
             crate::kustomize_paths::own_files(&d.value)
                 .into_iter()
-                .filter_map(move |p| joined_name(dir, &p))
+                .filter_map(move |p| crate::kustomize_paths::join_lexically(dir, &p))
         })
         .collect();
     let mut files: Vec<String> = Vec::new();
@@ -910,34 +910,6 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
         })
         .collect();
     (kept, files)
-}
-
-/// `rel` written in a file of the directory `dir` (a display name), as the display name the
-/// walk gives it; `None` when it cannot be one (absolute, or climbing above `dir`'s start).
-fn joined_name(dir: &str, rel: &str) -> Option<String> {
-    if rel.starts_with('/') {
-        return None;
-    }
-    let absolute = dir.starts_with('/');
-    let mut parts: Vec<&str> = dir
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    for c in rel.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
-    let joined = parts.join("/");
-    Some(if absolute {
-        format!("/{joined}")
-    } else {
-        joined
-    })
 }
 
 /// What [`render_checked`] records for the other side of a diff: its context, and each unit's

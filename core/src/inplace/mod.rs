@@ -727,20 +727,10 @@ fn rewrite_kustomizations(
 /// The path below the tree that `entry`, written in the kustomization of `kdir`, names; `None`
 /// for a remote or absolute entry, or one that leaves the tree.
 fn in_tree(kdir: &str, entry: &str) -> Option<String> {
-    if entry.starts_with('/') || crate::kustomize_paths::is_remote(entry) {
+    if crate::kustomize_paths::is_remote(entry) {
         return None;
     }
-    let mut parts: Vec<&str> = kdir.split('/').filter(|c| !c.is_empty()).collect();
-    for c in entry.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
-    Some(parts.join("/"))
+    crate::kustomize_paths::join_lexically(kdir, entry)
 }
 
 /// `file` (below the tree) as a path relative to the directory `from` (below the tree).
