@@ -75,7 +75,13 @@ pub(crate) fn register(ctx: &mut Context<'_, '_>) {
     }
 }
 
+/// A helper's call, charged to the evaluation budget as kiln's library functions are (its
+/// arguments and result copied, the result within the size limit).
 fn invoke(ftx: &FunctionContext<'_, '_>, h: Handler) -> Result<Value, ExecutionError> {
+    crate::expr::library::charged(ftx, || call(ftx, h))
+}
+
+fn call(ftx: &FunctionContext<'_, '_>, h: Handler) -> Result<Value, ExecutionError> {
     let this = match &ftx.this {
         Some(t) => Some(Value::try_from(t.as_ref())?),
         None => None,
@@ -436,6 +442,55 @@ mod tests {
             "http-my-service-prod-default-800d0dd2"
         );
         assert_eq!(safe_name(&p(&["My App!"]), 63), "my-app-6e06c02a");
+    }
+
+    /// The helpers are charged to the evaluation budget as kiln's library functions are
+    /// (issue 39): their work grows with what they read, and `merge` cannot build a map over the
+    /// size limit.
+    #[test]
+    fn helpers_are_metered() {
+        use crate::expr::budget::{execute_counted, overrun};
+        use crate::expr::cel::{compile_with, new_context, ExprLimits};
+        use crate::limits::EvalBudget;
+        use serde_json::json;
+
+        let run = |src: &str, n: usize, budget: &EvalBudget| {
+            let c = compile_with(src, &ExprLimits::default(), FUNCTIONS).unwrap();
+            let mut ctx = new_context();
+            register(&mut ctx);
+            let m: serde_json::Map<String, serde_json::Value> =
+                (0..n).map(|i| (format!("k{i}"), json!(i))).collect();
+            let ls: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+            ctx.add_variable_as_val("s", crate::expr::value::to_val(&json!("x".repeat(n))));
+            ctx.add_variable_as_val("ls", crate::expr::value::to_val(&json!(ls)));
+            ctx.add_variable_as_val("m", crate::expr::value::to_val(&json!(m)));
+            execute_counted(&c.program, &ctx, budget)
+        };
+        let budget = EvalBudget::default();
+        for src in [
+            "lists.range(8).all(i, merge(m, m).size() > 0)",
+            "lists.range(8).all(i, oc_merge(m, {'a': 1}).size() > 0)",
+            "lists.range(8).all(i, oc_hash(s) != '')",
+            "lists.range(8).all(i, oc_generate_name(s, s) != '')",
+            "lists.range(8).all(i, oc_dns_label(ls) != '')",
+        ] {
+            let (r1, u1) = run(src, 1 << 14, &budget);
+            let (r2, u2) = run(src, 1 << 15, &budget);
+            assert_eq!(r1.unwrap(), Value::Bool(true), "{src}");
+            assert_eq!(r2.unwrap(), Value::Bool(true), "{src}");
+            assert!(
+                u1 >= 1000 && u2 as f64 >= 1.6 * u1 as f64,
+                "{src}: {u1} units at the small size, {u2} at twice that"
+            );
+        }
+        let small = EvalBudget {
+            max_value_size: 1000,
+            ..EvalBudget::default()
+        };
+        let (r, _) = run("merge(m, {'extra': 'x'}).size()", 600, &small);
+        let err = r.unwrap_err();
+        let msg = overrun(&err).unwrap_or_else(|| panic!("{err}"));
+        assert!(msg.contains("merge built a map"), "{msg}");
     }
 
     #[test]

@@ -81,6 +81,9 @@ pub(crate) const TICK: &str = "@kiln_tick";
 pub(crate) const INSERT: &str = "@kiln_insert";
 pub(crate) const INSERT_ENTRY: &str = "@kiln_insert_entry";
 pub(crate) const KEYS: &str = "@kiln_keys";
+pub(crate) const FORMAT_ARGS: &str = "@kiln_format_args";
+/// The variable [`super::meter`] binds a `format` call's format string to.
+pub(crate) const FORMAT_STRING: &str = "@kiln_fmt";
 
 /// Evaluate a program under a budget. An overrun is an error naming the limit, even when the
 /// expression itself would have absorbed it.
@@ -226,14 +229,31 @@ pub(crate) fn charge_val(what: &str, v: &dyn Val) -> Result<Weight, ExecutionErr
     Ok(w)
 }
 
-/// [`charge_val`] for a [`Value`].
-pub(crate) fn charge_value(what: &str, v: &Value) -> Result<Weight, ExecutionError> {
-    if !metered() {
-        return Ok(Weight::default());
-    }
-    let w = weight::of_value(v, work_caps());
-    charge(what, w.work())?;
-    Ok(w)
+/// [`admit`] a value a function built and hands back: its copy charged, refused over the size
+/// limit.
+pub(crate) fn admit_value(what: &str, v: &Value) -> Result<(), ExecutionError> {
+    let Some(b) = active() else {
+        return Ok(());
+    };
+    let caps = Caps {
+        total: b.max_value_size,
+        work: work_caps().work,
+    };
+    let w = weight::of_value(v, caps);
+    let kind = match v {
+        Value::String(_) => Kind::String,
+        Value::Bytes(_) => Kind::Bytes,
+        Value::List(_) => Kind::List,
+        Value::Map(_) => Kind::Map,
+        _ => Kind::Dyn,
+    };
+    admit(
+        what,
+        kind,
+        w,
+        matches!(kind, Kind::String | Kind::Bytes),
+        false,
+    )
 }
 
 /// Whether this evaluation meets the regular expression `pattern` for the first time: it pays
@@ -426,6 +446,36 @@ fn grow<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
         )?;
     }
     Ok(value)
+}
+
+/// `@kiln_format_args(format, list)`: `list`, once what `format.format(list)` will write
+/// ([`super::format_size`]) is admitted: refused before the call builds it when over the size
+/// limit, its copying charged. Reading `list` is charged where the meter wraps it.
+fn format_args<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    if args.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
+    }
+    let list = args.pop().expect("two arguments");
+    let format = args.pop().expect("two arguments");
+    if !metered() {
+        return Ok(list);
+    }
+    // Anything but a string and a list fails in the crate's `format`, as written.
+    let (Some(format), Some(items)) = (string_arg(&format), list.as_iterable()) else {
+        return Ok(list);
+    };
+    charge("format()", Weight::bytes(format.len()).work())?;
+    let size = {
+        let mut values: Vec<&dyn Val> = Vec::new();
+        let mut it = items.iter();
+        while let Some(item) = it.next() {
+            values.push(item);
+        }
+        super::format_size::estimate(format, &values)
+    };
+    let (size, exact) = size;
+    admit("format()", Kind::String, Weight::bytes(size), exact, true)?;
+    Ok(list)
 }
 
 /// `@kiln_cost(x)`: `x`, after charging the work of copying or comparing it (see
@@ -622,6 +672,12 @@ pub(crate) fn extend_env(env: &mut Env) {
         env.add_overload(GO, "kiln.go_units", vec![DYN_TYPE, DYN_TYPE], go),
         env.add_overload(SIZE, "kiln.size", vec![DYN_TYPE], size),
         env.add_overload(GROW, "kiln.grow", vec![DYN_TYPE, STRING_TYPE], grow),
+        env.add_overload(
+            FORMAT_ARGS,
+            "kiln.format_args",
+            vec![DYN_TYPE, DYN_TYPE],
+            format_args,
+        ),
         env.add_overload(COST, "kiln.cost", vec![DYN_TYPE], cost),
         env.add_overload(RANGE, "kiln.range", vec![DYN_TYPE], range),
         env.add_overload(TICK, "kiln.tick", vec![DYN_TYPE, DYN_TYPE], tick),
@@ -912,7 +968,18 @@ mod tests {
             ),
             (
                 "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', cel.bind(t, s + s + s + s + s, '%s%s%s%s%s'.format([t, t, t, t, t])))",
-                Some("format() built a string of 1250 bytes"),
+                // Refused before it is built: the format string and arguments say its size.
+                Some("format() would build a string of 1250 bytes"),
+            ),
+            // Clauses that write more than their argument weighs: hex doubles a string, a
+            // precision writes digits a single number does not hold.
+            (
+                "cel.bind(s, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', '%x %x %x %x %x %x'.format([s, s, s, s, s, s]))",
+                Some("format() would build a string of 1205 bytes"),
+            ),
+            (
+                "'%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f'.format([1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5])",
+                Some("format() would build a string of more than the limit of 1000"),
             ),
         ];
         for (src, want) in cases {

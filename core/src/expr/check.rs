@@ -543,6 +543,7 @@ fn infer_call(c: &cel::common::ast::CallExpr, scope: &mut Scope, d: usize) -> Re
         }
         // `s.matches(re)` after kiln's macros (RE2 syntax): checked as what was written.
         "@kiln_matches" => function("matches", Some(&arg(0)), &args[1.min(args.len())..]),
+        "@kiln_format_args" => Ok(arg(1)),
         "@kiln_insert" => Ok(join(&arg(0), &Type::map(arg(1), arg(2)))),
         "@kiln_insert_entry" => Ok(join(&arg(0), &arg(1))),
         "@kiln_keys" => Ok(match arg(0) {

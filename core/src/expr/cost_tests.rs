@@ -315,3 +315,27 @@ fn distinct_is_not_quadratic() {
     });
     assert_eq!(outcome, Some(Ok(Value::Int(300_000))));
 }
+
+/// `map`, `filter` and `transformList` build their result in place (the crate's append shape):
+/// their work, and what they are charged, is linear in the list, so a list of ten thousand
+/// elements maps well within the default budget (it was charged quadratically, and failed).
+#[test]
+fn map_and_filter_are_linear() {
+    let budget = EvalBudget::default();
+    for src in [
+        "l.map(x, x).size() > 0",
+        "l.map(x, x > 1, x).size() > 0",
+        "l.filter(x, x % 2 == 0).size() > 0",
+        "l.transformList(i, v, v).size() > 0",
+        "l.transformList(i, v, i > 1, v).size() > 0",
+    ] {
+        let (r1, u1) = run(src, 1, 10_000, &budget);
+        let (r2, u2) = run(src, 1, 20_000, &budget);
+        assert_eq!(r1, Ok(Value::Bool(true)), "{src}");
+        assert_eq!(r2, Ok(Value::Bool(true)), "{src}");
+        assert!(
+            u1 >= 10_000 && (u2 as f64) < 2.2 * u1 as f64,
+            "{src}: {u1} units for 10,000 elements, {u2} for 20,000"
+        );
+    }
+}

@@ -4,11 +4,14 @@
 //! The crate's standard macros cannot be instrumented, so kiln's environment is built without them
 //! and registers these instead. They expand as the CEL specification describes (an accumulator
 //! `@result` folded over the range), with `@kiln_go(cond)` around each loop condition and
-//! `@kiln_size(step)` around each step.
+//! `@kiln_size(step)` around each step. `map` and `filter` (and `transformList`) keep the shape
+//! the crate's interpreter builds in place (`@result + [x]`, perhaps guarded, under a literal
+//! condition): copying the accumulator on every step would make them quadratic. The meter counts
+//! their iterations ([`super::meter`]) and `@kiln_size` checks their result.
 //!
 //! The crate's interpreter iterates one variable only, so the two-variable forms are lowered: the
 //! range is bound once to a hidden variable `@tN`, iterated by index (lists) or key (maps), and the
-//! second variable is bound to `@tN[i]` for each step.
+//! second variable is bound to `@tN[i]` around each predicate and function.
 //!
 //! Calls whose result can be larger than their inputs (`+`, `format`, `join`, `strings.quote`,
 //! `base64.encode`, `json.marshal`, `merge`, …) are rewritten as `@kiln_grow(call, "name")`, which
@@ -66,19 +69,21 @@ fn var_name(h: Helper<'_, '_>, e: &IdedExpr) -> Result<String, ParseError> {
     }
 }
 
-/// A metered fold: `range` iterated with `var`, accumulator `@result` from `init`.
+/// A metered fold of `kind`: `range` iterated with `var`, accumulator `@result` from `init`.
 fn fold(
     h: Helper<'_, '_>,
+    kind: Kind,
     range: IdedExpr,
     var: String,
-    init: IdedExpr,
-    cond: IdedExpr,
-    step: IdedExpr,
-    result: IdedExpr,
+    (init, cond, step, result): (IdedExpr, IdedExpr, IdedExpr, IdedExpr),
 ) -> IdedExpr {
-    let loop_cond = call(h, GO, vec![cond]);
-    let loop_step = call(h, SIZE, vec![step]);
-    h.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
+    let appends = matches!(kind, Kind::Map | Kind::Filter);
+    let (loop_cond, loop_step) = if appends {
+        (cond, step)
+    } else {
+        (call(h, GO, vec![cond]), call(h, SIZE, vec![step]))
+    };
+    let fold = h.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
         iter_range: range,
         iter_var: var,
         iter_var2: None,
@@ -87,7 +92,12 @@ fn fold(
         loop_cond,
         loop_step,
         result,
-    })))
+    })));
+    if appends {
+        call(h, SIZE, vec![fold])
+    } else {
+        fold
+    }
 }
 
 /// `cel.bind(var, init, body)` as a comprehension over nothing; the bound value is size-checked.
@@ -218,8 +228,8 @@ fn one_var(
         let mut rest = std::mem::take(args);
         let var = var_name(h, &rest[0])?;
         rest.remove(0);
-        let (init, cond, step, result) = parts(h, kind, rest, &var);
-        Ok(Some(fold(h, range, var, init, cond, step, result)))
+        let parts = parts(h, kind, rest, &var);
+        Ok(Some(fold(h, kind, range, var, parts)))
     }
 }
 
@@ -242,13 +252,19 @@ fn two_var(
         // Lists are iterated by index, maps by key; which one is known only at run time.
         let t = ident(h, &hidden);
         let iter = call(h, KEYS, vec![t]);
-        let (init, cond, step, result) = parts(h, kind, rest, &k);
-        // The second variable is bound around the step, where the predicate/function are.
-        let t = ident(h, &hidden);
-        let key = ident(h, &k);
-        let value = call(h, "_[_]", vec![t, key]);
-        let step = bind(h, v, value, step);
-        let body = fold(h, iter, k, init, cond, step, result);
+        // The second variable is bound around each predicate and function, not around the
+        // step, so that a `transformList` keeps the shape built in place.
+        let rest = rest
+            .into_iter()
+            .map(|arg| {
+                let t = ident(h, &hidden);
+                let key = ident(h, &k);
+                let value = call(h, "_[_]", vec![t, key]);
+                bind(h, v.clone(), value, arg)
+            })
+            .collect();
+        let parts = parts(h, kind, rest, &k);
+        let body = fold(h, kind, iter, k, parts);
         Ok(Some(bind(h, hidden, range, body)))
     }
 }

@@ -23,9 +23,11 @@
 //! and the read analysis look through them. They add a level to the tree where they are put, so
 //! the depth limit is checked again after this pass.
 
-use cel::common::ast::{operators, CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
+use cel::common::ast::{
+    operators, CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue,
+};
 
-use super::budget::{COST, GO, GROW, KEYS, RANGE, SIZE, TICK};
+use super::budget::{COST, FORMAT_ARGS, FORMAT_STRING, GO, GROW, KEYS, RANGE, SIZE, TICK};
 
 /// Nodes of a comprehension's body evaluated per unit of work, beyond the unit every iteration
 /// costs: the interpreter spends about as long on a handful of nodes as on the loop's own step.
@@ -168,6 +170,56 @@ fn wrap(e: &mut IdedExpr, name: &str, extra: Option<IdedExpr>, ids: &mut Ids) {
     };
 }
 
+/// `s.format(list)` → `cel.bind(@kiln_fmt, s, @kiln_fmt.format(@kiln_format_args(@kiln_fmt, list)))`:
+/// what the call will write is estimated and admitted before the crate's `format` builds it
+/// ([`super::format_size`]), from the format string evaluated once.
+fn bind_format(e: &mut IdedExpr, ids: &mut Ids) {
+    let Expr::Call(c) = &mut e.expr else {
+        return;
+    };
+    let bound = matches!(c.target.as_deref(), Some(IdedExpr { expr: Expr::Ident(n), .. }) if n == FORMAT_STRING);
+    if c.func_name != "format" || c.args.len() != 1 || bound {
+        return;
+    }
+    let Some(format) = c.target.take() else {
+        return;
+    };
+    let ident = |ids: &mut Ids| IdedExpr {
+        id: ids.next(),
+        expr: Expr::Ident(FORMAT_STRING.to_string()),
+    };
+    let list = std::mem::take(&mut c.args[0]);
+    c.args[0] = IdedExpr {
+        id: ids.next(),
+        expr: Expr::Call(CallExpr {
+            func_name: FORMAT_ARGS.to_string(),
+            target: None,
+            args: vec![ident(ids), list],
+        }),
+    };
+    c.target = Some(Box::new(ident(ids)));
+    let call = std::mem::take(e);
+    *e = IdedExpr {
+        id: ids.next(),
+        expr: Expr::Comprehension(Box::new(ComprehensionExpr {
+            iter_range: IdedExpr {
+                id: ids.next(),
+                expr: Expr::List(ListExpr::new(Vec::new())),
+            },
+            iter_var: "#unused".into(),
+            iter_var2: None,
+            accu_var: FORMAT_STRING.to_string(),
+            accu_init: *format,
+            loop_cond: IdedExpr {
+                id: ids.next(),
+                expr: Expr::Literal(LiteralValue::Boolean(false.into())),
+            },
+            loop_step: ident(ids),
+            result: call,
+        })),
+    };
+}
+
 fn int(n: usize, ids: &mut Ids) -> IdedExpr {
     IdedExpr {
         id: ids.next(),
@@ -180,6 +232,7 @@ fn int(n: usize, ids: &mut Ids) -> IdedExpr {
 /// Rewrites `e`'s subtree, children first. Recursive: the tree's depth was checked against the
 /// depth limit before this pass.
 fn walk(e: &mut IdedExpr, ids: &mut Ids) {
+    bind_format(e, ids);
     match &mut e.expr {
         Expr::Call(c) => {
             if let Some(t) = &mut c.target {
@@ -342,19 +395,31 @@ fn comprehension(c: &mut cel::common::ast::ComprehensionExpr, ids: &mut Ids) {
     ) {
         return;
     }
-    if let Some(item) = appended_item(c) {
+    if let Some((guard, item)) = appended_item(c) {
         let n = int(units, ids);
-        wrap(item, TICK, Some(n), ids);
+        match guard {
+            // Every iteration evaluates the guard; the item is copied for those that pass.
+            Some(guard) => {
+                wrap(guard, TICK, Some(n), ids);
+                if !fresh(item) {
+                    wrap(item, COST, None, ids);
+                }
+            }
+            None => wrap(item, TICK, Some(n), ids),
+        }
         return;
     }
     let n = int(units, ids);
     wrap(&mut c.loop_cond, GO, Some(n), ids);
 }
 
-/// The element a crate-made `map` appends on each step (`@result + [x]`, perhaps behind a
-/// condition), which the interpreter evaluates in place of the step: metering it there keeps
-/// that optimisation. `None` for any other loop.
-fn appended_item(c: &mut cel::common::ast::ComprehensionExpr) -> Option<&mut IdedExpr> {
+/// The condition and the element of a `map` or `filter` that appends on each step
+/// (`@result + [x]`, perhaps behind a condition: the crate's own, in `sortBy`, and kiln's), which
+/// the interpreter evaluates in place of the step: metering them there keeps that optimisation.
+/// `None` for any other loop.
+fn appended_item(
+    c: &mut cel::common::ast::ComprehensionExpr,
+) -> Option<(Option<&mut IdedExpr>, &mut IdedExpr)> {
     let accu = c.accu_var.clone();
     let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if *n == accu);
     if !is_accu(&c.result) || !matches!(c.loop_cond.expr, Expr::Literal(_)) {
@@ -365,13 +430,18 @@ fn appended_item(c: &mut cel::common::ast::ComprehensionExpr) -> Option<&mut Ide
             && k.target.is_none()
             && k.args.len() == 3
             && is_accu(&k.args[2]));
-    let step = if guarded {
+    let (guard, step) = if guarded {
         match &mut c.loop_step.expr {
-            Expr::Call(k) => &mut k.args[1],
+            Expr::Call(k) => {
+                let [guard, step, _] = k.args.as_mut_slice() else {
+                    return None;
+                };
+                (Some(guard), step)
+            }
             _ => return None,
         }
     } else {
-        &mut c.loop_step
+        (None, &mut c.loop_step)
     };
     let Expr::Call(add) = &mut step.expr else {
         return None;
@@ -383,7 +453,7 @@ fn appended_item(c: &mut cel::common::ast::ComprehensionExpr) -> Option<&mut Ide
         return None;
     }
     match &mut add.args[1].expr {
-        Expr::List(l) if l.elements.len() == 1 => l.elements.first_mut(),
+        Expr::List(l) if l.elements.len() == 1 => l.elements.first_mut().map(|x| (guard, x)),
         _ => None,
     }
 }

@@ -4,6 +4,7 @@ pub mod cel;
 pub mod check;
 #[cfg(test)]
 mod cost_tests;
+mod format_size;
 pub mod library;
 mod macros;
 mod meter;

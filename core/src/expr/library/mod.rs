@@ -259,12 +259,22 @@ pub const TYPE_NAMES: &[&str] = &[
 /// A library function: what it does with an evaluated call.
 pub(crate) type Handler = fn(&Call<'_>) -> Result<Value, ExecutionError>;
 
-/// [`invoke`], charging the evaluation budget for what the call copies: its arguments, which the
-/// crate hands a context function as copies, and its result, which it copies back. Each handler
-/// bounds what it builds itself (see `findAll`, `json.unmarshal`).
+/// [`invoke`], [`charged`].
 fn metered(ftx: &FunctionContext<'_, '_>, handler: Handler) -> Result<Value, ExecutionError> {
+    charged(ftx, || invoke(ftx, handler))
+}
+
+/// A context function's call `run`, charging the evaluation budget for what it copies: its
+/// arguments, which the crate hands a context function as copies, and its result, which it copies
+/// back and which must be within the size limit. What a handler builds on the way it bounds
+/// itself (see `findAll`, `json.unmarshal`). Every context function goes through here: kiln's
+/// library and the component front-end's helpers (`crate::component::functions`).
+pub(crate) fn charged(
+    ftx: &FunctionContext<'_, '_>,
+    run: impl FnOnce() -> Result<Value, ExecutionError>,
+) -> Result<Value, ExecutionError> {
     if !budget::metered() {
-        return invoke(ftx, handler);
+        return run();
     }
     let what = ftx.name;
     if let Some(t) = &ftx.this {
@@ -273,8 +283,8 @@ fn metered(ftx: &FunctionContext<'_, '_>, handler: Handler) -> Result<Value, Exe
     for a in &ftx.args {
         budget::charge_val(what, a.as_ref())?;
     }
-    let out = invoke(ftx, handler)?;
-    budget::charge_value(what, &out)?;
+    let out = run()?;
+    budget::admit_value(what, &out)?;
     Ok(out)
 }
 
