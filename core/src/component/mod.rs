@@ -1450,6 +1450,17 @@ fn endpoint_schema_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> 
     out
 }
 
+/// The undeclared parameter fields of every unit (`release::undeclared_parameters`), each
+/// once: a Component renders once per environment, its parameters are the same each time.
+fn undeclared_parameter_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> {
+    let mut seen = BTreeSet::new();
+    units
+        .iter()
+        .flat_map(release::undeclared_parameters)
+        .filter(|d| seen.insert(d.to_string()))
+        .collect()
+}
+
 /// Render every Component (or snapshot) in the documents: one Release per component and
 /// environment, releases in input order (live components first, then snapshots), each sorted by
 /// kind, apiVersion, namespace, name. Other `openchoreo.dev` kinds pass through first.
@@ -1501,6 +1512,7 @@ where
     errors.extend(e);
     warnings.extend(w);
     warnings.extend(endpoint_schema_warnings(&units));
+    warnings.extend(undeclared_parameter_warnings(&units));
     let mut platform = upstream::Platform {
         // The live Components too: a release records no uid, the live object has it.
         docs: l
@@ -1629,9 +1641,10 @@ where
             .filter(|t| !l.is_broken(&t.loc))
             .cloned()
             .collect();
-        match project::render(b, &types, &l.exprs, opts, &platform)
-            .and_then(|objs| finish(objs).map_err(|d| vec![d]))
-        {
+        match project::render(b, &types, &l.exprs, opts, &platform).and_then(|(objs, w)| {
+            warnings.extend(w);
+            finish(objs).map_err(|d| vec![d])
+        }) {
             Ok(t) => {
                 out.push(t);
                 let mut o = Origin::of(OriginKind::Project, b.loc.doc);
@@ -1643,7 +1656,10 @@ where
     }
     // Then the resources, each binding's objects in its type's order.
     for (b, r) in rendered_resources {
-        match r.and_then(|r| finish(r.objects).map_err(|d| vec![d])) {
+        match r.and_then(|r| {
+            warnings.extend(r.warnings);
+            finish(r.objects).map_err(|d| vec![d])
+        }) {
             Ok(t) => {
                 out.push(t);
                 let mut o = Origin::of(OriginKind::Resource, b.loc.doc);
