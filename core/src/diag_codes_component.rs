@@ -21,7 +21,8 @@ code_table! { COMPONENT;
     DUPLICATE_INSTANCE = "KLN6008", "duplicate-instance";
     /// Two documents define the same thing (definition, addon, workload, deployment, snapshot).
     DUPLICATE_DEFINITION = "KLN6009", "duplicate-definition";
-    /// A Component has no Workload.
+    /// A Component has no Workload (a warning unless it is asked for by name or `--strict`: upstream
+    /// renders nothing for it until its Workload exists, and the other components).
     MISSING_WORKLOAD = "KLN6010", "missing-workload";
     /// An addon patch or remove matched no resource.
     PATCH_TARGET = "KLN6011", "patch-target";
@@ -61,7 +62,8 @@ code_table! { COMPONENT;
     /// rather than ignored, because upstream's controller would render something for it.
     UNSUPPORTED_FEATURE = "KLN6026", "unsupported-feature";
     /// Warning: an input upstream's controller accepts and ignores (a ReleaseBinding's
-    /// `traitEnvironmentConfigs` for an embedded trait's instance); kiln ignores it too, and says so.
+    /// `traitEnvironmentConfigs` for an embedded trait's instance, a parameter field the schema
+    /// does not declare); kiln does what upstream does, and says so.
     IGNORED_INPUT = "KLN6027", "ignored-input";
     /// Warning: an endpoint's API schema gives no routes for `workload.toEndpointResources`
     /// (it does not parse, refers outside itself, or has a type without an extractor).

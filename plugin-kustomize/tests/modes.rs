@@ -467,6 +467,39 @@ fn a_failed_run_echoes_the_input_items() {
     }
 }
 
+/// `strict: true` makes a warning fail the run like an error (issue 40: a component without a
+/// Workload yet is a warning): exit 1 and the input items echoed. Without `strict` the warning is
+/// a result and the other components render.
+#[test]
+fn a_strict_run_fails_on_a_warning_alone() {
+    let case = testdata().join("component/upstream-sample-from-source-without-workload");
+    let items = "items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: keep, annotations: {config.kubernetes.io/path: cm.yaml}}}\n";
+    let paths = "[00-platform.yaml, 01-type-service.yaml, 02-greeter-service.yaml, 03-greeting-service.yaml, 04-bindings.yaml]";
+    for strict in [false, true] {
+        let input = format!(
+            "{RL}{items}functionConfig: {{apiVersion: fn.kiln.dev/v1alpha1, kind: Render, metadata: {{name: r}}, spec: {{paths: {paths}, strict: {strict}}}}}\n"
+        );
+        let o = krm(&[], &input, &case);
+        let out = String::from_utf8(o.stdout.clone()).unwrap();
+        assert!(
+            out.contains("KLN6010") && out.contains("greeting-service"),
+            "{}",
+            show(&o)
+        );
+        if strict {
+            assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+            let answered = out
+                .strip_prefix(RL)
+                .and_then(|r| r.split_once("results:\n"))
+                .map(|(a, _)| a);
+            assert_eq!(answered, Some(items), "the items were not echoed: {out}");
+        } else {
+            assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+            assert!(out.contains("kind: Deployment"), "{out}");
+        }
+    }
+}
+
 /// kiln-core's hints name the `kiln` CLI's flags; kiln-krm's results and stderr say the Render
 /// spec fields instead (`passThrough`, not `--pass-through`).
 #[test]

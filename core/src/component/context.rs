@@ -136,11 +136,58 @@ pub(crate) fn resolve_params(
     Ok(Params { all, env_part })
 }
 
+/// What upstream does with the values given for a schema section a definition does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoSection {
+    /// The component pipeline (`applySchemaSection` in upstream's
+    /// `internal/pipeline/component/context/component.go`): the variable is `{}`, every value
+    /// given is dropped.
+    Empty,
+    /// The project and resource pipelines (`applySchemaDefaults`): the values as given.
+    AsGiven,
+}
+
+/// One schema section of an upstream kind (`spec.parameters` or `spec.environmentConfigs`).
+pub(crate) struct Section<'s> {
+    /// Its `openAPIV3Schema`, `$ref`s inlined.
+    pub schema: &'s Value,
+    /// Whether the definition has the section at all.
+    pub declared: bool,
+    /// What a missing section does to the values.
+    pub missing: NoSection,
+}
+
+impl<'s> Section<'s> {
+    /// The `parameters` section of a definition's schemas.
+    pub(crate) fn parameters(s: &'s Schemas, missing: NoSection) -> Self {
+        Self {
+            schema: s.params.as_ref().unwrap_or(&s.merged),
+            declared: s.declares_params,
+            missing,
+        }
+    }
+
+    /// The `environmentConfigs` section of a definition's schemas.
+    pub(crate) fn environment_configs(s: &'s Schemas, missing: NoSection) -> Self {
+        Self {
+            schema: &s.env,
+            declared: s.declares_env,
+            missing,
+        }
+    }
+}
+
 /// Upstream's `applySchemaSection`: defaults of one schema section (`parameters` or
 /// `environmentConfigs`) applied to the values given for it, then validated against it. Unlike
 /// the proposal's merged parameters, the two sections are separate variables.
+///
+/// A field the section does not declare is not an error and stays in the value: upstream
+/// validates with the Kubernetes schema validator, which lets undeclared properties through
+/// (only `additionalProperties: false` refuses them), and since #3816 it does not prune them.
+/// [`undeclared_warnings`] names them. A section the definition does not have gives
+/// `section.missing`.
 pub(crate) fn resolve_section(
-    section: &Value,
+    section: &Section<'_>,
     what: &str,
     section_name: &str,
     value: &Value,
@@ -151,15 +198,22 @@ pub(crate) fn resolve_section(
     } else {
         json!({})
     };
-    schema::apply_defaults(section, &mut v);
-    let errors: Vec<Diagnostic> = schema::validate(section, &v)
+    if !section.declared {
+        return Ok(match section.missing {
+            NoSection::Empty => json!({}),
+            NoSection::AsGiven => v,
+        });
+    }
+    schema::apply_defaults(section.schema, &mut v);
+    let errors: Vec<Diagnostic> = schema::validate(section.schema, &v)
         .into_iter()
+        .filter(|viol| viol.rule != UNDECLARED)
         .map(|viol| {
             let rel = viol_path(&viol);
             let hint = match viol.rule.as_str() {
                 "required" => format!("set the field: the {section_name} of {what} declare it without a default"),
-                "unknown field" | "additionalProperties" => format!(
-                    "the {section_name} of {what} declare no such field: check the spelling (kiln schema prints the schema)"
+                "additionalProperties" => format!(
+                    "the {section_name} of {what} allow no other fields (additionalProperties: false): check the spelling (kiln schema prints the schema)"
                 ),
                 rule => format!("the {section_name} of {what} constrain this field with {rule}"),
             };
@@ -176,6 +230,113 @@ pub(crate) fn resolve_section(
     } else {
         Err(errors)
     }
+}
+
+/// A definition's two sections, resolved: the values of `parameters` and `environmentConfigs`,
+/// and the warnings naming the fields neither declares.
+pub(crate) struct Sections {
+    pub parameters: Value,
+    pub environment_configs: Value,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// [`resolve_section`] for both sections of `schemas` (the project and resource pipelines),
+/// every error of both reported, and [`undeclared_warnings`] for both.
+pub(crate) fn resolve_sections(
+    schemas: &Schemas,
+    missing: NoSection,
+    what: &str,
+    parameters: (&Value, &Source<'_, '_>),
+    environment_configs: (&Value, &Source<'_, '_>),
+) -> Result<Sections, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let mut one = |section: Section<'_>, name: &str, (value, src): (&Value, &Source<'_, '_>)| {
+        warnings.extend(undeclared_warnings(&section, what, name, value, src));
+        resolve_section(&section, what, name, value, src)
+            .map_err(|e| errors.extend(e))
+            .ok()
+    };
+    let p = one(
+        Section::parameters(schemas, missing),
+        "parameters",
+        parameters,
+    );
+    let e = one(
+        Section::environment_configs(schemas, missing),
+        "environmentConfigs",
+        environment_configs,
+    );
+    match (p, e) {
+        (Some(parameters), Some(environment_configs)) if errors.is_empty() => Ok(Sections {
+            parameters,
+            environment_configs,
+            warnings,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// The rule name of the validator's violation for a field a schema does not declare.
+const UNDECLARED: &str = "unknown field";
+
+/// A warning (KLN6027) for each field of `value` that `section` does not declare, at any depth
+/// (fields under `x-kubernetes-preserve-unknown-fields` or an `additionalProperties` schema are
+/// declared). Upstream renders with it, but no template can read it by name (the templates are
+/// type-checked against the schema): it has no effect unless a template writes out a whole
+/// object holding it, and a section the definition does not have is dropped (component
+/// pipeline) or passed on unread. `--strict` makes these errors.
+pub(crate) fn undeclared_warnings(
+    section: &Section<'_>,
+    what: &str,
+    section_name: &str,
+    value: &Value,
+    src: &Source<'_, '_>,
+) -> Vec<Diagnostic> {
+    let hint = format!(
+        "remove the field, or declare it in the {section_name} schema of {what} (kiln schema prints the schema); --strict makes this an error"
+    );
+    if !section.declared {
+        let what_happens = match section.missing {
+            NoSection::Empty => {
+                format!("upstream renders with {section_name} = {{}} and the field has no effect")
+            }
+            NoSection::AsGiven => {
+                "upstream passes it on unchecked, and no template can read it by name".to_string()
+            }
+        };
+        return value
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .map(|k| {
+                let rel = FieldPath::root().key(k);
+                src.loc.warning(
+                    codes::IGNORED_INPUT,
+                    &src.at.join(&rel),
+                    format!(
+                        "{section_name}.{rel} is not declared: {what} has no {section_name} schema, so {what_happens}"
+                    ),
+                    hint.clone(),
+                )
+            })
+            .collect();
+    }
+    schema::validate(section.schema, value)
+        .into_iter()
+        .filter(|viol| viol.rule == UNDECLARED)
+        .map(|viol| {
+            let rel = viol_path(&viol);
+            src.loc.warning(
+                codes::IGNORED_INPUT,
+                &src.at.join(&rel),
+                format!(
+                    "{section_name}.{rel} is not declared by the {section_name} schema of {what}: upstream keeps it unchecked (it does not prune it), and no template can read it by name"
+                ),
+                hint.clone(),
+            )
+        })
+        .collect()
 }
 
 /// Variables of an upstream ComponentType's templates (`ComponentContext` upstream).
@@ -359,6 +520,81 @@ mod tests {
         let mut a = json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
         deep_merge(&mut a, &json!({"a": {"c": [3], "e": 2}, "d": {"x": 1}}));
         assert_eq!(a, json!({"a": {"b": 1, "c": [3], "e": 2}, "d": {"x": 1}}));
+    }
+
+    /// Upstream's `applySchemaSection` (`internal/pipeline/component/context/component.go`):
+    /// undeclared fields, at any depth, are kept and not errors; declared ones are defaulted and
+    /// validated; `additionalProperties: false` still refuses; a missing section gives `{}` in
+    /// the component pipeline and the values as given in the project and resource pipelines.
+    #[test]
+    fn undeclared_fields_are_kept_and_named() {
+        let docs = crate::document::parse_file(
+            "t.yaml",
+            "kind: Component\n".to_string(),
+            &Default::default(),
+        )
+        .unwrap();
+        let loc = Loc::new(&docs[0]);
+        let src = Source {
+            loc: &loc,
+            at: FieldPath::root().key("spec").key("parameters"),
+        };
+        let schema = json!({"type": "object", "properties": {
+            "size": {"type": "object", "properties": {"cpu": {"type": "string", "default": "1"}}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "closed": {"type": "object", "additionalProperties": false},
+            "port": {"type": "integer"}}});
+        let declared = Section {
+            schema: &schema,
+            declared: true,
+            missing: NoSection::Empty,
+        };
+        let value = json!({"extra": 1, "size": {"memory": "1Gi"}, "free": {"x": 1},
+            "labels": {"a": "b"}, "port": 80});
+        let got = resolve_section(&declared, "T", "parameters", &value, &src).unwrap();
+        assert_eq!(
+            got,
+            json!({"extra": 1, "size": {"memory": "1Gi", "cpu": "1"}, "free": {"x": 1},
+                "labels": {"a": "b"}, "port": 80})
+        );
+        let warned: Vec<String> = undeclared_warnings(&declared, "T", "parameters", &value, &src)
+            .into_iter()
+            .map(|d| {
+                assert_eq!(d.code, codes::IGNORED_INPUT);
+                assert!(!d.is_error());
+                d.path.unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(
+            warned,
+            ["spec.parameters.extra", "spec.parameters.size.memory"]
+        );
+        // What the schema forbids, or constrains, is still an error.
+        for bad in [json!({"closed": {"x": 1}}), json!({"port": "80"})] {
+            let e = resolve_section(&declared, "T", "parameters", &bad, &src).unwrap_err();
+            assert_eq!(e[0].code, codes::PARAMETER_INVALID, "{bad}");
+        }
+        // A missing section.
+        let empty = json!({"type": "object", "properties": {}});
+        for (missing, want) in [
+            (NoSection::Empty, json!({})),
+            (NoSection::AsGiven, json!({"replicas": 2})),
+        ] {
+            let absent = Section {
+                schema: &empty,
+                declared: false,
+                missing,
+            };
+            let v = json!({"replicas": 2});
+            assert_eq!(
+                resolve_section(&absent, "T", "parameters", &v, &src).unwrap(),
+                want
+            );
+            let w = undeclared_warnings(&absent, "T", "parameters", &v, &src);
+            assert_eq!(w.len(), 1);
+            assert_eq!(w[0].path.as_deref(), Some("spec.parameters.replicas"));
+        }
     }
 
     #[test]

@@ -813,7 +813,9 @@ struct Inputs<'u, 'a> {
     workload: &'u WorkloadDef<'a>,
 }
 
-/// Find a Component's type, addons and workload among `types`/`addons`/`workloads`.
+/// Find a Component's type, addons and workload among `types`/`addons`/`workloads`. A
+/// missing workload gives `None` without a diagnostic: whether that is an error depends on
+/// what was asked for (see [`missing_workload`]).
 fn resolve<'u, 'a>(
     component: &'u ComponentDef<'a>,
     types: &[&'u TypeDef<'a>],
@@ -951,18 +953,6 @@ fn resolve<'u, 'a>(
             }
         }
     }
-    let workload = match workload {
-        Some(w) => Some(w),
-        None => {
-            diags.push(c.loc.error(
-                codes::MISSING_WORKLOAD,
-                &FieldPath::root().key("metadata").key("name"),
-                format!("component {:?} has no Workload", c.name),
-                "add a Workload whose spec.owner.componentName (or metadata.name) is the component's name",
-            ));
-            None
-        }
-    };
     // A type renders with upstream's context or the proposal's; a trait written for the other
     // would read variables that are not there.
     if let Some(t) = type_def {
@@ -1101,6 +1091,16 @@ fn plan<'u, 'a>(
             Some(e) => vec![e.clone()],
             None => environments_of(&c.name),
         };
+        let wl = workload_of.get(c.name.as_str()).copied();
+        // Nothing would render for it anyway: the missing Workload is what to say.
+        if envs.is_empty() && wl.is_none() {
+            let before = diags.len();
+            let _no_workload = resolve(c, &types, &addons, wl, &l.failed_names, diags);
+            if diags.len() == before {
+                diags.push(missing_workload(c, &envs, false));
+            }
+            continue;
+        }
         if envs.is_empty() {
             diags.push(c.loc.error(
                 codes::ENVIRONMENT,
@@ -1110,10 +1110,14 @@ fn plan<'u, 'a>(
             ));
             continue;
         }
-        let wl = workload_of.get(c.name.as_str()).copied();
-        let Some(inputs) = resolve(c, &types, &addons, wl, &l.failed_names, diags) else {
+        let before = diags.len();
+        let inputs = resolve(c, &types, &addons, wl, &l.failed_names, diags);
+        // A component with errors of its own renders nothing; one without a Workload yet
+        // renders only the releases its bindings pin (see `missing_workload`).
+        if inputs.is_none() && (diags.len() > before || wl.is_some()) {
             continue;
-        };
+        }
+        let mut without_workload = Vec::new();
         for env in envs {
             if covered.contains(&(c.name.clone(), env.clone())) {
                 diags.push(c.loc.error(
@@ -1132,9 +1136,16 @@ fn plan<'u, 'a>(
                 }
                 continue;
             }
-            if let Some(u) = unit(&inputs, dep, env, opts, diags) {
+            let Some(inputs) = &inputs else {
+                without_workload.push(env);
+                continue;
+            };
+            if let Some(u) = unit(inputs, dep, env, opts, diags) {
                 units.push(u);
             }
+        }
+        if !without_workload.is_empty() {
+            diags.push(missing_workload(c, &without_workload, opts.env.is_some()));
         }
     }
     // Components given only as ComponentReleases, in the order their first release appears.
@@ -1260,6 +1271,43 @@ fn plan<'u, 'a>(
         }
     }
     units
+}
+
+/// A Component without a Workload in the environments `envs`. Upstream's component controller
+/// (`validateAndFetchWorkload`, `internal/controller/component/controller.go`) creates no
+/// release for it — its Ready condition says `WorkloadNotFound`, waiting for the first build to
+/// write the Workload — and deploys the other components: so a run renders the others and warns
+/// (`--strict` makes it an error). Asked for by name (`--env`, `kiln snapshot create
+/// --component`) it is an error: what was asked for cannot be rendered.
+fn missing_workload(c: &ComponentDef<'_>, envs: &[String], asked: bool) -> Diagnostic {
+    let at = FieldPath::root().key("metadata").key("name");
+    let hint = "add a Workload whose spec.owner.componentName (or metadata.name) is the component's name; a component built from source gets one from its first build";
+    let envs = match envs {
+        [] => String::new(),
+        [one] => format!(" in environment {one}"),
+        many => format!(" in environments {}", many.join(", ")),
+    };
+    if asked {
+        c.loc.error(
+            codes::MISSING_WORKLOAD,
+            &at,
+            format!(
+                "component {:?} has no Workload, so nothing renders for it{envs}",
+                c.name
+            ),
+            hint,
+        )
+    } else {
+        c.loc.warning(
+            codes::MISSING_WORKLOAD,
+            &at,
+            format!(
+                "component {:?} has no Workload yet, so nothing renders for it{envs}: upstream deploys nothing until its Workload exists",
+                c.name
+            ),
+            hint,
+        )
+    }
 }
 
 /// The ComponentRelease a binding names: it must be among the inputs and belong to the component.
@@ -1450,6 +1498,17 @@ fn endpoint_schema_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> 
     out
 }
 
+/// The undeclared parameter fields of every unit (`release::undeclared_parameters`), each
+/// once: a Component renders once per environment, its parameters are the same each time.
+fn undeclared_parameter_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> {
+    let mut seen = BTreeSet::new();
+    units
+        .iter()
+        .flat_map(release::undeclared_parameters)
+        .filter(|d| seen.insert(d.to_string()))
+        .collect()
+}
+
 /// Render every Component (or snapshot) in the documents: one Release per component and
 /// environment, releases in input order (live components first, then snapshots), each sorted by
 /// kind, apiVersion, namespace, name. Other `openchoreo.dev` kinds pass through first.
@@ -1501,6 +1560,7 @@ where
     errors.extend(e);
     warnings.extend(w);
     warnings.extend(endpoint_schema_warnings(&units));
+    warnings.extend(undeclared_parameter_warnings(&units));
     let mut platform = upstream::Platform {
         // The live Components too: a release records no uid, the live object has it.
         docs: l
@@ -1629,9 +1689,10 @@ where
             .filter(|t| !l.is_broken(&t.loc))
             .cloned()
             .collect();
-        match project::render(b, &types, &l.exprs, opts, &platform)
-            .and_then(|objs| finish(objs).map_err(|d| vec![d]))
-        {
+        match project::render(b, &types, &l.exprs, opts, &platform).and_then(|(objs, w)| {
+            warnings.extend(w);
+            finish(objs).map_err(|d| vec![d])
+        }) {
             Ok(t) => {
                 out.push(t);
                 let mut o = Origin::of(OriginKind::Project, b.loc.doc);
@@ -1643,7 +1704,10 @@ where
     }
     // Then the resources, each binding's objects in its type's order.
     for (b, r) in rendered_resources {
-        match r.and_then(|r| finish(r.objects).map_err(|d| vec![d])) {
+        match r.and_then(|r| {
+            warnings.extend(r.warnings);
+            finish(r.objects).map_err(|d| vec![d])
+        }) {
             Ok(t) => {
                 out.push(t);
                 let mut o = Origin::of(OriginKind::Resource, b.loc.doc);
@@ -1844,7 +1908,11 @@ pub fn create_snapshot(
         .deployments
         .iter()
         .find(|d| d.component == c.name && d.environment == env);
+    let before = errors.len();
     let Some(inputs) = resolve(c, &types, &addons, wl, &l.failed_names, &mut errors) else {
+        if errors.len() == before && wl.is_none() {
+            errors.push(missing_workload(c, &[env.to_string()], true));
+        }
         return Err(Diagnostics(errors));
     };
     let Some(u) = unit(&inputs, dep, env.to_string(), opts, &mut errors) else {

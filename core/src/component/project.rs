@@ -18,7 +18,7 @@ use crate::document::Document;
 use crate::expr::value::to_val;
 use crate::fieldpath::FieldPath;
 
-use super::context::{self, Source};
+use super::context::{self, NoSection, Sections, Source};
 use super::kinds::{Loc, ProjectBindingDef, ProjectTypeDef};
 use super::template::{root_context, Exprs, Renderer, TplError};
 use super::upstream::Platform;
@@ -53,14 +53,15 @@ pub(crate) fn compile(
     super::push_tpl_errors(&t.loc, errs, diags);
 }
 
-/// Render one ProjectReleaseBinding: the objects of its project's type, in order.
+/// Render one ProjectReleaseBinding: the objects of its project's type, in order, and the
+/// warnings naming the fields of its values the type does not declare.
 pub(crate) fn render(
     b: &ProjectBindingDef<'_>,
     types: &[ProjectTypeDef<'_>],
     exprs: &Exprs,
     opts: &Options,
     platform: &Platform<'_>,
-) -> Result<Vec<Value>, Vec<Diagnostic>> {
+) -> Result<(Vec<Value>, Vec<Diagnostic>), Vec<Diagnostic>> {
     let suffix = format!(
         " (project {:?}, environment {:?})",
         b.project, b.environment
@@ -167,36 +168,26 @@ pub(crate) fn render(
         },
     };
     let empty = json!({});
-    let p_schema = ty
-        .schemas
-        .params
-        .clone()
-        .unwrap_or_else(|| ty.schemas.merged.clone());
-    let mut errors = Vec::new();
-    let parameters = context::resolve_section(
-        &p_schema,
+    let Sections {
+        parameters,
+        environment_configs: env_configs,
+        warnings,
+    } = context::resolve_sections(
+        &ty.schemas,
+        NoSection::AsGiven,
         &what,
-        "parameters",
-        project.pointer("/spec/parameters").unwrap_or(&empty),
-        &params_src,
-    )
-    .map_err(|e| errors.extend(e))
-    .ok();
-    let env_configs = context::resolve_section(
-        &ty.schemas.env,
-        &what,
-        "environmentConfigs",
-        &b.env_configs,
-        &Source {
-            loc: &b.loc,
-            at: FieldPath::root().key("spec").key("environmentConfigs"),
-        },
-    )
-    .map_err(|e| errors.extend(e))
-    .ok();
-    let (Some(parameters), Some(env_configs)) = (parameters, env_configs) else {
-        return Err(errors);
-    };
+        (
+            project.pointer("/spec/parameters").unwrap_or(&empty),
+            &params_src,
+        ),
+        (
+            &b.env_configs,
+            &Source {
+                loc: &b.loc,
+                at: FieldPath::root().key("spec").key("environmentConfigs"),
+            },
+        ),
+    )?;
     let mut ctx = root_context().new_inner_scope();
     let mut vars = vec![
         ("metadata", metadata),
@@ -351,7 +342,7 @@ pub(crate) fn render(
         &format!("{type_kind}/{}", ty.name),
         &format!("Project/{}", b.project),
     )?;
-    Ok(out)
+    Ok((out, warnings))
 }
 
 /// The labels of upstream's `buildMetadataContext` that every object of a project in an

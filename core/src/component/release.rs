@@ -11,7 +11,9 @@ use crate::diag::{codes, Diagnostic};
 use crate::expr::value::to_val;
 use crate::fieldpath::FieldPath;
 
-use super::context::{self, Params, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT};
+use super::context::{
+    self, NoSection, Params, Section, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT,
+};
 use super::kinds::{
     AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, PostValidation, RemoveDef, ResourceTpl,
     Target, TypeDef, WorkloadDef,
@@ -461,14 +463,9 @@ fn trait_params(
     params: (&Value, &Loc<'_>, FieldPath),
     env: (&Value, &Loc<'_>, FieldPath),
 ) -> Result<Params, Vec<Diagnostic>> {
-    let p_schema = addon
-        .schemas
-        .params
-        .clone()
-        .unwrap_or_else(|| addon.schemas.merged.clone());
     let mut errors = Vec::new();
     let all = context::resolve_section(
-        &p_schema,
+        &Section::parameters(&addon.schemas, NoSection::Empty),
         what,
         "parameters",
         params.0,
@@ -480,7 +477,7 @@ fn trait_params(
     .map_err(|e| errors.extend(e))
     .ok();
     let env_part = context::resolve_section(
-        &addon.schemas.env,
+        &Section::environment_configs(&addon.schemas, NoSection::Empty),
         what,
         "environmentConfigs",
         env.0,
@@ -666,13 +663,8 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
             }
         }
     }
-    let p_schema = ty
-        .schemas
-        .params
-        .clone()
-        .unwrap_or_else(|| ty.schemas.merged.clone());
     let all = context::resolve_section(
-        &p_schema,
+        &Section::parameters(&ty.schemas, NoSection::Empty),
         &what,
         "parameters",
         &comp.parameters,
@@ -701,7 +693,7 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
         ),
     };
     let env_part = context::resolve_section(
-        &ty.schemas.env,
+        &Section::environment_configs(&ty.schemas, NoSection::Empty),
         &what,
         "environmentConfigs",
         env_value,
@@ -739,6 +731,97 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
         }),
         _ => Err(errors),
     }
+}
+
+/// The fields of an upstream unit's parameters and environment configs that its definitions'
+/// schemas do not declare, one warning each (see [`context::undeclared_warnings`]): the
+/// Component's `parameters`, the binding's `componentTypeEnvironmentConfigs`, each trait
+/// instance's `parameters` and `traitEnvironmentConfigs`, and the literal keys of each embedded
+/// trait's `parameters` and `environmentConfigs` (upstream's `applySchemaSection` for each).
+/// The proposal's kinds refuse undeclared parameters instead (KLN6005).
+pub(crate) fn undeclared_parameters(unit: &Unit<'_, '_>) -> Vec<Diagnostic> {
+    let comp = unit.component;
+    let ty = unit.type_def;
+    if !ty.upstream {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut check = |section: Section<'_>, what: &str, name: &str, value: &Value, loc, at| {
+        out.extend(context::undeclared_warnings(
+            &section,
+            what,
+            name,
+            value,
+            &Source { loc, at },
+        ));
+    };
+    let what = format!("ComponentType {:?}", ty.name);
+    check(
+        Section::parameters(&ty.schemas, NoSection::Empty),
+        &what,
+        "parameters",
+        &comp.parameters,
+        &comp.loc,
+        FieldPath::root().key("spec").key("parameters"),
+    );
+    if let Some(d) = unit.deployment {
+        check(
+            Section::environment_configs(&ty.schemas, NoSection::Empty),
+            &what,
+            "environmentConfigs",
+            &d.overrides,
+            &d.loc,
+            d.overrides_at.clone(),
+        );
+    }
+    for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
+        let what = format!(
+            "Trait {:?} (embedded instance {:?})",
+            addon.name, e.instance
+        );
+        check(
+            Section::parameters(&addon.schemas, NoSection::Empty),
+            &what,
+            "parameters",
+            &e.parameters,
+            &ty.loc,
+            e.at.key("parameters"),
+        );
+        check(
+            Section::environment_configs(&addon.schemas, NoSection::Empty),
+            &what,
+            "environmentConfigs",
+            &e.environment_configs,
+            &ty.loc,
+            e.at.key("environmentConfigs"),
+        );
+    }
+    for (use_, addon) in comp.addons.iter().zip(&unit.addons) {
+        let what = format!("Trait {:?} (instance {:?})", addon.name, use_.instance);
+        check(
+            Section::parameters(&addon.schemas, NoSection::Empty),
+            &what,
+            "parameters",
+            &use_.config,
+            &comp.loc,
+            use_.config_at.clone(),
+        );
+        if let Some((v, at)) = unit
+            .deployment
+            .and_then(|d| d.addon_overrides.get(&use_.instance).map(|o| (d, o)))
+            .map(|(d, (v, at))| (v, (&d.loc, at.clone())))
+        {
+            check(
+                Section::environment_configs(&addon.schemas, NoSection::Empty),
+                &what,
+                "environmentConfigs",
+                v,
+                at.0,
+                at.1,
+            );
+        }
+    }
+    out
 }
 
 /// What can be checked of a release whose definitions have errors of their own: its parameters.

@@ -25,7 +25,7 @@ use crate::diag::{codes, Diagnostic};
 use crate::expr::value::to_val;
 use crate::fieldpath::FieldPath;
 
-use super::context::{self, Source};
+use super::context::{self, NoSection, Sections, Source};
 use super::kinds::{
     OutputSource, ResourceBindingDef, ResourceDef, ResourceReleaseDef, ResourceTypeDef,
 };
@@ -111,6 +111,8 @@ pub(crate) fn compile(
 pub(crate) struct RenderedResource {
     pub objects: Vec<Value>,
     pub outputs: Vec<(String, Result<Value, String>)>,
+    /// Fields of the parameters and environment configs the type does not declare.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Render one ResourceReleaseBinding.
@@ -295,38 +297,25 @@ pub(crate) fn render(
     // Parameters: the Resource's, defaulted (and, as everywhere in kiln, validated) by the type.
     let what = format!("{type_kind} {:?}", ty.name);
     let empty = json!({});
-    let p_schema = ty
-        .schemas
-        .params
-        .clone()
-        .unwrap_or_else(|| ty.schemas.merged.clone());
-    let mut errors = Vec::new();
-    let parameters = context::resolve_section(
-        &p_schema,
+    let Sections {
+        parameters,
+        environment_configs: env_configs,
+        warnings,
+    } = context::resolve_sections(
+        &ty.schemas,
+        NoSection::AsGiven,
         &what,
-        "parameters",
-        if params.is_null() { &empty } else { params },
-        &params_src,
-    )
-    .map_err(|e| errors.extend(e))
-    .ok();
-    let env_configs = context::resolve_section(
-        &ty.schemas.env,
-        &what,
-        "environmentConfigs",
-        &b.env_configs,
-        &Source {
-            loc: &b.loc,
-            at: FieldPath::root()
-                .key("spec")
-                .key("resourceTypeEnvironmentConfigs"),
-        },
-    )
-    .map_err(|e| errors.extend(e))
-    .ok();
-    let (Some(parameters), Some(env_configs)) = (parameters, env_configs) else {
-        return Err(errors);
-    };
+        (if params.is_null() { &empty } else { params }, &params_src),
+        (
+            &b.env_configs,
+            &Source {
+                loc: &b.loc,
+                at: FieldPath::root()
+                    .key("spec")
+                    .key("resourceTypeEnvironmentConfigs"),
+            },
+        ),
+    )?;
     let mut ctx = root_context().new_inner_scope();
     for (k, v) in [
         ("metadata", metadata),
@@ -447,7 +436,11 @@ pub(crate) fn render(
         };
         outputs.push((o.name.clone(), Ok(resolved)));
     }
-    Ok(RenderedResource { objects, outputs })
+    Ok(RenderedResource {
+        objects,
+        outputs,
+        warnings,
+    })
 }
 
 /// The binding's namespace (else `--namespace`).

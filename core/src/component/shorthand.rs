@@ -39,6 +39,12 @@ pub(crate) struct Schemas {
     /// The parameters section alone (upstream `spec.parameters`), which an upstream render
     /// checks a Component's `parameters` against; `None` for shorthand schemas.
     pub params: Option<Value>,
+    /// Whether an upstream definition has a `spec.parameters` / `spec.environmentConfigs`
+    /// section: upstream treats the values of a missing section differently from those of an
+    /// empty one (see `context::NoSection`). `false` for shorthand schemas.
+    pub declares_params: bool,
+    /// See `declares_params`.
+    pub declares_env: bool,
     /// What every unit of this definition uses, derived from the above on first use.
     derived: std::sync::OnceLock<Derived>,
 }
@@ -159,6 +165,8 @@ pub(crate) fn from_shorthand(section: Option<&Value>) -> Result<Schemas, Vec<Sch
         env: strip_top_default(env_schema),
         env_keys: env.keys().cloned().collect(),
         params: None,
+        declares_params: false,
+        declares_env: false,
         derived: std::sync::OnceLock::new(),
     })
 }
@@ -251,6 +259,8 @@ pub(crate) fn from_openapi(
         env: e,
         env_keys,
         params: Some(p),
+        declares_params: parameters.is_some_and(|v| !v.is_null()),
+        declares_env: env.is_some_and(|v| !v.is_null()),
         derived: std::sync::OnceLock::new(),
     })
 }
