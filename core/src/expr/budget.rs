@@ -283,7 +283,8 @@ fn unit_of(kind: Kind) -> &'static str {
 
 /// Admit a value of `weight` that `function` built (or, `before`, is about to build): charge
 /// copying it, and refuse it when it is over the size limit. `exact` says whether `weight` is the
-/// exact size (strings) or a lower bound (a weighing stops past the limit).
+/// exact size (strings) or not: a lower bound (a weighing stops past the limit), or for a string
+/// an estimate (`format`).
 pub(crate) fn admit(
     function: &str,
     kind: Kind,
@@ -301,6 +302,12 @@ pub(crate) fn admit(
         let msg = if exact {
             format!(
                 "{function} {verb} {} {size} bytes, over the limit of {limit} bytes (the evaluation budget)",
+                unit_of(kind)
+            )
+        } else if matches!(kind, Kind::String | Kind::Bytes) {
+            // An estimate of a text's length (`format`'s clauses).
+            format!(
+                "{function} {verb} {} about {size} bytes, over the limit of {limit} bytes (the evaluation budget)",
                 unit_of(kind)
             )
         } else {
@@ -979,7 +986,7 @@ mod tests {
             ),
             (
                 "'%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f%.100f'.format([1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5])",
-                Some("format() would build a string of more than the limit of 1000"),
+                Some("format() would build a string of about 1040 bytes"),
             ),
         ];
         for (src, want) in cases {
