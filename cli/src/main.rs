@@ -450,7 +450,6 @@ fn request(
     let limits = common.limits();
     let mut req = Request {
         inputs: inputs(paths),
-        root: None,
         environment: env.map(str::to_string),
         values: kurel.values.iter().map(PathBuf::from).collect(),
         sets: kurel.set.clone(),

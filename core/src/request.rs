@@ -53,15 +53,16 @@ use crate::redact::{FileSecrets, SecretPath, Secrets};
 use crate::source::{load_inputs_in, Access, FoundPackage, Input, Root, Snapshot};
 
 mod pair;
-pub use pair::{render_pair, Pair, Tree};
+mod snapshot;
+pub use pair::{render_pair, Pair, SharedFinish};
 
 /// Everything one run needs, whatever door it came through.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
     /// What to read: paths (files, or directories walked recursively), stdin, in-memory texts.
     pub inputs: Vec<Input>,
-    /// The root untrusted paths stay in; `None` when every path is the user's own.
-    pub root: Option<PathBuf>,
+    /// Where the request's paths are read: as given, or inside a root they may not leave.
+    pub files: Files,
     /// The environment components are rendered for.
     pub environment: Option<String>,
     /// kurel values files, merged in order over the package's parameters.
@@ -117,6 +118,25 @@ pub struct Request {
     /// Leave out the provenance annotations (`kiln.dev/definition`, `kiln.dev/instance`,
     /// `kiln.dev/node`) that rendered objects otherwise carry.
     pub no_provenance: bool,
+}
+
+/// Where a request's paths are read (module docs, **Paths and trust**).
+#[derive(Debug, Clone, Default)]
+pub enum Files {
+    /// Every path is the user's own, read as given.
+    #[default]
+    AsGiven,
+    /// Every path is read inside this directory and may not leave it (what a door does with
+    /// paths from untrusted configuration); files are named by their path joined to it.
+    Within(PathBuf),
+    /// Every path is read inside this tree, files named as the tree names them: `kiln diff`'s
+    /// working tree, its paths relative to the repository's top.
+    Tree(Root),
+    /// A committed revision (`kiln diff`), its paths relative to its top, files named by their
+    /// path in it. Plain manifests are read from memory; anything that needs files (a kurel
+    /// package, values files, instance directories, CRDs, symlinks) is rendered from the
+    /// revision written into a private temporary directory for the run.
+    Revision(Arc<Snapshot>),
 }
 
 /// How kro definitions are shipped.
@@ -238,126 +258,19 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(req, None, None, finish, Link::default()).map(|(r, _)| r)
+    render_with(req, None, finish, None, None)
 }
 
-/// [`render_units`] with every path of the request read inside `root` (as [`Request::root`]
-/// would, which is ignored here), files named as `root` names them. What `kiln diff` renders a
-/// repository's working tree with: every path of the run relative to the repository's top, and
-/// no file of the run outside it.
-pub fn render_units_within<T, F>(
-    req: &Request,
-    root: &Root,
-    finish: F,
-) -> Result<Rendered<T>, Failed>
+/// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
+/// documents) are moved into the run, not copied. What a door that holds thousands of items
+/// uses: each copy is fresh memory to fill.
+pub fn render_units_owned<T, F>(mut req: Request, finish: F) -> Result<Rendered<T>, Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_from(
-        req,
-        None,
-        Some(Access::Within(root.clone())),
-        finish,
-        Link::default(),
-    )
-    .map(|(r, _)| r)
-}
-
-/// [`render_units_within`] a tree that is not on disk (a committed revision), its paths those
-/// of the request (relative to the tree's top). The snapshot is written into a private temporary
-/// directory for the run and removed after it; files are named by their path in the tree, in
-/// diagnostics too (a kurel package's files included).
-pub fn render_snapshot<T, F>(
-    req: &Request,
-    snapshot: &Snapshot,
-    finish: F,
-) -> Result<Rendered<T>, Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
-    snapshot_from(req, snapshot, finish, Link::default()).map(|(r, _)| r)
-}
-
-/// [`render_snapshot`], taking from and recording for the other side of a diff.
-fn snapshot_from<T, F>(
-    req: &Request,
-    snapshot: &Snapshot,
-    finish: F,
-    link: Link<'_, T>,
-) -> Result<(Rendered<T>, Option<Earlier>), Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
-    // Plain manifests are read from memory; anything that needs files (a kurel package, values
-    // files, instance directories, CRDs, symlinks) is rendered from a written-out tree.
-    if let Some(own) = in_memory(req, snapshot) {
-        return render_owned_from(own, finish, link);
-    }
-    let tree = snapshot
-        .materialize()
-        .map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?;
-    let rename_files = |files: Vec<Arc<SourceFile>>| -> Vec<Arc<SourceFile>> {
-        files
-            .into_iter()
-            .map(|f| {
-                let name = tree.tree_name(&f.name);
-                if name == f.name {
-                    f
-                } else {
-                    Arc::new(SourceFile {
-                        name,
-                        text: f.text.clone(),
-                    })
-                }
-            })
-            .collect()
-    };
-    let rename_diag = |mut d: Diagnostic| {
-        d.file = d.file.map(|f| tree.tree_name(&f));
-        let top = format!("{}/", tree.path().display());
-        d.message = d.message.replace(&top, "");
-        d.hint = d.hint.map(|h| h.replace(&top, ""));
-        d
-    };
-    let within = Some(Access::Within(tree.root().clone()));
-    match render_units_from(req, None, within, finish, link) {
-        Ok((mut r, kept)) => {
-            r.files = rename_files(std::mem::take(&mut r.files));
-            r.warnings = std::mem::take(&mut r.warnings)
-                .into_iter()
-                .map(rename_diag)
-                .collect();
-            for o in &mut r.origins {
-                o.file = tree.tree_name(&o.file);
-            }
-            Ok((r, kept))
-        }
-        Err(mut f) => {
-            f.files = rename_files(std::mem::take(&mut f.files));
-            f.diagnostics = std::mem::take(&mut f.diagnostics)
-                .into_iter()
-                .map(rename_diag)
-                .collect();
-            Err(f)
-        }
-    }
-}
-
-/// The request of a snapshot read from memory, its inputs the snapshot's texts, when nothing of
-/// the run needs files on disk (a kurel package, values files, instance directories, CRDs,
-/// symlinks).
-fn in_memory(req: &Request, snapshot: &Snapshot) -> Option<Request> {
-    if !(req.values.is_empty() && req.instances.is_none() && req.crds.is_empty()) {
-        return None;
-    }
-    let inputs = snapshot.as_texts(&req.inputs, req.limits.yaml.max_input_bytes)?;
-    let mut own = req.clone();
-    own.root = None;
-    own.inputs = inputs;
-    Some(own)
+    let inputs = take_inputs(&mut req);
+    render_with(&req, Some(inputs), finish, None, None)
 }
 
 /// A request's in-memory inputs taken out of it: the request keeps their names (for messages),
@@ -377,66 +290,37 @@ fn take_inputs(req: &mut Request) -> Vec<Input> {
     inputs
 }
 
-/// [`render_units`] of a request the caller gives up: its in-memory inputs (texts, parsed
-/// documents) are moved into the run, not copied. What a door that holds thousands of items
-/// uses: each copy is fresh memory to fill.
-pub fn render_units_owned<T, F>(req: Request, finish: F) -> Result<Rendered<T>, Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
-    render_owned_from(req, finish, Link::default()).map(|(r, _)| r)
-}
-
-fn render_owned_from<T, F>(
-    mut req: Request,
+/// Every render: where the request's files are ([`Request::files`]), then the run. `owned` are
+/// the request's inputs moved out of it; `reuse` and `prepared` are a diff's (`pair`).
+fn render_with<T, F>(
+    req: &Request,
+    owned: Option<Vec<Input>>,
     finish: F,
-    link: Link<'_, T>,
-) -> Result<(Rendered<T>, Option<Earlier>), Failed>
+    reuse: Option<&dyn Reuse<T>>,
+    prepared: Option<Result<Prepared, Failed>>,
+) -> Result<Rendered<T>, Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    let inputs = take_inputs(&mut req);
-    render_units_from(&req, Some(inputs), None, finish, link)
-}
-
-/// What a run of one side of a diff takes from the other's: the other's record, and its unit
-/// of each index (see `pair`).
-type From<'a, T> = Option<(&'a Earlier, &'a (dyn Fn(usize) -> T + Sync))>;
-
-/// What one side of a diff is given for its run (see `pair`); the default for a run alone.
-pub(crate) struct Link<'a, T> {
-    /// The other side's record and units, to take unchanged instances from.
-    pub(crate) from: From<'a, T>,
-    /// Keep a record ([`Earlier`]) for the other side.
-    pub(crate) record: bool,
-    /// The other side's context, its instance keys, and what to make of the units of the
-    /// instances it will take from this run ([`pipeline::Shared`]).
-    pub(crate) shared: Option<SharedWith<'a, T>>,
-    /// The run, already read and checked ([`prepare`]), or how that failed.
-    pub(crate) prepared: Option<Result<Prepared, Failed>>,
-    /// Documents the other side parsed ([`ParsedFiles`]), to take instead of parsing.
-    pub(crate) parsed: Option<&'a crate::source::Parsed<'a>>,
-}
-
-/// [`Link::shared`].
-pub(crate) type SharedWith<'a, T> = (
-    &'a str,
-    &'a std::collections::HashSet<String>,
-    &'a pipeline::SharedFinish<'a, T>,
-);
-
-impl<T> Default for Link<'_, T> {
-    fn default() -> Self {
-        Self {
-            from: None,
-            record: false,
-            shared: None,
-            prepared: None,
-            parsed: None,
-        }
+    match &req.files {
+        Files::Revision(snapshot) => snapshot::render(req, snapshot, finish, reuse),
+        _ => render_units_from(req, owned, None, finish, reuse, prepared),
     }
+}
+
+/// What a run exchanges with another run rendered beside it: `kiln diff`'s two sides (`pair`),
+/// whose unchanged kro instances render once. A render alone has none. The pipeline sees only
+/// the units ([`pipeline::InstanceCache`]); the rest is the request's.
+pub(crate) trait Reuse<T>: pipeline::InstanceCache<Checked<T>> {
+    /// The documents the other run parsed of the file `name`, when it held this text.
+    fn parsed(&self, name: &str, text: &str) -> Option<Vec<Document>>;
+    /// Whether this run, of context `here`, takes units from or makes units for the other
+    /// (asked once, before the render).
+    fn applies(&self, here: &Context) -> bool;
+    /// What the run kept for the other: its context and its instances' units (after it
+    /// succeeded).
+    fn keep(&self, kept: Kept);
 }
 
 /// A unit's objects checked (built-in kinds exist; identities kept for the duplicate rule), then
@@ -462,13 +346,13 @@ fn check_unit<T>(
     })
 }
 
-/// What one rendered side keeps for the other side of a diff: the context its kro instances
-/// were rendered in ([`context_of`]), and the index and identities of each instance's unit by
-/// the instance's key ([`pipeline::instance_key`]).
+/// What one rendered run keeps for the other of a diff ([`Reuse::keep`]): the context its kro
+/// instances were rendered in ([`context_of`]), and the index and identities of each instance's
+/// unit by the instance's key ([`pipeline::instance_key`]).
 #[derive(Debug)]
-pub(crate) struct Earlier {
-    context: String,
-    units: std::collections::HashMap<String, (usize, Vec<Identity>)>,
+pub(crate) struct Kept {
+    pub(crate) context: Context,
+    pub(crate) units: std::collections::HashMap<String, (usize, Vec<Identity>)>,
 }
 
 fn render_units_from<T, F>(
@@ -476,8 +360,9 @@ fn render_units_from<T, F>(
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     finish: F,
-    link: Link<'_, T>,
-) -> Result<(Rendered<T>, Option<Earlier>), Failed>
+    reuse: Option<&dyn Reuse<T>>,
+    prepared: Option<Result<Prepared, Failed>>,
+) -> Result<Rendered<T>, Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
@@ -485,49 +370,15 @@ where
     // Every unit's objects are checked on the worker that rendered them, before `finish` sees
     // them: kinds of built-in groups must exist, and identities are kept for the duplicate rule.
     let checked = |objs: Vec<Value>| check_unit(objs, &finish);
-    let Link {
-        from,
-        record,
-        shared,
-        prepared,
-        parsed,
-    } = link;
-    // The instances the other side takes from this one are made with their own `finish`,
-    // checked alike.
-    let shared_finish = shared.map(|(_, _, f)| move |objs: Vec<Value>| check_unit(objs, f));
-    // An unchanged instance's unit as the other side rendered it: its objects passed the checks
-    // there (that side rendered without an error), and its identities join this side's
-    // duplicate check below like any unit's.
-    let earlier = from.map(|(e, unit_at)| {
-        let hook = move |key: &str| -> Option<Checked<T>> {
-            let (i, ids) = e.units.get(key)?;
-            Some(Checked {
-                out: Some(unit_at(*i)),
-                ids: ids.clone(),
-                problems: Vec::new(),
-            })
-        };
-        (e.context.as_str(), hook)
-    });
-    let reusing = Reusing {
-        record,
-        earlier: earlier
-            .as_ref()
-            .map(|(c, h)| (*c, h as &pipeline::EarlierUnit<'_, Checked<T>>)),
-        shared: match (shared, &shared_finish) {
-            (Some((context, keys, _)), Some(f)) => Some((
-                context,
-                pipeline::Shared {
-                    keys,
-                    finish: f as &pipeline::SharedFinish<'_, Checked<T>>,
-                },
-            )),
-            _ => None,
-        },
-        prepared,
-        parsed,
+    let prepared = match prepared {
+        Some(p) => p?,
+        None => {
+            let taking = reuse.map(|r| move |name: &str, text: &str| r.parsed(name, text));
+            let taking = taking.as_ref().map(|t| t as &crate::source::Parsed<'_>);
+            prepare(req, owned, access, reuse.is_some(), false, taking)?
+        }
     };
-    let (r, recorded) = render_checked(req, owned, access, checked, reusing)?;
+    let (r, recorded) = render_checked(req, prepared, checked, reuse)?;
     let mut problems = Vec::new();
     let ids: Vec<&[Identity]> = r.units.iter().map(|c| c.ids.as_slice()).collect();
     let mut repeats = duplicate_ids(&ids).into_iter().peekable();
@@ -583,15 +434,14 @@ where
     }
     // Every unit has its output here (a unit with problems failed the run above), so unit
     // indices are those of the result.
-    let mut kept = None;
-    if let Some((context, keys)) = recorded {
+    if let (Some((context, keys)), Some(reuse)) = (recorded, reuse) {
         let mut units = std::collections::HashMap::new();
         for (i, (c, key)) in r.units.iter().zip(keys).enumerate() {
             if let Some(k) = key {
                 units.insert(k, (i, c.ids.clone()));
             }
         }
-        kept = Some(Earlier { context, units });
+        reuse.keep(Kept { context, units });
     }
     let rendered = Rendered {
         units: if crate::process::exits_soon() {
@@ -618,52 +468,59 @@ where
         packages: r.packages,
         extra_documents: r.extra_documents,
     };
-    Ok((rendered, kept))
+    Ok(rendered)
 }
 
-/// What [`render_checked`] does for a diff: record the context and instance keys of this run
-/// for the other side, and take the units of unchanged instances from the other side when the
-/// context is the same as its.
-struct Reusing<'a, T> {
-    record: bool,
-    /// The other side's context and its units by instance key.
-    earlier: Option<(&'a str, &'a pipeline::EarlierUnit<'a, T>)>,
-    /// The other side's context, and the instances it will take from this one (made with
-    /// their own `finish`).
-    shared: Option<(&'a str, pipeline::Shared<'a, T>)>,
-    /// This run already read and checked (or failed to).
-    prepared: Option<Result<Prepared, Failed>>,
-    /// Documents the other side parsed, to take instead of parsing the same files again.
-    parsed: Option<&'a crate::source::Parsed<'a>>,
+/// What identifies the render of a kro instance besides its own document's value: two runs of
+/// equal contexts render equal objects for instance documents of equal value ([`pipeline::instance_key`]),
+/// so one may take the other's unit (`kiln diff`, see `pair`). Each field is something the
+/// render of an instance reads; what it does not read (the inputs' paths and root, the
+/// environment, kurel's values, sets and instances, `--secret` paths, `strict`, the duplicate
+/// rules, `pass_through`) is left out, since each side runs those parts itself. kro mode is left
+/// out too: instance keys are made in direct mode only. Texts, not parsed values, are compared:
+/// serde_json's maps compare equal in any key order, and key order reaches the output.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Context {
+    /// The namespace instances that set none (and the objects they make) are given.
+    namespace: Option<String>,
+    /// Whether rendered objects carry the provenance annotations.
+    provenance: bool,
+    /// The limits: whether an instance renders or fails, and what its expressions may build.
+    limits: Limits,
+    /// Every document of the run that is not a kro instance, as JSON, one a line, in input
+    /// order: the RGDs an instance renders through (nested ones included) and the CRDs that
+    /// give its templates their schemas and scopes. The rest (component documents, pass-through
+    /// documents) no instance reads; they are in so that the rule is plainly safe.
+    documents: String,
+    /// The `--crds` CRDs (schemas and scopes, as the inputs' CRDs), as JSON, one a line.
+    crds: String,
+    /// The observed state, which externalRefs and status reads resolve against.
+    observed: String,
 }
 
-/// Everything the render of a kro instance can read besides its own document, as text: the
-/// request (but its inputs and root: where documents come from is not what they say), every
-/// document of the run that is not a kro instance (definitions, CRDs, component documents,
-/// pass-through documents: more than an instance reads, so that the rule is plainly safe), the
-/// `--crds` CRDs and the observed state. Two runs with the same context render the same
-/// objects for instance documents of the same value. kurel packages are not in it: they are
-/// read apart from the documents and cannot reach a kro instance (and each side renders its
-/// own).
-fn context_of(req: &Request, documents: &[Document], opts: &Options) -> String {
+/// The [`Context`] of a run: its request, its documents and its options.
+fn context_of(req: &Request, documents: &[Document], opts: &Options) -> Context {
     use std::fmt::Write as _;
-    let mut bare = req.clone();
-    bare.inputs = Vec::new();
-    bare.root = None;
-    let mut out = format!("{bare:?}\n");
     let declared = pipeline::declared_kinds(documents);
-    for d in documents {
-        let instance = is_instance(d, &declared);
-        if !instance {
-            let _ = writeln!(out, "{}", d.value);
-        }
+    let mut texts = String::new();
+    for d in documents.iter().filter(|d| !is_instance(d, &declared)) {
+        let _ = writeln!(texts, "{}", d.value);
     }
-    out.push_str("--crds\n");
+    let mut crds = String::new();
     for d in &opts.crds {
-        let _ = writeln!(out, "{}", d.value);
+        let _ = writeln!(crds, "{}", d.value);
     }
-    let _ = write!(out, "--observed\n{:?}", opts.observed);
-    out
+    Context {
+        namespace: req.namespace.clone(),
+        provenance: !req.no_provenance,
+        limits: req.limits,
+        documents: texts,
+        crds,
+        observed: opts
+            .observed
+            .as_ref()
+            .map_or_else(String::new, crate::observed::Observed::to_json),
+    }
 }
 
 /// Whether a document is a kro instance: its group, version and kind are declared by an RGD of
@@ -727,7 +584,7 @@ fn duplicate_ids(units: &[&[Identity]]) -> Vec<(usize, usize, usize)> {
 }
 
 /// A unit's output with what the whole-output checks need of it.
-struct Checked<T> {
+pub(crate) struct Checked<T> {
     out: Option<T>,
     ids: Vec<Identity>,
     problems: Vec<Diagnostic>,
@@ -744,7 +601,7 @@ struct Checked<T> {
 /// rendered the object): the duplicate check then hashes one number per object on the main
 /// thread, where hashing 70 000 texts was a fifth of what it did alone at 10 000 instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Identity {
+pub(crate) struct Identity {
     text: String,
     ends: [u32; 3],
     hash: u64,
@@ -914,14 +771,14 @@ fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>, Vec<Strin
 
 /// What [`render_checked`] records for the other side of a diff: its context, and each unit's
 /// instance key (`None` for units that are not kro instances).
-type Recorded = (String, Vec<Option<String>>);
+type Recorded = (Context, Vec<Option<String>>);
 
 /// A run read and checked, not rendered yet: what [`prepare`] gives [`render_checked`]. A diff
 /// prepares the head side first, to know its context and kro instances before the base renders
 /// (`pair`).
 pub(crate) struct Prepared {
-    /// The documents of its files, kept for the other side of a diff ([`Parse::keep`]).
-    pub(crate) parsed: Option<ParsedFiles>,
+    /// The documents of its files, kept for the other side of a diff.
+    pub(crate) parsed: Option<pair::ParsedFiles>,
     /// The instance keys of its documents, by index, once made ([`Prepared::instance_keys`]).
     keys: Option<Vec<Option<String>>>,
     extra: Vec<Value>,
@@ -933,7 +790,7 @@ pub(crate) struct Prepared {
     packages: Vec<FoundPackage>,
     opts: Options,
     /// The run's context ([`context_of`]) when it was asked for and the run has definitions.
-    context: Option<String>,
+    context: Option<Context>,
 }
 
 impl Prepared {
@@ -956,82 +813,22 @@ impl Prepared {
     }
 
     /// The run's context, when it has one.
-    pub(crate) fn context(&self) -> Option<&str> {
-        self.context.as_deref()
-    }
-}
-
-/// How [`prepare`] parses the files it reads, for a diff: keeping a copy of their documents for
-/// the other side, or taking the documents the other side kept.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Parse<'a> {
-    /// Keep a copy of the documents of every file ([`Prepared::parsed`]).
-    pub(crate) keep: bool,
-    /// Documents to take instead of parsing a file of the same name and text.
-    pub(crate) taking: Option<&'a crate::source::Parsed<'a>>,
-}
-
-/// The documents of a run's files by file name, each handed out once to the other side of a
-/// diff when it reads a file of the same name and text ([`crate::source::Parsed`]). Files that
-/// parsed with a warning, or hold a list (whose items a load expands), are not kept: they are
-/// parsed again.
-pub(crate) struct ParsedFiles(std::sync::Mutex<FileDocuments>);
-
-/// Each file's text and documents, by the file's name.
-type FileDocuments = std::collections::HashMap<String, (Arc<SourceFile>, Vec<Document>)>;
-
-impl ParsedFiles {
-    fn of(loaded: &crate::source::Loaded) -> ParsedFiles {
-        let warned: std::collections::HashSet<&str> = loaded
-            .diagnostics
-            .iter()
-            .filter_map(|d| d.file.as_deref())
-            .collect();
-        let mut by_file = FileDocuments::with_capacity(loaded.files.len());
-        let mut listed = std::collections::HashSet::new();
-        for d in &loaded.documents {
-            let name = &d.source.name;
-            if d.item.is_some() {
-                listed.insert(name.clone());
-            }
-            if warned.contains(name.as_str()) || listed.contains(name) {
-                continue;
-            }
-            by_file
-                .entry(name.clone())
-                .or_insert_with(|| (d.source.clone(), Vec::new()))
-                .1
-                .push(d.clone());
-        }
-        // A name read twice (the same file named by two inputs) is left to parse.
-        let mut seen = std::collections::HashSet::new();
-        for f in &loaded.files {
-            if !seen.insert(f.name.as_str()) {
-                listed.insert(f.name.clone());
-            }
-        }
-        by_file.retain(|name, _| !listed.contains(name));
-        ParsedFiles(std::sync::Mutex::new(by_file))
-    }
-
-    /// The documents of the file `name` when its text is `text`, once.
-    pub(crate) fn take(&self, name: &str, text: &str) -> Option<Vec<Document>> {
-        let mut files = self.0.lock().ok()?;
-        match files.get(name) {
-            Some((f, _)) if f.text == text => files.remove(name).map(|(_, docs)| docs),
-            _ => None,
-        }
+    pub(crate) fn context(&self) -> Option<&Context> {
+        self.context.as_ref()
     }
 }
 
 /// Read the request's inputs and check them, up to the render: every diagnostic a render would
-/// give before it renders anything. With `context`, the run's context is computed too.
+/// give before it renders anything. With `context`, the run's context is computed too; with
+/// `keep`, a copy of the documents of the files read is kept for the other side of a diff;
+/// `taking` has the documents of files the other side read already.
 fn prepare(
     req: &Request,
     owned: Option<Vec<Input>>,
     access: Option<Access>,
     context: bool,
-    parse: Parse<'_>,
+    keep: bool,
+    taking: Option<&crate::source::Parsed<'_>>,
 ) -> Result<Prepared, Failed> {
     // What no input can make right, before anything is read or built from the options: a set
     // key deeper than any document (it would build that nesting), a namespace the API server
@@ -1045,19 +842,20 @@ fn prepare(
     } else {
         vec![crate::redact::set_arguments_document(&req.sets)]
     };
-    let access = match (access, &req.root) {
+    let access = match (access, &req.files) {
         (Some(a), _) => a,
-        (None, None) => Access::AsGiven,
-        (None, Some(dir)) => match Access::within(dir) {
+        (None, Files::Within(dir)) => match Access::within(dir) {
             Ok(a) => a,
             Err(d) => return Err(Failed::new(vec![d], Vec::new(), &extra)),
         },
+        (None, Files::Tree(root)) => Access::Within(root.clone()),
+        (None, Files::AsGiven | Files::Revision(_)) => Access::AsGiven,
     };
     let limits = &req.limits;
     let inputs = owned.unwrap_or_else(|| req.inputs.clone());
     let loaded =
-        crate::source::load_owned_inputs_reusing(inputs, &access, &limits.yaml, true, parse.taking);
-    let kept = (parse.keep && !loaded.diagnostics.has_errors()).then(|| ParsedFiles::of(&loaded));
+        crate::source::load_owned_inputs_reusing(inputs, &access, &limits.yaml, true, taking);
+    let kept = (keep && !loaded.diagnostics.has_errors()).then(|| pair::ParsedFiles::of(&loaded));
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;
     if diags.has_errors() {
@@ -1106,33 +904,18 @@ fn prepare(
     })
 }
 
-/// Render a request: read and check it ([`prepare`], unless `prepared` already holds that),
-/// then render its units.
+/// Render a request read and checked ([`prepare`]): its kro instances, documents and component
+/// releases through the pipeline, then its kurel packages.
 fn render_checked<T, F>(
     req: &Request,
-    owned: Option<Vec<Input>>,
-    access: Option<Access>,
+    prepared: Prepared,
     finish: F,
-    reusing: Reusing<'_, T>,
-) -> Result<(Rendered<T>, Option<Recorded>), Failed>
+    reuse: Option<&dyn Reuse<T>>,
+) -> Result<(Rendered<Checked<T>>, Option<Recorded>), Failed>
 where
     T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+    F: Fn(Vec<Value>) -> Result<Checked<T>, Diagnostic> + Sync,
 {
-    let wants_context = reusing.record || reusing.earlier.is_some();
-    let prepared = match reusing.prepared {
-        Some(p) => p?,
-        None => prepare(
-            req,
-            owned,
-            access,
-            wants_context,
-            Parse {
-                keep: false,
-                taking: reusing.parsed,
-            },
-        )?,
-    };
     let Prepared {
         parsed: _,
         keys: known,
@@ -1146,19 +929,18 @@ where
         opts,
         context,
     } = prepared;
-    let reuse = pipeline::Reuse {
-        record: reusing.record,
-        earlier: match (&context, reusing.earlier) {
-            (Some(here), Some((there, hook))) if *here == there => Some(hook),
-            _ => None,
-        },
-        known: known.as_deref(),
-        // Units the other side will take: only when it has this context.
-        shared: match (&context, reusing.shared) {
-            (Some(here), Some((there, shared))) if *here == there => Some(shared),
-            _ => None,
-        },
+    // Units are exchanged with the other side of a diff only when it has this context; keys
+    // are said whenever there is another side (it may take from this one).
+    let exchange = match (reuse, &context) {
+        (Some(r), Some(here)) => Some(pipeline::Exchange {
+            cache: r
+                .applies(here)
+                .then_some(r as &dyn pipeline::InstanceCache<Checked<T>>),
+            known: known.as_deref(),
+        }),
+        _ => None,
     };
+    let record = exchange.is_some();
     let mut keys = Vec::new();
 
     // kro instances, pass-through documents and component releases.
@@ -1167,7 +949,7 @@ where
     let mut warnings = Vec::new();
     let mut errors = Diagnostics::new();
     if !documents.is_empty() || packages.is_empty() {
-        match pipeline::render_units_moving(&mut documents, &opts, &finish, &reuse) {
+        match pipeline::render_units_moving(&mut documents, &opts, &finish, exchange.as_ref()) {
             Ok(r) => {
                 units = r.units;
                 origins = r.origins;
@@ -1219,7 +1001,7 @@ where
                 summaries.push(p.summary);
                 for (i, u) in p.units.into_iter().enumerate() {
                     units.push(u);
-                    if reusing.record {
+                    if record {
                         keys.push(None);
                     }
                     origins.push(Origin {
@@ -1304,7 +1086,7 @@ where
         packages: summaries,
         extra_documents: extra,
     };
-    let recorded = if reusing.record {
+    let recorded = if record {
         context.map(|c| (c, keys))
     } else {
         None
@@ -1809,9 +1591,23 @@ pub struct Definitions {
 /// Read the request's inputs and load their definitions, with the request's CRDs, Kubernetes
 /// version and limits. Any error fails the call with every diagnostic found.
 pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
-    let access = match &req.root {
-        None => Access::AsGiven,
-        Some(dir) => Access::within(dir).map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?,
+    let access = match &req.files {
+        Files::AsGiven => Access::AsGiven,
+        Files::Tree(root) => Access::Within(root.clone()),
+        Files::Within(dir) => {
+            Access::within(dir).map_err(|d| Failed::new(vec![d], Vec::new(), &[]))?
+        }
+        // What the commands that show definitions never name.
+        Files::Revision(_) => {
+            return Err(Failed::new(
+                vec![Diagnostic::error(
+                    codes::REQUEST_INVALID,
+                    "the definitions of a committed revision are not read",
+                )],
+                Vec::new(),
+                &[],
+            ))
+        }
     };
     // The same walk as `render`: a tree `render` accepts is a tree every command accepts.
     let loaded = load_inputs_in(&req.inputs, &access, &req.limits.yaml, true);
@@ -1944,7 +1740,7 @@ mod tests {
 
     fn confined(d: &Path) -> Request {
         Request {
-            root: Some(d.join("root")),
+            files: Files::Within(d.join("root")),
             inputs: vec![Input::Path("app.kurel".into())],
             ..Request::default()
         }
@@ -2051,12 +1847,13 @@ mod tests {
     fn a_root_named_by_relative_paths_finds_its_values_files() {
         let d = scratch();
         let root = Root::named(&d.join("root"), PathBuf::new()).unwrap();
-        let req = Request {
+        let mut req = Request {
             inputs: vec![Input::Path(PathBuf::new())],
             values: vec!["values/prod.yaml".into()],
+            files: Files::Tree(root),
             ..Request::default()
         };
-        let out = render_units_within(&req, &root, Ok).expect("renders");
+        let out = render(&req).expect("renders");
         assert_eq!(out.units.len(), 1);
         assert_eq!(out.units[0][0]["data"]["mode"], "prod");
         // The same tree as a snapshot: files named as in the tree, removed after.
@@ -2070,7 +1867,8 @@ mod tests {
             snap.add(Path::new(rel), crate::source::SnapshotEntry::File(bytes))
                 .unwrap();
         }
-        let out = render_snapshot(&req, &snap, Ok).expect("renders");
+        req.files = Files::Revision(Arc::new(snap));
+        let out = render(&req).expect("renders");
         assert_eq!(out.units[0][0]["data"]["mode"], "prod");
         let mut names: Vec<&str> = out.files.iter().map(|f| f.name.as_str()).collect();
         names.sort();
@@ -2112,7 +1910,7 @@ mod tests {
             snap.add(Path::new(rel), SnapshotEntry::File(bytes))
                 .unwrap();
         }
-        let req = Request {
+        let mut req = Request {
             inputs: vec![
                 Input::Path("apps".into()),
                 Input::Path("./other/o.json".into()),
@@ -2140,9 +1938,11 @@ mod tests {
                 "other/named.txt"
             ]
         );
-        let from_memory = render_snapshot(&req, &snap, Ok).unwrap();
+        req.files = Files::Revision(Arc::new(snap.clone()));
+        let from_memory = render(&req).unwrap();
         let tree = snap.materialize().unwrap();
-        let from_disk = render_units_within(&req, tree.root(), Ok).unwrap();
+        req.files = Files::Tree(tree.root().clone());
+        let from_disk = render(&req).unwrap();
         assert_eq!(from_memory.units, from_disk.units);
         assert_eq!(from_memory.origins, from_disk.origins);
         // What needs files: a symlink, a kurel package, a file over the limit, a missing path.

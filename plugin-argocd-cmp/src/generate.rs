@@ -155,7 +155,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
     pass_through.extend(opts.pass_through.iter().cloned());
     Ok(Request {
         inputs: vec![Input::Path(place.app.clone())],
-        root: Some(place.root.clone()),
+        files: request::Files::Within(place.root.clone()),
         environment: opts.environment.clone(),
         values,
         sets: opts.sets.clone(),

@@ -321,7 +321,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     let pass_through = opts.pass_through.clone();
     let req = Request {
         inputs,
-        root: Some(dir.to_path_buf()),
+        files: request::Files::Within(dir.to_path_buf()),
         environment: opts.environment.clone(),
         namespace: opts.namespace.clone(),
         limits: opts.limits,
