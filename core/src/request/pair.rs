@@ -539,6 +539,21 @@ mod tests {
         let (fast, _) = both_ways(&at(&req, &one), &at(&req, &one));
         assert_eq!(fast.reused, 1);
         assert_eq!(shared_objects(&fast.head), 2);
+        // Other observed state: what externalRefs and status reads resolve against.
+        let mut observed = request();
+        observed.observed = vec![Input::Text {
+            name: "live.yaml".into(),
+            text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: live, namespace: ns}\n".into(),
+        }];
+        let (fast, _) = both_ways(&at(&req, &one), &at(&observed, &one));
+        assert_eq!(fast.reused, 0);
+        // Options no instance reads ([`super::Context`]): taken still.
+        let mut apart = request();
+        apart.strict = true;
+        apart.pass_through = vec!["example.com".into()];
+        apart.secrets = vec!["data.k".parse().unwrap()];
+        let (fast, _) = both_ways(&at(&req, &one), &at(&apart, &one));
+        assert_eq!(fast.reused, 1);
     }
 
     /// The base takes the documents of the head's files of the same name and text instead of
