@@ -436,7 +436,7 @@ fn inputs(paths: &[String]) -> Vec<Input> {
 }
 
 /// The request of `kiln render` / `kiln validate`: flags become fields, and nothing else happens
-/// here. Paths named on the command line are the user's own (`Request::root` stays unset): read
+/// here. Paths named on the command line are the user's own (`Request::files` stays `AsGiven`): read
 /// as given, `..`, absolute paths and fifos included.
 fn request(
     paths: &[String],

@@ -21,10 +21,11 @@
 //! assert_eq!(out.units.len(), 1); // a pass-through document is a unit of its own
 //! ```
 //!
-//! **Paths and trust.** With [`Request::root`] unset, every path of the request is the user's
-//! own and is read as given (absolute, `..`, a fifo such as `<(helm template …)`). With it set,
-//! every path is resolved inside that root and may not leave it: what a door does with paths
-//! that come from untrusted configuration. Paths found inside inputs (a package's files) are
+//! **Paths and trust.** Where files are read is part of the request ([`Request::files`]). With
+//! [`Files::AsGiven`], every path of the request is the user's own and is read as given
+//! (absolute, `..`, a fifo such as `<(helm template …)`). Otherwise every path is resolved
+//! inside a root and may not leave it: what a door does with paths that come from untrusted
+//! configuration (`Within`), and `kiln diff`'s working tree and revisions (`Tree`, `Revision`). Paths found inside inputs (a package's files) are
 //! always confined to their package. See [`crate::source::Access`].
 //!
 //! **Output order.** Pass-through documents and kro instances in input order (an instance

@@ -3,7 +3,7 @@
 //! Argo CD runs the command in `<checkout>/<ARGOCD_APP_SOURCE_PATH>` inside a full copy of the
 //! repository, so the repository root is the working directory with the source path taken off.
 //! That root is the trust boundary: the application's files, and any values file a parameter
-//! names, may not leave it (`Request.root`).
+//! names, may not leave it (`Request.files`, `Files::Within`).
 
 use std::path::{Component, Path, PathBuf};
 
