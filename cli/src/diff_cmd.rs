@@ -346,20 +346,16 @@ pub fn run(
             kept: crate::for_redaction(objs, common),
         })
     };
-    fn tree<'a>(snap: &'a Option<Snapshot>, worktree: &'a Root) -> request::Tree<'a> {
-        match snap {
-            None => request::Tree::Within(worktree),
-            Some(s) => request::Tree::Snapshot(s),
-        }
-    }
+    // Where each side's files are: a revision, or the working tree (every path relative to the
+    // repository's top, none outside it).
+    let files = |snap: Option<Snapshot>| match snap {
+        None => request::Files::Tree(worktree.clone()),
+        Some(s) => request::Files::Revision(std::sync::Arc::new(s)),
+    };
+    base_req.files = files(base_snap);
+    head_req.files = files(head_snap);
     // The kro instances that are the same on both sides render once (docs/diff.md, Speed).
-    let pair = request::render_pair(
-        (&base_req, tree(&base_snap, &worktree)),
-        (&head_req, tree(&head_snap, &worktree)),
-        finish,
-        Some(&shared),
-        true,
-    );
+    let pair = request::render_pair(&base_req, &head_req, finish, Some(&shared), true);
     let base = named_for(pair.base, &base_src);
     let head = named_for(pair.head, &head_src);
     // A base that does not render while the head does (the change that fixes a broken base):

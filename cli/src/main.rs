@@ -436,7 +436,7 @@ fn inputs(paths: &[String]) -> Vec<Input> {
 }
 
 /// The request of `kiln render` / `kiln validate`: flags become fields, and nothing else happens
-/// here. Paths named on the command line are the user's own (`Request::root` stays unset): read
+/// here. Paths named on the command line are the user's own (`Request::files` stays `AsGiven`): read
 /// as given, `..`, absolute paths and fifos included.
 fn request(
     paths: &[String],
@@ -450,7 +450,6 @@ fn request(
     let limits = common.limits();
     let mut req = Request {
         inputs: inputs(paths),
-        root: None,
         environment: env.map(str::to_string),
         values: kurel.values.iter().map(PathBuf::from).collect(),
         sets: kurel.set.clone(),

@@ -48,7 +48,7 @@ pub struct Prepared {
 /// Render what the kustomization in `entry` (relative to `root`; diagnostics call the root
 /// `shown`) reaches, from `all`, every file of the root ([`tree::read`]). `components` are more
 /// directories the build will name, relative to `entry` (a Flux Kustomization's
-/// `spec.components`). `opts.values` are relative to `entry`. All or nothing.
+/// `spec.components`). `opts.request.values` are relative to `entry`. All or nothing.
 pub fn prepare(
     root: &Path,
     shown: &Path,
@@ -113,7 +113,7 @@ pub fn prepare(
     let from_top = strip_dir(&entry_rel, &top).to_string();
     let mut opts = opts.clone();
     if !from_top.is_empty() {
-        for v in &mut opts.values {
+        for v in &mut opts.request.values {
             *v = Path::new(&from_top).join(&*v);
         }
     }
@@ -370,7 +370,7 @@ fn defined_kinds(files: &[tree::File], opts: &inplace::Options) -> BTreeSet<(Str
         .filter(|f| f.bytes.windows(needle.len()).any(|w| w == needle))
         .filter_map(|f| {
             let text = String::from_utf8(f.bytes.clone()).ok()?;
-            parse_file(&f.rel, text, &opts.limits.yaml).ok()
+            parse_file(&f.rel, text, &opts.request.limits.yaml).ok()
         })
         .flatten()
         .filter_map(|d| crate::kro::rgd::defined_kind(&d.value))

@@ -39,6 +39,13 @@ fn key_of(v: &Value) -> Option<Key> {
 }
 
 impl Observed {
+    /// The objects as JSON, in identity order, key order kept: what tells two runs' observed
+    /// states apart (`kiln diff` takes an instance's unit from the other side only when they
+    /// are the same).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.objects.values().collect::<Vec<_>>()).unwrap_or_default()
+    }
+
     /// Index observed documents. Each must be an object with apiVersion, kind and
     /// metadata.name, and no identity may appear twice (which of two live objects is the real
     /// one is not kiln's guess to make).

@@ -626,66 +626,38 @@ pub struct Units<T> {
     pub origins: Vec<Origin>,
     /// Warnings (errors make the run fail instead).
     pub warnings: Vec<Diagnostic>,
-    /// With [`Reuse::record`]: for each unit, the key of the kro instance it rendered
+    /// With an [`Exchange`]: for each unit, the key of the kro instance it rendered
     /// ([`instance_key`]), `None` for every other unit; empty otherwise.
     pub keys: Vec<Option<String>>,
 }
 
-/// Instance units a run may take from an earlier run of the same context instead of rendering
-/// them again: what `kiln diff` does with the kro instances both sides hold unchanged (see
-/// `request::pair`, which decides when the context is the same). The render of a kro instance
-/// reads its own document's value, the run's definitions (RGDs and CRDs) and the run's options,
-/// and nothing else: not its file, not its position, not another document.
-pub struct Reuse<'a, T> {
-    /// Say each instance unit's key ([`Units::keys`]).
-    pub record: bool,
-    /// The unit an earlier run rendered for the instance document of this key, if it holds one.
-    /// Asked in direct mode only (kro mode ships instances in another order, with definitions).
-    pub earlier: Option<&'a EarlierUnit<'a, T>>,
-    /// The instances a later run will take from this one (its context is this run's): their
-    /// objects are handed to this `finish` instead of the run's own. Asked in direct mode only.
-    pub shared: Option<Shared<'a, T>>,
+/// Units of kro instances exchanged with another run of the same context instead of rendered
+/// again: what `kiln diff` does with the kro instances both sides hold unchanged (the request
+/// supplies it, and decides when the context is the same). The render of a kro instance reads
+/// its own document's value, the run's definitions (RGDs and CRDs) and the run's options, and
+/// nothing else: not its file, not its position, not another document. Asked in direct mode
+/// only (kro mode ships instances in another order, with definitions).
+pub trait InstanceCache<U>: Sync {
+    /// The unit another run rendered for the instance of this key ([`instance_key`]).
+    fn take(&self, key: &str) -> Option<U>;
+    /// Whether another run will take this run's unit of the instance of this key: its objects
+    /// are then made into a unit by [`InstanceCache::make`], not by the run's `finish`.
+    fn shares(&self, key: &str) -> bool;
+    /// The unit of a shared instance's objects.
+    fn make(&self, objects: Vec<Value>) -> Result<U, Diagnostic>;
+}
+
+/// A run's exchange of kro instance units with another run: each instance unit's key is said
+/// ([`Units::keys`]), and units are taken from or made for the other run through `cache`.
+pub struct Exchange<'a, U> {
+    /// The other run's units, when it has this run's context.
+    pub cache: Option<&'a dyn InstanceCache<U>>,
     /// The instance keys of the documents, by index, when they were made already (`None` for a
     /// document that is not an instance): not made again.
     pub known: Option<&'a [Option<String>]>,
 }
 
-/// Instance units a later run of the same context takes from this one ([`Reuse::shared`]):
-/// what `kiln diff` makes of the kro instances both sides hold unchanged, whose objects need
-/// no comparison (they are the same objects on both sides by construction).
-pub struct Shared<'a, T> {
-    /// The keys ([`instance_key`]) of the instances the later run holds.
-    pub keys: &'a std::collections::HashSet<String>,
-    /// What a shared instance's objects are made into.
-    pub finish: &'a SharedFinish<'a, T>,
-}
-
-/// [`Shared::finish`].
-pub type SharedFinish<'a, T> = dyn Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync + 'a;
-
-impl<T> Clone for Shared<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Shared<'_, T> {}
-
-/// The unit an earlier run rendered for an instance key ([`Reuse::earlier`]).
-pub type EarlierUnit<'a, T> = dyn Fn(&str) -> Option<T> + Sync + 'a;
-
-impl<T> Default for Reuse<'_, T> {
-    fn default() -> Self {
-        Self {
-            record: false,
-            earlier: None,
-            shared: None,
-            known: None,
-        }
-    }
-}
-
-/// What identifies a kro instance document for [`Reuse`]: its value as JSON, keys in their
+/// What identifies a kro instance document for [`InstanceCache`]: its value as JSON, keys in their
 /// order. Two documents with the same key render the same objects in the same run context
 /// (formatting, comments, file and position do not reach the objects).
 pub fn instance_key(doc: &Document) -> String {
@@ -707,13 +679,13 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_with(docs, &[], opts, finish, &Reuse::default())
+    render_units_with(docs, &[], opts, finish, None)
 }
 
 /// [`render_units`] for documents the caller has no further use for: the value of each
 /// document that will pass through is moved into its unit instead of copied, and so is the value
-/// of each kro instance in direct mode (unless `reuse` asks for instance keys, which read the
-/// value); the document keeps a stub (apiVersion, kind, metadata name and namespace: what
+/// of each kro instance in direct mode (unless an `exchange` asks for instance keys, which read
+/// the value); the document keeps a stub (apiVersion, kind, metadata name and namespace: what
 /// diagnostics and origins read). CustomResourceDefinitions, definitions and component
 /// documents are left as they are. At thousands of plain manifests the copies were the largest
 /// cost of a pass-through (fresh memory the kernel must zero); at thousands of instances, the
@@ -723,19 +695,15 @@ pub fn render_units_moving<T, F>(
     docs: &mut [Document],
     opts: &Options,
     finish: F,
-    reuse: &Reuse<'_, T>,
+    exchange: Option<&Exchange<'_, T>>,
 ) -> Result<Units<T>, Diagnostics>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
     let declared = declared_kinds(docs);
-    // Instance keys (a diff's reuse) read the instance's value: then instances stay in place.
-    let instances_move = opts.kro.is_none()
-        && !reuse.record
-        && reuse.earlier.is_none()
-        && reuse.shared.is_none()
-        && reuse.known.is_none();
+    // Instance keys (a diff's exchange) read the instance's value: then instances stay in place.
+    let instances_move = opts.kro.is_none() && exchange.is_none();
     // On the workers: a stub per document is an allocation or five, for every document.
     let moved: Vec<std::sync::Mutex<Option<Value>>> = docs
         .par_iter_mut()
@@ -761,7 +729,7 @@ where
             }))
         })
         .collect();
-    render_units_with(docs, &moved, opts, finish, reuse)
+    render_units_with(docs, &moved, opts, finish, exchange)
 }
 
 /// `(group, version, kind)` of every instance kind the RGD documents declare, loaded or not.
@@ -790,7 +758,7 @@ fn render_units_with<T, F>(
     moved: &[std::sync::Mutex<Option<Value>>],
     opts: &Options,
     finish: F,
-    reuse: &Reuse<'_, T>,
+    exchange: Option<&Exchange<'_, T>>,
 ) -> Result<Units<T>, Diagnostics>
 where
     T: Send,
@@ -853,7 +821,7 @@ where
         Some(mode) => kro_mode_order(items, docs, &defs, mode),
         None => items,
     };
-    let keyed = reuse.record || reuse.earlier.is_some() || reuse.shared.is_some();
+    let cache = exchange.and_then(|e| e.cache);
     // The value `render_units_moving` moved out of document `i`, if it did.
     let taken = |i: usize| moved.get(i).and_then(|m| m.lock().ok()?.take());
     // Each unit with its instance key (when keys are asked for) and its origin.
@@ -862,11 +830,10 @@ where
         .par_iter()
         .with_max_len(crate::process::PIECE)
         .map(|item| {
-            let key = match (item, &opts.kro) {
-                // Made already (`Reuse::known`, by document index), or made here.
-                (Item::Instance(_, doc, i), None) if keyed => Some(
-                    reuse
-                        .known
+            let key = match (item, &opts.kro, exchange) {
+                // Made already (`Exchange::known`, by document index), or made here.
+                (Item::Instance(_, doc, i), None, Some(e)) => Some(
+                    e.known
                         .and_then(|k| k.get(*i)?.clone())
                         .unwrap_or_else(|| instance_key(doc)),
                 ),
@@ -880,8 +847,8 @@ where
                 Item::Definition(d) => Origin::of(OriginKind::Definition, d),
                 Item::GeneratedCrd(r) => Origin::of(OriginKind::Definition, &r.graph.document),
             };
-            if let (Some(k), Some(earlier)) = (&key, reuse.earlier) {
-                if let Some(unit) = earlier(k) {
+            if let (Some(k), Some(c)) = (&key, cache) {
+                if let Some(unit) = c.take(k) {
                     return Ok((unit, key, origin));
                 }
             }
@@ -919,13 +886,9 @@ where
                     vec![strategy::ship_crd(rgd, &mode.unwrap_or_default())]
                 }
             };
-            let shared = match (&key, reuse.shared) {
-                (Some(k), Some(s)) if s.keys.contains(k) => Some(s.finish),
-                _ => None,
-            };
-            match shared {
-                Some(f) => f(objects),
-                None => finish(objects),
+            match (&key, cache) {
+                (Some(k), Some(c)) if c.shares(k) => c.make(objects),
+                _ => finish(objects),
             }
             .map(|u| (u, key, origin))
             .map_err(|d| vec![d])
@@ -939,7 +902,7 @@ where
         match r {
             Ok((u, key, origin)) => {
                 units.push(u);
-                if reuse.record {
+                if exchange.is_some() {
                     keys.push(key);
                 }
                 origins.push(origin);
@@ -965,7 +928,7 @@ where
         match component::render_units(&component_docs, &component_opts, &finish) {
             Ok(r) => {
                 diags.extend(r.warnings);
-                if reuse.record {
+                if exchange.is_some() {
                     keys.extend(r.units.iter().map(|_| None));
                 }
                 units.extend(r.units);

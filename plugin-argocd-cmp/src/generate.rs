@@ -3,7 +3,7 @@
 //! Argo CD runs the command in `<checkout>/<ARGOCD_APP_SOURCE_PATH>` inside a full copy of the
 //! repository, so the repository root is the working directory with the source path taken off.
 //! That root is the trust boundary: the application's files, and any values file a parameter
-//! names, may not leave it (`Request.root`).
+//! names, may not leave it (`Request.files`, `Files::Within`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -155,7 +155,7 @@ pub fn request(place: &Place, env: &Env, opts: &Options) -> Result<Request, Vec<
     pass_through.extend(opts.pass_through.iter().cloned());
     Ok(Request {
         inputs: vec![Input::Path(place.app.clone())],
-        root: Some(place.root.clone()),
+        files: request::Files::Within(place.root.clone()),
         environment: opts.environment.clone(),
         values,
         sets: opts.sets.clone(),

@@ -20,7 +20,7 @@ use kiln_core::kustomize_build::{self, Program};
 use kiln_core::kustomize_paths;
 use kiln_core::kustomize_reach;
 use kiln_core::limits::Limits;
-use kiln_core::source::Access;
+use kiln_core::source::{Access, Input};
 use serde_json::Value;
 
 use crate::env::Env;
@@ -136,20 +136,27 @@ pub fn build(place: &Place, env: &Env, opts: &Options) -> Result<Built, Failed> 
     let mut pass_through = crate::generate::cluster_groups(&env.kube_api_versions);
     pass_through.extend(opts.pass_through.iter().cloned());
     let render = inplace::Options {
-        environment: opts.environment.clone(),
-        namespace: env.app_namespace.clone(),
-        pass_through,
-        strict: opts.strict,
-        limits,
+        request: kiln_core::request::Request {
+            environment: opts.environment.clone(),
+            namespace: env.app_namespace.clone(),
+            pass_through,
+            strict: opts.strict,
+            limits,
+            mode: if opts.kro_mode {
+                kiln_core::request::Mode::Kro
+            } else {
+                kiln_core::request::Mode::Direct
+            },
+            emit_crds: opts.emit_crds,
+            observed: observed.into_iter().map(Input::Path).collect(),
+            no_provenance: opts.no_provenance,
+            values,
+            sets: opts.sets.clone(),
+            sync_waves: opts.sync_waves,
+            ..Default::default()
+        },
         protect: None,
         lint: false,
-        kro_mode: opts.kro_mode,
-        emit_crds: opts.emit_crds,
-        observed,
-        no_provenance: opts.no_provenance,
-        values,
-        sets: opts.sets.clone(),
-        sync_waves: opts.sync_waves,
     };
     let check = kustomize_paths::Options {
         allow_remote: env.sidecar.allow_remote_bases,

@@ -164,7 +164,7 @@ pub fn build(b: &Build) -> Outcome {
                 return failed(&[d], &none);
             }
             // The tree is the artifact's root: its own `.sourceignore` files decide.
-            let max = b.render.limits.yaml.max_input_bytes;
+            let max = b.render.request.limits.yaml.max_input_bytes;
             let (exclusion, mut warnings) = match Exclusion::load(path, max) {
                 Ok(x) => x,
                 Err(ds) => return failed(&ds, &none),
@@ -217,7 +217,7 @@ pub fn build(b: &Build) -> Outcome {
 
 fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
     let none = Secrets::default();
-    let limits = &b.render.limits;
+    let limits = &b.render.request.limits;
     let name = kfile.display().to_string();
     let text = match std::fs::read_to_string(kfile) {
         Ok(t) => t,
@@ -373,11 +373,11 @@ fn build_kustomization(b: &Build, kfile: &Path, root: &Path) -> Outcome {
         program: &kubectl,
         args: &args,
         check: &check,
-        kro_mode: b.render.kro_mode,
+        kro_mode: b.render.request.mode == kiln_core::request::Mode::Kro,
         hint: preview::BUILD_HINT,
         origins: true,
         bounds: kustomize_build::Bounds::new(
-            &b.render.limits,
+            &b.render.request.limits,
             b.preview
                 .timeout
                 .unwrap_or(kustomize_build::DEFAULT_TIMEOUT),
@@ -442,7 +442,7 @@ fn artifact_reached(
 
 /// With `--strict`, the warnings of the artifact's rules fail the build as the render's do.
 fn strict_failure(b: &Build, reading: &[Diagnostic], dropped: &[Diagnostic]) -> Option<Outcome> {
-    if !b.render.strict || (reading.is_empty() && dropped.is_empty()) {
+    if !b.render.request.strict || (reading.is_empty() && dropped.is_empty()) {
         return None;
     }
     let all: Vec<Diagnostic> = reading.iter().chain(dropped).cloned().collect();

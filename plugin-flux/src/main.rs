@@ -227,24 +227,35 @@ fn build(a: BuildArgs) -> Outcome {
         source_root: a.source_root,
         output,
         render: inplace::Options {
-            environment: a.environment,
-            namespace: a.namespace,
-            pass_through: kiln_flux::FLUX_GROUPS
-                .iter()
-                .map(|g| g.to_string())
-                .chain(a.pass_through)
-                .collect(),
-            strict: a.strict,
-            kro_mode: a.mode == "kro",
-            emit_crds: a.emit_crds,
-            observed: a.observed,
-            no_provenance: a.no_provenance,
-            limits,
+            request: kiln_core::request::Request {
+                environment: a.environment,
+                namespace: a.namespace,
+                pass_through: kiln_flux::FLUX_GROUPS
+                    .iter()
+                    .map(|g| g.to_string())
+                    .chain(a.pass_through)
+                    .collect(),
+                strict: a.strict,
+                mode: if a.mode == "kro" {
+                    kiln_core::request::Mode::Kro
+                } else {
+                    kiln_core::request::Mode::Direct
+                },
+                emit_crds: a.emit_crds,
+                // The operator's own paths: read as given, not confined to the tree.
+                observed: a
+                    .observed
+                    .into_iter()
+                    .map(kiln_core::source::Input::Path)
+                    .collect(),
+                no_provenance: a.no_provenance,
+                limits,
+                values: a.values,
+                sets: a.sets,
+                ..Default::default()
+            },
             protect: a.protect.as_deref().and_then(kiln_flux::parse_protect),
             lint: false,
-            values: a.values,
-            sets: a.sets,
-            ..Default::default()
         },
         preview: preview::Options {
             kubectl: a.kubectl,

@@ -3,7 +3,7 @@
 //!
 //! The configuration is untrusted (it sits in a repository anyone may change), so it is checked
 //! strictly: an unknown field or a value of the wrong type is an error naming the field, not
-//! something ignored. Its paths are resolved later, inside the root (`Request.root`).
+//! something ignored. Its paths are resolved later, inside the root (`Request.files`, `Files::Within`).
 
 use kiln_core::diag::{codes, key_path, quote, Diagnostic};
 use serde_json::{json, Map, Value};

@@ -186,7 +186,7 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
     }
     let req = Request {
         inputs,
-        root: Some(ctx.root.clone()),
+        files: request::Files::Within(ctx.root.clone()),
         environment: opts.environment.clone(),
         values: opts.values.iter().map(PathBuf::from).collect(),
         sets: opts.sets.clone(),

@@ -24,7 +24,7 @@
 //! file) is rewritten to name what the output holds instead, so that the output tree builds.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
@@ -51,35 +51,17 @@ pub enum Protect {
 /// Settings of an in-place build.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// The environment components are rendered for.
-    pub environment: Option<String>,
-    /// Default namespace of namespaced objects that set none.
-    pub namespace: Option<String>,
-    /// Groups whose unknown kinds pass through (a door adds its tool's own: kiln-flux Flux's).
-    pub pass_through: Vec<String>,
-    /// Warnings fail the build.
-    pub strict: bool,
-    /// Every limit.
-    pub limits: Limits,
+    /// The render's settings: environment, namespace, pass-through groups, limits, mode, kurel
+    /// values (relative to the tree, confined to it as every path of the request) and sets,
+    /// provenance, strictness. Its observed state is the operator's own (a path is read as
+    /// given, not confined to the tree). The build sets the rest: the inputs (the tree's
+    /// files), where they are read (the tree), empty inputs allowed and duplicates per
+    /// directory.
+    pub request: Request,
     /// Protect rendered objects from substitution.
     pub protect: Option<Protect>,
     /// Report rendered objects that substitution would change (KLN8008 warnings).
     pub lint: bool,
-    /// Ship kro definitions to the controller instead of rendering them.
-    pub kro_mode: bool,
-    /// kro mode: also emit the generated instance CRDs.
-    pub emit_crds: bool,
-    /// Live objects named on the command line (the operator's own paths: read as given, not
-    /// confined to the tree).
-    pub observed: Vec<PathBuf>,
-    /// Leave out the provenance annotations.
-    pub no_provenance: bool,
-    /// kurel values files, relative to the tree (confined to it, as every path of the request).
-    pub values: Vec<PathBuf>,
-    /// kurel `path=value` overrides.
-    pub sets: Vec<String>,
-    /// kro mode: sync waves on CRDs and RGDs.
-    pub sync_waves: bool,
 }
 
 /// One file of the output tree.
@@ -119,9 +101,8 @@ enum Role {
 /// The observed state the operator named (`--observed`), read here as the operator's own paths
 /// (kiln-core's reader, as given): the request confines its paths to the tree, and these are
 /// not part of it (a `kubectl get -o yaml` dump in a CI workspace).
-fn observed_inputs(paths: &[PathBuf], limits: &Limits) -> Result<Vec<Input>, Diagnostics> {
-    let named: Vec<Input> = paths.iter().cloned().map(Input::Path).collect();
-    let loaded = crate::source::load_inputs_with_files(&named, &limits.yaml);
+fn observed_inputs(named: &[Input], limits: &Limits) -> Result<Vec<Input>, Diagnostics> {
+    let loaded = crate::source::load_inputs_with_files(named, &limits.yaml);
     if loaded.diagnostics.has_errors() {
         return Err(loaded.diagnostics);
     }
@@ -195,7 +176,7 @@ fn kustomize_files(dir: &Path, files: &[tree::File], opts: &Options) -> BTreeSet
     };
     let check = crate::kustomize_paths::Options {
         allow_remote: true,
-        yaml: opts.limits.yaml,
+        yaml: opts.request.limits.yaml,
         ..crate::kustomize_paths::Options::default()
     };
     let dirs: BTreeSet<&str> = files
@@ -318,31 +299,15 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         return Err(diags);
     }
     inputs.extend(pkgs.iter().map(|p| Input::Path(p.into())));
-    let pass_through = opts.pass_through.clone();
     let req = Request {
         inputs,
-        root: Some(dir.to_path_buf()),
-        environment: opts.environment.clone(),
-        namespace: opts.namespace.clone(),
-        limits: opts.limits,
-        strict: opts.strict,
-        pass_through,
+        files: request::Files::Within(dir.to_path_buf()),
         // The tree is the output: files without documents are copied as they are.
         allow_empty: true,
-        mode: if opts.kro_mode {
-            request::Mode::Kro
-        } else {
-            request::Mode::Direct
-        },
-        emit_crds: opts.emit_crds,
-        sync_waves: opts.sync_waves,
-        values: opts.values.clone(),
-        sets: opts.sets.clone(),
-        observed: observed_inputs(&opts.observed, &opts.limits)?,
-        no_provenance: opts.no_provenance,
+        observed: observed_inputs(&opts.request.observed, &opts.request.limits)?,
         // Each directory is built on its own (an overlay per environment over one base).
         duplicates_per_directory: true,
-        ..Request::default()
+        ..opts.request.clone()
     };
     let keep = opts.protect.is_some() || opts.lint;
     let rendered = if req.inputs.is_empty() {
@@ -485,12 +450,12 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         if diags.has_errors() {
             return Err(diags);
         }
-        if opts.strict && !warnings.is_empty() {
+        if opts.request.strict && !warnings.is_empty() {
             return Err(Diagnostics(request::fatal_in_strict_mode(warnings)));
         }
     }
 
-    let limits = opts.limits;
+    let limits = opts.request.limits;
     let input_names: BTreeSet<String> = files
         .iter()
         .zip(&roles)

@@ -19,22 +19,23 @@
 //! taken and the head renders in full; when the base fails, there is nothing to take. Either
 //! way each side's result is what a render of that side alone gives.
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
 use serde_json::Value;
 
-use super::{snapshot_from, Access, Earlier, Failed, Link, Parse, Prepared, Rendered, Request};
+use super::{
+    prepare, render_units, render_units_from, render_with, snapshot, take_inputs, Checked, Context,
+    Failed, Files, Kept, Prepared, Rendered, Request, Reuse,
+};
 use crate::diag::Diagnostic;
-use crate::pipeline::SharedFinish;
-use crate::source::{Root, Snapshot};
+use crate::document::{Document, SourceFile};
+use crate::pipeline::InstanceCache;
 
-/// Where one side of a diff reads its files.
-#[derive(Clone, Copy)]
-pub enum Tree<'a> {
-    /// A tree on disk (a working tree), every path read inside it, as
-    /// [`super::render_units_within`].
-    Within(&'a Root),
-    /// A tree in memory (a revision), as [`super::render_snapshot`].
-    Snapshot(&'a Snapshot),
-}
+/// What the units of the instances the head will take from the base are made into, on the base
+/// side, instead of the run's `finish` (see [`render_pair`]).
+pub type SharedFinish<'a, T> = dyn Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync + 'a;
 
 /// Both sides of a diff.
 #[derive(Debug)]
@@ -48,18 +49,19 @@ pub struct Pair<T> {
 }
 
 /// Render the base side, then the head side taking the units of the base's unchanged kro
-/// instances (module docs). `reuse: false` renders both in full, at the same time: the plain
-/// path that the reusing one must always equal.
+/// instances (module docs); each request says where its files are ([`Request::files`]).
+/// `reuse: false` renders both in full, at the same time: the plain path that the reusing one
+/// must always equal.
 ///
 /// With `shared`, the units of the instances the head will take are made with it instead of
 /// `finish`, on the base side (and the head takes those): a caller that compares the two sides
 /// can make nothing of objects that are the same on both by construction (see `kiln diff`'s
 /// comparison, [`crate::diff::Unit`]). That needs the head's context and instances before the
 /// base renders: the head is read and checked first, when it can be read apart from its render
-/// (a working tree, or a revision read from memory); otherwise nothing is made with `shared`.
+/// (a tree on disk, or a revision read from memory); otherwise nothing is made with `shared`.
 pub fn render_pair<T, F>(
-    base: (&Request, Tree<'_>),
-    head: (&Request, Tree<'_>),
+    base: &Request,
+    head: &Request,
     finish: F,
     shared: Option<&SharedFinish<'_, T>>,
     reuse: bool,
@@ -70,121 +72,180 @@ where
 {
     if !reuse {
         let (b, h) = rayon::join(
-            || side(base, &finish, Link::default()),
-            || side(head, &finish, Link::default()),
+            || render_units(base, &finish),
+            || render_units(head, &finish),
         );
         return Pair {
-            base: b.map(|(r, _)| r),
-            head: h.map(|(r, _)| r),
+            base: b,
+            head: h,
             reused: 0,
         };
     }
     // The head read and checked first, when it can be: its context and instance keys say which
     // of the base's units it will take.
-    let (head_req, head_tree) = head;
-    let mut early = shared.and_then(|_| Early::prepare(head_req, head_tree));
-    let hint = early.as_mut().and_then(|e| match &mut e.prepared {
-        Ok(p) => p
-            .context()
-            .map(str::to_string)
-            .map(|c| (c, p.instance_keys())),
-        Err(_) => None,
-    });
+    let mut early = shared.and_then(|_| Early::prepare(head));
+    let head_prepared = early.as_mut().and_then(|e| e.prepared.as_mut().ok());
+    let (keys, parsed) = match head_prepared {
+        // The documents of the head's files, for the base to take those of the same files (same
+        // name, same text, same limits) instead of parsing them again.
+        Some(p) => (
+            p.instance_keys(),
+            p.parsed
+                .take()
+                .filter(|_| base.limits.yaml == head.limits.yaml),
+        ),
+        None => Default::default(),
+    };
     // The base first (its units render in parallel inside), then the head with what it kept.
-    let made = std::sync::atomic::AtomicUsize::new(0);
-    let counted_shared = |objs: Vec<Value>| {
-        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        shared.expect("only asked for with `shared`")(objs)
+    let made = AtomicUsize::new(0);
+    let head_context = early
+        .as_ref()
+        .and_then(|e| e.prepared.as_ref().ok()?.context());
+    let sharing = head_context.is_some();
+    let (base_result, kept) = {
+        let side = Base {
+            head: head_context,
+            keys: &keys,
+            shared,
+            made: &made,
+            parsed: parsed.as_ref(),
+            kept: Mutex::new(None),
+        };
+        let r = render_with(base, None, &finish, Some(&side), None);
+        (r, side.kept.into_inner().ok().flatten())
     };
-    let base_link = Link {
-        record: true,
-        shared: match (&hint, shared) {
-            (Some((context, keys)), Some(_)) => Some((
-                context.as_str(),
-                keys,
-                &counted_shared as &SharedFinish<'_, T>,
-            )),
-            _ => None,
-        },
-        ..Link::default()
-    };
-    // The documents of the head's files, for the base to take those of the same files (same
-    // name, same text, same limits) instead of parsing them again.
-    let parsed = early
-        .as_mut()
-        .and_then(|e| e.prepared.as_mut().ok())
-        .and_then(|p| p.parsed.take())
-        .filter(|_| base.0.limits.yaml == head_req.limits.yaml);
-    let take = |name: &str, text: &str| parsed.as_ref().and_then(|p| p.take(name, text));
-    let base_link = Link {
-        parsed: Some(&take),
-        ..base_link
-    };
-    let base_link_shared = base_link.shared.map(|_| ());
-    let (base_result, earlier) = match side(base, &finish, base_link) {
-        Ok((r, e)) => (Ok(r), e),
-        Err(f) => (Err(f), None),
-    };
-    let taken: Vec<std::sync::atomic::AtomicBool> = match &base_result {
+    let taken: Vec<AtomicBool> = match &base_result {
         Ok(b) => b.units.iter().map(|_| Default::default()).collect(),
         Err(_) => Vec::new(),
     };
-    let counted = std::sync::atomic::AtomicUsize::new(0);
+    let counted = AtomicUsize::new(0);
     let head_result = {
-        let unit_at = |i: usize| {
-            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            taken[i].store(true, std::sync::atomic::Ordering::Relaxed);
-            match &base_result {
-                Ok(b) => b.units[i].clone(),
-                Err(_) => unreachable!("a base that failed keeps no record"),
-            }
-        };
-        let from: super::From<'_, T> = match (&base_result, &earlier) {
-            (Ok(_), Some(e)) => Some((e, &unit_at)),
-            _ => None,
+        let side = Head {
+            kept: base_result.as_ref().ok().zip(kept.as_ref()),
+            taken: &taken,
+            counted: &counted,
         };
         let prepared = early
             .as_mut()
             .map(|e| std::mem::replace(&mut e.prepared, Err(Failed::default())));
-        let link = Link {
-            from,
-            prepared,
-            ..Link::default()
-        };
         match early.as_ref().and_then(|e| e.own.as_ref()) {
             // A revision read from memory: its own request, inputs taken out.
-            Some(own) => super::render_units_from(own, None, None, &finish, link),
-            None => side(head, &finish, link),
+            Some(own) => render_units_from(own, None, None, &finish, Some(&side), prepared),
+            None => render_with(head, None, &finish, Some(&side), prepared),
         }
     };
     // Every unit made with `shared` must have been taken by the head, or the base's side of the
     // comparison would lack its objects. It always is (the head renders from what it was read
     // as, in the same context, and takes each instance of a key it holds); should it ever not
     // be, both sides render in full.
-    if let (Ok(_), Ok(_), Some(_)) = (&base_result, &head_result, base_link_shared) {
-        let taken = taken
-            .iter()
-            .filter(|t| t.load(std::sync::atomic::Ordering::Relaxed))
-            .count();
-        if made.load(std::sync::atomic::Ordering::Relaxed) != taken {
+    if let (Ok(_), Ok(_), true) = (&base_result, &head_result, sharing) {
+        let taken = taken.iter().filter(|t| t.load(Ordering::Relaxed)).count();
+        if made.load(Ordering::Relaxed) != taken {
             return render_pair(base, head, finish, None, false);
         }
     }
     Pair {
         base: base_result,
-        head: head_result.map(|(r, _)| r),
+        head: head_result,
         reused: counted.into_inner(),
     }
 }
 
-/// The head keeps a copy of its documents for the base, which takes those of the files it holds
-/// unchanged instead of parsing them again.
-const KEEP: Parse<'static> = Parse {
-    keep: true,
-    taking: None,
-};
+/// The base side's exchange: it takes nothing; it makes the units of the instances the head
+/// holds with `shared`, takes the documents of the files the head parsed, and keeps its units
+/// for the head.
+struct Base<'a, T> {
+    /// The head's context, when it was read first.
+    head: Option<&'a Context>,
+    /// The head's instance keys.
+    keys: &'a HashSet<String>,
+    shared: Option<&'a SharedFinish<'a, T>>,
+    /// Units made with `shared`.
+    made: &'a AtomicUsize,
+    parsed: Option<&'a ParsedFiles>,
+    kept: Mutex<Option<Kept>>,
+}
 
-/// A side read and checked before the other renders (see [`render_pair`]).
+impl<T> InstanceCache<Checked<T>> for Base<'_, T> {
+    fn take(&self, _key: &str) -> Option<Checked<T>> {
+        None
+    }
+
+    fn shares(&self, key: &str) -> bool {
+        self.shared.is_some() && self.keys.contains(key)
+    }
+
+    fn make(&self, objects: Vec<Value>) -> Result<Checked<T>, Diagnostic> {
+        let shared = self.shared.expect("only asked for when `shares`");
+        self.made.fetch_add(1, Ordering::Relaxed);
+        super::check_unit(objects, shared)
+    }
+}
+
+impl<T> Reuse<T> for Base<'_, T> {
+    fn parsed(&self, name: &str, text: &str) -> Option<Vec<Document>> {
+        self.parsed?.take(name, text)
+    }
+
+    fn applies(&self, here: &Context) -> bool {
+        self.head == Some(here)
+    }
+
+    fn keep(&self, kept: Kept) {
+        if let Ok(mut k) = self.kept.lock() {
+            *k = Some(kept);
+        }
+    }
+}
+
+/// The head side's exchange: it takes the base's unit of each instance the base kept (a copy
+/// of what the base's `finish`, or `shared`, made of it), and notes which it took.
+struct Head<'a, T> {
+    kept: Option<(&'a Rendered<T>, &'a Kept)>,
+    taken: &'a [AtomicBool],
+    counted: &'a AtomicUsize,
+}
+
+impl<T: Clone + Sync> InstanceCache<Checked<T>> for Head<'_, T> {
+    // An unchanged instance's unit as the base rendered it: its objects passed the checks there
+    // (that side rendered without an error), and its identities join this side's duplicate
+    // check like any unit's.
+    fn take(&self, key: &str) -> Option<Checked<T>> {
+        let (base, kept) = self.kept?;
+        let (i, ids) = kept.units.get(key)?;
+        self.counted.fetch_add(1, Ordering::Relaxed);
+        self.taken[*i].store(true, Ordering::Relaxed);
+        Some(Checked {
+            out: Some(base.units[*i].clone()),
+            ids: ids.clone(),
+            problems: Vec::new(),
+        })
+    }
+
+    fn shares(&self, _key: &str) -> bool {
+        false
+    }
+
+    fn make(&self, _objects: Vec<Value>) -> Result<Checked<T>, Diagnostic> {
+        unreachable!("the head makes no unit for the base")
+    }
+}
+
+impl<T: Clone + Sync> Reuse<T> for Head<'_, T> {
+    fn parsed(&self, _name: &str, _text: &str) -> Option<Vec<Document>> {
+        None
+    }
+
+    fn applies(&self, here: &Context) -> bool {
+        self.kept.is_some_and(|(_, k)| k.context == *here)
+    }
+
+    fn keep(&self, _kept: Kept) {}
+}
+
+/// A side read and checked before the other renders (see [`render_pair`]), keeping a copy of its
+/// documents for the other side, which takes those of the files it holds unchanged instead of
+/// parsing them again.
 struct Early {
     /// The request it renders with, when that is not the caller's (a revision read from memory:
     /// its inputs are the revision's texts, taken out into the preparation).
@@ -195,39 +256,75 @@ struct Early {
 impl Early {
     /// The side read and checked, when it can be apart from its render: a tree on disk, or a
     /// revision that needs no files (a revision written out for its run is read in it).
-    fn prepare(req: &Request, tree: Tree<'_>) -> Option<Early> {
-        match tree {
-            Tree::Within(root) => Some(Early {
-                own: None,
-                prepared: super::prepare(req, None, Some(Access::Within(root.clone())), true, KEEP),
-            }),
-            Tree::Snapshot(s) => {
-                let mut own = super::in_memory(req, s)?;
-                let inputs = super::take_inputs(&mut own);
-                let prepared = super::prepare(&own, Some(inputs), None, true, KEEP);
+    fn prepare(req: &Request) -> Option<Early> {
+        match &req.files {
+            Files::Revision(s) => {
+                let mut own = snapshot::in_memory(req, s)?;
+                let inputs = take_inputs(&mut own);
+                let prepared = prepare(&own, Some(inputs), None, true, true, None);
                 Some(Early {
                     own: Some(own),
                     prepared,
                 })
             }
+            _ => Some(Early {
+                own: None,
+                prepared: prepare(req, None, None, true, true, None),
+            }),
         }
     }
 }
 
-fn side<T, F>(
-    (req, tree): (&Request, Tree<'_>),
-    finish: &F,
-    link: Link<'_, T>,
-) -> Result<(Rendered<T>, Option<Earlier>), Failed>
-where
-    T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
-{
-    match tree {
-        Tree::Within(root) => {
-            super::render_units_from(req, None, Some(Access::Within(root.clone())), finish, link)
+/// The documents of a run's files by file name, each handed out once to the other side of a
+/// diff when it reads a file of the same name and text ([`crate::source::Parsed`]). Files that
+/// parsed with a warning, or hold a list (whose items a load expands), are not kept: they are
+/// parsed again.
+pub(crate) struct ParsedFiles(std::sync::Mutex<FileDocuments>);
+
+/// Each file's text and documents, by the file's name.
+type FileDocuments = std::collections::HashMap<String, (Arc<SourceFile>, Vec<Document>)>;
+
+impl ParsedFiles {
+    pub(super) fn of(loaded: &crate::source::Loaded) -> ParsedFiles {
+        let warned: std::collections::HashSet<&str> = loaded
+            .diagnostics
+            .iter()
+            .filter_map(|d| d.file.as_deref())
+            .collect();
+        let mut by_file = FileDocuments::with_capacity(loaded.files.len());
+        let mut listed = std::collections::HashSet::new();
+        for d in &loaded.documents {
+            let name = &d.source.name;
+            if d.item.is_some() {
+                listed.insert(name.clone());
+            }
+            if warned.contains(name.as_str()) || listed.contains(name) {
+                continue;
+            }
+            by_file
+                .entry(name.clone())
+                .or_insert_with(|| (d.source.clone(), Vec::new()))
+                .1
+                .push(d.clone());
         }
-        Tree::Snapshot(s) => snapshot_from(req, s, finish, link),
+        // A name read twice (the same file named by two inputs) is left to parse.
+        let mut seen = std::collections::HashSet::new();
+        for f in &loaded.files {
+            if !seen.insert(f.name.as_str()) {
+                listed.insert(f.name.clone());
+            }
+        }
+        by_file.retain(|name, _| !listed.contains(name));
+        ParsedFiles(std::sync::Mutex::new(by_file))
+    }
+
+    /// The documents of the file `name` when its text is `text`, once.
+    pub(crate) fn take(&self, name: &str, text: &str) -> Option<Vec<Document>> {
+        let mut files = self.0.lock().ok()?;
+        match files.get(name) {
+            Some((f, _)) if f.text == text => files.remove(name).map(|(_, docs)| docs),
+            _ => None,
+        }
     }
 }
 
@@ -236,7 +333,7 @@ mod tests {
     use super::*;
     use crate::diff::{compare_units, Options, Unit};
     use crate::redact::Secrets;
-    use crate::source::{Input, SnapshotEntry};
+    use crate::source::{Input, Root, Snapshot, SnapshotEntry};
     use std::path::{Path, PathBuf};
 
     /// `inner` makes a ConfigMap; `outer` makes a ConfigMap and an `Inner` instance (a nested
@@ -264,6 +361,22 @@ mod tests {
         Request {
             inputs: vec![Input::Path(PathBuf::from("apps"))],
             ..Request::default()
+        }
+    }
+
+    /// `req` over a revision.
+    fn at(req: &Request, s: &Snapshot) -> Request {
+        Request {
+            files: Files::Revision(Arc::new(s.clone())),
+            ..req.clone()
+        }
+    }
+
+    /// `req` over a tree on disk.
+    fn on(req: &Request, root: &Root) -> Request {
+        Request {
+            files: Files::Tree(root.clone()),
+            ..req.clone()
         }
     }
 
@@ -297,10 +410,7 @@ mod tests {
     /// with every unit compared, and in full. Both sides must be what each renders alone
     /// (units, origins, warnings; a shared unit is the full render's unit counted, not
     /// compared), and the printed diff the same.
-    fn both_ways(
-        base: (&Request, Tree<'_>),
-        head: (&Request, Tree<'_>),
-    ) -> (Pair<Unit>, Pair<Unit>) {
+    fn both_ways(base: &Request, head: &Request) -> (Pair<Unit>, Pair<Unit>) {
         let fast = render_pair(base, head, finish, Some(&shared), true);
         let reusing = render_pair(base, head, finish, None, true);
         let full = render_pair(base, head, finish, None, false);
@@ -369,10 +479,7 @@ mod tests {
         // The head side as a working tree on disk, the base as a revision in memory.
         let written = head.materialize().unwrap();
         let req = request();
-        let (fast, _) = both_ways(
-            (&req, Tree::Snapshot(&base)),
-            (&req, Tree::Within(written.root())),
-        );
+        let (fast, _) = both_ways(&at(&req, &base), &on(&req, written.root()));
         // a, d, e, f (nested instances inside them included) come from the base, counted and
         // not compared: two objects each, on both sides.
         assert_eq!(fast.reused, 4);
@@ -399,7 +506,7 @@ mod tests {
         };
         let (base, head) = (files("size"), files("renamed"));
         let req = request();
-        let (fast, _) = both_ways((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
+        let (fast, _) = both_ways(&at(&req, &base), &at(&req, &head));
         assert_eq!(fast.reused, 0);
         let (text, _, _) = printed(&fast);
         // Every nested ConfigMap changed, though no instance did.
@@ -423,15 +530,30 @@ mod tests {
         // Another namespace for instances that name none: an option the render reads.
         let mut other = request();
         other.namespace = Some("elsewhere".into());
-        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&other, Tree::Snapshot(&one)));
+        let (fast, _) = both_ways(&at(&req, &one), &at(&other, &one));
         assert_eq!(fast.reused, 0);
         // Another document that is not an instance.
-        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&two)));
+        let (fast, _) = both_ways(&at(&req, &one), &at(&req, &two));
         assert_eq!(fast.reused, 0);
         // The same: everything reused, the instance's two objects counted, not compared.
-        let (fast, _) = both_ways((&req, Tree::Snapshot(&one)), (&req, Tree::Snapshot(&one)));
+        let (fast, _) = both_ways(&at(&req, &one), &at(&req, &one));
         assert_eq!(fast.reused, 1);
         assert_eq!(shared_objects(&fast.head), 2);
+        // Other observed state: what externalRefs and status reads resolve against.
+        let mut observed = request();
+        observed.observed = vec![Input::Text {
+            name: "live.yaml".into(),
+            text: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: live, namespace: ns}\n".into(),
+        }];
+        let (fast, _) = both_ways(&at(&req, &one), &at(&observed, &one));
+        assert_eq!(fast.reused, 0);
+        // Options no instance reads ([`super::Context`]): taken still.
+        let mut apart = request();
+        apart.strict = true;
+        apart.pass_through = vec!["example.com".into()];
+        apart.secrets = vec!["data.k".parse().unwrap()];
+        let (fast, _) = both_ways(&at(&req, &one), &at(&apart, &one));
+        assert_eq!(fast.reused, 1);
     }
 
     /// The base takes the documents of the head's files of the same name and text instead of
@@ -453,10 +575,7 @@ mod tests {
         let (base, head) = (files("1"), files("2"));
         let written = head.materialize().unwrap();
         let req = request();
-        let (fast, _) = both_ways(
-            (&req, Tree::Snapshot(&base)),
-            (&req, Tree::Within(written.root())),
-        );
+        let (fast, _) = both_ways(&at(&req, &base), &on(&req, written.root()));
         assert_eq!(fast.reused, 1);
         let (text, _, _) = printed(&fast);
         assert!(
@@ -487,9 +606,9 @@ mod tests {
             ("apps/copy.yaml", outer("a", "1")),
         ]);
         let req = request();
-        let sides = ((&req, Tree::Snapshot(&base)), (&req, Tree::Snapshot(&head)));
-        let fast = render_pair(sides.0, sides.1, finish, Some(&shared), true);
-        let full = render_pair(sides.0, sides.1, finish, None, false);
+        let (base, head) = (at(&req, &base), at(&req, &head));
+        let fast = render_pair(&base, &head, finish, Some(&shared), true);
+        let full = render_pair(&base, &head, finish, None, false);
         assert_eq!(fast.reused, 2);
         let (f, g) = (fast.head.unwrap_err(), full.head.unwrap_err());
         assert_eq!(f.diagnostics, g.diagnostics);
@@ -509,20 +628,9 @@ mod tests {
             ("apps/a.yaml", outer("a", "1")),
         ]);
         let req = request();
-        let fast = render_pair(
-            (&req, Tree::Snapshot(&base)),
-            (&req, Tree::Snapshot(&head)),
-            finish,
-            Some(&shared),
-            true,
-        );
-        let full = render_pair(
-            (&req, Tree::Snapshot(&base)),
-            (&req, Tree::Snapshot(&head)),
-            finish,
-            None,
-            false,
-        );
+        let (base, head) = (at(&req, &base), at(&req, &head));
+        let fast = render_pair(&base, &head, finish, Some(&shared), true);
+        let full = render_pair(&base, &head, finish, None, false);
         assert_eq!(fast.reused, 0);
         assert_eq!(
             fast.base.as_ref().unwrap_err().diagnostics,
