@@ -11,7 +11,7 @@
 //! not leave the directory or create subdirectories. They are made filesystem-safe (anything but
 //! ASCII letters, digits, `.`, `-`, `_` becomes `_`, so no `/`, `\` or NUL survives; no leading `.`,
 //! so no `..`, hidden file or clash with the marker; a Windows device name such as `con` or `nul`
-//! gets a `_` prefix; at most 200 bytes) and de-duplicated case-insensitively in object order by
+//! gets a `_` prefix; at most 200 bytes with the `-N.yaml` suffix) and de-duplicated case-insensitively in object order by
 //! appending `-2`, `-3`, … before `.yaml`. Every name is a single path component.
 //!
 //! The directory is written as a whole: the files go into a temporary directory next to the
@@ -71,10 +71,14 @@ fn safe(s: &str) -> String {
     if out.starts_with('.') || is_device_name(&out) {
         out.insert(0, '_');
     }
-    // Leave room for `-NNN.yaml`; all characters are ASCII so byte truncation is safe.
-    out.truncate(200);
+    // All characters are ASCII so byte truncation is safe.
+    out.truncate(MAX_NAME - ".yaml".len());
     out
 }
+
+/// The longest file name kiln writes, in bytes (suffix included): well under the 255 of common
+/// filesystems, with room for the temporary directory's prefix.
+const MAX_NAME: usize = 200;
 
 /// Whether `stem` (with `.yaml` appended) would name a device on Windows: `con`, `prn`, `aux`,
 /// `nul`, `com1`–`com9`, `lpt1`–`lpt9`, whatever follows the first dot.
@@ -136,15 +140,18 @@ pub fn plan(objects: &[Value], layout: Layout) -> Vec<(String, Vec<Value>)> {
 }
 
 /// `stem.yaml`, or `stem-2.yaml`, … when taken (compared case-insensitively, for filesystems
-/// that fold case).
+/// that fold case); the stem is shortened so the name with its suffix stays within
+/// [`MAX_NAME`] bytes (a shortened name that is taken too moves on to the next number).
 fn unique(stem: &str, taken: &mut BTreeSet<String>) -> String {
     let mut n = 1;
     loop {
-        let name = if n == 1 {
-            format!("{stem}.yaml")
+        let suffix = if n == 1 {
+            ".yaml".to_string()
         } else {
-            format!("{stem}-{n}.yaml")
+            format!("-{n}.yaml")
         };
+        let keep = stem.len().min(MAX_NAME.saturating_sub(suffix.len()));
+        let name = format!("{}{suffix}", &stem[..keep]);
         if taken.insert(name.to_lowercase()) {
             return name;
         }
@@ -397,7 +404,7 @@ mod tests {
                     !name.contains(['/', '\\', '\0']) && !name.starts_with('.'),
                     "{name}"
                 );
-                assert!(name.len() <= 220, "{name}");
+                assert!(name.len() <= 200, "{name}");
                 assert_eq!(Path::new(&name).components().count(), 1, "{name}");
                 assert!(!is_device_name(name.trim_end_matches(".yaml")), "{name}");
                 assert_ne!(name, MARKER);
@@ -419,6 +426,31 @@ mod tests {
             .collect();
         assert_eq!(around, ["out"]);
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// docs/kurel.md: names are at most 200 bytes, suffix included, and distinct even when
+    /// long names share their first 200 bytes (issue 40).
+    #[test]
+    fn long_names_stay_within_200_bytes_and_distinct() {
+        let long = "n".repeat(1000);
+        let objs: Vec<Value> = (0..12)
+            .map(|i| {
+                let name = if i % 2 == 0 { long.clone() } else { format!("{long}{i}") };
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+            })
+            .chain([json!({"apiVersion": "x.example.com/v1", "kind": "n".repeat(300), "metadata": {"name": "a"}}),
+                    json!({"apiVersion": "y.example.com/v1", "kind": "n".repeat(300), "metadata": {"name": "a"}})])
+            .collect();
+        for layout in [Layout::ByKind, Layout::ByResource] {
+            let names: Vec<String> = plan(&objs, layout).into_iter().map(|(n, _)| n).collect();
+            let folded: BTreeSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+            assert_eq!(folded.len(), names.len(), "{names:?}");
+            for n in &names {
+                assert!(n.len() <= 200, "{} bytes: {n}", n.len());
+            }
+            let again: Vec<String> = plan(&objs, layout).into_iter().map(|(n, _)| n).collect();
+            assert_eq!(names, again);
+        }
     }
 
     #[test]
