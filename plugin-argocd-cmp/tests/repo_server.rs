@@ -734,6 +734,20 @@ fn a_quoted_value_is_cut_to_its_first_48_characters() {
     }
     .run();
     assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
+    // A set value that is a kurel reference (`${image.eee…}`, issue 40: KLN7007 named the
+    // undefined variable whole): the reference is quoted by its first 48 characters too.
+    for reference in [format!("${{image.{v}}}"), format!("${{{v}|x}}"), format!("${{{v} +}}")] {
+        let params = format!(r#"[{values},{{"name":"set","map":{{"image":"{reference}"}}}}]"#);
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/cache")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{params}: {err}");
+        assert!(err.contains(" bytes)"), "{params}: {err}");
+        assert!(!err.contains(&"e".repeat(49)), "{params}: {err}");
+    }
 }
 
 /// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
