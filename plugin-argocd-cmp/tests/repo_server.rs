@@ -1484,3 +1484,37 @@ fn the_kustomize_build_is_bounded_in_time_and_bytes() {
         "{err}"
     );
 }
+
+/// KUBE_VERSION is the destination cluster's version, which Argo CD sets for every plugin
+/// (Argo CD's user guide, "Build Environment": `KUBE_VERSION`, "the version of Kubernetes"). A
+/// cluster on another minor than kiln's bundled schemas renders (an upgrade of the cluster must
+/// not fail every sync, under `strict` too: it is not the Application's choice) with a warning
+/// naming both versions, so nobody believes the output was checked against the cluster's own
+/// schemas (issue 40: docs/errors.md called it KLN1010 while kiln-cmp ignored it silently).
+#[test]
+fn a_cluster_on_another_version_renders_with_a_warning_naming_both() {
+    let bundled = kiln_core::openapi::Schemas::kubernetes_version();
+    for strict in ["false", "true"] {
+        let params = format!(r#"[{{"name":"strict","string":"{strict}"}}]"#);
+        let o = Call {
+            parameters: Some(&params),
+            extra_env: &[("KUBE_VERSION", "1.99.3")],
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "strict {strict}: {err}");
+        assert!(!o.stdout.is_empty());
+        assert!(err.contains("KLN1010"), "{err}");
+        assert!(err.contains("\"1.99.3\"") && err.contains(&format!("Kubernetes {bundled}")), "{err}");
+    }
+    // The bundled minor, with any patch, is no news.
+    let patch = format!("v{bundled}.9");
+    let o = Call {
+        extra_env: &[("KUBE_VERSION", &patch)],
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!text(&o.stderr).contains("KUBE_VERSION"), "{}", text(&o.stderr));
+}
