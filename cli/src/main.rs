@@ -101,9 +101,9 @@ struct Common {
     /// nothing else in it is read as input.
     #[arg(long, value_name = "DIR")]
     crds: Option<String>,
-    /// Kubernetes version whose built-in schemas check templates (only the bundled one is
-    /// available; see `kiln schema --help`).
-    #[arg(long, value_name = "MAJOR.MINOR")]
+    /// Kubernetes version whose built-in schemas check templates and rendered objects: only the
+    /// bundled version is available (the text `--help` prints names it).
+    #[arg(long, value_name = "MAJOR.MINOR", help = kube_version_help())]
     kube_version: Option<String>,
     // `[redacted]` below is the literal marker kiln prints (also shown by --help), not a doc link.
     #[allow(rustdoc::broken_intra_doc_links)]
@@ -120,6 +120,17 @@ struct Common {
           value_parser = kiln_core::limits::Setting::parse,
           long_help = kiln_core::limits::help())]
     limit: Vec<kiln_core::limits::Setting>,
+}
+
+/// `--kube-version`'s help, naming the bundled version (read from the schemas kiln carries, so
+/// the text cannot go stale).
+fn kube_version_help() -> String {
+    let v = kiln_core::openapi::Schemas::kubernetes_version();
+    format!(
+        "Kubernetes version whose built-in schemas check templates and rendered objects. kiln \
+         bundles the schemas of Kubernetes {v} only: {v} (or {v}.N, any patch) is accepted, any \
+         other version is a usage error (exit 2)"
+    )
 }
 
 impl Common {
