@@ -147,8 +147,10 @@ struct OutputArgs {
     #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
     output_format: OutFormat,
     /// Write into this directory instead of stdout (created or replaced as a whole, never left
-    /// half-written); a name ending in .yaml, .yml or .json is one file (`-o manifests.yaml`),
-    /// written all at once the same way.
+    /// half-written; only a directory that is missing, empty or written by kiln is replaced); a
+    /// name ending in .yaml, .yml or .json is one file (`-o manifests.yaml`), written all at once
+    /// the same way, and replaced only when missing, empty or written by kiln (a YAML file starts
+    /// with kiln's `# Written by kiln` comment).
     #[arg(long = "output-dir", short = 'o', value_parser = output_dir)]
     output_dir: Option<PathBuf>,
     /// How objects are spread over files with `-o DIR` (`--format`, the kurel design's name, is

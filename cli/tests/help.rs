@@ -73,7 +73,9 @@ fn every_example_in_help_runs_as_printed() {
         if let Some(case) = golden_case(&root, example) {
             let written = tmp.path().join("manifests.yaml");
             let got = if example.contains(" -o ") {
-                std::fs::read_to_string(&written).unwrap()
+                let text = std::fs::read_to_string(&written).unwrap();
+                let body = text.strip_prefix(kiln_core::layout::FILE_MARKER);
+                body.expect("a YAML file kiln writes starts with its mark").to_string()
             } else {
                 String::from_utf8(o.stdout).unwrap()
             };

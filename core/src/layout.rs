@@ -217,10 +217,54 @@ pub fn is_file_target(path: &Path) -> bool {
     ["yaml", "yml", "json"].contains(&ext) && !path.is_dir()
 }
 
+/// The first line of a YAML file kiln writes (`-o FILE.yaml`): a comment, so the file is still
+/// the same objects to every reader, by which kiln knows the file is its own to replace.
+pub const FILE_MARKER: &str =
+    "# Written by kiln (-o): replaced as a whole on the next run; edits are lost.\n";
+
+/// Whether kiln may replace the regular file holding `old`: empty, or written by kiln: a YAML
+/// file that starts with [`FILE_MARKER`], or a JSON file that is exactly the `v1` List kiln
+/// writes (JSON has no comment to carry a mark; a List from `kubectl get -o json` has `metadata`
+/// besides, a hand-written manifest other fields or kinds).
+fn is_own_file(path: &Path, json: bool) -> std::io::Result<bool> {
+    use std::io::Read;
+    if fs::metadata(path)?.len() == 0 {
+        return Ok(true);
+    }
+    if !json {
+        // The mark is all that is read: the file may be anything, of any size.
+        let mut head = Vec::new();
+        fs::File::open(path)?
+            .take(FILE_MARKER.len() as u64)
+            .read_to_end(&mut head)?;
+        return Ok(head == FILE_MARKER.as_bytes());
+    }
+    Ok(match serde_json::from_reader::<_, Value>(std::io::BufReader::new(fs::File::open(path)?)) {
+        Ok(Value::Object(m)) => {
+            m.len() == 3
+                && m.get("apiVersion") == Some(&Value::from("v1"))
+                && m.get("kind") == Some(&Value::from("List"))
+                && m.get("items").is_some_and(Value::is_array)
+        }
+        _ => false,
+    })
+}
+
 /// Write `text` to the file `path` all or nothing: into a temporary file beside it, then renamed
 /// over it, so a reader never sees half a file and a failed run leaves the old one. Over
-/// `max_bytes` nothing is written (KLN1009). A directory or a symbolic link at `path` is refused.
+/// `max_bytes` nothing is written (KLN1009). A directory or a symbolic link at `path` is refused,
+/// and so is a file kiln did not write ([`is_own_file`]), as `-o DIR` refuses a directory it did
+/// not write: `-o` naming an input or a hand-kept file by mistake must not destroy it. A YAML
+/// file starts with [`FILE_MARKER`].
 pub fn write_file_limited(path: &Path, text: &str, max_bytes: usize) -> Result<(), Diagnostic> {
+    let json = path.extension().is_some_and(|e| e == "json");
+    let marked;
+    let text = if json {
+        text
+    } else {
+        marked = format!("{FILE_MARKER}{text}");
+        &marked
+    };
     crate::limits::check_output_size(text.len(), max_bytes)
         .map_err(|d| d.in_file(path.display().to_string()))?;
     let file_io = |what: &str, e: &std::io::Error| {
@@ -248,7 +292,24 @@ pub fn write_file_limited(path: &Path, text: &str, max_bytes: usize) -> Result<(
             .in_file(path.display().to_string())
             .with_hint("name a regular file (or a directory without a .yaml/.json extension)"))
         }
-        _ => {}
+        Ok(_) => {
+            if !is_own_file(path, json).map_err(|e| file_io("read", &e))? {
+                return Err(Diagnostic::error(
+                    codes::IO_READ,
+                    format!(
+                        "refusing to write {}: it is not empty and kiln did not write it",
+                        path.display()
+                    ),
+                )
+                .in_file(path.display().to_string())
+                .with_hint(if json {
+                    "kiln only replaces files it wrote (a JSON file: exactly the v1 List kiln writes); choose a new or empty file, or remove this one"
+                } else {
+                    "kiln only replaces files it wrote (a YAML file: its first line is kiln's `# Written by kiln` comment); choose a new or empty file, or remove this one"
+                }));
+            }
+        }
+        Err(_) => {}
     }
     let tmp = temp_sibling(path, "file");
     fs::write(&tmp, text).map_err(|e| {
