@@ -383,7 +383,11 @@ fn a_file_name_after_o_is_a_file() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(yaml.is_file(), "-o manifests.yaml made no file");
     let written = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
-    let marked = format!("{}{}", kiln_core::layout::FILE_MARKER, String::from_utf8_lossy(&stream.stdout));
+    let marked = format!(
+        "{}{}",
+        kiln_core::layout::FILE_MARKER,
+        String::from_utf8_lossy(&stream.stdout)
+    );
     assert_eq!(written(&yaml), marked);
     // Run again: kiln replaces its own file.
     let o = run(&["-o", yaml.to_str().unwrap()]);
@@ -430,11 +434,18 @@ fn a_file_name_after_o_is_a_file() {
 #[test]
 fn o_file_replaces_only_a_file_kiln_wrote() {
     let tmp = tempfile::tempdir().unwrap();
-    let render = |out: &std::path::Path| kiln(&["render", "examples/webapp", "-o", out.to_str().unwrap()]);
+    let render =
+        |out: &std::path::Path| kiln(&["render", "examples/webapp", "-o", out.to_str().unwrap()]);
     let cases = [
-        ("input.yaml", std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap()),
+        (
+            "input.yaml",
+            std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap(),
+        ),
         ("notes.yaml", "# my notes\nkey: value\n".to_string()),
-        ("list.json", r#"{"apiVersion":"v1","kind":"List","metadata":{},"items":[]}"#.to_string()),
+        (
+            "list.json",
+            r#"{"apiVersion":"v1","kind":"List","metadata":{},"items":[]}"#.to_string(),
+        ),
         ("other.json", r#"{"a":1}"#.to_string()),
     ];
     for (name, content) in &cases {
@@ -442,8 +453,16 @@ fn o_file_replaces_only_a_file_kiln_wrote() {
         std::fs::write(&p, content).unwrap();
         let o = render(&p);
         assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
-        assert!(stderr(&o).contains("KLN1001") && stderr(&o).contains("kiln did not write it"), "{}", stderr(&o));
-        assert_eq!(&std::fs::read_to_string(&p).unwrap(), content, "{name} was changed");
+        assert!(
+            stderr(&o).contains("KLN1001") && stderr(&o).contains("kiln did not write it"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            &std::fs::read_to_string(&p).unwrap(),
+            content,
+            "{name} was changed"
+        );
         assert!(o.stdout.is_empty());
     }
     // Empty files and kiln's own are replaced, YAML and JSON.
@@ -454,7 +473,12 @@ fn o_file_replaces_only_a_file_kiln_wrote() {
             let o = render(&p);
             assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
         }
-        assert!(std::fs::read_to_string(&p).unwrap().contains("kind: Deployment") || name.ends_with(".json"));
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("kind: Deployment")
+                || name.ends_with(".json")
+        );
     }
 }
 

@@ -261,10 +261,16 @@ fn secret_values_never_appear() {
         }
         // The ConfigMap that copies the value: redaction hides it on both sides, and the added
         // line says that it changed, not an identical pair (issue 40), in every format.
-        let dsn = "-  dsn: postgres://app:[redacted]@db\n+  dsn: postgres://app:[redacted, changed]@db\n";
+        let dsn =
+            "-  dsn: postgres://app:[redacted]@db\n+  dsn: postgres://app:[redacted, changed]@db\n";
         let shown = if format == "json" {
             let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-            v["objects"].as_array().unwrap().iter().filter_map(|o| o["diff"].as_str()).collect::<String>()
+            v["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|o| o["diff"].as_str())
+                .collect::<String>()
         } else {
             out.clone()
         };

@@ -177,9 +177,7 @@ fn compare_lines(file: &Path, got: &[String], bless: bool, what: &str) -> Result
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
     let sub = fs::read_to_string(case.join("command")).unwrap_or_else(|_| "render".into());
-    cmd.arg(sub.trim())
-        .arg("--diagnostics")
-        .arg("json");
+    cmd.arg(sub.trim()).arg("--diagnostics").arg("json");
     if let Ok(extra) = fs::read_to_string(case.join("args")) {
         cmd.args(extra.split_whitespace());
     }

@@ -75,12 +75,18 @@ fn every_example_in_help_runs_as_printed() {
             let got = if example.contains(" -o ") {
                 let text = std::fs::read_to_string(&written).unwrap();
                 let body = text.strip_prefix(kiln_core::layout::FILE_MARKER);
-                body.expect("a YAML file kiln writes starts with its mark").to_string()
+                body.expect("a YAML file kiln writes starts with its mark")
+                    .to_string()
             } else {
                 String::from_utf8(o.stdout).unwrap()
             };
             let want = std::fs::read_to_string(case.join("expected.yaml")).unwrap();
-            assert_eq!(got, want, "kiln {example} prints what {} expects", case.display());
+            assert_eq!(
+                got,
+                want,
+                "kiln {example} prints what {} expects",
+                case.display()
+            );
             cases += 1;
         }
     }
@@ -91,7 +97,9 @@ fn every_example_in_help_runs_as_printed() {
 /// The golden case (a folder under `testdata/` holding `expected.yaml`) whose files an example
 /// names with the case's command, if any.
 fn golden_case(root: &Path, example: &str) -> Option<std::path::PathBuf> {
-    let first = example.split_whitespace().find(|a| a.starts_with("testdata/"))?;
+    let first = example
+        .split_whitespace()
+        .find(|a| a.starts_with("testdata/"))?;
     let case = root
         .join(first)
         .ancestors()

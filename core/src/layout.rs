@@ -239,15 +239,17 @@ fn is_own_file(path: &Path, json: bool) -> std::io::Result<bool> {
             .read_to_end(&mut head)?;
         return Ok(head == FILE_MARKER.as_bytes());
     }
-    Ok(match serde_json::from_reader::<_, Value>(std::io::BufReader::new(fs::File::open(path)?)) {
-        Ok(Value::Object(m)) => {
-            m.len() == 3
-                && m.get("apiVersion") == Some(&Value::from("v1"))
-                && m.get("kind") == Some(&Value::from("List"))
-                && m.get("items").is_some_and(Value::is_array)
-        }
-        _ => false,
-    })
+    Ok(
+        match serde_json::from_reader::<_, Value>(std::io::BufReader::new(fs::File::open(path)?)) {
+            Ok(Value::Object(m)) => {
+                m.len() == 3
+                    && m.get("apiVersion") == Some(&Value::from("v1"))
+                    && m.get("kind") == Some(&Value::from("List"))
+                    && m.get("items").is_some_and(Value::is_array)
+            }
+            _ => false,
+        },
+    )
 }
 
 /// Write `text` to the file `path` all or nothing: into a temporary file beside it, then renamed

@@ -751,7 +751,9 @@ mod tests {
         }
         // README's list of limits names each one with its default (issue 40: it lacked
         // expression-depth).
-        let readme = include_str!("../../README.md").replace(',', "").replace('\n', " ");
+        let readme = include_str!("../../README.md")
+            .replace(',', "")
+            .replace('\n', " ");
         let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
         for l in Limit::ALL {
             let first = l.default_text();

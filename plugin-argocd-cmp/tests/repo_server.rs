@@ -736,7 +736,11 @@ fn a_quoted_value_is_cut_to_its_first_48_characters() {
     assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
     // A set value that is a kurel reference (`${image.eee…}`, issue 40: KLN7007 named the
     // undefined variable whole): the reference is quoted by its first 48 characters too.
-    for reference in [format!("${{image.{v}}}"), format!("${{{v}|x}}"), format!("${{{v} +}}")] {
+    for reference in [
+        format!("${{image.{v}}}"),
+        format!("${{{v}|x}}"),
+        format!("${{{v} +}}"),
+    ] {
         let params = format!(r#"[{values},{{"name":"set","map":{{"image":"{reference}"}}}}]"#);
         let o = Call {
             parameters: Some(&params),
@@ -1506,7 +1510,10 @@ fn a_cluster_on_another_version_renders_with_a_warning_naming_both() {
         assert_eq!(o.status.code(), Some(0), "strict {strict}: {err}");
         assert!(!o.stdout.is_empty());
         assert!(err.contains("KLN1010"), "{err}");
-        assert!(err.contains("\"1.99.3\"") && err.contains(&format!("Kubernetes {bundled}")), "{err}");
+        assert!(
+            err.contains("\"1.99.3\"") && err.contains(&format!("Kubernetes {bundled}")),
+            "{err}"
+        );
     }
     // The bundled minor, with any patch, is no news.
     let patch = format!("v{bundled}.9");
@@ -1516,5 +1523,9 @@ fn a_cluster_on_another_version_renders_with_a_warning_naming_both() {
     }
     .run();
     assert_eq!(o.status.code(), Some(0));
-    assert!(!text(&o.stderr).contains("KUBE_VERSION"), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("KUBE_VERSION"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -84,12 +84,19 @@ fn renders_a_component_for_an_environment() {
 /// would label them with a typo.
 #[test]
 fn an_environment_is_refused_when_the_inputs_name_none() {
-    let no_env = BASIC.split("---\napiVersion: openchoreo.dev/v1alpha1\nkind: ComponentDeployment").next().unwrap();
+    let no_env = BASIC
+        .split("---\napiVersion: openchoreo.dev/v1alpha1\nkind: ComponentDeployment")
+        .next()
+        .unwrap();
     assert!(!no_env.contains("ComponentDeployment"));
     let e = run(no_env, Some("production")).unwrap_err();
     assert_eq!(e.0[0].code.id, "KLN6015");
     assert!(
-        e.0[0].hint.as_deref().unwrap().contains("the inputs name no environment"),
+        e.0[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("the inputs name no environment"),
         "{:?}",
         e.0[0].hint
     );

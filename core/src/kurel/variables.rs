@@ -560,7 +560,11 @@ fn describe(v: &Value) -> &'static str {
 fn embed_error(s: &str, v: &Value) -> VarError {
     VarError::new(
         codes::KUREL_VARIABLE_TYPE,
-        format!("{} resolves to {}, but text is needed here", quote(s), describe(v)),
+        format!(
+            "{} resolves to {}, but text is needed here",
+            quote(s),
+            describe(v)
+        ),
         "reference a string, number or boolean here",
     )
 }
