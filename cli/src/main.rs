@@ -101,9 +101,9 @@ struct Common {
     /// nothing else in it is read as input.
     #[arg(long, value_name = "DIR")]
     crds: Option<String>,
-    /// Kubernetes version whose built-in schemas check templates (only the bundled one is
-    /// available; see `kiln schema --help`).
-    #[arg(long, value_name = "MAJOR.MINOR")]
+    /// Kubernetes version whose built-in schemas check templates and rendered objects: only the
+    /// bundled version is available (the text `--help` prints names it).
+    #[arg(long, value_name = "MAJOR.MINOR", help = kube_version_help())]
     kube_version: Option<String>,
     // `[redacted]` below is the literal marker kiln prints (also shown by --help), not a doc link.
     #[allow(rustdoc::broken_intra_doc_links)]
@@ -122,6 +122,17 @@ struct Common {
     limit: Vec<kiln_core::limits::Setting>,
 }
 
+/// `--kube-version`'s help, naming the bundled version (read from the schemas kiln carries, so
+/// the text cannot go stale).
+fn kube_version_help() -> String {
+    let v = kiln_core::openapi::Schemas::kubernetes_version();
+    format!(
+        "Kubernetes version whose built-in schemas check templates and rendered objects. kiln \
+         bundles the schemas of Kubernetes {v} only: {v} (or {v}.N, any patch) is accepted, any \
+         other version is a usage error (exit 2)"
+    )
+}
+
 impl Common {
     /// The limits of this run: the defaults with every `--limit` applied in order.
     fn limits(&self) -> kiln_core::limits::Limits {
@@ -136,8 +147,10 @@ struct OutputArgs {
     #[arg(long, value_enum, default_value_t = OutFormat::Yaml)]
     output_format: OutFormat,
     /// Write into this directory instead of stdout (created or replaced as a whole, never left
-    /// half-written); a name ending in .yaml, .yml or .json is one file (`-o manifests.yaml`),
-    /// written all at once the same way.
+    /// half-written; only a directory that is missing, empty or written by kiln is replaced); a
+    /// name ending in .yaml, .yml or .json is one file (`-o manifests.yaml`), written all at once
+    /// the same way, and replaced only when missing, empty or written by kiln (a YAML file starts
+    /// with kiln's `# Written by kiln` comment).
     #[arg(long = "output-dir", short = 'o', value_parser = output_dir)]
     output_dir: Option<PathBuf>,
     /// How objects are spread over files with `-o DIR` (`--format`, the kurel design's name, is

@@ -382,7 +382,16 @@ fn a_file_name_after_o_is_a_file() {
     let o = run(&["-o", yaml.to_str().unwrap(), "--format=single"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(yaml.is_file(), "-o manifests.yaml made no file");
-    assert_eq!(std::fs::read(&yaml).unwrap(), stream.stdout);
+    let written = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+    let marked = format!(
+        "{}{}",
+        kiln_core::layout::FILE_MARKER,
+        String::from_utf8_lossy(&stream.stdout)
+    );
+    assert_eq!(written(&yaml), marked);
+    // Run again: kiln replaces its own file.
+    let o = run(&["-o", yaml.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let json = at("m.json");
     let o = run(&["-o", json.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -415,7 +424,62 @@ fn a_file_name_after_o_is_a_file() {
         yaml.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(std::fs::read(&yaml).unwrap(), stream.stdout);
+    assert_eq!(written(&yaml), marked);
+}
+
+/// `-o FILE` has the protection `-o DIR` has (issue 40): kiln replaces a file that is missing,
+/// empty or its own (a YAML file starting with kiln's comment, a JSON file that is exactly its
+/// `v1` List), and refuses any other with KLN1001, leaving it as it was: an input or a
+/// hand-kept file named by mistake is not destroyed.
+#[test]
+fn o_file_replaces_only_a_file_kiln_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let render =
+        |out: &std::path::Path| kiln(&["render", "examples/webapp", "-o", out.to_str().unwrap()]);
+    let cases = [
+        (
+            "input.yaml",
+            std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap(),
+        ),
+        ("notes.yaml", "# my notes\nkey: value\n".to_string()),
+        (
+            "list.json",
+            r#"{"apiVersion":"v1","kind":"List","metadata":{},"items":[]}"#.to_string(),
+        ),
+        ("other.json", r#"{"a":1}"#.to_string()),
+    ];
+    for (name, content) in &cases {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        let o = render(&p);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("KLN1001") && stderr(&o).contains("kiln did not write it"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            &std::fs::read_to_string(&p).unwrap(),
+            content,
+            "{name} was changed"
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // Empty files and kiln's own are replaced, YAML and JSON.
+    for name in ["empty.yaml", "out.json"] {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, "").unwrap();
+        for _ in 0..2 {
+            let o = render(&p);
+            assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        }
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .contains("kind: Deployment")
+                || name.ends_with(".json")
+        );
+    }
 }
 
 /// A kustomization in a rendered tree (most GitOps repositories have one) is kustomize's

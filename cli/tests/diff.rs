@@ -259,6 +259,22 @@ fn secret_values_never_appear() {
                 "{format}: {out}"
             );
         }
+        // The ConfigMap that copies the value: redaction hides it on both sides, and the added
+        // line says that it changed, not an identical pair (issue 40), in every format.
+        let dsn =
+            "-  dsn: postgres://app:[redacted]@db\n+  dsn: postgres://app:[redacted, changed]@db\n";
+        let shown = if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            v["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|o| o["diff"].as_str())
+                .collect::<String>()
+        } else {
+            out.clone()
+        };
+        assert!(shown.contains(dsn), "{format}: {shown}");
     }
     // An unchanged Secret value stays [redacted] on both sides and is no change.
     write(&r, "apps/shop.yaml", &instance(2, "old-hunter2-secret"));

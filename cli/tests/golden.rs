@@ -2,7 +2,10 @@
 //! is rendered by the real `kiln` binary and compared.
 //!
 //! - Inputs are the folder's `*.yaml`, `*.yml` and `*.json` files (except `expected*`), in name order,
-//!   rendered with `kiln render --namespace default`, plus the flags listed in an optional `args` file.
+//!   rendered with `kiln render`, plus the flags listed in an optional `args` file. The only flag
+//!   the harness adds is `--diagnostics json` (it reads the diagnostics; stdout does not change):
+//!   a case's output is what the command its files spell prints, so a doc or `--help` example
+//!   that names a case's files prints the case's expected output.
 //!   An optional `command` file names another subcommand to run instead of `render` (`status`).
 //! - `expected.yaml`: exit 0, and stdout parses to the same documents, in the same order, with the same
 //!   keys in the same order and the same scalar types.
@@ -174,11 +177,7 @@ fn compare_lines(file: &Path, got: &[String], bless: bool, what: &str) -> Result
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
     let sub = fs::read_to_string(case.join("command")).unwrap_or_else(|_| "render".into());
-    cmd.arg(sub.trim())
-        .arg("--diagnostics")
-        .arg("json")
-        .arg("--namespace")
-        .arg("default");
+    cmd.arg(sub.trim()).arg("--diagnostics").arg("json");
     if let Ok(extra) = fs::read_to_string(case.join("args")) {
         cmd.args(extra.split_whitespace());
     }

@@ -47,6 +47,7 @@ fn every_example_in_help_runs_as_printed() {
         .collect();
     assert!(examples.len() >= 7, "{text}");
     let tmp = tempfile::tempdir().unwrap();
+    let mut cases = 0;
     for example in examples {
         // Run from the repository root; a file the example writes lands in a scratch copy.
         let args: Vec<String> = example
@@ -67,6 +68,46 @@ fn every_example_in_help_runs_as_printed() {
             "kiln {example}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
+        // An example that runs a golden case's files prints that case's expected output: the
+        // case runs the same command (the harness adds no flag that changes stdout).
+        if let Some(case) = golden_case(&root, example) {
+            let written = tmp.path().join("manifests.yaml");
+            let got = if example.contains(" -o ") {
+                let text = std::fs::read_to_string(&written).unwrap();
+                let body = text.strip_prefix(kiln_core::layout::FILE_MARKER);
+                body.expect("a YAML file kiln writes starts with its mark")
+                    .to_string()
+            } else {
+                String::from_utf8(o.stdout).unwrap()
+            };
+            let want = std::fs::read_to_string(case.join("expected.yaml")).unwrap();
+            assert_eq!(
+                got,
+                want,
+                "kiln {example} prints what {} expects",
+                case.display()
+            );
+            cases += 1;
+        }
     }
     assert!(tmp.path().join("manifests.yaml").is_file());
+    assert!(cases >= 2, "the examples of golden cases were compared");
+}
+
+/// The golden case (a folder under `testdata/` holding `expected.yaml`) whose files an example
+/// names with the case's command, if any.
+fn golden_case(root: &Path, example: &str) -> Option<std::path::PathBuf> {
+    let first = example
+        .split_whitespace()
+        .find(|a| a.starts_with("testdata/"))?;
+    let case = root
+        .join(first)
+        .ancestors()
+        .take_while(|d| d.starts_with(root.join("testdata")))
+        .find(|d| d.join("expected.yaml").is_file())?
+        .to_path_buf();
+    let command = std::fs::read_to_string(case.join("command")).unwrap_or("render".into());
+    example
+        .starts_with(&format!("{} ", command.trim()))
+        .then_some(case)
 }

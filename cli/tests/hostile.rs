@@ -693,7 +693,11 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
         let written = if target == "out" {
             std::fs::read(tmp.path().join("out/manifests.yaml")).unwrap()
         } else {
-            std::fs::read(tmp.path().join(target)).unwrap()
+            // A file starts with kiln's mark (the protection of `-o FILE`).
+            let all = std::fs::read(tmp.path().join(target)).unwrap();
+            let mark = kiln_core::layout::FILE_MARKER.as_bytes();
+            assert!(all.starts_with(mark), "{target}: no mark");
+            all[mark.len()..].to_vec()
         };
         assert_eq!(written, single.stdout, "{target}: not one whole output");
         // No temporary file or directory is left beside the target.

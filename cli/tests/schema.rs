@@ -217,6 +217,27 @@ fn kube_version_must_be_bundled() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// `--kube-version`'s help says which version is bundled, in every command that takes it,
+/// instead of pointing at another help that repeats it (issue 40).
+#[test]
+fn kube_version_help_names_the_bundled_version() {
+    let bundled = kiln_core::openapi::Schemas::kubernetes_version();
+    for cmd in ["render", "validate", "schema", "diff"] {
+        let o = kiln(&[cmd, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout);
+        let entry = help
+            .split("--kube-version")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_else(|| panic!("kiln {cmd} --help has no --kube-version: {help}"));
+        assert!(
+            entry.contains(&format!("Kubernetes {bundled} only")),
+            "kiln {cmd}: {entry}"
+        );
+        assert!(!entry.contains("--help"), "kiln {cmd}: {entry}");
+    }
+}
+
 /// `--crds DIR` makes a custom kind's schema known: an unknown field is then an error.
 #[test]
 fn crds_from_a_directory_check_templates() {

@@ -193,6 +193,11 @@ apiVersion: openchoreo.dev/v1alpha1
 kind: Workload
 metadata: {name: shop, namespace: shop}
 spec: {containers: {app: {image: nginx}}}
+---
+apiVersion: openchoreo.dev/v1alpha1
+kind: ComponentDeployment
+metadata: {name: shop-dev, namespace: shop}
+spec: {owner: {componentName: shop}, environment: dev}
 "#,
     );
     fails_without_leaking(

@@ -11,7 +11,7 @@
 //! `stringData`) never appear: each is written as `[redacted]`, and as `[redacted, changed]`
 //! on the head side when it differs from the base's. Every other secret the run knows of
 //! ([`Secrets`]: what Secret templates read, `--secret` paths) is blanked out of the diff text as
-//! in diagnostics. A Secret is compared as the API server stores it (`stringData` merged into
+//! in diagnostics; a line whose change blanking hid says `[redacted, changed]` on its added side. A Secret is compared as the API server stores it (`stringData` merged into
 //! `data`): a key that only moves between the two is no change.
 //!
 //! A base that does not render is compared as empty, every object of the head added, and the
@@ -475,11 +475,49 @@ fn unified(
         .context_radius(options.context)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string();
-    let mut text = secrets.redact(&text);
+    let mut text = mark_hidden_changes(&secrets.redact(&text));
     if !text.ends_with('\n') {
         text.push('\n');
     }
     Ok(text)
+}
+
+/// A line removed and added again that redaction made identical (`-  password: [redacted]`,
+/// `+  password: [redacted]`) hid a change of a secret value: the added line then says
+/// `[redacted, changed]`, so the diff shows that the value changed without showing any of it.
+/// (A line is only removed and added when it differed before redaction.)
+fn mark_hidden_changes(text: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let is_removed = |l: &str| l.starts_with('-') && !l.starts_with("--- ");
+        let is_added = |l: &str| l.starts_with('+') && !l.starts_with("+++ ");
+        if !is_removed(lines[i]) {
+            out.push_str(lines[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < lines.len() && is_removed(lines[i]) {
+            i += 1;
+        }
+        let removed: Vec<&str> = lines[start..i].iter().map(|l| &l[1..]).collect();
+        for l in &lines[start..i] {
+            out.push_str(l);
+        }
+        while i < lines.len() && is_added(lines[i]) {
+            let body = &lines[i][1..];
+            if body.contains(REDACTED) && removed.contains(&body) {
+                out.push('+');
+                out.push_str(&body.replace(REDACTED, REDACTED_CHANGED));
+            } else {
+                out.push_str(lines[i]);
+            }
+            i += 1;
+        }
+    }
+    out
 }
 
 fn is_secret(o: &Value) -> bool {

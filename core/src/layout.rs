@@ -11,7 +11,7 @@
 //! not leave the directory or create subdirectories. They are made filesystem-safe (anything but
 //! ASCII letters, digits, `.`, `-`, `_` becomes `_`, so no `/`, `\` or NUL survives; no leading `.`,
 //! so no `..`, hidden file or clash with the marker; a Windows device name such as `con` or `nul`
-//! gets a `_` prefix; at most 200 bytes) and de-duplicated case-insensitively in object order by
+//! gets a `_` prefix; at most 200 bytes with the `-N.yaml` suffix) and de-duplicated case-insensitively in object order by
 //! appending `-2`, `-3`, … before `.yaml`. Every name is a single path component.
 //!
 //! The directory is written as a whole: the files go into a temporary directory next to the
@@ -71,10 +71,14 @@ fn safe(s: &str) -> String {
     if out.starts_with('.') || is_device_name(&out) {
         out.insert(0, '_');
     }
-    // Leave room for `-NNN.yaml`; all characters are ASCII so byte truncation is safe.
-    out.truncate(200);
+    // All characters are ASCII so byte truncation is safe.
+    out.truncate(MAX_NAME - ".yaml".len());
     out
 }
+
+/// The longest file name kiln writes, in bytes (suffix included): well under the 255 of common
+/// filesystems, with room for the temporary directory's prefix.
+const MAX_NAME: usize = 200;
 
 /// Whether `stem` (with `.yaml` appended) would name a device on Windows: `con`, `prn`, `aux`,
 /// `nul`, `com1`–`com9`, `lpt1`–`lpt9`, whatever follows the first dot.
@@ -136,15 +140,18 @@ pub fn plan(objects: &[Value], layout: Layout) -> Vec<(String, Vec<Value>)> {
 }
 
 /// `stem.yaml`, or `stem-2.yaml`, … when taken (compared case-insensitively, for filesystems
-/// that fold case).
+/// that fold case); the stem is shortened so the name with its suffix stays within
+/// [`MAX_NAME`] bytes (a shortened name that is taken too moves on to the next number).
 fn unique(stem: &str, taken: &mut BTreeSet<String>) -> String {
     let mut n = 1;
     loop {
-        let name = if n == 1 {
-            format!("{stem}.yaml")
+        let suffix = if n == 1 {
+            ".yaml".to_string()
         } else {
-            format!("{stem}-{n}.yaml")
+            format!("-{n}.yaml")
         };
+        let keep = stem.len().min(MAX_NAME.saturating_sub(suffix.len()));
+        let name = format!("{}{suffix}", &stem[..keep]);
         if taken.insert(name.to_lowercase()) {
             return name;
         }
@@ -210,10 +217,56 @@ pub fn is_file_target(path: &Path) -> bool {
     ["yaml", "yml", "json"].contains(&ext) && !path.is_dir()
 }
 
+/// The first line of a YAML file kiln writes (`-o FILE.yaml`): a comment, so the file is still
+/// the same objects to every reader, by which kiln knows the file is its own to replace.
+pub const FILE_MARKER: &str =
+    "# Written by kiln (-o): replaced as a whole on the next run; edits are lost.\n";
+
+/// Whether kiln may replace the regular file holding `old`: empty, or written by kiln: a YAML
+/// file that starts with [`FILE_MARKER`], or a JSON file that is exactly the `v1` List kiln
+/// writes (JSON has no comment to carry a mark; a List from `kubectl get -o json` has `metadata`
+/// besides, a hand-written manifest other fields or kinds).
+fn is_own_file(path: &Path, json: bool) -> std::io::Result<bool> {
+    use std::io::Read;
+    if fs::metadata(path)?.len() == 0 {
+        return Ok(true);
+    }
+    if !json {
+        // The mark is all that is read: the file may be anything, of any size.
+        let mut head = Vec::new();
+        fs::File::open(path)?
+            .take(FILE_MARKER.len() as u64)
+            .read_to_end(&mut head)?;
+        return Ok(head == FILE_MARKER.as_bytes());
+    }
+    Ok(
+        match serde_json::from_reader::<_, Value>(std::io::BufReader::new(fs::File::open(path)?)) {
+            Ok(Value::Object(m)) => {
+                m.len() == 3
+                    && m.get("apiVersion") == Some(&Value::from("v1"))
+                    && m.get("kind") == Some(&Value::from("List"))
+                    && m.get("items").is_some_and(Value::is_array)
+            }
+            _ => false,
+        },
+    )
+}
+
 /// Write `text` to the file `path` all or nothing: into a temporary file beside it, then renamed
 /// over it, so a reader never sees half a file and a failed run leaves the old one. Over
-/// `max_bytes` nothing is written (KLN1009). A directory or a symbolic link at `path` is refused.
+/// `max_bytes` nothing is written (KLN1009). A directory or a symbolic link at `path` is refused,
+/// and so is a file kiln did not write ([`is_own_file`]), as `-o DIR` refuses a directory it did
+/// not write: `-o` naming an input or a hand-kept file by mistake must not destroy it. A YAML
+/// file starts with [`FILE_MARKER`].
 pub fn write_file_limited(path: &Path, text: &str, max_bytes: usize) -> Result<(), Diagnostic> {
+    let json = path.extension().is_some_and(|e| e == "json");
+    let marked;
+    let text = if json {
+        text
+    } else {
+        marked = format!("{FILE_MARKER}{text}");
+        &marked
+    };
     crate::limits::check_output_size(text.len(), max_bytes)
         .map_err(|d| d.in_file(path.display().to_string()))?;
     let file_io = |what: &str, e: &std::io::Error| {
@@ -241,7 +294,24 @@ pub fn write_file_limited(path: &Path, text: &str, max_bytes: usize) -> Result<(
             .in_file(path.display().to_string())
             .with_hint("name a regular file (or a directory without a .yaml/.json extension)"))
         }
-        _ => {}
+        Ok(_) => {
+            if !is_own_file(path, json).map_err(|e| file_io("read", &e))? {
+                return Err(Diagnostic::error(
+                    codes::IO_READ,
+                    format!(
+                        "refusing to write {}: it is not empty and kiln did not write it",
+                        path.display()
+                    ),
+                )
+                .in_file(path.display().to_string())
+                .with_hint(if json {
+                    "kiln only replaces files it wrote (a JSON file: exactly the v1 List kiln writes); choose a new or empty file, or remove this one"
+                } else {
+                    "kiln only replaces files it wrote (a YAML file: its first line is kiln's `# Written by kiln` comment); choose a new or empty file, or remove this one"
+                }));
+            }
+        }
+        Err(_) => {}
     }
     let tmp = temp_sibling(path, "file");
     fs::write(&tmp, text).map_err(|e| {
@@ -397,7 +467,7 @@ mod tests {
                     !name.contains(['/', '\\', '\0']) && !name.starts_with('.'),
                     "{name}"
                 );
-                assert!(name.len() <= 220, "{name}");
+                assert!(name.len() <= 200, "{name}");
                 assert_eq!(Path::new(&name).components().count(), 1, "{name}");
                 assert!(!is_device_name(name.trim_end_matches(".yaml")), "{name}");
                 assert_ne!(name, MARKER);
@@ -419,6 +489,31 @@ mod tests {
             .collect();
         assert_eq!(around, ["out"]);
         fs::remove_dir_all(d).unwrap();
+    }
+
+    /// docs/kurel.md: names are at most 200 bytes, suffix included, and distinct even when
+    /// long names share their first 200 bytes (issue 40).
+    #[test]
+    fn long_names_stay_within_200_bytes_and_distinct() {
+        let long = "n".repeat(1000);
+        let objs: Vec<Value> = (0..12)
+            .map(|i| {
+                let name = if i % 2 == 0 { long.clone() } else { format!("{long}{i}") };
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+            })
+            .chain([json!({"apiVersion": "x.example.com/v1", "kind": "n".repeat(300), "metadata": {"name": "a"}}),
+                    json!({"apiVersion": "y.example.com/v1", "kind": "n".repeat(300), "metadata": {"name": "a"}})])
+            .collect();
+        for layout in [Layout::ByKind, Layout::ByResource] {
+            let names: Vec<String> = plan(&objs, layout).into_iter().map(|(n, _)| n).collect();
+            let folded: BTreeSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+            assert_eq!(folded.len(), names.len(), "{names:?}");
+            for n in &names {
+                assert!(n.len() <= 200, "{} bytes: {n}", n.len());
+            }
+            let again: Vec<String> = plan(&objs, layout).into_iter().map(|(n, _)| n).collect();
+            assert_eq!(names, again);
+        }
     }
 
     #[test]

@@ -749,5 +749,19 @@ mod tests {
             );
             assert!(row.contains(l.code().id), "{l}: code not in {row}");
         }
+        // README's list of limits names each one with its default (issue 40: it lacked
+        // expression-depth).
+        let readme = include_str!("../../README.md")
+            .replace(',', "")
+            .replace('\n', " ");
+        let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+        for l in Limit::ALL {
+            let first = l.default_text();
+            let first = first.split(' ').next().unwrap();
+            assert!(
+                readme.contains(&format!("`{}` ({first}", l.name())),
+                "README.md's list of limits lacks `{l}` ({first}…)"
+            );
+        }
     }
 }

@@ -58,7 +58,7 @@ mod packages;
 mod pair;
 mod reuse;
 mod snapshot;
-pub use checks::fatal_in_strict_mode;
+pub use checks::{cluster_version_warning, fatal_in_strict_mode};
 use checks::*;
 use duplicates::{check_unit, Checked};
 use packages::render_package;

@@ -429,6 +429,12 @@ fn finish(
         .in_file(place.app.display().to_string())
         .with_hint("an empty manifest set makes Argo CD prune everything the application owns; set the parameter allowEmpty (or ALLOW_EMPTY) to true if that is intended")]);
     }
+    let mut warnings = warnings;
+    warnings.extend(
+        env.kube_version
+            .as_deref()
+            .and_then(|v| kiln_core::request::cluster_version_warning(v, "KUBE_VERSION")),
+    );
     match kiln_core::output::yaml_stream(&objects) {
         Ok(stdout) => Outcome {
             stdout,

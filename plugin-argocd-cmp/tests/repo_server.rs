@@ -734,6 +734,24 @@ fn a_quoted_value_is_cut_to_its_first_48_characters() {
     }
     .run();
     assert!(text(&o.stderr).contains(&cut), "{}", text(&o.stderr));
+    // A set value that is a kurel reference (`${image.eee…}`, issue 40: KLN7007 named the
+    // undefined variable whole): the reference is quoted by its first 48 characters too.
+    for reference in [
+        format!("${{image.{v}}}"),
+        format!("${{{v}|x}}"),
+        format!("${{{v} +}}"),
+    ] {
+        let params = format!(r#"[{values},{{"name":"set","map":{{"image":"{reference}"}}}}]"#);
+        let o = Call {
+            parameters: Some(&params),
+            ..Call::generate("apps/cache")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{params}: {err}");
+        assert!(err.contains(" bytes)"), "{params}: {err}");
+        assert!(!err.contains(&"e".repeat(49)), "{params}: {err}");
+    }
 }
 
 /// Item 23.6: a hint names the parameter or plugin env the user sets, not a `kiln` flag.
@@ -1468,5 +1486,46 @@ fn the_kustomize_build_is_bounded_in_time_and_bytes() {
     assert!(
         err.contains("KILN_KUSTOMIZE_TIMEOUT") && err.contains("\"soon\""),
         "{err}"
+    );
+}
+
+/// KUBE_VERSION is the destination cluster's version, which Argo CD sets for every plugin
+/// (Argo CD's user guide, "Build Environment": `KUBE_VERSION`, "the version of Kubernetes"). A
+/// cluster on another minor than kiln's bundled schemas renders (an upgrade of the cluster must
+/// not fail every sync, under `strict` too: it is not the Application's choice) with a warning
+/// naming both versions, so nobody believes the output was checked against the cluster's own
+/// schemas (issue 40: docs/errors.md called it KLN1010 while kiln-cmp ignored it silently).
+#[test]
+fn a_cluster_on_another_version_renders_with_a_warning_naming_both() {
+    let bundled = kiln_core::openapi::Schemas::kubernetes_version();
+    for strict in ["false", "true"] {
+        let params = format!(r#"[{{"name":"strict","string":"{strict}"}}]"#);
+        let o = Call {
+            parameters: Some(&params),
+            extra_env: &[("KUBE_VERSION", "1.99.3")],
+            ..Call::generate("apps/web-kro")
+        }
+        .run();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "strict {strict}: {err}");
+        assert!(!o.stdout.is_empty());
+        assert!(err.contains("KLN1010"), "{err}");
+        assert!(
+            err.contains("\"1.99.3\"") && err.contains(&format!("Kubernetes {bundled}")),
+            "{err}"
+        );
+    }
+    // The bundled minor, with any patch, is no news.
+    let patch = format!("v{bundled}.9");
+    let o = Call {
+        extra_env: &[("KUBE_VERSION", &patch)],
+        ..Call::generate("apps/web-kro")
+    }
+    .run();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        !text(&o.stderr).contains("KUBE_VERSION"),
+        "{}",
+        text(&o.stderr)
     );
 }

@@ -1052,11 +1052,9 @@ fn plan<'u, 'a>(
             .collect();
         let renders_something =
             !l.components.is_empty() || !l.releases.is_empty() || !l.snapshots.is_empty();
-        // Upstream kinds always render for an environment the inputs know (its Environment is
-        // read); the proposal's kinds, given no environment at all, render the defaults.
-        let upstream_run =
-            l.types.iter().any(|t| t.upstream) || l.releases.iter().any(|r| r.type_def.upstream);
-        if renders_something && !known.contains(want) && (!known.is_empty() || upstream_run) {
+        // Inputs that mention no environment at all are no exception: `--env prodution` over a
+        // definitions folder would label the defaults with the typo.
+        if renders_something && !known.contains(want) {
             let list: Vec<&str> = known.iter().copied().collect();
             let hint = match crate::suggest::nearest(want, list.iter().copied()) {
                 Some(n) => format!(

@@ -79,6 +79,29 @@ fn renders_a_component_for_an_environment() {
         .contains("did you mean \"prod\"?"));
 }
 
+/// `--env` names an environment the inputs must mention, also when they mention none at all
+/// (README: an `--env` no ComponentDeployment mentions is an error): rendering the defaults
+/// would label them with a typo.
+#[test]
+fn an_environment_is_refused_when_the_inputs_name_none() {
+    let no_env = BASIC
+        .split("---\napiVersion: openchoreo.dev/v1alpha1\nkind: ComponentDeployment")
+        .next()
+        .unwrap();
+    assert!(!no_env.contains("ComponentDeployment"));
+    let e = run(no_env, Some("production")).unwrap_err();
+    assert_eq!(e.0[0].code.id, "KLN6015");
+    assert!(
+        e.0[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("the inputs name no environment"),
+        "{:?}",
+        e.0[0].hint
+    );
+}
+
 /// A development environment with no overrides.
 const DEV: &str = r#"---
 apiVersion: openchoreo.dev/v1alpha1

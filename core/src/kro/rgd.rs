@@ -463,13 +463,21 @@ impl<'d> Loader<'d> {
         // Types are checked only on a graph that is otherwise sound: an unknown id or a cycle
         // would only add noise here. A template field outside its kind's schema (KLN2010) leaves
         // the graph sound, so the expressions are still checked in the same run; so does a status
-        // field without an expression or one that reads nothing (KLN2011).
+        // field without an expression or one that reads nothing (KLN2011), and an expression that
+        // does not compile (KLN3001, KLN3002, KLN3004, KLN3006): it is left out of its template,
+        // so one unknown function does not hide a misspelt field in another expression.
         let mut status_schema = Value::Null;
-        if self
-            .errors
-            .iter()
-            .all(|d| d.code == codes::TEMPLATE_SCHEMA || d.code == codes::STATUS_STATIC)
-        {
+        if self.errors.iter().all(|d| {
+            [
+                codes::TEMPLATE_SCHEMA,
+                codes::STATUS_STATIC,
+                codes::TEMPLATE_SYNTAX,
+                codes::CEL_SYNTAX,
+                codes::UNKNOWN_FUNCTION,
+                codes::EXPRESSION_LIMIT,
+            ]
+            .contains(&d.code)
+        }) {
             let typed = typecheck::check(&typecheck::Input {
                 doc: self.doc,
                 nodes: &nodes,

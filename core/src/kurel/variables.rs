@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::diag::{codes, Code};
+use crate::diag::{bounded, codes, quote, Code};
 use crate::fieldpath::{FieldPath, Segment};
 /// Default bound on nested references (defined with every other limit in [`crate::limits`]).
 pub use crate::limits::DEFAULT_VARIABLE_DEPTH as DEFAULT_MAX_DEPTH;
@@ -100,19 +100,26 @@ pub fn scan(s: &str) -> Result<Vec<Piece>, VarError> {
     Ok(out)
 }
 
+/// `${body}` as a message shows it: a reference in a values file or a `--set` value is the
+/// user's text, so a long one is cut to a bounded prefix ([`bounded`]).
+fn reference(body: &str) -> String {
+    bounded(&format!("${{{body}}}"))
+}
+
 fn check_body(body: &str) -> Result<(), VarError> {
     if let Some((var, default)) = body.split_once('|') {
         return Err(VarError::new(
             codes::KUREL_VARIABLE_SYNTAX,
             format!(
-                "${{{body}}}: inline defaults are not supported (`|{}` after {})",
-                default.trim(),
-                var.trim()
+                "{}: inline defaults are not supported (`|{}` after {})",
+                reference(body),
+                bounded(default.trim()),
+                bounded(var.trim())
             ),
             format!(
-                "define the default of {} in parameters.yaml and write ${{{}}}",
-                var.trim(),
-                var.trim()
+                "define the default of {} in parameters.yaml and write {}",
+                bounded(var.trim()),
+                reference(var.trim())
             ),
         ));
     }
@@ -125,7 +132,7 @@ pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
     let bad = |why: &str| {
         VarError::new(
             codes::KUREL_VARIABLE_SYNTAX,
-            format!("${{{body}}} is not a variable path: {why}"),
+            format!("{} is not a variable path: {why}", reference(body)),
             "kurel variables are plain parameter paths such as ${app.replicas} or ${hosts[0]}; \
              expressions are not supported",
         )
@@ -144,7 +151,7 @@ pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(bad(&format!("{part:?} is not a key")));
+            return Err(bad(&format!("{} is not a key", quote(part))));
         }
         steps.push(Step::Key(key.to_string()));
         while !idx.is_empty() {
@@ -157,7 +164,7 @@ pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
                 .all(|b| b.is_ascii_digit())
                 .then(|| digits.parse().ok())
                 .flatten()
-                .ok_or_else(|| bad(&format!("{digits:?} is not a list index")))?;
+                .ok_or_else(|| bad(&format!("{} is not a list index", quote(digits))))?;
             steps.push(Step::Index(n));
             idx = &idx[close + 1..];
             if !idx.is_empty() && !idx.starts_with('[') {
@@ -508,15 +515,16 @@ impl<'p> Resolver<'p> {
         let via = if through.is_empty() {
             String::new()
         } else {
+            let through: Vec<String> = through.iter().map(|p| bounded(p)).collect();
             format!(" (referenced through {})", through.join(" → "))
         };
         let hint = match have {
             Value::Object(m) if !m.is_empty() => {
-                let keys: Vec<&str> = m.keys().map(String::as_str).take(12).collect();
+                let keys: Vec<String> = m.keys().map(|k| bounded(k)).take(12).collect();
                 let at = if known.is_empty() {
                     "the top level".to_string()
                 } else {
-                    known
+                    bounded(&known)
                 };
                 format!(
                     "define it in parameters.yaml (inline defaults are not supported); {at} has: {}",
@@ -524,14 +532,15 @@ impl<'p> Resolver<'p> {
                 )
             }
             Value::Array(a) => format!(
-                "{known} is a list of {} item(s); indexes start at 0",
+                "{} is a list of {} item(s); indexes start at 0",
+                bounded(&known),
                 a.len()
             ),
             _ => "define it in parameters.yaml (inline defaults are not supported)".to_string(),
         };
         VarError::new(
             codes::KUREL_VARIABLE_UNDEFINED,
-            format!("undefined variable ${{{path}}}{via}"),
+            format!("undefined variable {}{via}", reference(path)),
             hint,
         )
     }
@@ -551,7 +560,11 @@ fn describe(v: &Value) -> &'static str {
 fn embed_error(s: &str, v: &Value) -> VarError {
     VarError::new(
         codes::KUREL_VARIABLE_TYPE,
-        format!("{s:?} resolves to {}, but text is needed here", describe(v)),
+        format!(
+            "{} resolves to {}, but text is needed here",
+            quote(s),
+            describe(v)
+        ),
         "reference a string, number or boolean here",
     )
 }

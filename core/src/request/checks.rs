@@ -76,23 +76,65 @@ pub(super) fn check_options(req: &Request) -> Vec<Diagnostic> {
     found
 }
 
+/// Whether a Kubernetes version names the bundled schemas' minor: `1.37`, `v1.37.2` and
+/// `1.37.2+k3s1` all do (Argo CD's KUBE_VERSION carries a patch).
+fn is_bundled_minor(v: &str) -> bool {
+    let minor = v
+        .trim_start_matches('v')
+        .splitn(3, '.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".");
+    minor == crate::openapi::Schemas::kubernetes_version()
+}
+
 /// Only the bundled Kubernetes version has schemas; asking for another is an error rather than
 /// a silent check against the wrong one.
 pub(super) fn check_kube_version(v: Option<&str>) -> Option<Diagnostic> {
     let v = v?;
-    let bundled = crate::openapi::Schemas::kubernetes_version();
-    let wanted = v.trim_start_matches('v');
-    // `1.37.2` and `1.37` both mean the bundled minor (Argo CD sends KUBE_VERSION with a patch).
-    let minor = wanted.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
-    if minor == bundled {
+    if is_bundled_minor(v) {
         return None;
     }
+    let bundled = crate::openapi::Schemas::kubernetes_version();
     Some(
         Diagnostic::error(
             codes::REQUEST_INVALID,
-            format!("Kubernetes version {v}: no bundled schemas for this version"),
+            format!(
+                "Kubernetes version {}: no bundled schemas for this version",
+                crate::diag::quote(v)
+            ),
         )
-        .with_hint(format!("bundled: {bundled}")),
+        .with_hint(format!(
+            "bundled: {bundled} (the only Kubernetes version whose schemas kiln carries): pass --kube-version {bundled} or leave it out"
+        )),
+    )
+}
+
+/// The warning for a cluster whose version is not the bundled schemas' (Argo CD's KUBE_VERSION,
+/// which it sets for every plugin to the destination cluster's version): the run still renders,
+/// checked against the bundled schemas, and says so with both versions. It is the cluster's
+/// version, not a choice of the Application, so it is never an error: an upgrade of the cluster
+/// must not fail every sync, nor silently check against another version's schemas.
+pub fn cluster_version_warning(v: &str, name: &str) -> Option<Diagnostic> {
+    if v.trim().is_empty() || is_bundled_minor(v) {
+        return None;
+    }
+    let bundled = crate::openapi::Schemas::kubernetes_version();
+    Some(
+        Diagnostic::warning(
+            codes::REQUEST_INVALID,
+            format!(
+                "the cluster runs Kubernetes {}, but the output is checked against kiln's \
+                 bundled Kubernetes {bundled} schemas",
+                crate::diag::quote(v)
+            ),
+        )
+        .in_file(name)
+        .with_hint(format!(
+            "fields and API versions that Kubernetes {bundled} and the cluster's version \
+             disagree on are not caught here; use a kiln-cmp whose bundled schemas are the \
+             cluster's minor version"
+        )),
     )
 }
 
