@@ -7,12 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::diag::{codes, Code, Diagnostic};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
 
+use super::crd;
 use super::shorthand::{self, Schemas};
 
 /// Where a definition lives: a document and the path of the object inside it.
@@ -550,6 +552,16 @@ pub(crate) fn get<'v>(v: &'v Value, at: &FieldPath) -> Option<&'v Value> {
         };
     }
     Some(cur)
+}
+
+/// `spec.<key>`.
+fn spec_path(key: &str) -> FieldPath {
+    FieldPath::root().key("spec").key(key)
+}
+
+/// `metadata.<key>`.
+fn metadata_path(key: &str) -> FieldPath {
+    FieldPath::root().key("metadata").key(key)
 }
 
 fn p(keys: &[&str]) -> FieldPath {
@@ -2048,6 +2060,22 @@ pub(crate) struct ProjectBindingDef<'a> {
     pub annotations: Value,
 }
 
+/// The spec of a ProjectReleaseBinding (`ProjectReleaseBindingSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectBindingSpec {
+    owner: ProjectOwner,
+    environment: String,
+    project_release: Option<String>,
+}
+
+/// `spec.owner` of the kinds a project owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectOwner {
+    project_name: String,
+}
+
 /// Read a ProjectReleaseBinding. `spec.projectRelease` names a frozen ProjectRelease, which kiln
 /// does not read (it renders from the live Project and its type), so it is refused.
 pub(crate) fn project_binding_def<'a>(
@@ -2059,37 +2087,26 @@ pub(crate) fn project_binding_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let known = &[
-        "owner",
-        "environment",
-        "environmentConfigs",
-        "projectRelease",
-    ];
-    check_fields(&mut r, v, known, "ProjectReleaseBinding");
-    if get(v, &p(&["spec", "projectRelease"])).is_some_and(|x| !x.is_null()) {
-        r.errors.push(loc.error(
+    let env_configs = r.map(v, &spec_path("environmentConfigs"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let spec: Option<ProjectBindingSpec> = crd::spec(&loc, "ProjectReleaseBinding", v, errors);
+    if spec.as_ref().is_some_and(|s| s.project_release.is_some()) {
+        errors.push(loc.error(
             codes::UNSUPPORTED_FEATURE,
-            &p(&["spec", "projectRelease"]),
+            &spec_path("projectRelease"),
             "ProjectReleaseBinding spec.projectRelease names a frozen ProjectRelease, which kiln does not read",
             "kiln renders a project binding from the live Project and its (Cluster)ProjectType; leave projectRelease unset (upstream's Project controller then seeds it with the latest release, which is what the live definitions render)",
         ));
     }
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the Project's name",
-    );
-    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
-    let env_configs = r.map(v, &p(&["spec", "environmentConfigs"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ProjectBindingDef {
         loc: loc.clone(),
         namespace,
-        project: project?,
-        environment: environment?,
+        project: spec.owner.project_name,
+        environment: spec.environment,
         env_configs,
         annotations,
     })
@@ -2428,6 +2445,27 @@ pub(crate) struct ResourceDef<'a> {
     pub parameters: Value,
 }
 
+/// The spec of a Resource (`ResourceSpec`).
+#[derive(Deserialize)]
+struct ResourceSpec {
+    owner: ProjectOwner,
+    #[serde(rename = "type")]
+    type_ref: ResourceTypeRef,
+}
+
+/// A Resource's `spec.type`: the kind defaults to a namespaced ResourceType, as upstream's CRD
+/// defaults it.
+#[derive(Deserialize)]
+struct ResourceTypeRef {
+    #[serde(default = "resource_type_kind")]
+    kind: String,
+    name: String,
+}
+
+fn resource_type_kind() -> String {
+    "ResourceType".into()
+}
+
 /// Read a Resource.
 pub(crate) fn resource_def<'a>(
     loc: Loc<'a>,
@@ -2438,39 +2476,19 @@ pub(crate) fn resource_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(&mut r, v, &["owner", "type", "parameters"], "Resource");
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the owning Project's name",
-    );
-    let type_kind = r
-        .opt_string(v, &p(&["spec", "type", "kind"]))
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "ResourceType".into());
-    if !["ResourceType", "ClusterResourceType"].contains(&type_kind.as_str()) {
-        r.invalid(
-            &p(&["spec", "type", "kind"]),
-            format!("type kind {type_kind:?} is not ResourceType or ClusterResourceType"),
-            "a Resource's type is a ResourceType (the default) or a ClusterResourceType",
-        );
-    }
-    let type_name = r.string(
-        v,
-        &p(&["spec", "type", "name"]),
-        "the (Cluster)ResourceType's name",
-    );
-    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    let parameters = r.map(v, &spec_path("parameters"));
+    let spec: Option<ResourceSpec> = crd::spec(&loc, "Resource", v, errors);
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ResourceDef {
         loc: loc.clone(),
         name: name?,
         namespace,
-        project: project?,
-        type_kind,
-        type_name: type_name?,
+        project: spec.owner.project_name,
+        type_kind: spec.type_ref.kind,
+        type_name: spec.type_ref.name,
         parameters,
     })
 }
@@ -2490,9 +2508,27 @@ pub(crate) struct ResourceBindingDef<'a> {
     pub annotations: Value,
 }
 
+/// The spec of a ResourceReleaseBinding (`ResourceReleaseBindingSpec`). `retainPolicy` only
+/// decides what deletion keeps: the schema checks it, nothing renders from it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceBindingSpec {
+    owner: ResourceOwner,
+    environment: String,
+    resource_release: Option<String>,
+}
+
+/// `spec.owner` of the kinds a Resource owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceOwner {
+    project_name: String,
+    resource_name: String,
+}
+
 /// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which is
 /// rendered instead of the live Resource and type (as upstream's controller does); unset, the
-/// live ones render. `retainPolicy` only decides what deletion keeps, and is accepted.
+/// live ones render.
 pub(crate) fn resource_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2502,42 +2538,115 @@ pub(crate) fn resource_binding_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let known = &[
-        "owner",
-        "environment",
-        "resourceRelease",
-        "retainPolicy",
-        "resourceTypeEnvironmentConfigs",
-    ];
-    check_fields(&mut r, v, known, "ResourceReleaseBinding");
-    let release = r
-        .opt_string(v, &p(&["spec", "resourceRelease"]))
-        .filter(|s| !s.is_empty());
-    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the Project's name",
-    );
-    let resource = r.string(
-        v,
-        &p(&["spec", "owner", "resourceName"]),
-        "the Resource's name",
-    );
-    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
-    let env_configs = r.map(v, &p(&["spec", "resourceTypeEnvironmentConfigs"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    let env_configs = r.map(v, &spec_path("resourceTypeEnvironmentConfigs"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let spec: Option<ResourceBindingSpec> = crd::spec(&loc, "ResourceReleaseBinding", v, errors);
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ResourceBindingDef {
         loc: loc.clone(),
         namespace,
-        project: project?,
-        resource: resource?,
-        environment: environment?,
-        release,
+        project: spec.owner.project_name,
+        resource: spec.owner.resource_name,
+        environment: spec.environment,
+        release: spec.resource_release.filter(|s| !s.is_empty()),
         env_configs,
         annotations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn doc(text: &str) -> Document {
+        parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    fn lines(errors: &[Diagnostic]) -> Vec<(Option<usize>, String)> {
+        errors
+            .iter()
+            .map(|d| (d.line, d.path.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn resource_reads_with_the_crd_default_kind() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: Resource\nmetadata: {name: db, namespace: team}\nspec:\n  owner: {projectName: shop}\n  type: {name: postgres}\n  parameters: {size: 1}\n");
+        let mut errors = Vec::new();
+        let r = resource_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            (r.name.as_str(), r.project.as_str(), r.type_kind.as_str()),
+            ("db", "shop", "ResourceType")
+        );
+        assert_eq!(r.type_name, "postgres");
+        assert_eq!(r.parameters, json!({"size": 1}));
+    }
+
+    /// Every schema violation and every semantic problem of one document, at once, each at its
+    /// line.
+    #[test]
+    fn resource_reports_every_problem() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: Resource\nmetadata: {name: db}\nspec:\n  owner: {}\n  type: {kind: Database, name: postgres}\n  parameters: 3\n  colour: red\n");
+        let mut errors = Vec::new();
+        assert!(resource_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(7), "spec.parameters".to_string()),
+                (Some(8), "spec.colour".to_string()),
+                (Some(5), "spec.owner.projectName".to_string()),
+                (Some(6), "spec.type.kind".to_string()),
+            ]
+        );
+        assert_eq!(errors[1].code, codes::UNSUPPORTED_FEATURE);
+    }
+
+    #[test]
+    fn project_binding_refuses_a_pinned_release() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ProjectReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: dev\n  projectRelease: shop-1\n");
+        let mut errors = Vec::new();
+        assert!(project_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(7), "spec.projectRelease".to_string())]
+        );
+        assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ProjectReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: dev\n  environmentConfigs: {quota: 2}\n");
+        let mut errors = Vec::new();
+        let b = project_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert_eq!(
+            (b.project.as_str(), b.environment.as_str()),
+            ("shop", "dev")
+        );
+        assert_eq!(b.env_configs, json!({"quota": 2}));
+    }
+
+    #[test]
+    fn resource_binding_reads_an_empty_release_as_live() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, resourceName: db}\n  environment: dev\n  resourceRelease: \"\"\n  retainPolicy: Retain\n");
+        let mut errors = Vec::new();
+        let b = resource_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(b.release, None);
+        assert_eq!((b.resource.as_str(), b.environment.as_str()), ("db", "dev"));
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: \"\"\n");
+        let mut errors = Vec::new();
+        assert!(resource_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(6), "spec.environment".to_string()),
+                (Some(5), "spec.owner.resourceName".to_string()),
+            ]
+        );
+    }
 }

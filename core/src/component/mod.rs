@@ -36,6 +36,7 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 
 mod context;
+mod crd;
 mod functions;
 pub mod kinds;
 mod order;
