@@ -176,8 +176,7 @@ pub(crate) struct TypeDef<'a> {
     pub workload_type: String,
     pub schemas: Schemas,
     pub resources: Vec<ResourceTpl>,
-    /// An upstream kind (ComponentType, ClusterComponentType): rendered with upstream's context.
-    pub upstream: bool,
+    pub model: Model,
     pub validations: Vec<Validation>,
     pub post_validations: Vec<PostValidation>,
     pub embedded: Vec<EmbeddedTrait>,
@@ -242,8 +241,7 @@ pub(crate) struct AddonDef<'a> {
     pub creates: Vec<ResourceTpl>,
     pub patches: Vec<PatchDef>,
     pub removes: Vec<RemoveDef>,
-    /// An upstream kind (Trait, ClusterTrait).
-    pub upstream: bool,
+    pub model: Model,
     pub validations: Vec<Validation>,
     pub post_validations: Vec<PostValidation>,
     pub value: Value,
@@ -754,8 +752,8 @@ pub(crate) fn type_def<'a>(
             ));
         }
     }
-    let upstream = is_upstream_kind(v);
-    let (validations, post_validations, embedded) = if upstream {
+    let model = Model::of(v);
+    let (validations, post_validations, embedded) = if model == Model::Upstream {
         check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
         (
             validations(&mut r, v),
@@ -775,7 +773,7 @@ pub(crate) fn type_def<'a>(
         workload_type: workload_type?,
         schemas,
         resources,
-        upstream,
+        model,
         validations,
         post_validations,
         embedded,
@@ -783,14 +781,29 @@ pub(crate) fn type_def<'a>(
     })
 }
 
-/// Whether a type or trait document is one of upstream's current kinds, rendered with
-/// upstream's context. The first implementation's ComponentType and Trait (shorthand
-/// `spec.schema`) keep the proposal's context.
-fn is_upstream_kind(v: &Value) -> bool {
-    matches!(
-        v.get("kind").and_then(Value::as_str),
-        Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")
-    ) && v.get("spec").and_then(|s| s.get("schema")).is_none()
+/// Which context and rules a type or trait renders with. Upstream's current kinds
+/// (ComponentType, ClusterComponentType, Trait, ClusterTrait with `spec.parameters` /
+/// `environmentConfigs`) render as OpenChoreo's controller does; the proposal's kinds
+/// (ComponentTypeDefinition, Addon) and the first implementation's ComponentType and Trait
+/// (shorthand `spec.schema`, which frozen releases still hold) keep the proposal's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Model {
+    Proposal,
+    Upstream,
+}
+
+impl Model {
+    fn of(v: &Value) -> Self {
+        let upstream_kind = matches!(
+            v.get("kind").and_then(Value::as_str),
+            Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")
+        );
+        if upstream_kind && v.get("spec").and_then(|s| s.get("schema")).is_none() {
+            Model::Upstream
+        } else {
+            Model::Proposal
+        }
+    }
 }
 
 /// What kiln does with each field of an upstream ComponentType's spec: every field upstream's
@@ -956,7 +969,13 @@ fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
         }
         let when = r.control(v, &e_at.key("when"));
         let (for_each, var) = r.for_each(v, &e_at, Some("item"));
-        let target = target(r, v, &e_at.key("target"), "post-render validation");
+        let target = target(
+            r,
+            v,
+            &e_at.key("target"),
+            "post-render validation",
+            Model::Upstream,
+        );
         let must_match = match get(v, &e_at.key("target").key("mustMatch")) {
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,
@@ -1112,7 +1131,7 @@ fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
     })
 }
 
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
+fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) -> Option<PatchDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1123,7 +1142,7 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
         return None;
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch");
+    let target = target(r, v, &at.key("target"), "patch", model);
     let ops_at = at.key("operations");
     let n = r.list(v, &ops_at).len();
     if n == 0 {
@@ -1148,8 +1167,17 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
     })
 }
 
-/// A patch's or remove's `target`: `{group, version, kind, where}`.
-fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
+/// A patch's or remove's `target`: `{group, version, kind, where}`. Upstream's kinds require
+/// `group` (its CRDs: `PatchTarget`, `RemoveTarget` and the post-render validation target have
+/// it without `omitempty`; `""` is the core group); the proposal's kinds leave it out to match
+/// any group.
+fn target(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    t: &FieldPath,
+    what: &str,
+    model: Model,
+) -> Option<Target> {
     if !get(v, t).is_some_and(Value::is_object) {
         r.invalid(
             t,
@@ -1159,6 +1187,13 @@ fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Optio
         return None;
     }
     let group = r.opt_string(v, &t.key("group"));
+    if model == Model::Upstream && group.is_none() {
+        r.invalid(
+            &t.key("group"),
+            format!("a {what} target needs a group"),
+            "upstream's CRD requires it: write group: \"\" for the core group (v1 kinds), e.g. group: apps for a Deployment",
+        );
+    }
     let version = r.string(v, &t.key("version"), "e.g. version: v1");
     let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
     let where_ = r.control(v, &t.key("where"));
@@ -1173,7 +1208,12 @@ fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Optio
 /// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
 const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
-fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
+fn remove_def(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    at: &FieldPath,
+    model: Model,
+) -> Option<RemoveDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1197,7 +1237,7 @@ fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<Remov
         }
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove")?;
+    let target = target(r, v, &at.key("target"), "remove", model)?;
     if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
         r.invalid(
             &at.key("target").key("kind"),
@@ -1228,6 +1268,7 @@ pub(crate) fn addon_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
+    let model = Model::of(v);
     let c_at = p(&["spec", "creates"]);
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
@@ -1239,19 +1280,18 @@ pub(crate) fn addon_def<'a>(
     let p_at = p(&["spec", "patches"]);
     let mut patches = Vec::new();
     for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
+        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i), model) {
             patches.push(pd);
         }
     }
     let r_at = p(&["spec", "removes"]);
     let mut removes = Vec::new();
     for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
+        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i), model) {
             removes.push(rd);
         }
     }
-    let upstream = is_upstream_kind(v);
-    let (validations, post_validations) = if upstream {
+    let (validations, post_validations) = if model == Model::Upstream {
         check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
         (validations(&mut r, v), post_validations(&mut r, v))
     } else {
@@ -1268,7 +1308,7 @@ pub(crate) fn addon_def<'a>(
         creates,
         patches,
         removes,
-        upstream,
+        model,
         validations,
         post_validations,
         value: v.clone(),
@@ -2648,5 +2688,53 @@ mod tests {
                 (Some(5), "spec.owner.resourceName".to_string()),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn addon(text: &str) -> (Option<AddonDef<'static>>, Vec<Diagnostic>) {
+        let d: &'static Document = Box::leak(Box::new(
+            parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+                .unwrap()
+                .remove(0),
+        ));
+        let mut errors = Vec::new();
+        (addon_def(Loc::new(d), &d.value, &mut errors), errors)
+    }
+
+    const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";
+
+    /// Upstream's Trait CRD requires `group` on a patch target; the proposal's Addon (and the
+    /// first implementation's shorthand Trait) match any group without one.
+    #[test]
+    fn upstream_trait_target_needs_a_group() {
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Trait\nmetadata: {{name: t}}\nspec:\n{PATCH}"
+        ));
+        assert!(a.is_none());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].path.as_deref(),
+            Some("spec.patches[0].target.group")
+        );
+        assert_eq!(errors[0].line, Some(6));
+
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Addon\nmetadata: {{name: t}}\nspec:\n{PATCH}"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.model, Model::Proposal);
+        assert_eq!(a.patches[0].target.group, None);
+
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Trait\nmetadata: {{name: t}}\nspec:\n  schema: {{}}\n{PATCH}"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.unwrap().model, Model::Proposal);
     }
 }
