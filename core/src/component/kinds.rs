@@ -15,7 +15,7 @@ use crate::document::Document;
 use crate::fieldpath::FieldPath;
 
 use super::crd;
-use super::shorthand::{self, Schemas};
+use super::shorthand::{self, type_word, Schemas};
 
 /// Where a definition lives: a document and the path of the object inside it.
 #[derive(Debug, Clone)]
@@ -526,17 +526,6 @@ fn last(at: &FieldPath) -> String {
         Some(crate::fieldpath::Segment::Key(k)) => k.clone(),
         Some(crate::fieldpath::Segment::Index(i)) => format!("item {i}"),
         None => "value".into(),
-    }
-}
-
-pub(crate) fn type_word(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
     }
 }
 

@@ -1280,7 +1280,7 @@ impl Ctx<'_, '_, '_> {
                     at,
                     format!(
                         "forEach {source:?} must return a list or a map, got {}{}",
-                        super::kinds::type_word(&other),
+                        super::shorthand::type_word(&other),
                         self.suffix()
                     ),
                     "iterate over a list, e.g. ${parameters.configurations}",
