@@ -7,13 +7,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::diag::{codes, Code, Diagnostic};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
 
-use super::shorthand::{self, Schemas};
+use super::crd;
+use super::shorthand::{self, type_word, Schemas};
 
 /// Where a definition lives: a document and the path of the object inside it.
 #[derive(Debug, Clone)]
@@ -174,8 +176,7 @@ pub(crate) struct TypeDef<'a> {
     pub workload_type: String,
     pub schemas: Schemas,
     pub resources: Vec<ResourceTpl>,
-    /// An upstream kind (ComponentType, ClusterComponentType): rendered with upstream's context.
-    pub upstream: bool,
+    pub model: Model,
     pub validations: Vec<Validation>,
     pub post_validations: Vec<PostValidation>,
     pub embedded: Vec<EmbeddedTrait>,
@@ -240,8 +241,7 @@ pub(crate) struct AddonDef<'a> {
     pub creates: Vec<ResourceTpl>,
     pub patches: Vec<PatchDef>,
     pub removes: Vec<RemoveDef>,
-    /// An upstream kind (Trait, ClusterTrait).
-    pub upstream: bool,
+    pub model: Model,
     pub validations: Vec<Validation>,
     pub post_validations: Vec<PostValidation>,
     pub value: Value,
@@ -529,17 +529,6 @@ fn last(at: &FieldPath) -> String {
     }
 }
 
-pub(crate) fn type_word(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
-    }
-}
-
 /// The value at a relative path.
 pub(crate) fn get<'v>(v: &'v Value, at: &FieldPath) -> Option<&'v Value> {
     let mut cur = v;
@@ -550,6 +539,16 @@ pub(crate) fn get<'v>(v: &'v Value, at: &FieldPath) -> Option<&'v Value> {
         };
     }
     Some(cur)
+}
+
+/// `spec.<key>`.
+fn spec_path(key: &str) -> FieldPath {
+    FieldPath::root().key("spec").key(key)
+}
+
+/// `metadata.<key>`.
+fn metadata_path(key: &str) -> FieldPath {
+    FieldPath::root().key("metadata").key(key)
 }
 
 fn p(keys: &[&str]) -> FieldPath {
@@ -742,8 +741,8 @@ pub(crate) fn type_def<'a>(
             ));
         }
     }
-    let upstream = is_upstream_kind(v);
-    let (validations, post_validations, embedded) = if upstream {
+    let model = Model::of(v);
+    let (validations, post_validations, embedded) = if model == Model::Upstream {
         check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
         (
             validations(&mut r, v),
@@ -763,7 +762,7 @@ pub(crate) fn type_def<'a>(
         workload_type: workload_type?,
         schemas,
         resources,
-        upstream,
+        model,
         validations,
         post_validations,
         embedded,
@@ -771,14 +770,29 @@ pub(crate) fn type_def<'a>(
     })
 }
 
-/// Whether a type or trait document is one of upstream's current kinds, rendered with
-/// upstream's context. The first implementation's ComponentType and Trait (shorthand
-/// `spec.schema`) keep the proposal's context.
-fn is_upstream_kind(v: &Value) -> bool {
-    matches!(
-        v.get("kind").and_then(Value::as_str),
-        Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")
-    ) && v.get("spec").and_then(|s| s.get("schema")).is_none()
+/// Which context and rules a type or trait renders with. Upstream's current kinds
+/// (ComponentType, ClusterComponentType, Trait, ClusterTrait with `spec.parameters` /
+/// `environmentConfigs`) render as OpenChoreo's controller does; the proposal's kinds
+/// (ComponentTypeDefinition, Addon) and the first implementation's ComponentType and Trait
+/// (shorthand `spec.schema`, which frozen releases still hold) keep the proposal's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Model {
+    Proposal,
+    Upstream,
+}
+
+impl Model {
+    fn of(v: &Value) -> Self {
+        let upstream_kind = matches!(
+            v.get("kind").and_then(Value::as_str),
+            Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")
+        );
+        if upstream_kind && v.get("spec").and_then(|s| s.get("schema")).is_none() {
+            Model::Upstream
+        } else {
+            Model::Proposal
+        }
+    }
 }
 
 /// What kiln does with each field of an upstream ComponentType's spec: every field upstream's
@@ -944,7 +958,13 @@ fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
         }
         let when = r.control(v, &e_at.key("when"));
         let (for_each, var) = r.for_each(v, &e_at, Some("item"));
-        let target = target(r, v, &e_at.key("target"), "post-render validation");
+        let target = target(
+            r,
+            v,
+            &e_at.key("target"),
+            "post-render validation",
+            Model::Upstream,
+        );
         let must_match = match get(v, &e_at.key("target").key("mustMatch")) {
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,
@@ -1100,7 +1120,7 @@ fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
     })
 }
 
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
+fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) -> Option<PatchDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1111,7 +1131,7 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
         return None;
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch");
+    let target = target(r, v, &at.key("target"), "patch", model);
     let ops_at = at.key("operations");
     let n = r.list(v, &ops_at).len();
     if n == 0 {
@@ -1136,8 +1156,17 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchD
     })
 }
 
-/// A patch's or remove's `target`: `{group, version, kind, where}`.
-fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
+/// A patch's or remove's `target`: `{group, version, kind, where}`. Upstream's kinds require
+/// `group` (its CRDs: `PatchTarget`, `RemoveTarget` and the post-render validation target have
+/// it without `omitempty`; `""` is the core group); the proposal's kinds leave it out to match
+/// any group.
+fn target(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    t: &FieldPath,
+    what: &str,
+    model: Model,
+) -> Option<Target> {
     if !get(v, t).is_some_and(Value::is_object) {
         r.invalid(
             t,
@@ -1147,6 +1176,13 @@ fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Optio
         return None;
     }
     let group = r.opt_string(v, &t.key("group"));
+    if model == Model::Upstream && group.is_none() {
+        r.invalid(
+            &t.key("group"),
+            format!("a {what} target needs a group"),
+            "upstream's CRD requires it: write group: \"\" for the core group (v1 kinds), e.g. group: apps for a Deployment",
+        );
+    }
     let version = r.string(v, &t.key("version"), "e.g. version: v1");
     let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
     let where_ = r.control(v, &t.key("where"));
@@ -1161,7 +1197,12 @@ fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Optio
 /// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
 const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
-fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
+fn remove_def(
+    r: &mut Reader<'_, '_>,
+    v: &Value,
+    at: &FieldPath,
+    model: Model,
+) -> Option<RemoveDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1185,7 +1226,7 @@ fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<Remov
         }
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove")?;
+    let target = target(r, v, &at.key("target"), "remove", model)?;
     if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
         r.invalid(
             &at.key("target").key("kind"),
@@ -1216,6 +1257,7 @@ pub(crate) fn addon_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
+    let model = Model::of(v);
     let c_at = p(&["spec", "creates"]);
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
@@ -1227,19 +1269,18 @@ pub(crate) fn addon_def<'a>(
     let p_at = p(&["spec", "patches"]);
     let mut patches = Vec::new();
     for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
+        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i), model) {
             patches.push(pd);
         }
     }
     let r_at = p(&["spec", "removes"]);
     let mut removes = Vec::new();
     for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
+        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i), model) {
             removes.push(rd);
         }
     }
-    let upstream = is_upstream_kind(v);
-    let (validations, post_validations) = if upstream {
+    let (validations, post_validations) = if model == Model::Upstream {
         check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
         (validations(&mut r, v), post_validations(&mut r, v))
     } else {
@@ -1256,7 +1297,7 @@ pub(crate) fn addon_def<'a>(
         creates,
         patches,
         removes,
-        upstream,
+        model,
         validations,
         post_validations,
         value: v.clone(),
@@ -2048,6 +2089,22 @@ pub(crate) struct ProjectBindingDef<'a> {
     pub annotations: Value,
 }
 
+/// The spec of a ProjectReleaseBinding (`ProjectReleaseBindingSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectBindingSpec {
+    owner: ProjectOwner,
+    environment: String,
+    project_release: Option<String>,
+}
+
+/// `spec.owner` of the kinds a project owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectOwner {
+    project_name: String,
+}
+
 /// Read a ProjectReleaseBinding. `spec.projectRelease` names a frozen ProjectRelease, which kiln
 /// does not read (it renders from the live Project and its type), so it is refused.
 pub(crate) fn project_binding_def<'a>(
@@ -2059,37 +2116,26 @@ pub(crate) fn project_binding_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let known = &[
-        "owner",
-        "environment",
-        "environmentConfigs",
-        "projectRelease",
-    ];
-    check_fields(&mut r, v, known, "ProjectReleaseBinding");
-    if get(v, &p(&["spec", "projectRelease"])).is_some_and(|x| !x.is_null()) {
-        r.errors.push(loc.error(
+    let env_configs = r.map(v, &spec_path("environmentConfigs"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let spec: Option<ProjectBindingSpec> = crd::spec(&loc, "ProjectReleaseBinding", v, errors);
+    if spec.as_ref().is_some_and(|s| s.project_release.is_some()) {
+        errors.push(loc.error(
             codes::UNSUPPORTED_FEATURE,
-            &p(&["spec", "projectRelease"]),
+            &spec_path("projectRelease"),
             "ProjectReleaseBinding spec.projectRelease names a frozen ProjectRelease, which kiln does not read",
             "kiln renders a project binding from the live Project and its (Cluster)ProjectType; leave projectRelease unset (upstream's Project controller then seeds it with the latest release, which is what the live definitions render)",
         ));
     }
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the Project's name",
-    );
-    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
-    let env_configs = r.map(v, &p(&["spec", "environmentConfigs"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ProjectBindingDef {
         loc: loc.clone(),
         namespace,
-        project: project?,
-        environment: environment?,
+        project: spec.owner.project_name,
+        environment: spec.environment,
         env_configs,
         annotations,
     })
@@ -2428,6 +2474,27 @@ pub(crate) struct ResourceDef<'a> {
     pub parameters: Value,
 }
 
+/// The spec of a Resource (`ResourceSpec`).
+#[derive(Deserialize)]
+struct ResourceSpec {
+    owner: ProjectOwner,
+    #[serde(rename = "type")]
+    type_ref: ResourceTypeRef,
+}
+
+/// A Resource's `spec.type`: the kind defaults to a namespaced ResourceType, as upstream's CRD
+/// defaults it.
+#[derive(Deserialize)]
+struct ResourceTypeRef {
+    #[serde(default = "resource_type_kind")]
+    kind: String,
+    name: String,
+}
+
+fn resource_type_kind() -> String {
+    "ResourceType".into()
+}
+
 /// Read a Resource.
 pub(crate) fn resource_def<'a>(
     loc: Loc<'a>,
@@ -2438,39 +2505,19 @@ pub(crate) fn resource_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(&mut r, v, &["owner", "type", "parameters"], "Resource");
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the owning Project's name",
-    );
-    let type_kind = r
-        .opt_string(v, &p(&["spec", "type", "kind"]))
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "ResourceType".into());
-    if !["ResourceType", "ClusterResourceType"].contains(&type_kind.as_str()) {
-        r.invalid(
-            &p(&["spec", "type", "kind"]),
-            format!("type kind {type_kind:?} is not ResourceType or ClusterResourceType"),
-            "a Resource's type is a ResourceType (the default) or a ClusterResourceType",
-        );
-    }
-    let type_name = r.string(
-        v,
-        &p(&["spec", "type", "name"]),
-        "the (Cluster)ResourceType's name",
-    );
-    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    let parameters = r.map(v, &spec_path("parameters"));
+    let spec: Option<ResourceSpec> = crd::spec(&loc, "Resource", v, errors);
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ResourceDef {
         loc: loc.clone(),
         name: name?,
         namespace,
-        project: project?,
-        type_kind,
-        type_name: type_name?,
+        project: spec.owner.project_name,
+        type_kind: spec.type_ref.kind,
+        type_name: spec.type_ref.name,
         parameters,
     })
 }
@@ -2490,9 +2537,27 @@ pub(crate) struct ResourceBindingDef<'a> {
     pub annotations: Value,
 }
 
+/// The spec of a ResourceReleaseBinding (`ResourceReleaseBindingSpec`). `retainPolicy` only
+/// decides what deletion keeps: the schema checks it, nothing renders from it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceBindingSpec {
+    owner: ResourceOwner,
+    environment: String,
+    resource_release: Option<String>,
+}
+
+/// `spec.owner` of the kinds a Resource owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceOwner {
+    project_name: String,
+    resource_name: String,
+}
+
 /// Read a ResourceReleaseBinding. `spec.resourceRelease` pins a frozen ResourceRelease, which is
 /// rendered instead of the live Resource and type (as upstream's controller does); unset, the
-/// live ones render. `retainPolicy` only decides what deletion keeps, and is accepted.
+/// live ones render.
 pub(crate) fn resource_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2502,42 +2567,163 @@ pub(crate) fn resource_binding_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let known = &[
-        "owner",
-        "environment",
-        "resourceRelease",
-        "retainPolicy",
-        "resourceTypeEnvironmentConfigs",
-    ];
-    check_fields(&mut r, v, known, "ResourceReleaseBinding");
-    let release = r
-        .opt_string(v, &p(&["spec", "resourceRelease"]))
-        .filter(|s| !s.is_empty());
-    retain_policy(&mut r, v, &p(&["spec", "retainPolicy"]));
-    let project = r.string(
-        v,
-        &p(&["spec", "owner", "projectName"]),
-        "the Project's name",
-    );
-    let resource = r.string(
-        v,
-        &p(&["spec", "owner", "resourceName"]),
-        "the Resource's name",
-    );
-    let environment = r.string(v, &p(&["spec", "environment"]), "the Environment's name");
-    let env_configs = r.map(v, &p(&["spec", "resourceTypeEnvironmentConfigs"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
+    let env_configs = r.map(v, &spec_path("resourceTypeEnvironmentConfigs"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let spec: Option<ResourceBindingSpec> = crd::spec(&loc, "ResourceReleaseBinding", v, errors);
     if errors.len() > before {
         return None;
     }
+    let spec = spec?;
     Some(ResourceBindingDef {
         loc: loc.clone(),
         namespace,
-        project: project?,
-        resource: resource?,
-        environment: environment?,
-        release,
+        project: spec.owner.project_name,
+        resource: spec.owner.resource_name,
+        environment: spec.environment,
+        release: spec.resource_release.filter(|s| !s.is_empty()),
         env_configs,
         annotations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn doc(text: &str) -> Document {
+        parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    fn lines(errors: &[Diagnostic]) -> Vec<(Option<usize>, String)> {
+        errors
+            .iter()
+            .map(|d| (d.line, d.path.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn resource_reads_with_the_crd_default_kind() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: Resource\nmetadata: {name: db, namespace: team}\nspec:\n  owner: {projectName: shop}\n  type: {name: postgres}\n  parameters: {size: 1}\n");
+        let mut errors = Vec::new();
+        let r = resource_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            (r.name.as_str(), r.project.as_str(), r.type_kind.as_str()),
+            ("db", "shop", "ResourceType")
+        );
+        assert_eq!(r.type_name, "postgres");
+        assert_eq!(r.parameters, json!({"size": 1}));
+    }
+
+    /// Every schema violation and every semantic problem of one document, at once, each at its
+    /// line.
+    #[test]
+    fn resource_reports_every_problem() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: Resource\nmetadata: {name: db}\nspec:\n  owner: {}\n  type: {kind: Database, name: postgres}\n  parameters: 3\n  colour: red\n");
+        let mut errors = Vec::new();
+        assert!(resource_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(7), "spec.parameters".to_string()),
+                (Some(8), "spec.colour".to_string()),
+                (Some(5), "spec.owner.projectName".to_string()),
+                (Some(6), "spec.type.kind".to_string()),
+            ]
+        );
+        assert_eq!(errors[1].code, codes::UNSUPPORTED_FEATURE);
+    }
+
+    #[test]
+    fn project_binding_refuses_a_pinned_release() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ProjectReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: dev\n  projectRelease: shop-1\n");
+        let mut errors = Vec::new();
+        assert!(project_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(7), "spec.projectRelease".to_string())]
+        );
+        assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ProjectReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: dev\n  environmentConfigs: {quota: 2}\n");
+        let mut errors = Vec::new();
+        let b = project_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert_eq!(
+            (b.project.as_str(), b.environment.as_str()),
+            ("shop", "dev")
+        );
+        assert_eq!(b.env_configs, json!({"quota": 2}));
+    }
+
+    #[test]
+    fn resource_binding_reads_an_empty_release_as_live() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, resourceName: db}\n  environment: dev\n  resourceRelease: \"\"\n  retainPolicy: Retain\n");
+        let mut errors = Vec::new();
+        let b = resource_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(b.release, None);
+        assert_eq!((b.resource.as_str(), b.environment.as_str()), ("db", "dev"));
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: \"\"\n");
+        let mut errors = Vec::new();
+        assert!(resource_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(6), "spec.environment".to_string()),
+                (Some(5), "spec.owner.resourceName".to_string()),
+            ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn addon(text: &str) -> (Option<AddonDef<'static>>, Vec<Diagnostic>) {
+        let d: &'static Document = Box::leak(Box::new(
+            parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+                .unwrap()
+                .remove(0),
+        ));
+        let mut errors = Vec::new();
+        (addon_def(Loc::new(d), &d.value, &mut errors), errors)
+    }
+
+    const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";
+
+    /// Upstream's Trait CRD requires `group` on a patch target; the proposal's Addon (and the
+    /// first implementation's shorthand Trait) match any group without one.
+    #[test]
+    fn upstream_trait_target_needs_a_group() {
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Trait\nmetadata: {{name: t}}\nspec:\n{PATCH}"
+        ));
+        assert!(a.is_none());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].path.as_deref(),
+            Some("spec.patches[0].target.group")
+        );
+        assert_eq!(errors[0].line, Some(6));
+
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Addon\nmetadata: {{name: t}}\nspec:\n{PATCH}"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.model, Model::Proposal);
+        assert_eq!(a.patches[0].target.group, None);
+
+        let (a, errors) = addon(&format!(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Trait\nmetadata: {{name: t}}\nspec:\n  schema: {{}}\n{PATCH}"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.unwrap().model, Model::Proposal);
+    }
 }

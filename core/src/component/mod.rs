@@ -36,6 +36,7 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 
 mod context;
+mod crd;
 mod functions;
 pub mod kinds;
 mod order;
@@ -53,8 +54,8 @@ mod typecheck;
 mod upstream;
 
 use kinds::{
-    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, ReleaseDef, SnapshotDef, TypeDef,
-    WorkloadDef,
+    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, Model, ReleaseDef, SnapshotDef,
+    TypeDef, WorkloadDef,
 };
 use template::{Exprs, TplError};
 
@@ -707,7 +708,7 @@ fn compile_type(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    let vars = if t.upstream {
+    let vars = if t.model == Model::Upstream {
         context::UPSTREAM_TYPE_VARS
     } else {
         context::TYPE_VARS
@@ -741,7 +742,7 @@ fn compile_addon(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut errs = Vec::new();
-    let base = if a.upstream {
+    let base = if a.model == Model::Upstream {
         context::UPSTREAM_TRAIT_VARS
     } else {
         context::ADDON_VARS
@@ -930,7 +931,7 @@ fn resolve<'u, 'a>(
                 .collect();
             cands.sort_by_key(|a| ns_rank(&a.namespace));
             match cands.first() {
-                Some(a) if !a.upstream => diags.push(t.loc.error(
+                Some(a) if a.model == Model::Proposal => diags.push(t.loc.error(
                     codes::UNKNOWN_ADDON,
                     &e.at.key("name"),
                     format!(
@@ -957,15 +958,15 @@ fn resolve<'u, 'a>(
     // would read variables that are not there.
     if let Some(t) = type_def {
         for (a, u) in used.iter().zip(&c.addons) {
-            if a.upstream != t.upstream {
+            if a.model != t.model {
                 diags.push(c.loc.error(
                     codes::UNKNOWN_ADDON,
                     &u.at.key("name"),
                     format!(
                         "{} {:?} cannot be used with {} {:?}",
-                        if a.upstream { "Trait" } else { "Addon" },
+                        if a.model == Model::Upstream { "Trait" } else { "Addon" },
                         a.name,
-                        if t.upstream { "ComponentType" } else { "ComponentTypeDefinition" },
+                        if t.model == Model::Upstream { "ComponentType" } else { "ComponentTypeDefinition" },
                         t.name
                     ),
                     "upstream kinds (ComponentType, Trait: openAPIV3Schema sections) and the proposal's (ComponentTypeDefinition, Addon, or spec.schema shorthand) render with different context variables; write both in one style",
@@ -1404,7 +1405,7 @@ fn unit<'u, 'a>(
             // Upstream reads traitEnvironmentConfigs only for the Component's own trait
             // instances; an embedded trait's environmentConfigs come from the type's binding.
             if !instances.contains(inst.as_str())
-                && ty.upstream
+                && ty.model == Model::Upstream
                 && ty.embedded.iter().any(|e| &e.instance == inst)
             {
                 diags.push(d.loc.warning(
@@ -1463,7 +1464,7 @@ fn endpoint_schema_warnings(units: &[release::Unit<'_, '_>]) -> Vec<Diagnostic> 
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for u in units {
-        if !u.type_def.upstream
+        if u.type_def.model == Model::Proposal
             || !(uses(&u.type_def.value)
                 || u.addons.iter().chain(&u.embedded).any(|a| uses(&a.value)))
         {
@@ -1617,7 +1618,7 @@ where
     // service URL, as its controller would write it into its ReleaseBinding: a first pass
     // renders the upstream units (without resolving their own dependencies) to find them.
     let has_dependencies = units.iter().any(|u| {
-        u.type_def.upstream
+        u.type_def.model == Model::Upstream
             && u.workload
                 .spec
                 .pointer("/dependencies/endpoints")
@@ -1633,7 +1634,7 @@ where
         };
         let found: Vec<_> = units
             .par_iter()
-            .filter(|u| u.type_def.upstream && !is_broken(u))
+            .filter(|u| u.type_def.model == Model::Upstream && !is_broken(u))
             .filter_map(|u| {
                 let objs = release::render(u, &l.exprs, opts, &first).ok()?;
                 let key = (

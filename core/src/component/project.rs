@@ -260,7 +260,7 @@ pub(crate) fn render(
                             &at,
                             format!(
                                 "forEach {fe:?} must return a list or a map, got {}{suffix}",
-                                super::kinds::type_word(&other)
+                                super::shorthand::type_word(&other)
                             ),
                             "iterate over a list, e.g. ${parameters.quotas}",
                         )])

@@ -15,8 +15,8 @@ use super::context::{
     self, NoSection, Params, Section, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT,
 };
 use super::kinds::{
-    AddonDef, ComponentDef, DeploymentDef, Loc, PatchDef, PostValidation, RemoveDef, ResourceTpl,
-    Target, TypeDef, WorkloadDef,
+    AddonDef, ComponentDef, DeploymentDef, Loc, Model, PatchDef, PostValidation, RemoveDef,
+    ResourceTpl, Target, TypeDef, WorkloadDef,
 };
 use super::template::{root_context, Exprs, Renderer, TplError};
 use super::{order, overrides, patch, pointer};
@@ -77,7 +77,7 @@ pub(crate) fn render(
     opts: &super::Options,
     platform: &super::upstream::Platform<'_>,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
-    if unit.type_def.upstream {
+    if unit.type_def.model == Model::Upstream {
         return render_upstream(unit, exprs, opts, platform);
     }
     let mut labels = serde_json::Map::new();
@@ -565,7 +565,7 @@ fn resolve(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<Diagnostic
         loc: &comp.loc,
         at: FieldPath::root().key("spec").key("parameters"),
     };
-    if ty.upstream {
+    if ty.model == Model::Upstream {
         return resolve_upstream(unit, suffix);
     }
     let ov_src = unit.deployment.map(|d| Source {
@@ -742,7 +742,7 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
 pub(crate) fn undeclared_parameters(unit: &Unit<'_, '_>) -> Vec<Diagnostic> {
     let comp = unit.component;
     let ty = unit.type_def;
-    if !ty.upstream {
+    if ty.model == Model::Proposal {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -1280,7 +1280,7 @@ impl Ctx<'_, '_, '_> {
                     at,
                     format!(
                         "forEach {source:?} must return a list or a map, got {}{}",
-                        super::kinds::type_word(&other),
+                        super::shorthand::type_word(&other),
                         self.suffix()
                     ),
                     "iterate over a list, e.g. ${parameters.configurations}",

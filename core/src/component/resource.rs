@@ -418,7 +418,7 @@ pub(crate) fn render(
                         format!(
                             "output {:?} ({field}) must be a string, got {}{suffix}",
                             o.name,
-                            super::kinds::type_word(&other)
+                            super::shorthand::type_word(&other)
                         ),
                         "upstream's outputs are strings; convert with string(...)",
                     )])

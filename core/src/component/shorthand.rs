@@ -452,7 +452,7 @@ impl Builder<'_> {
                         &p,
                         format!(
                             "field definition must be a shorthand string or a map, not {}",
-                            type_name(other)
+                            type_word(other)
                         ),
                     );
                     None
@@ -736,7 +736,9 @@ fn boolean(key: &str, value: Option<&str>) -> Result<bool, String> {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// A JSON value's type in the words diagnostics use ("a map", "a list", …), for every reader of
+/// the component front-end.
+pub(crate) fn type_word(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

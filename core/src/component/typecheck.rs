@@ -39,7 +39,8 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::{NodeChild, SchemaNode, Schemas};
 
 use super::kinds::{
-    AddonDef, Loc, Op, OutputSource, ProjectTypeDef, ResourceTpl, ResourceTypeDef, Target, TypeDef,
+    AddonDef, Loc, Model, Op, OutputSource, ProjectTypeDef, ResourceTpl, ResourceTypeDef, Target,
+    TypeDef,
 };
 use super::pointer::{self, Step};
 use super::shorthand;
@@ -85,7 +86,7 @@ impl<'e> Checker<'e> {
             what: format!("ComponentTypeDefinition {:?}", t.name),
             diags: Vec::new(),
         };
-        let mut scope = if t.upstream {
+        let mut scope = if t.model == Model::Upstream {
             self.upstream_scope(&t.schemas, false)
         } else {
             self.base_scope(&t.schemas, false)
@@ -107,7 +108,7 @@ impl<'e> Checker<'e> {
             what: format!("Addon {:?}", a.name),
             diags: Vec::new(),
         };
-        let mut scope = if a.upstream {
+        let mut scope = if a.model == Model::Upstream {
             self.upstream_scope(&a.schemas, true)
         } else {
             self.base_scope(&a.schemas, true)
