@@ -57,7 +57,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
 /// of the run defines under another group or version, a nearly-spelt kind in an RGD's group, a
 /// CRD's kind at a version it does not serve. kro resolves every template's kind against the
 /// cluster when the RGD is applied and refuses one it does not serve (kro `pkg/graph/builder.go`,
-/// `buildRGResource`). A kind the run knows nothing of is not judged here (the caller warns that
+/// `buildResourceNode`). A kind the run knows nothing of is not judged here (the caller warns that
 /// it went unchecked): the cluster may well serve it. Unlike an input document, an RGD's kind
 /// spelt nearly but in another group is not taken for a slip: only the same name is.
 pub fn check_template_kind(api_version: &str, kind: &str, known: &Known) -> Option<Diagnostic> {
