@@ -469,9 +469,15 @@ impl<'a> Nesting<'a> {
         doc: &'a Document,
         prepared: kro::instance::PreparedInstance,
     ) -> Unit<'a> {
+        let schema = self
+            .opts
+            .observed
+            .as_ref()
+            .and_then(|o| kro::instance::as_observed(rgd, &prepared, o))
+            .unwrap_or(prepared.schema);
         Unit {
             graph: &rgd.graph,
-            variables: vec![("schema".into(), prepared.schema)],
+            variables: vec![("schema".into(), schema)],
             namespace: prepared.namespace,
             origin: doc,
             observed: self.opts.observed.as_ref(),
