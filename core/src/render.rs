@@ -751,7 +751,9 @@ impl Evaluator<'_, '_> {
         instance: &Value,
     ) -> Diagnostic {
         let s = |p: &str| instance.pointer(p).and_then(Value::as_str).unwrap_or("");
-        let (kind, name, ns) = (s("/kind"), s("/metadata/name"), s("/metadata/namespace"));
+        // The instance's name is the file's, of any length: a bounded prefix is said.
+        let name = crate::diag::bounded(s("/metadata/name"));
+        let (kind, ns) = (s("/kind"), s("/metadata/namespace"));
         let get = if ns.is_empty() {
             format!("kubectl get {kind} {name} -o yaml")
         } else {
