@@ -197,7 +197,8 @@ struct StrategyArgs {
     #[arg(long)]
     sync_waves: bool,
     /// Live objects (a YAML file such as `kubectl get -o yaml` output, or a directory; repeatable):
-    /// externalRefs and reads of a resource's status resolve against them.
+    /// externalRefs, reads of a resource's status and of the instance's server-set metadata
+    /// (metadata.uid, ...) resolve against them.
     #[arg(long, value_name = "PATH")]
     observed: Vec<String>,
     /// Leave out the provenance annotations (kiln.dev/definition, kiln.dev/instance,

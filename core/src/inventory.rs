@@ -35,92 +35,146 @@ impl Known {
     fn passes(&self, group: &str) -> bool {
         self.pass_through.iter().any(|g| g == "*" || g == group)
     }
+
+    /// Whether an RGD or a CRD of the run defines exactly this apiVersion and kind.
+    fn defines(&self, api_version: &str, kind: &str) -> bool {
+        let (group, version) = split_api_version(api_version);
+        let gvk = (group.to_string(), version.to_string(), kind.to_string());
+        self.crd_kinds.contains(&gvk) || self.rgd_kinds.contains(&gvk)
+    }
+}
+
+/// `(group, version)` of an apiVersion (`v1` is the core group's).
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    (
+        group_of(api_version),
+        api_version.rsplit_once('/').map_or(api_version, |(_, v)| v),
+    )
+}
+
+/// The problem with the kind of a resource template (or externalRef) that no schema of the run
+/// describes, when the run can tell what it should be: a built-in kind mistyped, a kind an RGD
+/// of the run defines under another group or version, a nearly-spelt kind in an RGD's group, a
+/// CRD's kind at a version it does not serve. kro resolves every template's kind against the
+/// cluster when the RGD is applied and refuses one it does not serve (kro `pkg/graph/builder.go`,
+/// `buildResourceNode`). A kind the run knows nothing of is not judged here (the caller warns that
+/// it went unchecked): the cluster may well serve it. Unlike an input document, an RGD's kind
+/// spelt nearly but in another group is not taken for a slip: only the same name is.
+pub fn check_template_kind(api_version: &str, kind: &str, known: &Known) -> Option<Diagnostic> {
+    if openapi::is_builtin_group(group_of(api_version)) {
+        return check_builtin(api_version, kind);
+    }
+    if known.defines(api_version, kind) {
+        return None;
+    }
+    let d = rgd_near_miss(api_version, kind, known, false)
+        .or_else(|| crd_version_miss(api_version, kind, known))?;
+    let hint = d.hint.clone().unwrap_or_default();
+    Some(d.with_hint(format!(
+        "{hint} (or, if {api_version} {kind} is another kind the cluster serves, give its CustomResourceDefinition among the inputs or with --crds FILE)"
+    )))
+}
+
+/// A near miss of a kind the run's RGDs define: the kind at another version of its group, a
+/// nearly-spelt kind in an RGD's group, or an RGD's kind in another group (the same name, or
+/// with `loose` also a nearly-spelt one).
+fn rgd_near_miss(api_version: &str, kind: &str, known: &Known, loose: bool) -> Option<Diagnostic> {
+    let group = group_of(api_version);
+    let in_group: Vec<&(String, String, String)> = known
+        .rgd_kinds
+        .iter()
+        .filter(|(g, ..)| g == group)
+        .collect();
+    let same_kind = in_group.iter().find(|(_, _, k)| k == kind).copied();
+    let near_kind = || {
+        let n = nearest(kind, in_group.iter().map(|(_, _, k)| k.as_str()))?;
+        in_group.iter().find(|(_, _, k)| k == n).copied()
+    };
+    if let Some((g, v, k)) = same_kind.or_else(near_kind) {
+        return Some(
+            in_group_miss(api_version, kind).with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
+        );
+    }
+    // Another group, but the kind of an RGD (or nearly): an instance with the wrong group.
+    let close = known
+        .rgd_kinds
+        .iter()
+        .find(|(_, _, k)| k.eq_ignore_ascii_case(kind))
+        .map(|(_, _, k)| k.as_str())
+        .or_else(|| {
+            loose
+                .then(|| nearest(kind, known.rgd_kinds.iter().map(|(_, _, k)| k.as_str())))
+                .flatten()
+        })?;
+    let (g, v, k) = known.rgd_kinds.iter().find(|(_, _, x)| x == close)?;
+    Some(
+        Diagnostic::error(
+            codes::UNKNOWN_KIND,
+            format!("{api_version} {kind} is not defined, but {g}/{v} {k} is"),
+        )
+        .with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
+    )
+}
+
+/// The error for a kind no RGD defines in a group RGDs of the run define kinds in (the caller
+/// gives the hint).
+fn in_group_miss(api_version: &str, kind: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::UNKNOWN_KIND,
+        format!(
+            "no ResourceGraphDefinition defines {api_version} {kind}, though group {} is one of theirs",
+            group_of(api_version)
+        ),
+    )
+}
+
+/// A kind a CRD of the run serves, named at a version the CRD does not serve.
+fn crd_version_miss(api_version: &str, kind: &str, known: &Known) -> Option<Diagnostic> {
+    let (group, version) = split_api_version(api_version);
+    let (g, v, k) = known
+        .crd_kinds
+        .iter()
+        .find(|(g, _, k)| g == group && k == kind)?;
+    Some(
+        Diagnostic::error(
+            codes::UNKNOWN_KIND,
+            format!("{api_version} {kind}: its CustomResourceDefinition does not serve version {version}"),
+        )
+        .with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
+    )
 }
 
 /// The problem with a document that would pass through, if there is one. The diagnostic names
 /// no file: the caller places it on the document.
 pub fn check_passthrough(api_version: &str, kind: &str, known: &Known) -> Option<Diagnostic> {
     let group = group_of(api_version);
-    let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
     if openapi::is_builtin_group(group) {
         return check_builtin(api_version, kind);
     }
-    let gvk = (group.to_string(), version.to_string(), kind.to_string());
-    if known.crd_kinds.contains(&gvk) || known.rgd_kinds.contains(&gvk) {
+    if known.defines(api_version, kind) {
         return None;
     }
-    // A group an RGD defines: any other kind or version in it is a near miss of the RGD's.
-    let in_group: Vec<&(String, String, String)> = known
+    if let Some(d) = rgd_near_miss(api_version, kind, known, true) {
+        return Some(d);
+    }
+    // A group an RGD defines: any other kind in it is the RGD's to define.
+    let in_group: Vec<String> = known
         .rgd_kinds
         .iter()
         .filter(|(g, ..)| g == group)
+        .map(|(g, v, k)| format!("{g}/{v} {k}"))
         .collect();
     if !in_group.is_empty() {
-        let kinds: Vec<&str> = in_group.iter().map(|(_, _, k)| k.as_str()).collect();
-        let best = in_group
-            .iter()
-            .find(|(_, _, k)| k == kind)
-            .or_else(|| {
-                let n = nearest(kind, kinds.iter().copied())?;
-                in_group.iter().find(|(_, _, k)| k == n)
-            })
-            .copied();
-        let hint = match best {
-            Some((g, v, k)) => did_you_mean(&format!("{g}/{v} {k}")),
-            None => format!(
-                "the ResourceGraphDefinitions of group {group} define: {}",
-                in_group
-                    .iter()
-                    .map(|(g, v, k)| format!("{g}/{v} {k}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        return Some(
-            Diagnostic::error(
-                codes::UNKNOWN_KIND,
-                format!(
-                    "no ResourceGraphDefinition defines {api_version} {kind}, though group {group} is one of theirs"
-                ),
-            )
-            .with_hint(hint),
-        );
-    }
-    // Another group, but the kind of an RGD (or nearly): an instance with the wrong group.
-    let rgd_kinds: Vec<&str> = known.rgd_kinds.iter().map(|(_, _, k)| k.as_str()).collect();
-    let close = known
-        .rgd_kinds
-        .iter()
-        .find(|(_, _, k)| k.eq_ignore_ascii_case(kind))
-        .map(|(_, _, k)| k.as_str())
-        .or_else(|| nearest(kind, rgd_kinds.iter().copied()));
-    if let Some(k) = close {
-        if let Some((g, v, k)) = known.rgd_kinds.iter().find(|(_, _, x)| x == k) {
-            return Some(
-                Diagnostic::error(
-                    codes::UNKNOWN_KIND,
-                    format!("{api_version} {kind} is not defined, but {g}/{v} {k} is"),
-                )
-                .with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
-            );
-        }
+        return Some(in_group_miss(api_version, kind).with_hint(format!(
+            "the ResourceGraphDefinitions of group {group} define: {}",
+            in_group.join(", ")
+        )));
     }
     if known.passes(group) {
         return None;
     }
-    // A CRD of the group serves the kind at another version.
-    if let Some((g, v, k)) = known
-        .crd_kinds
-        .iter()
-        .find(|(g, _, k)| g == group && k == kind)
-    {
-        return Some(
-            Diagnostic::error(
-                codes::UNKNOWN_KIND,
-                format!("{api_version} {kind}: its CustomResourceDefinition does not serve version {version}"),
-            )
-            .with_hint(did_you_mean(&format!("{g}/{v} {k}"))),
-        );
+    if let Some(d) = crd_version_miss(api_version, kind, known) {
+        return Some(d);
     }
     // kiln's own function configuration listed among the objects: passing it through would
     // apply it to the cluster; the fix is where it is listed.
@@ -251,6 +305,54 @@ mod tests {
                 "{api} {kind}"
             );
         }
+    }
+
+    /// A template's kind that the run defines elsewhere is refused as kro refuses the RGD
+    /// (kro `pkg/graph/builder.go`: every template's kind is resolved against the cluster when
+    /// the RGD is applied); a kind the run knows nothing of is not judged.
+    #[test]
+    fn template_kinds_the_run_defines_elsewhere_are_near_misses() {
+        let mut k = known();
+        k.rgd_kinds
+            .insert(("kro.run".into(), "v1alpha1".into(), "Parent".into()));
+        for (api, kind, want) in [
+            ("kro.run/v1alpha1", "WebApp", "example.com/v1alpha1 WebApp"),
+            (
+                "example.com/v1beta1",
+                "WebApp",
+                "example.com/v1alpha1 WebApp",
+            ),
+            (
+                "example.com/v1alpha1",
+                "Webap",
+                "example.com/v1alpha1 WebApp",
+            ),
+            (
+                "cert-manager.io/v1alpha2",
+                "Certificate",
+                "cert-manager.io/v1 Certificate",
+            ),
+            ("apps/v1", "Deploymnet", "apps/v1 Deployment"),
+        ] {
+            let d = check_template_kind(api, kind, &k).unwrap_or_else(|| panic!("{api} {kind}"));
+            assert_eq!(d.code, codes::UNKNOWN_KIND);
+            let hint = d.hint.unwrap_or_default();
+            assert!(hint.contains(want), "{api} {kind}: {hint}");
+        }
+        for (api, kind) in [
+            ("example.com/v1alpha1", "WebApp"),
+            ("cert-manager.io/v1", "Certificate"),
+            ("apps/v1", "Deployment"),
+            // Nothing of the run defines these: the cluster may serve them.
+            ("acme.io/v1", "Widget"),
+            ("kro.run/v1alpha1", "ResourceGraphDefinition"),
+            // Spelt nearly like an RGD's kind, in a group of its own: another kind, not a slip.
+            ("acme.io/v1", "WebApps"),
+        ] {
+            assert!(check_template_kind(api, kind, &k).is_none(), "{api} {kind}");
+        }
+        // An input document of that last kind is refused all the same, as the RGD's near miss.
+        assert!(hint(check_passthrough("acme.io/v1", "WebApps", &k)).contains("WebApp"));
     }
 
     #[test]

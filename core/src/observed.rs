@@ -15,6 +15,20 @@ use crate::document::Document;
 use crate::fieldpath::FieldPath;
 use crate::scope::group_of;
 
+/// The fields of `metadata` that the API server sets on an object it stores (an instance, a
+/// created resource), which no file or template gives: offline they exist only in observed state.
+pub const SERVER_SET_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "ownerReferences",
+];
+
 /// `(group, kind, namespace, name)`.
 type Key = (String, String, String, String);
 

@@ -239,6 +239,12 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         }
     }
     let rgd_docs: Vec<&Document> = special.into_iter().filter(|d| kro::is_rgd(d)).collect();
+    // What templates' kinds are checked against, as input documents' are (`inventory`).
+    let known = crate::inventory::Known {
+        rgd_kinds: rgd_docs.iter().copied().filter_map(declared_kind).collect(),
+        crd_kinds: crd_kinds.clone(),
+        pass_through: Vec::new(),
+    };
     // Nested compositions: a template whose kind is another RGD's instance kind is checked
     // against that RGD's instance schema when the graph is built, as kro does (it resolves the
     // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
@@ -289,7 +295,7 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
             Err(ds) => diags.extend(ds),
         }
     }
-    diags.extend(unchecked_kinds(&rgds, &schemas));
+    diags.extend(unchecked_kinds(&rgds, &schemas, &known));
     let mut by_kind: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (key, &i) in &by_gvk {
         by_kind.entry(key.2.clone()).or_default().push(i);
@@ -309,11 +315,18 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
     (defs, diags)
 }
 
-/// Say what was not checked: one warning per kind that resources of the loaded RGDs create or
-/// reference but that no schema of the run describes (not a bundled kind, no CRD in the inputs
-/// or `--crds`, no RGD). Their fields and the expressions reading them went unchecked, where kro,
-/// without the CRD in the cluster, refuses the RGD. Under `--strict` the run fails.
-fn unchecked_kinds(rgds: &[Rgd], schemas: &Schemas) -> Vec<Diagnostic> {
+/// Kinds that resources of the loaded RGDs create or reference but that no schema of the run
+/// describes (not a bundled kind, no CRD in the inputs or `--crds`, no RGD). A near miss of a
+/// kind the run does define is an error on each such resource, as an input document of that
+/// kind is (kro refuses the RGD). Any other such kind gets one warning: its fields and the
+/// expressions reading them went unchecked, where kro, without the CRD in the cluster, refuses
+/// the RGD. Under `--strict` the run fails.
+fn unchecked_kinds(
+    rgds: &[Rgd],
+    schemas: &Schemas,
+    known: &crate::inventory::Known,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
     let mut first: BTreeMap<(String, String), (&Rgd, &crate::ir::Node)> = BTreeMap::new();
     let mut ids: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for r in rgds {
@@ -324,6 +337,15 @@ fn unchecked_kinds(rgds: &[Rgd], schemas: &Schemas) -> Vec<Diagnostic> {
             if av.is_empty() || kind.is_empty() || schemas.lookup(av, kind).is_some() {
                 continue;
             }
+            if let Some(mut d) = crate::inventory::check_template_kind(av, kind, known) {
+                d.message = format!("resource {:?}: {}", n.id, d.message);
+                let field = match &n.kind {
+                    crate::ir::NodeKind::Template(_) => "template",
+                    crate::ir::NodeKind::External(_) => "externalRef",
+                };
+                out.push(r.graph.document.diag(d, &n.path.key(field).key("kind")));
+                continue;
+            }
             let key = (av.to_string(), kind.to_string());
             first.entry(key.clone()).or_insert((r, n));
             ids.entry(key)
@@ -331,9 +353,7 @@ fn unchecked_kinds(rgds: &[Rgd], schemas: &Schemas) -> Vec<Diagnostic> {
                 .push(format!("{}/{}", r.graph.name, n.id));
         }
     }
-    first
-        .into_iter()
-        .map(|((av, kind), (r, n))| {
+    out.extend(first.into_iter().map(|((av, kind), (r, n))| {
             let used = &ids[&(av.clone(), kind.clone())];
             r.graph.document.diag(
                 Diagnostic::warning(
@@ -349,8 +369,8 @@ fn unchecked_kinds(rgds: &[Rgd], schemas: &Schemas) -> Vec<Diagnostic> {
                 )),
                 &n.path,
             )
-        })
-        .collect()
+        }));
+    out
 }
 
 /// The resources of `rgd` that create instances of other RGDs of the run (nested compositions),
@@ -449,9 +469,15 @@ impl<'a> Nesting<'a> {
         doc: &'a Document,
         prepared: kro::instance::PreparedInstance,
     ) -> Unit<'a> {
+        let schema = self
+            .opts
+            .observed
+            .as_ref()
+            .and_then(|o| kro::instance::as_observed(rgd, &prepared, o))
+            .unwrap_or(prepared.schema);
         Unit {
             graph: &rgd.graph,
-            variables: vec![("schema".into(), prepared.schema)],
+            variables: vec![("schema".into(), schema)],
             namespace: prepared.namespace,
             origin: doc,
             observed: self.opts.observed.as_ref(),
@@ -738,19 +764,20 @@ pub(crate) fn declared_kinds(
 ) -> std::collections::BTreeSet<(String, String, String)> {
     // Asked of every document, on every core.
     let rgds: Vec<&Document> = docs.par_iter().filter(|d| kro::is_rgd(d)).collect();
-    rgds.into_iter()
-        .filter_map(|d| {
-            let sch = &d.value["spec"]["schema"];
-            Some((
-                sch["group"]
-                    .as_str()
-                    .unwrap_or(kro::rgd::KRO_GROUP)
-                    .to_string(),
-                sch["apiVersion"].as_str()?.to_string(),
-                sch["kind"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
+    rgds.into_iter().filter_map(declared_kind).collect()
+}
+
+/// `(group, version, kind)` an RGD document declares, loaded or not.
+fn declared_kind(d: &Document) -> Option<(String, String, String)> {
+    let sch = &d.value["spec"]["schema"];
+    Some((
+        sch["group"]
+            .as_str()
+            .unwrap_or(kro::rgd::KRO_GROUP)
+            .to_string(),
+        sch["apiVersion"].as_str()?.to_string(),
+        sch["kind"].as_str()?.to_string(),
+    ))
 }
 
 fn render_units_with<T, F>(

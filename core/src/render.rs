@@ -391,6 +391,11 @@ fn render_nodes(
     })
 }
 
+/// Whether a path read of an object (`metadata.uid`) is metadata the API server sets.
+fn is_server_set(path: &[String]) -> bool {
+    matches!(path, [md, field] if md == "metadata" && crate::observed::SERVER_SET_METADATA.contains(&field.as_str()))
+}
+
 /// A diagnostic that only a cluster (or observed state) could have avoided.
 fn needs_cluster(d: &Diagnostic) -> bool {
     d.code == codes::NEEDS_CLUSTER || d.code == codes::NOT_OBSERVED
@@ -655,11 +660,13 @@ impl Evaluator<'_, '_> {
         use crate::expr::reads::{reads, Reads};
         let g = self.unit.graph;
         for (root, r) in reads(e.compiled.program.expression()) {
-            let Some(i) = g.node_index(&root) else {
-                continue;
-            };
-            if !matches!(self.state[i], State::Rendered) {
-                continue;
+            let node = g.node_index(&root);
+            match node {
+                Some(i) if !matches!(self.state[i], State::Rendered) => continue,
+                // The instance (`schema`): only its server-set metadata is said here; any other
+                // missing field is CEL's "no such key", whose hint (a default) fits it.
+                None if !self.unit.variables.iter().any(|(n, _)| *n == root) => continue,
+                _ => {}
             }
             let Some((_, obj)) = direct.iter().rev().find(|(n, _)| *n == root) else {
                 continue;
@@ -673,9 +680,13 @@ impl Evaluator<'_, '_> {
                 for (k, sub) in fields.iter().rev() {
                     let mut p = path.clone();
                     p.push(k.clone());
-                    match m.get(k) {
-                        Some(child) => stack.push((p, sub, child)),
-                        None => return Some(self.missing_field(e, &root, &p, m, i)),
+                    match (m.get(k), node) {
+                        (Some(child), _) => stack.push((p, sub, child)),
+                        (None, Some(i)) => return Some(self.missing_field(e, &root, &p, m, i)),
+                        (None, None) if is_server_set(&p) => {
+                            return Some(self.missing_instance_metadata(e, &root, &p[1], obj))
+                        }
+                        (None, None) => {}
                     }
                 }
             }
@@ -691,21 +702,9 @@ impl Evaluator<'_, '_> {
         have: &serde_json::Map<String, Value>,
         node: usize,
     ) -> Diagnostic {
-        const SERVER_SET: &[&str] = &[
-            "uid",
-            "resourceVersion",
-            "generation",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "managedFields",
-            "selfLink",
-            "ownerReferences",
-        ];
         let read = format!("{root}.{}", path.join("."));
         let last = path.last().map(String::as_str).unwrap_or("");
-        let server_set = path.len() == 2 && path[0] == "metadata" && SERVER_SET.contains(&last);
-        let why = if server_set {
+        let why = if is_server_set(path) {
             format!("metadata.{last} is set by the API server when it creates the object")
         } else {
             let near = crate::suggest::nearest(last, have.keys().map(String::as_str));
@@ -739,6 +738,49 @@ impl Evaluator<'_, '_> {
             )
         };
         self.diag(code, msg, e, hint)
+    }
+
+    /// A read of the instance's metadata that the API server sets (`schema.metadata.uid`, the
+    /// owner reference of kro's documented idiom): the file has no such field, and observed
+    /// state, if given, holds no live instance with it.
+    fn missing_instance_metadata(
+        &self,
+        e: &Expr,
+        root: &str,
+        field: &str,
+        instance: &Value,
+    ) -> Diagnostic {
+        let s = |p: &str| instance.pointer(p).and_then(Value::as_str).unwrap_or("");
+        // The instance's name is the file's, of any length: a bounded prefix is said.
+        let name = crate::diag::bounded(s("/metadata/name"));
+        let (kind, ns) = (s("/kind"), s("/metadata/namespace"));
+        let get = if ns.is_empty() {
+            format!("kubectl get {kind} {name} -o yaml")
+        } else {
+            format!("kubectl get {kind} {name} -n {ns} -o yaml")
+        };
+        let read = format!("expression {:?} reads {root}.metadata.{field}, which the API server sets when it creates the instance", e.source());
+        match self.unit.observed {
+            None => self.diag(
+                codes::NEEDS_CLUSTER,
+                format!("{read}: offline the instance has none"),
+                e,
+                &format!("give the live instance with --observed (`{get}`), set metadata.{field} in the instance, or let kro render it (--mode kro)"),
+            ),
+            Some(o) => {
+                let why = if o.get_like(instance).is_some() {
+                    format!("its observed counterpart has no metadata.{field}")
+                } else {
+                    format!("the observed state does not hold {kind} {}{name}", if ns.is_empty() { String::new() } else { format!("{ns}/") })
+                };
+                self.diag(
+                    codes::NOT_OBSERVED,
+                    format!("{read}: {why}"),
+                    e,
+                    &format!("add the live instance to the observed state (`{get}`), or set metadata.{field} in the instance"),
+                )
+            }
+        }
     }
 
     /// Expressions that read what only a cluster has (an externalRef, a created resource's

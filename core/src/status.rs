@@ -62,7 +62,6 @@ pub fn hydrate(
     let opts: &Options = nesting.opts;
     let prepared = crate::kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
     let g = &rgd.graph;
-    let schema = prepared.schema.clone();
     // Observed state bound, and what needs more than it waits (kro's softResolve) rather
     // than failing.
     let unit = Unit {
@@ -70,6 +69,8 @@ pub fn hydrate(
         pending_ok: true,
         ..nesting.unit(rgd, doc, prepared)
     };
+    // Status expressions see the instance as the resources' do (its live metadata included).
+    let schema = unit.variables[0].1.clone();
     let out = render_unit_detailed(&unit, &opts.render)?;
     let budget = opts.render.eval;
 

@@ -107,7 +107,8 @@ struct BuildArgs {
     #[arg(long)]
     emit_crds: bool,
     /// Live objects (a YAML file such as `kubectl get -o yaml` output, or a directory;
-    /// repeatable): externalRefs and reads of a resource's status resolve against them.
+    /// repeatable): externalRefs, reads of a resource's status and of the instance's
+    /// server-set metadata (metadata.uid, ...) resolve against them.
     #[arg(long, value_name = "PATH")]
     observed: Vec<PathBuf>,
     /// Leave out the kiln.dev/* provenance annotations of rendered objects.

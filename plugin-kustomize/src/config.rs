@@ -334,7 +334,7 @@ pub fn schema() -> Value {
                     "mode": {"enum": ["direct", "kro"], "description": "direct (default) renders every object here; kro checks everything the same way, then emits the ResourceGraphDefinitions and defaulted instances for the in-cluster controller."},
                     "emitCRDs": {"type": "boolean", "description": "kro mode: also emit each RGD's generated instance CRD, first."},
                     "syncWaves": {"type": "boolean", "description": "kro mode: Argo CD sync waves on CRDs (-2) and RGDs (-1)."},
-                    "observed": list("Live objects (YAML files or directories, e.g. kubectl get -o yaml output), relative to the working directory, which they may not leave: externalRefs and reads of a resource's status resolve against them."),
+                    "observed": list("Live objects (YAML files or directories, e.g. kubectl get -o yaml output), relative to the working directory, which they may not leave: externalRefs, reads of a resource's status and of the instance's server-set metadata (metadata.uid, ...) resolve against them."),
                     "noProvenance": {"type": "boolean", "description": "Leave out the kiln.dev/definition, kiln.dev/instance and kiln.dev/node annotations rendered objects otherwise carry."},
                     "allowEmpty": {"type": "boolean", "description": "Accept a run that renders nothing: `paths` that hold nothing to render, or neither items nor `paths`. Without it such a run fails (an empty generator output applied by a GitOps tool deletes what it manages)."}
                 }

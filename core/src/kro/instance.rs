@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use crate::diag::{codes, Diagnostic};
 use crate::document::Document;
 use crate::fieldpath::FieldPath;
+use crate::observed::{Observed, SERVER_SET_METADATA};
 use crate::schema;
 
 use super::rgd::Rgd;
@@ -105,6 +106,30 @@ pub fn prepare_value(
     } else {
         Err(errors)
     }
+}
+
+/// The value of `schema` in expressions: the prepared instance with, when observed state holds
+/// its live counterpart (same group, kind, namespace and name), the metadata the API server set
+/// on it (`uid`, `generation`, ...) that the file does not give. kro reads the instance from
+/// the API server, so its expressions see those fields (kro `pkg/graph/builder.go` types
+/// `schema.metadata` as the whole ObjectMeta); the file cannot have them. A value the file gives
+/// is kept. Only expressions see this: the instance kiln ships (`--mode kro`) is the file's.
+pub fn as_observed(rgd: &Rgd, prepared: &PreparedInstance, observed: &Observed) -> Option<Value> {
+    let name = prepared.schema.pointer("/metadata/name")?.as_str()?;
+    let api = format!("{}/{}", rgd.group, rgd.version);
+    let ns = prepared.namespace.as_deref().unwrap_or("");
+    let from = observed
+        .get(&api, &rgd.kind, ns, name)?
+        .get("metadata")?
+        .as_object()?;
+    let mut v = prepared.schema.clone();
+    let md = v.get_mut("metadata")?.as_object_mut()?;
+    for key in SERVER_SET_METADATA {
+        if let Some(val) = from.get(*key) {
+            md.entry(*key).or_insert_with(|| val.clone());
+        }
+    }
+    Some(v)
 }
 
 fn instance_violation(doc: &Document, viol: schema::Violation) -> Diagnostic {
