@@ -383,64 +383,49 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
     }
     check_duplicates(&l, &mut diags);
     let mut exprs = Exprs::default();
-    // Definitions whose expressions all compiled are type-checked afterwards.
-    let mut clean_types = Vec::new();
-    for t in l
+    // Every definition is type-checked once all are compiled, as `validate` promises every
+    // problem: an expression that did not compile was reported and is left out (the checker
+    // finds no compiled form for it), and the others are checked.
+    let types: Vec<&TypeDef<'_>> = l
         .types
         .iter()
         .chain(l.snapshots.iter().map(|s| &s.type_def))
         .chain(l.releases.iter().map(|r| &r.type_def))
-    {
-        let before = diags.len();
+        .collect();
+    for t in &types {
         compile_type(t, &mut exprs, limits, &mut diags);
-        if diags.len() == before {
-            clean_types.push(t);
-        }
     }
-    let mut clean_addons = Vec::new();
-    for a in l
+    let addons: Vec<&AddonDef<'_>> = l
         .addons
         .iter()
         .chain(l.snapshots.iter().flat_map(|s| s.addons.iter()))
         .chain(l.releases.iter().flat_map(|r| r.addons.iter()))
-    {
-        let before = diags.len();
+        .collect();
+    for a in &addons {
         compile_addon(a, &mut exprs, limits, &mut diags);
-        if diags.len() == before {
-            clean_addons.push(a);
-        }
     }
-    let mut clean_project_types = Vec::new();
     for t in &l.project_types {
-        let before = diags.len();
         project::compile(t, &mut exprs, limits, &mut diags);
-        if diags.len() == before {
-            clean_project_types.push(t);
-        }
     }
-    let mut clean_resource_types = Vec::new();
-    for t in l
+    let resource_types: Vec<&kinds::ResourceTypeDef<'_>> = l
         .resource_types
         .iter()
         .chain(l.resource_releases.iter().map(|r| &r.type_def))
-    {
-        let before = diags.len();
+        .collect();
+    for t in &resource_types {
         resource::compile(t, &mut exprs, limits, &mut diags);
-        if diags.len() == before {
-            clean_resource_types.push(t);
-        }
     }
     let checker = typecheck::Checker::new(&exprs);
-    for t in clean_project_types {
+    for t in &l.project_types {
         diags.extend(checker.check_project_type(t));
     }
-    for t in clean_resource_types {
+    for t in resource_types {
         diags.extend(checker.check_resource_type(t));
     }
-    for t in clean_types {
+    for t in types {
         diags.extend(checker.check_type(t));
     }
-    for a in clean_addons {
+    for a in addons {
         diags.extend(checker.check_addon(a));
     }
     l.exprs = exprs;
