@@ -673,12 +673,15 @@ fn resource_tpl(
     })
 }
 
-/// Read a ComponentTypeDefinition.
+/// Read a ComponentTypeDefinition, or an upstream ComponentType or ClusterComponentType.
 pub(crate) fn type_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<TypeDef<'a>> {
+    if Model::of(v) == Model::Upstream {
+        return upstream_type_def(loc, v, errors);
+    }
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
@@ -741,17 +744,6 @@ pub(crate) fn type_def<'a>(
             ));
         }
     }
-    let model = Model::of(v);
-    let (validations, post_validations, embedded) = if model == Model::Upstream {
-        check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
-        (
-            validations(&mut r, v),
-            post_validations(&mut r, v),
-            embedded_traits(&mut r, v),
-        )
-    } else {
-        (Vec::new(), Vec::new(), Vec::new())
-    };
     if errors.len() > before {
         return None;
     }
@@ -762,7 +754,361 @@ pub(crate) fn type_def<'a>(
         workload_type: workload_type?,
         schemas,
         resources,
-        model,
+        model: Model::Proposal,
+        validations: Vec::new(),
+        post_validations: Vec::new(),
+        embedded: Vec::new(),
+        value: v.clone(),
+    })
+}
+
+/// The spec of an upstream ComponentType or ClusterComponentType (`ComponentTypeSpec`).
+/// `allowedWorkflows` and `allowedTraits` govern builds and what developers may attach, not what
+/// renders: the schema checks them, nothing reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeSpec {
+    workload_type: String,
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    traits: Vec<EmbeddedTraitSpec>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    #[serde(default)]
+    pre_render_validations: Vec<RuleSpec>,
+    #[serde(default)]
+    post_render_validations: Vec<PostValidationSpec>,
+    resources: Vec<TemplateSpec>,
+}
+
+/// A templated resource of an upstream type or trait (`ResourceTemplate`, `TraitCreate`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateSpec {
+    id: Option<String>,
+    target_plane: Option<String>,
+    include_when: Option<String>,
+    for_each: Option<String>,
+    var: Option<String>,
+    template: Value,
+}
+
+/// A `validations` / `preRenderValidations` entry (`ValidationRule`).
+#[derive(Deserialize)]
+struct RuleSpec {
+    rule: String,
+    message: String,
+}
+
+/// A `postRenderValidations` entry (`PostRenderValidation`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostValidationSpec {
+    when: Option<String>,
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+    rule: String,
+    message: String,
+}
+
+/// A patch, remove or post-render validation target. The CRD requires `group` (`""` is the
+/// core group).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetSpec {
+    group: String,
+    version: String,
+    kind: String,
+    #[serde(rename = "where")]
+    where_: Option<String>,
+    must_match: Option<bool>,
+}
+
+/// A trait a ComponentType embeds (`ComponentTypeTrait`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EmbeddedTraitSpec {
+    name: String,
+    kind: Option<String>,
+    instance_name: String,
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+}
+
+/// The semantic rules of upstream specs no schema keyword states: control fields are one
+/// `${…}` each (the CRD's pattern also admits `${a} ${b}`), and loop variables.
+struct Semantic<'r, 'a> {
+    loc: &'r Loc<'a>,
+    errors: &'r mut Vec<Diagnostic>,
+}
+
+impl Semantic<'_, '_> {
+    fn invalid(&mut self, at: &FieldPath, msg: impl Into<String>, hint: impl Into<String>) {
+        self.errors
+            .push(self.loc.error(codes::COMPONENT_INVALID, at, msg, hint));
+    }
+
+    /// A control field's expression (the inside of its one `${…}`).
+    fn control(&mut self, s: Option<&str>, at: &FieldPath) -> Option<String> {
+        let s = s?;
+        let e = super::template::standalone(s);
+        if e.is_none() {
+            self.errors.push(self.loc.error(
+                codes::NOT_STANDALONE,
+                at,
+                format!("{} must be exactly one ${{…}} expression, got {s:?}", last(at)),
+                "write e.g. ${parameters.autoscaling.enabled}",
+            ));
+        }
+        e
+    }
+
+    /// `forEach` and `var` of the entry at `at`. Upstream's CRDs carry the CEL rule "var is
+    /// required when forEach is specified" on every entry with a loop, so the API server refuses
+    /// such an entry even though upstream's renderer would default the variable to `item`.
+    fn for_each(
+        &mut self,
+        for_each: Option<&str>,
+        var: Option<&str>,
+        at: &FieldPath,
+    ) -> (Option<String>, String) {
+        let fe = self.control(for_each, &at.key("forEach"));
+        if let Some(name) = var {
+            if RESERVED_VARS.contains(&name) {
+                self.invalid(
+                    &at.key("var"),
+                    format!("var {name:?} would hide a context variable"),
+                    format!("use an identifier other than {}", RESERVED_VARS.join(", ")),
+                );
+            }
+        } else if for_each.is_some() {
+            self.invalid(
+                &at.key("var"),
+                "var is required when forEach is specified",
+                "name the loop variable, e.g. var: item (upstream's CRD rule)",
+            );
+        }
+        (fe, var.unwrap_or("item").to_string())
+    }
+
+    /// A templated resource at `at`.
+    fn template(&mut self, t: TemplateSpec, at: FieldPath) -> ResourceTpl {
+        let include_when = self.control(t.include_when.as_deref(), &at.key("includeWhen"));
+        let (for_each, var) = self.for_each(t.for_each.as_deref(), t.var.as_deref(), &at);
+        ResourceTpl {
+            id: t.id,
+            target_plane: t.target_plane,
+            include_when,
+            for_each,
+            var,
+            template: t.template,
+            at,
+        }
+    }
+
+    /// `validations`, or `preRenderValidations` (which upstream prefers); both set is refused by
+    /// the CRD's CEL rule.
+    fn validations(&mut self, old: Vec<RuleSpec>, pre: Vec<RuleSpec>) -> Vec<Validation> {
+        if !old.is_empty() && !pre.is_empty() {
+            self.invalid(
+                &spec_path("preRenderValidations"),
+                "set only one of spec.validations and spec.preRenderValidations",
+                "validations is deprecated upstream; move its rules to preRenderValidations",
+            );
+        }
+        let (key, list) = if pre.is_empty() {
+            ("validations", old)
+        } else {
+            ("preRenderValidations", pre)
+        };
+        let at = spec_path(key);
+        let mut out = Vec::new();
+        for (i, v) in list.into_iter().enumerate() {
+            let e_at = at.index(i);
+            if let Some(rule) = self.control(Some(&v.rule), &e_at.key("rule")) {
+                out.push(Validation {
+                    rule,
+                    message: v.message,
+                    at: e_at,
+                });
+            }
+        }
+        out
+    }
+
+    fn post_validations(&mut self, list: Vec<PostValidationSpec>) -> Vec<PostValidation> {
+        let at = spec_path("postRenderValidations");
+        let mut out = Vec::new();
+        for (i, v) in list.into_iter().enumerate() {
+            let e_at = at.index(i);
+            let when = self.control(v.when.as_deref(), &e_at.key("when"));
+            let (for_each, var) = self.for_each(v.for_each.as_deref(), v.var.as_deref(), &e_at);
+            let must_match = v.target.must_match.unwrap_or(true);
+            let target = self.target(v.target, &e_at.key("target"));
+            let rule = self.control(Some(&v.rule), &e_at.key("rule"));
+            if let Some(rule) = rule {
+                out.push(PostValidation {
+                    when,
+                    for_each,
+                    var,
+                    target,
+                    must_match,
+                    target_plane: v.target_plane.unwrap_or_else(|| "dataplane".into()),
+                    rule,
+                    message: v.message,
+                    at: e_at,
+                });
+            }
+        }
+        out
+    }
+
+    fn target(&mut self, t: TargetSpec, at: &FieldPath) -> Target {
+        let where_ = self.control(t.where_.as_deref(), &at.key("where"));
+        Target {
+            group: Some(t.group),
+            version: t.version,
+            kind: t.kind,
+            where_,
+        }
+    }
+
+    /// An object-valued field the CRD leaves free (`x-kubernetes-preserve-unknown-fields`) that
+    /// renders as a map of parameters.
+    fn map(&mut self, x: Option<Value>, at: &FieldPath) -> Value {
+        match x {
+            None | Some(Value::Null) => json!({}),
+            Some(m @ Value::Object(_)) => m,
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a map, not {}", last(at), type_word(&other)),
+                    "write key: value pairs",
+                );
+                json!({})
+            }
+        }
+    }
+
+    /// Parameter and environment-config schemas (`openAPIV3Schema` sections) of the spec at
+    /// `spec_at`.
+    fn schemas(&mut self, parameters: Option<&Value>, env: Option<&Value>, spec_at: &FieldPath) -> Schemas {
+        match shorthand::from_openapi(parameters, env) {
+            Ok(s) => s,
+            Err(errs) => {
+                for e in errs {
+                    self.errors.push(self.loc.error(
+                        codes::SHORTHAND_SCHEMA,
+                        &spec_at.join(&e.path),
+                        e.message,
+                        "write `type | marker=value …`, e.g. `integer | default=1 minimum=0`",
+                    ));
+                }
+                Schemas::default()
+            }
+        }
+    }
+}
+
+/// Read an upstream ComponentType or ClusterComponentType: its CRD, then the rules the CRD
+/// states in CEL (a primary resource whose id is the workloadType; one of validations and
+/// preRenderValidations; var with forEach) and kiln's own (unique resource and instance names,
+/// the workload types kiln renders).
+fn upstream_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<TypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("ComponentType");
+    let spec: Option<TypeSpec> = crd::spec(&loc, kind, v, errors);
+    let spec = spec?;
+    let mut s = Semantic { loc: &loc, errors };
+    let wt = spec.workload_type;
+    if !WORKLOAD_TYPES.contains(&wt.as_str()) {
+        s.errors.push(loc.error(
+            codes::WORKLOAD_TYPE,
+            &spec_path("workloadType"),
+            format!("workloadType {wt:?} is not supported"),
+            "use one of deployment, statefulset, cronjob, job",
+        ));
+    }
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let res_at = spec_path("resources");
+    let mut resources = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (i, t) in spec.resources.into_iter().enumerate() {
+        let t = s.template(t, res_at.index(i));
+        let id = t.id.clone().unwrap_or_default();
+        if !ids.insert(id.clone()) {
+            s.errors.push(loc.error(
+                codes::WORKLOAD_TYPE,
+                &t.at.key("id"),
+                format!("resource id {id:?} is used more than once"),
+                "give every resource its own id",
+            ));
+        }
+        resources.push(t);
+    }
+    if WORKLOAD_TYPES.contains(&wt.as_str()) && !ids.contains(&wt) {
+        s.errors.push(loc.error(
+            codes::WORKLOAD_TYPE,
+            &res_at,
+            format!("resources must contain a primary resource with id {wt:?} (the workloadType)"),
+            format!("give the {wt} resource `id: {wt}`"),
+        ));
+    }
+    let validations = s.validations(spec.validations, spec.pre_render_validations);
+    let post_validations = s.post_validations(spec.post_render_validations);
+    let tr_at = spec_path("traits");
+    let mut embedded = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, t) in spec.traits.into_iter().enumerate() {
+        let e_at = tr_at.index(i);
+        let parameters = s.map(t.parameters, &e_at.key("parameters"));
+        let environment_configs = s.map(t.environment_configs, &e_at.key("environmentConfigs"));
+        if let Some(prev) = seen.insert(t.instance_name.clone(), i) {
+            s.errors.push(loc.error(
+                codes::DUPLICATE_INSTANCE,
+                &e_at.key("instanceName"),
+                format!(
+                    "instanceName {:?} is used by embedded traits {prev} and {i}",
+                    t.instance_name
+                ),
+                "give every embedded trait its own instanceName",
+            ));
+            continue;
+        }
+        embedded.push(EmbeddedTrait {
+            name: t.name,
+            kind: t.kind,
+            instance: t.instance_name,
+            parameters,
+            environment_configs,
+            at: e_at,
+        });
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(TypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        workload_type: wt,
+        schemas,
+        resources,
+        model: Model::Upstream,
         validations,
         post_validations,
         embedded,
@@ -794,22 +1140,6 @@ impl Model {
         }
     }
 }
-
-/// What kiln does with each field of an upstream ComponentType's spec: every field upstream's
-/// controller renders from is implemented; `allowedWorkflows` and `allowedTraits` govern builds
-/// and what developers may attach, not what renders.
-const TYPE_SPEC_FIELDS: &[&str] = &[
-    "workloadType",
-    "allowedWorkflows",
-    "allowedTraits",
-    "parameters",
-    "environmentConfigs",
-    "traits",
-    "validations",
-    "preRenderValidations",
-    "postRenderValidations",
-    "resources",
-];
 
 /// The fields of an upstream ReleaseBinding's spec kiln acts on.
 const BINDING_SPEC_FIELDS: &[&str] = &[
@@ -1010,54 +1340,6 @@ fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
                 target_plane,
                 rule,
                 message,
-                at: e_at,
-            });
-        }
-    }
-    out
-}
-
-/// A ComponentType's `spec.traits[]`.
-fn embedded_traits(r: &mut Reader<'_, '_>, v: &Value) -> Vec<EmbeddedTrait> {
-    let at = p(&["spec", "traits"]);
-    let mut out = Vec::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        if !get(v, &e_at).is_some_and(Value::is_object) {
-            r.invalid(
-                &e_at,
-                "an embedded trait must be a map",
-                "write {kind: Trait, name: NAME, instanceName: NAME, parameters: {...}}",
-            );
-            continue;
-        }
-        let name = r.string(v, &e_at.key("name"), "the Trait's metadata.name");
-        let instance = r.string(
-            v,
-            &e_at.key("instanceName"),
-            "a name unique among the type's embedded traits",
-        );
-        let parameters = r.map(v, &e_at.key("parameters"));
-        let environment_configs = r.map(v, &e_at.key("environmentConfigs"));
-        if let (Some(name), Some(instance)) = (name, instance) {
-            if let Some(prev) = seen.insert(instance.clone(), i) {
-                r.errors.push(r.loc.error(
-                    codes::DUPLICATE_INSTANCE,
-                    &e_at.key("instanceName"),
-                    format!("instanceName {instance:?} is used by embedded traits {prev} and {i}"),
-                    "give every embedded trait its own instanceName",
-                ));
-                continue;
-            }
-            out.push(EmbeddedTrait {
-                name,
-                kind: get(v, &e_at.key("kind"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                instance,
-                parameters,
-                environment_configs,
                 at: e_at,
             });
         }
@@ -2676,6 +2958,99 @@ mod tests {
                 (Some(6), "spec.environment".to_string()),
                 (Some(5), "spec.owner.resourceName".to_string()),
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod type_tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn read(text: &str) -> (Option<TypeDef<'static>>, Vec<(Code, Option<usize>, String)>) {
+        let d: &'static Document = Box::leak(Box::new(
+            parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+                .unwrap()
+                .remove(0),
+        ));
+        let mut errors = Vec::new();
+        let t = type_def(Loc::new(d), &d.value, &mut errors);
+        let found = errors
+            .iter()
+            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
+            .collect();
+        (t, found)
+    }
+
+    const HEAD: &str = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
+
+    #[test]
+    fn upstream_type_reads_with_the_crd_defaults() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: deployment\n  parameters: {{openAPIV3Schema: {{type: object, properties: {{replicas: {{type: integer, default: 1}}}}}}}}\n  validations: null\n  traits:\n    - {{name: sidecar, instanceName: s1, parameters: {{a: 1}}}}\n  postRenderValidations:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      rule: ${{true}}\n      message: m\n  resources:\n    - id: deployment\n      template: {{apiVersion: apps/v1, kind: Deployment}}\n    - id: svc\n      includeWhen: ${{parameters.replicas > 0}}\n      forEach: ${{[1, 2]}}\n      var: port\n      targetPlane: observabilityplane\n      template: {{apiVersion: v1, kind: Service}}\n"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let t = t.unwrap();
+        assert_eq!(t.model, Model::Upstream);
+        assert_eq!(t.workload_type, "deployment");
+        assert_eq!(t.resources.len(), 2);
+        let svc = &t.resources[1];
+        assert_eq!(svc.include_when.as_deref(), Some("parameters.replicas > 0"));
+        assert_eq!((svc.for_each.as_deref(), svc.var.as_str()), (Some("[1, 2]"), "port"));
+        assert_eq!(svc.target_plane.as_deref(), Some("observabilityplane"));
+        assert_eq!(svc.at.to_string(), "spec.resources[1]");
+        assert_eq!(t.embedded[0].parameters, json!({"a": 1}));
+        assert_eq!(t.embedded[0].environment_configs, json!({}));
+        let pv = &t.post_validations[0];
+        assert!(pv.must_match);
+        assert_eq!(pv.target_plane, "dataplane");
+        assert_eq!(pv.target.group.as_deref(), Some("apps"));
+    }
+
+    /// The CRD's violations come at once, each at its line; a field it does not declare is
+    /// refused as KLN6026.
+    #[test]
+    fn upstream_type_reports_every_schema_violation() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: daemonset\n  resources:\n    - template: {{}}\n  colour: red\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![
+                (codes::UNSUPPORTED_FEATURE, Some(8), "spec.colour".to_string()),
+                (codes::COMPONENT_INVALID, Some(7), "spec.resources[0].id".to_string()),
+                (codes::COMPONENT_INVALID, Some(5), "spec.workloadType".to_string()),
+            ]
+        );
+    }
+
+    /// The rules the CRD states in CEL, and kiln's own, after the schema passes.
+    #[test]
+    fn upstream_type_semantic_rules() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: deployment\n  validations: [{{rule: \"${{true}}\", message: a}}]\n  preRenderValidations: [{{rule: \"${{true}}\", message: b}}]\n  traits: [{{name: a, instanceName: x}}, {{name: b, instanceName: x}}]\n  resources:\n    - id: svc\n      forEach: ${{[1]}}\n      template: {{}}\n    - id: svc\n      includeWhen: ${{a}} and ${{b}}\n      template: {{}}\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![
+                (codes::COMPONENT_INVALID, Some(10), "spec.resources[0].var".to_string()),
+                (codes::NOT_STANDALONE, Some(14), "spec.resources[1].includeWhen".to_string()),
+                (codes::WORKLOAD_TYPE, Some(13), "spec.resources[1].id".to_string()),
+                (codes::WORKLOAD_TYPE, Some(9), "spec.resources".to_string()),
+                (codes::COMPONENT_INVALID, Some(7), "spec.preRenderValidations".to_string()),
+                (codes::DUPLICATE_INSTANCE, Some(8), "spec.traits[1].instanceName".to_string()),
+            ]
+        );
+        // A workload type the CRD admits and kiln does not render.
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: proxy\n  resources: [{{id: x, template: {{}}}}]\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![(codes::WORKLOAD_TYPE, Some(5), "spec.workloadType".to_string())]
         );
     }
 }
