@@ -859,7 +859,10 @@ impl Semantic<'_, '_> {
             self.errors.push(self.loc.error(
                 codes::NOT_STANDALONE,
                 at,
-                format!("{} must be exactly one ${{…}} expression, got {s:?}", last(at)),
+                format!(
+                    "{} must be exactly one ${{…}} expression, got {s:?}",
+                    last(at)
+                ),
                 "write e.g. ${parameters.autoscaling.enabled}",
             ));
         }
@@ -995,7 +998,12 @@ impl Semantic<'_, '_> {
 
     /// Parameter and environment-config schemas (`openAPIV3Schema` sections) of the spec at
     /// `spec_at`.
-    fn schemas(&mut self, parameters: Option<&Value>, env: Option<&Value>, spec_at: &FieldPath) -> Schemas {
+    fn schemas(
+        &mut self,
+        parameters: Option<&Value>,
+        env: Option<&Value>,
+        spec_at: &FieldPath,
+    ) -> Schemas {
         match shorthand::from_openapi(parameters, env) {
             Ok(s) => s,
             Err(errs) => {
@@ -1026,7 +1034,10 @@ fn upstream_type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("ComponentType");
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("ComponentType");
     let spec: Option<TypeSpec> = crd::spec(&loc, kind, v, errors);
     let spec = spec?;
     let mut s = Semantic { loc: &loc, errors };
@@ -1152,18 +1163,6 @@ const BINDING_SPEC_FIELDS: &[&str] = &[
     "state",
 ];
 
-/// The fields of an upstream Trait's spec kiln acts on.
-const TRAIT_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "validations",
-    "preRenderValidations",
-    "postRenderValidations",
-    "creates",
-    "patches",
-    "removes",
-];
-
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
@@ -1244,109 +1243,6 @@ fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
     out
 }
 
-/// `spec.postRenderValidations` (upstream's `PostRenderValidation`): `when`, `forEach` + `var`
-/// (default `item`, as upstream's evaluator has it), `target` (`group`, `version`, `kind`,
-/// `where`, `mustMatch`), `targetPlane`, `rule`, `message`.
-fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
-    let at = p(&["spec", "postRenderValidations"]);
-    let mut out = Vec::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        let Some(entry) = get(v, &e_at).and_then(Value::as_object) else {
-            r.invalid(
-                &e_at,
-                "a post-render validation must be a map",
-                "write {target: {group, version, kind}, rule: ${…}, message: …}",
-            );
-            continue;
-        };
-        for key in entry.keys() {
-            if !matches!(
-                key.as_str(),
-                "when" | "forEach" | "var" | "target" | "targetPlane" | "rule" | "message"
-            ) {
-                r.invalid(
-                    &e_at.key(key),
-                    format!("unknown field {key:?} in a post-render validation"),
-                    "a post-render validation has when, forEach, var, target, targetPlane, rule and message",
-                );
-            }
-        }
-        if let Some(t) = entry.get("target").and_then(Value::as_object) {
-            for key in t.keys() {
-                if !matches!(
-                    key.as_str(),
-                    "group" | "version" | "kind" | "where" | "mustMatch"
-                ) {
-                    r.invalid(
-                        &e_at.key("target").key(key),
-                        format!("unknown field {key:?} in a post-render validation's target"),
-                        "a target has group, version, kind, where and mustMatch",
-                    );
-                }
-            }
-        }
-        let when = r.control(v, &e_at.key("when"));
-        let (for_each, var) = r.for_each(v, &e_at, Some("item"));
-        let target = target(
-            r,
-            v,
-            &e_at.key("target"),
-            "post-render validation",
-            Model::Upstream,
-        );
-        let must_match = match get(v, &e_at.key("target").key("mustMatch")) {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                r.invalid(
-                    &e_at.key("target").key("mustMatch"),
-                    format!("mustMatch must be a bool, not {}", type_word(other)),
-                    "write mustMatch: false to allow a target that selects nothing",
-                );
-                true
-            }
-        };
-        let target_plane = r
-            .opt_string(v, &e_at.key("targetPlane"))
-            .unwrap_or_else(|| "dataplane".to_string());
-        if !matches!(target_plane.as_str(), "dataplane" | "observabilityplane") {
-            r.invalid(
-                &e_at.key("targetPlane"),
-                format!("targetPlane {target_plane:?} is neither dataplane nor observabilityplane"),
-                "upstream's CRD allows dataplane (the default) and observabilityplane",
-            );
-        }
-        let rule = r.control(v, &e_at.key("rule"));
-        if get(v, &e_at.key("rule")).is_none() {
-            r.invalid(
-                &e_at.key("rule"),
-                "a post-render validation needs a rule",
-                "e.g. rule: ${has(resource.spec.template.spec.securityContext)}",
-            );
-        }
-        let message = r.string(
-            v,
-            &e_at.key("message"),
-            "the message shown when the rule is false",
-        );
-        if let (Some(target), Some(rule), Some(message)) = (target, rule, message) {
-            out.push(PostValidation {
-                when,
-                for_each,
-                var,
-                target,
-                must_match,
-                target_plane,
-                rule,
-                message,
-                at: e_at,
-            });
-        }
-    }
-    out
-}
-
 fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
     errors.push(d);
 }
@@ -1402,7 +1298,7 @@ fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
     })
 }
 
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) -> Option<PatchDef> {
+fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1413,7 +1309,7 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) ->
         return None;
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch", model);
+    let target = target(r, v, &at.key("target"), "patch");
     let ops_at = at.key("operations");
     let n = r.list(v, &ops_at).len();
     if n == 0 {
@@ -1438,17 +1334,9 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) ->
     })
 }
 
-/// A patch's or remove's `target`: `{group, version, kind, where}`. Upstream's kinds require
-/// `group` (its CRDs: `PatchTarget`, `RemoveTarget` and the post-render validation target have
-/// it without `omitempty`; `""` is the core group); the proposal's kinds leave it out to match
-/// any group.
-fn target(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    t: &FieldPath,
-    what: &str,
-    model: Model,
-) -> Option<Target> {
+/// A patch's or remove's `target` in the proposal's Addon: `{group, version, kind, where}`, a
+/// missing `group` matching any group (upstream's CRDs require it: [`TargetSpec`]).
+fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
     if !get(v, t).is_some_and(Value::is_object) {
         r.invalid(
             t,
@@ -1458,13 +1346,6 @@ fn target(
         return None;
     }
     let group = r.opt_string(v, &t.key("group"));
-    if model == Model::Upstream && group.is_none() {
-        r.invalid(
-            &t.key("group"),
-            format!("a {what} target needs a group"),
-            "upstream's CRD requires it: write group: \"\" for the core group (v1 kinds), e.g. group: apps for a Deployment",
-        );
-    }
     let version = r.string(v, &t.key("version"), "e.g. version: v1");
     let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
     let where_ = r.control(v, &t.key("where"));
@@ -1479,12 +1360,7 @@ fn target(
 /// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
 const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
-fn remove_def(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    at: &FieldPath,
-    model: Model,
-) -> Option<RemoveDef> {
+fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1508,7 +1384,7 @@ fn remove_def(
         }
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove", model)?;
+    let target = target(r, v, &at.key("target"), "remove")?;
     if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
         r.invalid(
             &at.key("target").key("kind"),
@@ -1528,18 +1404,20 @@ fn remove_def(
     })
 }
 
-/// Read an Addon.
+/// Read an Addon, or an upstream Trait or ClusterTrait.
 pub(crate) fn addon_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<AddonDef<'a>> {
+    if Model::of(v) == Model::Upstream {
+        return upstream_trait_def(loc, v, errors);
+    }
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
-    let model = Model::of(v);
     let c_at = p(&["spec", "creates"]);
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
@@ -1551,23 +1429,17 @@ pub(crate) fn addon_def<'a>(
     let p_at = p(&["spec", "patches"]);
     let mut patches = Vec::new();
     for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i), model) {
+        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
             patches.push(pd);
         }
     }
     let r_at = p(&["spec", "removes"]);
     let mut removes = Vec::new();
     for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i), model) {
+        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
             removes.push(rd);
         }
     }
-    let (validations, post_validations) = if model == Model::Upstream {
-        check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
-        (validations(&mut r, v), post_validations(&mut r, v))
-    } else {
-        (Vec::new(), Vec::new())
-    };
     if errors.len() > before {
         return None;
     }
@@ -1579,7 +1451,191 @@ pub(crate) fn addon_def<'a>(
         creates,
         patches,
         removes,
-        model,
+        model: Model::Proposal,
+        validations: Vec::new(),
+        post_validations: Vec::new(),
+        value: v.clone(),
+    })
+}
+
+/// The spec of an upstream Trait or ClusterTrait (`TraitSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TraitSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    creates: Vec<TemplateSpec>,
+    #[serde(default)]
+    patches: Vec<PatchSpec>,
+    #[serde(default)]
+    removes: Vec<RemoveSpec>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    #[serde(default)]
+    pre_render_validations: Vec<RuleSpec>,
+    #[serde(default)]
+    post_render_validations: Vec<PostValidationSpec>,
+}
+
+/// A Trait's `patches[]` entry (`TraitPatch`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PatchSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+    operations: Vec<OpSpec>,
+}
+
+/// One JSON Patch operation (`JSONPatchOperation`): the CRD's enum is add, replace, remove.
+#[derive(Deserialize)]
+struct OpSpec {
+    op: String,
+    path: String,
+    value: Option<Value>,
+}
+
+/// A Trait's `removes[]` entry (`TraitRemove`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RemoveSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+}
+
+impl Semantic<'_, '_> {
+    /// A patch's or remove's `targetPlane`. Upstream selects only resources of that plane (the
+    /// CRD defaults it to `dataplane`); kiln renders every plane into one release, so only the
+    /// default is accepted and `observabilityplane` is refused rather than ignored.
+    fn target_plane(&mut self, plane: Option<&str>, at: &FieldPath) {
+        if let Some(p) = plane.filter(|p| *p != "dataplane") {
+            self.errors.push(self.loc.error(
+                codes::UNSUPPORTED_FEATURE,
+                &at.key("targetPlane"),
+                format!("a trait patch or remove with targetPlane {p:?} is not implemented by kiln"),
+                "kiln renders every plane into one release and patches data-plane resources; leave targetPlane out",
+            ));
+        }
+    }
+
+    fn patch(&mut self, p: PatchSpec, at: FieldPath) -> PatchDef {
+        let (for_each, var) = self.for_each(p.for_each.as_deref(), p.var.as_deref(), &at);
+        self.target_plane(p.target_plane.as_deref(), &at);
+        let target = self.target(p.target, &at.key("target"));
+        let mut ops = Vec::new();
+        for (i, o) in p.operations.into_iter().enumerate() {
+            let o_at = at.key("operations").index(i);
+            let op = match o.op.as_str() {
+                "add" => Op::Add,
+                "replace" => Op::Replace,
+                _ => Op::Remove,
+            };
+            if o.path.is_empty() {
+                self.invalid(
+                    &o_at.key("path"),
+                    "path is required",
+                    "a JSON Pointer such as /spec/template/spec/volumes/-",
+                );
+                continue;
+            }
+            // Upstream's JSON patch would write null; a missing value is a mistake kiln names.
+            if op != Op::Remove && o.value.is_none() {
+                self.invalid(
+                    &o_at.key("value"),
+                    format!("{} needs a value", o.op),
+                    "add value: …",
+                );
+                continue;
+            }
+            ops.push(OpDef {
+                op,
+                path: o.path,
+                value: o.value,
+                at: o_at,
+            });
+        }
+        PatchDef {
+            for_each,
+            var,
+            target,
+            ops,
+            at,
+        }
+    }
+
+    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
+    fn remove(&mut self, rm: RemoveSpec, at: FieldPath) -> Option<RemoveDef> {
+        let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
+        self.target_plane(rm.target_plane.as_deref(), &at);
+        let target = self.target(rm.target, &at.key("target"));
+        if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
+            self.invalid(
+                &at.key("target").key("kind"),
+                format!(
+                    "an addon may not remove the workload resource kind {}",
+                    target.kind
+                ),
+                "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+            );
+            return None;
+        }
+        Some(RemoveDef {
+            for_each,
+            var,
+            target,
+            at,
+        })
+    }
+}
+
+/// Read an upstream Trait or ClusterTrait: its CRD (which also refuses the proposal's
+/// `mergeShallow`, outside its op enum), then the rules it states in CEL (var with forEach; one
+/// of validations and preRenderValidations) and upstream's webhook rule on removes.
+fn upstream_trait_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<AddonDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+    let spec: Option<TraitSpec> = crd::spec(&loc, kind, v, errors);
+    let spec = spec?;
+    let mut s = Semantic { loc: &loc, errors };
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let creates = (spec.creates.into_iter().enumerate())
+        .map(|(i, t)| s.template(t, spec_path("creates").index(i)))
+        .collect();
+    let patches = (spec.patches.into_iter().enumerate())
+        .map(|(i, p)| s.patch(p, spec_path("patches").index(i)))
+        .collect();
+    let removes = (spec.removes.into_iter().enumerate())
+        .filter_map(|(i, rm)| s.remove(rm, spec_path("removes").index(i)))
+        .collect();
+    let validations = s.validations(spec.validations, spec.pre_render_validations);
+    let post_validations = s.post_validations(spec.post_render_validations);
+    if errors.len() > before {
+        return None;
+    }
+    Some(AddonDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        schemas,
+        creates,
+        patches,
+        removes,
+        model: Model::Upstream,
         validations,
         post_validations,
         value: v.clone(),
@@ -2982,7 +3038,8 @@ mod type_tests {
         (t, found)
     }
 
-    const HEAD: &str = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
+    const HEAD: &str =
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
 
     #[test]
     fn upstream_type_reads_with_the_crd_defaults() {
@@ -2996,7 +3053,10 @@ mod type_tests {
         assert_eq!(t.resources.len(), 2);
         let svc = &t.resources[1];
         assert_eq!(svc.include_when.as_deref(), Some("parameters.replicas > 0"));
-        assert_eq!((svc.for_each.as_deref(), svc.var.as_str()), (Some("[1, 2]"), "port"));
+        assert_eq!(
+            (svc.for_each.as_deref(), svc.var.as_str()),
+            (Some("[1, 2]"), "port")
+        );
         assert_eq!(svc.target_plane.as_deref(), Some("observabilityplane"));
         assert_eq!(svc.at.to_string(), "spec.resources[1]");
         assert_eq!(t.embedded[0].parameters, json!({"a": 1}));
@@ -3018,9 +3078,21 @@ mod type_tests {
         assert_eq!(
             errors,
             vec![
-                (codes::UNSUPPORTED_FEATURE, Some(8), "spec.colour".to_string()),
-                (codes::COMPONENT_INVALID, Some(7), "spec.resources[0].id".to_string()),
-                (codes::COMPONENT_INVALID, Some(5), "spec.workloadType".to_string()),
+                (
+                    codes::UNSUPPORTED_FEATURE,
+                    Some(8),
+                    "spec.colour".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.resources[0].id".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(5),
+                    "spec.workloadType".to_string()
+                ),
             ]
         );
     }
@@ -3035,12 +3107,32 @@ mod type_tests {
         assert_eq!(
             errors,
             vec![
-                (codes::COMPONENT_INVALID, Some(10), "spec.resources[0].var".to_string()),
-                (codes::NOT_STANDALONE, Some(14), "spec.resources[1].includeWhen".to_string()),
-                (codes::WORKLOAD_TYPE, Some(13), "spec.resources[1].id".to_string()),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(10),
+                    "spec.resources[0].var".to_string()
+                ),
+                (
+                    codes::NOT_STANDALONE,
+                    Some(14),
+                    "spec.resources[1].includeWhen".to_string()
+                ),
+                (
+                    codes::WORKLOAD_TYPE,
+                    Some(13),
+                    "spec.resources[1].id".to_string()
+                ),
                 (codes::WORKLOAD_TYPE, Some(9), "spec.resources".to_string()),
-                (codes::COMPONENT_INVALID, Some(7), "spec.preRenderValidations".to_string()),
-                (codes::DUPLICATE_INSTANCE, Some(8), "spec.traits[1].instanceName".to_string()),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.preRenderValidations".to_string()
+                ),
+                (
+                    codes::DUPLICATE_INSTANCE,
+                    Some(8),
+                    "spec.traits[1].instanceName".to_string()
+                ),
             ]
         );
         // A workload type the CRD admits and kiln does not render.
@@ -3050,7 +3142,11 @@ mod type_tests {
         assert!(t.is_none());
         assert_eq!(
             errors,
-            vec![(codes::WORKLOAD_TYPE, Some(5), "spec.workloadType".to_string())]
+            vec![(
+                codes::WORKLOAD_TYPE,
+                Some(5),
+                "spec.workloadType".to_string()
+            )]
         );
     }
 }
@@ -3071,6 +3167,94 @@ mod model_tests {
     }
 
     const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";
+
+    fn codes_at(errors: &[Diagnostic]) -> Vec<(Code, Option<usize>, String)> {
+        errors
+            .iter()
+            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    const TRAIT: &str =
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterTrait\nmetadata: {name: t}\nspec:\n";
+
+    #[test]
+    fn upstream_trait_reads() {
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  creates:\n    - {{forEach: '${{[1]}}', var: num, template: {{kind: ConfigMap}}}}\n  patches:\n    - target: {{group: '', version: v1, kind: Service, where: '${{true}}'}}\n      targetPlane: dataplane\n      operations: [{{op: add, path: /a, value: 1}}, {{op: remove, path: /b}}]\n  removes:\n    - {{target: {{group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}}}\n  preRenderValidations: [{{rule: '${{true}}', message: m}}]\n"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.model, Model::Upstream);
+        assert_eq!(a.creates[0].var, "num");
+        let p = &a.patches[0];
+        assert_eq!(p.target.group.as_deref(), Some(""));
+        assert_eq!(p.target.where_.as_deref(), Some("true"));
+        assert_eq!(
+            p.ops.iter().map(|o| o.op).collect::<Vec<_>>(),
+            vec![Op::Add, Op::Remove]
+        );
+        assert_eq!(p.ops[1].at.to_string(), "spec.patches[0].operations[1]");
+        assert_eq!(a.removes[0].target.kind, "HorizontalPodAutoscaler");
+        assert_eq!(
+            a.validations[0].at.to_string(),
+            "spec.preRenderValidations[0]"
+        );
+    }
+
+    /// The CRD's op enum (no mergeShallow, case as written), then the rules it states in CEL and
+    /// what kiln does not implement.
+    #[test]
+    fn upstream_trait_refusals() {
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  patches:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      operations: [{{op: mergeShallow, path: /a, value: {{}}}}, {{op: Add, path: /a, value: 1}}]\n"
+        ));
+        assert!(a.is_none());
+        assert_eq!(
+            codes_at(&errors),
+            vec![
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.patches[0].operations[0].op".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.patches[0].operations[1].op".to_string()
+                ),
+            ]
+        );
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  patches:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      forEach: '${{[1]}}'\n      targetPlane: observabilityplane\n      operations: [{{op: add, path: /a}}]\n  removes:\n    - target: {{group: apps, version: v1, kind: StatefulSet}}\n"
+        ));
+        assert!(a.is_none());
+        assert_eq!(
+            codes_at(&errors),
+            vec![
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(6),
+                    "spec.patches[0].var".to_string()
+                ),
+                (
+                    codes::UNSUPPORTED_FEATURE,
+                    Some(8),
+                    "spec.patches[0].targetPlane".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(9),
+                    "spec.patches[0].operations[0].value".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(11),
+                    "spec.removes[0].target.kind".to_string()
+                ),
+            ]
+        );
+    }
 
     /// Upstream's Trait CRD requires `group` on a patch target; the proposal's Addon (and the
     /// first implementation's shorthand Trait) match any group without one.
