@@ -231,9 +231,9 @@ pub(crate) struct RemoveDef {
     pub at: FieldPath,
 }
 
-/// An Addon.
+/// An upstream Trait or ClusterTrait, or the proposal's Addon (`model` says which).
 #[derive(Debug, Clone)]
-pub(crate) struct AddonDef<'a> {
+pub(crate) struct TraitDef<'a> {
     pub loc: Loc<'a>,
     pub name: String,
     pub namespace: Option<String>,
@@ -309,9 +309,10 @@ pub(crate) struct WorkloadOverrides {
     pub resources: Option<Value>,
 }
 
-/// A ComponentDeployment: one component's settings for one environment.
+/// An upstream ReleaseBinding, or the proposal's ComponentDeployment: one component's settings
+/// for one environment.
 #[derive(Debug, Clone)]
-pub(crate) struct DeploymentDef<'a> {
+pub(crate) struct ReleaseBindingDef<'a> {
     pub loc: Loc<'a>,
     pub component: String,
     pub environment: String,
@@ -333,7 +334,7 @@ pub(crate) struct SnapshotDef<'a> {
     pub environment: String,
     pub type_def: TypeDef<'a>,
     pub component: ComponentDef<'a>,
-    pub addons: Vec<AddonDef<'a>>,
+    pub addons: Vec<TraitDef<'a>>,
     pub workload: WorkloadDef<'a>,
 }
 
@@ -347,7 +348,7 @@ pub(crate) struct ReleaseDef<'a> {
     pub component_name: String,
     pub type_def: TypeDef<'a>,
     pub component: ComponentDef<'a>,
-    pub addons: Vec<AddonDef<'a>>,
+    pub addons: Vec<TraitDef<'a>>,
     pub workload: WorkloadDef<'a>,
 }
 
@@ -1405,11 +1406,11 @@ fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<Remov
 }
 
 /// Read an Addon, or an upstream Trait or ClusterTrait.
-pub(crate) fn addon_def<'a>(
+pub(crate) fn trait_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
-) -> Option<AddonDef<'a>> {
+) -> Option<TraitDef<'a>> {
     if Model::of(v) == Model::Upstream {
         return upstream_trait_def(loc, v, errors);
     }
@@ -1443,7 +1444,7 @@ pub(crate) fn addon_def<'a>(
     if errors.len() > before {
         return None;
     }
-    Some(AddonDef {
+    Some(TraitDef {
         loc: loc.clone(),
         name: name?,
         namespace,
@@ -1599,7 +1600,7 @@ fn upstream_trait_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
-) -> Option<AddonDef<'a>> {
+) -> Option<TraitDef<'a>> {
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
@@ -1627,7 +1628,7 @@ fn upstream_trait_def<'a>(
     if errors.len() > before {
         return None;
     }
-    Some(AddonDef {
+    Some(TraitDef {
         loc: loc.clone(),
         name: name?,
         namespace,
@@ -1812,12 +1813,12 @@ pub(crate) fn workload_def<'a>(
     })
 }
 
-/// Read a ComponentDeployment (or a ReleaseBinding).
-pub(crate) fn deployment_def<'a>(
+/// Read a ReleaseBinding, or the proposal's ComponentDeployment.
+pub(crate) fn release_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
-) -> Option<DeploymentDef<'a>> {
+) -> Option<ReleaseBindingDef<'a>> {
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let component = r.string(
@@ -1887,7 +1888,7 @@ pub(crate) fn deployment_def<'a>(
     if errors.iter().skip(before).any(Diagnostic::is_error) {
         return None;
     }
-    Some(DeploymentDef {
+    Some(ReleaseBindingDef {
         loc: loc.clone(),
         component: component?,
         environment: environment?,
@@ -2086,7 +2087,7 @@ pub(crate) fn snapshot_def<'a>(
                 );
                 continue;
             }
-            if let Some(a) = addon_def(loc.nested(&at), x, r.errors) {
+            if let Some(a) = trait_def(loc.nested(&at), x, r.errors) {
                 addons.push(a);
             }
         }
@@ -2274,7 +2275,7 @@ pub(crate) fn release_def<'a>(
     let mut addons = Vec::new();
     let mut names: BTreeMap<String, FieldPath> = BTreeMap::new();
     for (obj, tloc) in traits {
-        if let Some(a) = addon_def(tloc.clone(), &obj, errors) {
+        if let Some(a) = trait_def(tloc.clone(), &obj, errors) {
             if let Some(prev) = names.get(&a.name) {
                 errors.push(tloc.error(
                     codes::DUPLICATE_DEFINITION,
@@ -3156,14 +3157,14 @@ mod model_tests {
     use super::*;
     use crate::document::{parse_file, YamlLimits};
 
-    fn addon(text: &str) -> (Option<AddonDef<'static>>, Vec<Diagnostic>) {
+    fn addon(text: &str) -> (Option<TraitDef<'static>>, Vec<Diagnostic>) {
         let d: &'static Document = Box::leak(Box::new(
             parse_file("t.yaml", text.to_string(), &YamlLimits::default())
                 .unwrap()
                 .remove(0),
         ));
         let mut errors = Vec::new();
-        (addon_def(Loc::new(d), &d.value, &mut errors), errors)
+        (trait_def(Loc::new(d), &d.value, &mut errors), errors)
     }
 
     const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";

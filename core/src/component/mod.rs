@@ -54,7 +54,7 @@ mod typecheck;
 mod upstream;
 
 use kinds::{
-    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, Model, ReleaseDef, SnapshotDef,
+    canonical_kind, ComponentDef, Loc, Model, ReleaseBindingDef, ReleaseDef, SnapshotDef, TraitDef,
     TypeDef, WorkloadDef,
 };
 use template::{Exprs, TplError};
@@ -125,10 +125,10 @@ pub fn renders_kind(kind: &str) -> bool {
 #[derive(Default)]
 struct Loaded<'a> {
     types: Vec<TypeDef<'a>>,
-    addons: Vec<AddonDef<'a>>,
+    addons: Vec<TraitDef<'a>>,
     components: Vec<ComponentDef<'a>>,
     workloads: Vec<WorkloadDef<'a>>,
-    deployments: Vec<DeploymentDef<'a>>,
+    deployments: Vec<ReleaseBindingDef<'a>>,
     snapshots: Vec<SnapshotDef<'a>>,
     releases: Vec<ReleaseDef<'a>>,
     /// Upstream's ProjectTypes and ClusterProjectTypes, and the ProjectReleaseBindings rendered
@@ -266,7 +266,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 }
             }
             Some("Addon") => {
-                if let Some(a) = kinds::addon_def(loc, v, &mut diags) {
+                if let Some(a) = kinds::trait_def(loc, v, &mut diags) {
                     l.addons.push(a);
                 }
             }
@@ -281,7 +281,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                 }
             }
             Some("ComponentDeployment") => {
-                if let Some(dd) = kinds::deployment_def(loc, v, &mut diags) {
+                if let Some(dd) = kinds::release_binding_def(loc, v, &mut diags) {
                     l.deployments.push(dd);
                 }
             }
@@ -736,7 +736,7 @@ fn compile_type(
 }
 
 fn compile_addon(
-    a: &AddonDef<'_>,
+    a: &TraitDef<'_>,
     exprs: &mut Exprs,
     limits: &ExprLimits,
     diags: &mut Vec<Diagnostic>,
@@ -808,9 +808,9 @@ fn compile_addon(
 struct Inputs<'u, 'a> {
     component: &'u ComponentDef<'a>,
     type_def: &'u TypeDef<'a>,
-    addons: Vec<&'u AddonDef<'a>>,
+    addons: Vec<&'u TraitDef<'a>>,
     /// The traits the type embeds, one per `type_def.embedded` entry.
-    embedded: Vec<&'u AddonDef<'a>>,
+    embedded: Vec<&'u TraitDef<'a>>,
     workload: &'u WorkloadDef<'a>,
 }
 
@@ -820,7 +820,7 @@ struct Inputs<'u, 'a> {
 fn resolve<'u, 'a>(
     component: &'u ComponentDef<'a>,
     types: &[&'u TypeDef<'a>],
-    addons: &[&'u AddonDef<'a>],
+    addons: &[&'u TraitDef<'a>],
     workload: Option<&'u WorkloadDef<'a>>,
     failed: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
@@ -897,7 +897,7 @@ fn resolve<'u, 'a>(
     };
     let mut used = Vec::new();
     for u in &c.addons {
-        let mut cands: Vec<&&AddonDef<'a>> = addons
+        let mut cands: Vec<&&TraitDef<'a>> = addons
             .iter()
             .filter(|a| a.name == u.name)
             .filter(|a| kind_fits(&u.kind, &a.value, ["Trait", "ClusterTrait"]))
@@ -924,7 +924,7 @@ fn resolve<'u, 'a>(
     let mut embedded = Vec::new();
     if let Some(t) = type_def {
         for e in &t.embedded {
-            let mut cands: Vec<&&AddonDef<'a>> = addons
+            let mut cands: Vec<&&TraitDef<'a>> = addons
                 .iter()
                 .filter(|a| a.name == e.name)
                 .filter(|a| kind_fits(&e.kind, &a.value, ["Trait", "ClusterTrait"]))
@@ -993,10 +993,10 @@ fn plan<'u, 'a>(
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<release::Unit<'u, 'a>> {
     let types: Vec<&TypeDef<'a>> = l.types.iter().collect();
-    let addons: Vec<&AddonDef<'a>> = l.addons.iter().collect();
+    let addons: Vec<&TraitDef<'a>> = l.addons.iter().collect();
     // Indexes by component name: a fleet has thousands of components, and scanning every
     // deployment and workload per component made planning quadratic.
-    let mut deployments_of: HashMap<&str, Vec<&DeploymentDef<'a>>> = HashMap::new();
+    let mut deployments_of: HashMap<&str, Vec<&ReleaseBindingDef<'a>>> = HashMap::new();
     for d in &l.deployments {
         deployments_of
             .entry(d.component.as_str())
@@ -1226,7 +1226,7 @@ fn plan<'u, 'a>(
             continue;
         }
         let st = [&s.type_def];
-        let sa: Vec<&AddonDef<'a>> = s.addons.iter().collect();
+        let sa: Vec<&TraitDef<'a>> = s.addons.iter().collect();
         let Some(inputs) = resolve(
             &s.component,
             &st,
@@ -1314,7 +1314,7 @@ fn bound_release<'u, 'a>(
     l: &'u Loaded<'a>,
     component: &str,
     name: &str,
-    dep: Option<&DeploymentDef<'a>>,
+    dep: Option<&ReleaseBindingDef<'a>>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<&'u ReleaseDef<'a>> {
     let at = FieldPath::root().key("spec").key("releaseName");
@@ -1352,7 +1352,7 @@ fn bound_release<'u, 'a>(
 /// themselves, with the environment's binding.
 fn release_unit<'u, 'a>(
     r: &'u ReleaseDef<'a>,
-    dep: Option<&'u DeploymentDef<'a>>,
+    dep: Option<&'u ReleaseBindingDef<'a>>,
     env: String,
     opts: &Options,
     diags: &mut Vec<Diagnostic>,
@@ -1367,7 +1367,7 @@ fn release_unit<'u, 'a>(
         return None;
     }
     let rt = [&r.type_def];
-    let ra: Vec<&AddonDef<'a>> = r.addons.iter().collect();
+    let ra: Vec<&TraitDef<'a>> = r.addons.iter().collect();
     // A release is self-contained: nothing outside it explains a missing definition.
     let inputs = resolve(
         &r.component,
@@ -1382,7 +1382,7 @@ fn release_unit<'u, 'a>(
 
 fn unit<'u, 'a>(
     inputs: &Inputs<'u, 'a>,
-    deployment: Option<&'u DeploymentDef<'a>>,
+    deployment: Option<&'u ReleaseBindingDef<'a>>,
     env: String,
     opts: &Options,
     diags: &mut Vec<Diagnostic>,
@@ -1814,7 +1814,7 @@ pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnosti
                 }
             }
             Some("Addon") => {
-                if let Some(a) = kinds::addon_def(loc, &d.value, &mut diags) {
+                if let Some(a) = kinds::trait_def(loc, &d.value, &mut diags) {
                     let title = format!("Addon/{}", a.name);
                     out.push((title.clone(), shorthand::to_json_schema(&a.schemas, &title)));
                 }
@@ -1901,7 +1901,7 @@ pub fn create_snapshot(
         return Err(Diagnostics::from(d));
     };
     let types: Vec<&TypeDef<'_>> = l.types.iter().collect();
-    let addons: Vec<&AddonDef<'_>> = l.addons.iter().collect();
+    let addons: Vec<&TraitDef<'_>> = l.addons.iter().collect();
     let wl = l.workloads.iter().find(|w| w.component == c.name);
     let dep = l
         .deployments
