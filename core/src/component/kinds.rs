@@ -94,18 +94,40 @@ impl<'a> Loc<'a> {
 /// The workload types a ComponentTypeDefinition may declare.
 pub(crate) const WORKLOAD_TYPES: &[&str] = &["deployment", "statefulset", "cronjob", "job"];
 
-/// Canonical kind names, with the upstream aliases mapped onto them.
-pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "ComponentTypeDefinition" | "ComponentType" => "ComponentTypeDefinition",
-        "Addon" | "Trait" => "Addon",
-        "Component" => "Component",
-        "Workload" => "Workload",
-        "ComponentDeployment" | "ReleaseBinding" => "ComponentDeployment",
-        "ComponentEnvSnapshot" => "ComponentEnvSnapshot",
-        "ComponentRelease" => "ComponentRelease",
-        _ => return None,
-    })
+/// The definition a kind is read into: each upstream kind with its cluster-scoped and
+/// proposal-era aliases (ComponentTypeDefinition, Addon, ComponentDeployment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    ComponentType,
+    Trait,
+    Component,
+    Workload,
+    ReleaseBinding,
+    Snapshot,
+    ComponentRelease,
+}
+
+impl Family {
+    pub(crate) fn of(kind: &str) -> Option<Self> {
+        Some(match kind {
+            "ComponentTypeDefinition" | "ComponentType" | "ClusterComponentType" => {
+                Self::ComponentType
+            }
+            "Addon" | "Trait" | "ClusterTrait" => Self::Trait,
+            "Component" => Self::Component,
+            "Workload" => Self::Workload,
+            "ComponentDeployment" | "ReleaseBinding" => Self::ReleaseBinding,
+            "ComponentEnvSnapshot" => Self::Snapshot,
+            "ComponentRelease" => Self::ComponentRelease,
+            _ => return None,
+        })
+    }
+
+    /// The family of a definition a ComponentEnvSnapshot may embed: snapshots freeze the
+    /// namespaced definitions a component resolved, never a cluster-scoped one.
+    fn of_embedded(kind: &str) -> Option<Self> {
+        Self::of(kind).filter(|_| !kind.starts_with("Cluster"))
+    }
 }
 
 /// One templated resource (of a type, or created by an addon).
@@ -2038,15 +2060,19 @@ pub(crate) fn snapshot_def<'a>(
         .find(|k| v.get("spec").and_then(|s| s.get(**k)).is_some())
         .copied()
         .unwrap_or("componentTypeDefinition");
-    let embedded = |r: &mut Reader<'_, '_>, key: &str, want: &str| -> Option<(Value, FieldPath)> {
+    let embedded = |r: &mut Reader<'_, '_>,
+                    key: &str,
+                    family: Family,
+                    want: &str|
+     -> Option<(Value, FieldPath)> {
         let at = p(&["spec", key]);
         match get(v, &at) {
             Some(o @ Value::Object(_)) => {
                 let kind = o
                     .get("kind")
                     .and_then(Value::as_str)
-                    .and_then(canonical_kind);
-                if kind != Some(want) {
+                    .and_then(Family::of_embedded);
+                if kind != Some(family) {
                     r.invalid(
                         &at.key("kind"),
                         format!("spec.{key} must embed a {want}"),
@@ -2066,9 +2092,14 @@ pub(crate) fn snapshot_def<'a>(
             }
         }
     };
-    let t = embedded(&mut r, type_key, "ComponentTypeDefinition");
-    let c = embedded(&mut r, "component", "Component");
-    let w = embedded(&mut r, "workload", "Workload");
+    let t = embedded(
+        &mut r,
+        type_key,
+        Family::ComponentType,
+        "ComponentTypeDefinition",
+    );
+    let c = embedded(&mut r, "component", Family::Component, "Component");
+    let w = embedded(&mut r, "workload", Family::Workload, "Workload");
     let a_at = p(&["spec", "addons"]);
     let n = r.list(v, &a_at).len();
     let mut addons = Vec::new();
@@ -2077,8 +2108,8 @@ pub(crate) fn snapshot_def<'a>(
         if let Some(x) = get(v, &at) {
             if x.get("kind")
                 .and_then(Value::as_str)
-                .and_then(canonical_kind)
-                != Some("Addon")
+                .and_then(Family::of_embedded)
+                != Some(Family::Trait)
             {
                 r.invalid(
                     &at.key("kind"),

@@ -54,7 +54,7 @@ mod typecheck;
 mod upstream;
 
 use kinds::{
-    canonical_kind, ComponentDef, Loc, Model, ReleaseBindingDef, ReleaseDef, SnapshotDef, TraitDef,
+    ComponentDef, Family, Loc, Model, ReleaseBindingDef, ReleaseDef, SnapshotDef, TraitDef,
     TypeDef, WorkloadDef,
 };
 use template::{Exprs, TplError};
@@ -255,37 +255,33 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         }
         let kind = d.kind().unwrap_or("");
         let v = &d.value;
-        match canonical_kind(kind).or(match kind {
-            "ClusterComponentType" => Some("ComponentTypeDefinition"),
-            "ClusterTrait" => Some("Addon"),
-            _ => None,
-        }) {
-            Some("ComponentTypeDefinition") => {
+        match Family::of(kind) {
+            Some(Family::ComponentType) => {
                 if let Some(t) = kinds::type_def(loc, v, &mut diags) {
                     l.types.push(t);
                 }
             }
-            Some("Addon") => {
+            Some(Family::Trait) => {
                 if let Some(a) = kinds::trait_def(loc, v, &mut diags) {
                     l.addons.push(a);
                 }
             }
-            Some("Component") => {
+            Some(Family::Component) => {
                 if let Some(c) = kinds::component_def(loc, v, &mut diags) {
                     l.components.push(c);
                 }
             }
-            Some("Workload") => {
+            Some(Family::Workload) => {
                 if let Some(w) = kinds::workload_def(loc, v, &mut diags) {
                     l.workloads.push(w);
                 }
             }
-            Some("ComponentDeployment") => {
+            Some(Family::ReleaseBinding) => {
                 if let Some(dd) = kinds::release_binding_def(loc, v, &mut diags) {
                     l.deployments.push(dd);
                 }
             }
-            Some("ComponentEnvSnapshot") => {
+            Some(Family::Snapshot) => {
                 let before = diags.len();
                 if let Some(s) = kinds::snapshot_def(loc.clone(), v, &mut diags) {
                     l.snapshots.push(s);
@@ -294,7 +290,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     check_digest(&loc, v, &mut diags);
                 }
             }
-            Some("ComponentRelease") => {
+            Some(Family::ComponentRelease) => {
                 if let Some(r) = kinds::release_def(loc, v, &mut diags) {
                     l.releases.push(r);
                 }
@@ -1801,19 +1797,14 @@ pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnosti
     for d in docs.iter().filter(|d| is_component_document(d)) {
         let loc = Loc::new(d);
         let kind = d.kind().unwrap_or("");
-        let canonical = canonical_kind(kind).or(match kind {
-            "ClusterComponentType" => Some("ComponentTypeDefinition"),
-            "ClusterTrait" => Some("Addon"),
-            _ => None,
-        });
-        match canonical {
-            Some("ComponentTypeDefinition") => {
+        match Family::of(kind) {
+            Some(Family::ComponentType) => {
                 if let Some(t) = kinds::type_def(loc, &d.value, &mut diags) {
                     let title = format!("ComponentTypeDefinition/{}", t.name);
                     out.push((title.clone(), shorthand::to_json_schema(&t.schemas, &title)));
                 }
             }
-            Some("Addon") => {
+            Some(Family::Trait) => {
                 if let Some(a) = kinds::trait_def(loc, &d.value, &mut diags) {
                     let title = format!("Addon/{}", a.name);
                     out.push((title.clone(), shorthand::to_json_schema(&a.schemas, &title)));
