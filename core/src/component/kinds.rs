@@ -3055,7 +3055,17 @@ mod type_tests {
     use super::*;
     use crate::document::{parse_file, YamlLimits};
 
-    fn read(text: &str) -> (Option<TypeDef<'static>>, Vec<(Code, Option<usize>, String)>) {
+    /// Each diagnostic's code, line and path.
+    pub(super) type Found = Vec<(Code, Option<usize>, String)>;
+
+    pub(super) fn found(errors: &[Diagnostic]) -> Found {
+        errors
+            .iter()
+            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    fn read(text: &str) -> (Option<TypeDef<'static>>, Found) {
         let d: &'static Document = Box::leak(Box::new(
             parse_file("t.yaml", text.to_string(), &YamlLimits::default())
                 .unwrap()
@@ -3063,11 +3073,7 @@ mod type_tests {
         ));
         let mut errors = Vec::new();
         let t = type_def(Loc::new(d), &d.value, &mut errors);
-        let found = errors
-            .iter()
-            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
-            .collect();
-        (t, found)
+        (t, found(&errors))
     }
 
     const HEAD: &str =
@@ -3200,13 +3206,6 @@ mod model_tests {
 
     const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";
 
-    fn codes_at(errors: &[Diagnostic]) -> Vec<(Code, Option<usize>, String)> {
-        errors
-            .iter()
-            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
-            .collect()
-    }
-
     const TRAIT: &str =
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterTrait\nmetadata: {name: t}\nspec:\n";
 
@@ -3243,7 +3242,7 @@ mod model_tests {
         ));
         assert!(a.is_none());
         assert_eq!(
-            codes_at(&errors),
+            super::type_tests::found(&errors),
             vec![
                 (
                     codes::COMPONENT_INVALID,
@@ -3262,7 +3261,7 @@ mod model_tests {
         ));
         assert!(a.is_none());
         assert_eq!(
-            codes_at(&errors),
+            super::type_tests::found(&errors),
             vec![
                 (
                     codes::COMPONENT_INVALID,
