@@ -574,24 +574,12 @@ fn metadata_path(key: &str) -> FieldPath {
     FieldPath::root().key("metadata").key(key)
 }
 
-fn p(keys: &[&str]) -> FieldPath {
-    let mut f = FieldPath::root();
-    for k in keys {
-        f = f.key(k);
-    }
-    f
-}
-
 fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
-    r.string(
-        v,
-        &p(&["metadata", "name"]),
-        "give the object a metadata.name",
-    )
+    r.string(v, &metadata_path("name"), "give the object a metadata.name")
 }
 
 fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
-    let at = p(&["metadata", "namespace"]);
+    let at = metadata_path("namespace");
     let ns = r.opt_string(v, &at).filter(|s| !s.is_empty())?;
     // What a component is rendered in (its releases, its data plane's names): the API
     // server's rule first.
@@ -608,7 +596,7 @@ fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 /// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /
 /// `spec.environmentConfigs` with `openAPIV3Schema`.
 fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
-    schemas_at(r, v, &p(&["spec"]))
+    schemas_at(r, v, &FieldPath::root().key("spec"))
 }
 
 /// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
@@ -709,7 +697,7 @@ pub(crate) fn type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let wt_at = p(&["spec", "workloadType"]);
+    let wt_at = spec_path("workloadType");
     let workload_type = r.string(v, &wt_at, "one of deployment, statefulset, cronjob, job");
     if let Some(wt) = &workload_type {
         if !WORKLOAD_TYPES.contains(&wt.as_str()) {
@@ -722,7 +710,7 @@ pub(crate) fn type_def<'a>(
         }
     }
     let schemas = schemas(&mut r, v);
-    let res_at = p(&["spec", "resources"]);
+    let res_at = spec_path("resources");
     let n = r.list(v, &res_at).len();
     let mut resources = Vec::new();
     for i in 0..n {
@@ -1189,7 +1177,7 @@ const BINDING_SPEC_FIELDS: &[&str] = &[
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    check_fields_at(r, v, &p(&["spec"]), known, what);
+    check_fields_at(r, v, &FieldPath::root().key("spec"), known, what);
 }
 
 /// [`check_fields`] of the spec at `spec_at`.
@@ -1224,8 +1212,8 @@ fn check_fields_at(
 
 /// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
 fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
-    let pre = p(&["spec", "preRenderValidations"]);
-    if !r.list(v, &pre).is_empty() && !r.list(v, &p(&["spec", "validations"])).is_empty() {
+    let pre = spec_path("preRenderValidations");
+    if !r.list(v, &pre).is_empty() && !r.list(v, &spec_path("validations")).is_empty() {
         // Upstream's CRD rule.
         r.invalid(
             &pre,
@@ -1238,7 +1226,7 @@ fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
     } else {
         "preRenderValidations"
     };
-    let at = p(&["spec", key]);
+    let at = spec_path(key);
     let mut out = Vec::new();
     for i in 0..r.list(v, &at).len() {
         let e_at = at.index(i);
@@ -1441,7 +1429,7 @@ pub(crate) fn trait_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
-    let c_at = p(&["spec", "creates"]);
+    let c_at = spec_path("creates");
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
         // Upstream's Trait creates default their forEach variable to `item`, as patches do.
@@ -1449,14 +1437,14 @@ pub(crate) fn trait_def<'a>(
             creates.push(t);
         }
     }
-    let p_at = p(&["spec", "patches"]);
+    let p_at = spec_path("patches");
     let mut patches = Vec::new();
     for i in 0..r.list(v, &p_at).len() {
         if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
             patches.push(pd);
         }
     }
-    let r_at = p(&["spec", "removes"]);
+    let r_at = spec_path("removes");
     let mut removes = Vec::new();
     for i in 0..r.list(v, &r_at).len() {
         if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
@@ -1675,10 +1663,10 @@ pub(crate) fn component_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let labels = r.map(v, &p(&["metadata", "labels"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
-    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
-    let ct_at = p(&["spec", "componentType"]);
+    let labels = r.map(v, &metadata_path("labels"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let ct_at = spec_path("componentType");
     let ct = match get(v, &ct_at) {
         Some(Value::String(s)) => Some((s.clone(), ct_at.clone())),
         // Current upstream: `{kind: ComponentType, name: deployment/web-app}`.
@@ -1707,15 +1695,15 @@ pub(crate) fn component_def<'a>(
             ),
         }
     }
-    let params_at = p(&["spec", "parameters"]);
+    let params_at = spec_path("parameters");
     let parameters = r.map(v, &params_at);
-    let build = r.map(v, &p(&["spec", "build"]));
+    let build = r.map(v, &spec_path("build"));
     // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
     // with `parameters`.
     let mut addons = Vec::new();
     let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
     for list_key in ["addons", "traits"] {
-        let at = p(&["spec", list_key]);
+        let at = spec_path(list_key);
         for i in 0..r.list(v, &at).len() {
             let e_at = at.index(i);
             let Some(entry) = get(v, &e_at) else { continue };
@@ -1809,13 +1797,13 @@ pub(crate) fn workload_def<'a>(
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
-    let owner = r.opt_string(v, &p(&["spec", "owner", "componentName"]));
-    let spec = r.map(v, &p(&["spec"]));
+    let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
+    let spec = r.map(v, &FieldPath::root().key("spec"));
     for key in ["containers", "endpoints", "connections"] {
         if let Some(x) = spec.get(key) {
             if !(x.is_object() || x.is_array() || x.is_null()) {
                 r.invalid(
-                    &p(&["spec", key]),
+                    &spec_path(key),
                     format!("{key} must be a map or a list"),
                     "see the Workload example in docs/component-types.md",
                 );
@@ -1845,14 +1833,10 @@ pub(crate) fn release_binding_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let component = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the Component this deployment configures",
     );
-    let environment = r.string(
-        v,
-        &p(&["spec", "environment"]),
-        "e.g. environment: production",
-    );
+    let environment = r.string(v, &spec_path("environment"), "e.g. environment: production");
     let pick = |a: &str, b: &str| {
         if v.get("spec").and_then(|s| s.get(b)).is_some()
             && v.get("spec").and_then(|s| s.get(a)).is_none()
@@ -1864,9 +1848,9 @@ pub(crate) fn release_binding_def<'a>(
     };
     let ov_key = pick("overrides", "componentTypeEnvironmentConfigs");
     let ao_key = pick("addonOverrides", "traitEnvironmentConfigs");
-    let overrides_at = p(&["spec", &ov_key]);
+    let overrides_at = spec_path(&ov_key);
     let overrides = r.map(v, &overrides_at);
-    let ao_at = p(&["spec", &ao_key]);
+    let ao_at = spec_path(&ao_key);
     let ao = r.map(v, &ao_at);
     let mut addon_overrides = BTreeMap::new();
     if let Value::Object(m) = &ao {
@@ -1892,11 +1876,11 @@ pub(crate) fn release_binding_def<'a>(
     }
     if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
         check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
-        if let Some(state) = r.opt_string(v, &p(&["spec", "state"])) {
+        if let Some(state) = r.opt_string(v, &spec_path("state")) {
             if state != "Active" {
                 r.errors.push(r.loc.error(
                     codes::UNSUPPORTED_FEATURE,
-                    &p(&["spec", "state"]),
+                    &spec_path("state"),
                     format!("ReleaseBinding state {state:?} is not implemented by kiln"),
                     "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
                 ));
@@ -1905,7 +1889,7 @@ pub(crate) fn release_binding_def<'a>(
     }
     let workload_overrides = workload_overrides(&mut r, v);
     let release_name = r
-        .opt_string(v, &p(&["spec", "releaseName"]))
+        .opt_string(v, &spec_path("releaseName"))
         .filter(|s| !s.is_empty());
     if errors.iter().skip(before).any(Diagnostic::is_error) {
         return None;
@@ -1933,7 +1917,7 @@ fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverr
     let (co, wo) = (given("configurationOverrides"), given("workloadOverrides"));
     if co && wo {
         r.invalid(
-            &p(&["spec", "workloadOverrides"]),
+            &spec_path("workloadOverrides"),
             "both configurationOverrides and workloadOverrides are set",
             "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
         );
@@ -1941,11 +1925,11 @@ fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverr
     }
     let (at, allowed): (FieldPath, &[&str]) = if co {
         (
-            p(&["spec", "configurationOverrides"]),
+            spec_path("configurationOverrides"),
             &["env", "files", "file"],
         )
     } else if wo {
-        let outer = p(&["spec", "workloadOverrides"]);
+        let outer = spec_path("workloadOverrides");
         let m = r.map(v, &outer);
         for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
             if k != "container" {
@@ -2047,12 +2031,12 @@ pub(crate) fn snapshot_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let component_name = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the snapshotted Component",
     );
     let environment = r.string(
         v,
-        &p(&["spec", "environment"]),
+        &spec_path("environment"),
         "the environment this snapshot is deployed to",
     );
     let type_key = SNAPSHOT_TYPE_KEYS
@@ -2065,7 +2049,7 @@ pub(crate) fn snapshot_def<'a>(
                     family: Family,
                     want: &str|
      -> Option<(Value, FieldPath)> {
-        let at = p(&["spec", key]);
+        let at = spec_path(key);
         match get(v, &at) {
             Some(o @ Value::Object(_)) => {
                 let kind = o
@@ -2100,7 +2084,7 @@ pub(crate) fn snapshot_def<'a>(
     );
     let c = embedded(&mut r, "component", Family::Component, "Component");
     let w = embedded(&mut r, "workload", Family::Workload, "Workload");
-    let a_at = p(&["spec", "addons"]);
+    let a_at = spec_path("addons");
     let n = r.list(v, &a_at).len();
     let mut addons = Vec::new();
     for i in 0..n {
@@ -2134,7 +2118,7 @@ pub(crate) fn snapshot_def<'a>(
         if *cn != component.name {
             errors.push(loc.error(
                 codes::COMPONENT_INVALID,
-                &p(&["spec", "owner", "componentName"]),
+                &spec_path("owner").key("componentName"),
                 format!(
                     "owner.componentName {cn:?} differs from the embedded component {:?}",
                     component.name
@@ -2171,13 +2155,13 @@ pub(crate) fn release_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let component_name = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the released Component",
     );
-    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
 
     // componentType: `{kind, name, spec}`, or the bare spec.
-    let ct_at = p(&["spec", "componentType"]);
+    let ct_at = spec_path("componentType");
     let mut ty: Option<(Value, Loc<'a>)> = None;
     match get(v, &ct_at) {
         Some(Value::Object(m)) if m.get("spec").is_some_and(Value::is_object) => {
@@ -2222,7 +2206,7 @@ pub(crate) fn release_def<'a>(
     }
 
     // traits: `[{kind, name, spec}]`, or a map name → spec.
-    let tr_at = p(&["spec", "traits"]);
+    let tr_at = spec_path("traits");
     let mut traits: Vec<(Value, Loc<'a>)> = Vec::new();
     match get(v, &tr_at) {
         None | Some(Value::Null) => {}
@@ -2276,7 +2260,7 @@ pub(crate) fn release_def<'a>(
     }
 
     // componentProfile → a Component; workload → a Workload.
-    let prof_at = p(&["spec", "componentProfile"]);
+    let prof_at = spec_path("componentProfile");
     let profile = r.map(v, &prof_at);
     for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
         if !matches!(k.as_str(), "parameters" | "traits") {
@@ -2287,7 +2271,7 @@ pub(crate) fn release_def<'a>(
             );
         }
     }
-    let wl_at = p(&["spec", "workload"]);
+    let wl_at = spec_path("workload");
     let workload = match get(v, &wl_at) {
         Some(w @ Value::Object(_)) => Some(w.clone()),
         _ => {
@@ -2410,7 +2394,7 @@ pub(crate) fn project_type_def<'a>(
     check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
     let schemas = schemas(&mut r, v);
     let validations = validations(&mut r, v);
-    let res_at = p(&["spec", "resources"]);
+    let res_at = spec_path("resources");
     let mut resources = Vec::new();
     let mut ids = BTreeSet::new();
     for i in 0..r.list(v, &res_at).len() {
@@ -2585,7 +2569,7 @@ pub(crate) fn resource_type_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
-    let parts = resource_type_spec(&mut r, v, &p(&["spec"]));
+    let parts = resource_type_spec(&mut r, v, &FieldPath::root().key("spec"));
     if errors.len() > before {
         return None;
     }
@@ -2713,15 +2697,15 @@ pub(crate) fn resource_release_def<'a>(
     );
     let project = r.string(
         v,
-        &p(&["spec", "owner", "projectName"]),
+        &spec_path("owner").key("projectName"),
         "the owning Project's name",
     );
     let resource = r.string(
         v,
-        &p(&["spec", "owner", "resourceName"]),
+        &spec_path("owner").key("resourceName"),
         "the Resource's name",
     );
-    let rt = p(&["spec", "resourceType"]);
+    let rt = spec_path("resourceType");
     if let Some(m) = get(v, &rt).and_then(Value::as_object) {
         for k in m.keys() {
             if !["kind", "name", "spec"].contains(&k.as_str()) {
@@ -2740,7 +2724,7 @@ pub(crate) fn resource_release_def<'a>(
         .unwrap_or_else(|| "ResourceType".into());
     let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
     let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
-    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    let parameters = r.map(v, &spec_path("parameters"));
     if errors.len() > before {
         return None;
     }
