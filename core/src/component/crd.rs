@@ -106,8 +106,15 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if errors.len() > before {
         return None;
     }
-    let spec = v.get("spec").filter(|s| !s.is_null()).cloned();
-    match serde_json::from_value(spec.unwrap_or_else(|| json!({}))) {
+    let mut spec = v
+        .get("spec")
+        .filter(|s| !s.is_null())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    if let Some(schema) = spec_schema(kind) {
+        prune_nulls(schema, &mut spec);
+    }
+    match serde_json::from_value(spec) {
         Ok(t) => Some(t),
         Err(e) => {
             errors.push(loc.error(
@@ -118,6 +125,38 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
             ));
             None
         }
+    }
+}
+
+/// Drop the `null` properties the schema declares without `nullable`, as the API server prunes
+/// them (the validator already counts them as absent): an explicit `traits: null` reads as no
+/// traits. Values the schema leaves free (a template) are kept as written.
+fn prune_nulls(schema: &Value, v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            m.retain(|k, x| {
+                !x.is_null()
+                    || props
+                        .get(k)
+                        .is_some_and(|p| p.get("nullable") == Some(&json!(true)))
+            });
+            for (k, x) in m.iter_mut() {
+                if let Some(p) = props.get(k) {
+                    prune_nulls(p, x);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                for x in items {
+                    prune_nulls(item, x);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -94,18 +94,40 @@ impl<'a> Loc<'a> {
 /// The workload types a ComponentTypeDefinition may declare.
 pub(crate) const WORKLOAD_TYPES: &[&str] = &["deployment", "statefulset", "cronjob", "job"];
 
-/// Canonical kind names, with the upstream aliases mapped onto them.
-pub(crate) fn canonical_kind(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "ComponentTypeDefinition" | "ComponentType" => "ComponentTypeDefinition",
-        "Addon" | "Trait" => "Addon",
-        "Component" => "Component",
-        "Workload" => "Workload",
-        "ComponentDeployment" | "ReleaseBinding" => "ComponentDeployment",
-        "ComponentEnvSnapshot" => "ComponentEnvSnapshot",
-        "ComponentRelease" => "ComponentRelease",
-        _ => return None,
-    })
+/// The definition a kind is read into: each upstream kind with its cluster-scoped and
+/// proposal-era aliases (ComponentTypeDefinition, Addon, ComponentDeployment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    ComponentType,
+    Trait,
+    Component,
+    Workload,
+    ReleaseBinding,
+    Snapshot,
+    ComponentRelease,
+}
+
+impl Family {
+    pub(crate) fn of(kind: &str) -> Option<Self> {
+        Some(match kind {
+            "ComponentTypeDefinition" | "ComponentType" | "ClusterComponentType" => {
+                Self::ComponentType
+            }
+            "Addon" | "Trait" | "ClusterTrait" => Self::Trait,
+            "Component" => Self::Component,
+            "Workload" => Self::Workload,
+            "ComponentDeployment" | "ReleaseBinding" => Self::ReleaseBinding,
+            "ComponentEnvSnapshot" => Self::Snapshot,
+            "ComponentRelease" => Self::ComponentRelease,
+            _ => return None,
+        })
+    }
+
+    /// The family of a definition a ComponentEnvSnapshot may embed: snapshots freeze the
+    /// namespaced definitions a component resolved, never a cluster-scoped one.
+    fn of_embedded(kind: &str) -> Option<Self> {
+        Self::of(kind).filter(|_| !kind.starts_with("Cluster"))
+    }
 }
 
 /// One templated resource (of a type, or created by an addon).
@@ -231,9 +253,9 @@ pub(crate) struct RemoveDef {
     pub at: FieldPath,
 }
 
-/// An Addon.
+/// An upstream Trait or ClusterTrait, or the proposal's Addon (`model` says which).
 #[derive(Debug, Clone)]
-pub(crate) struct AddonDef<'a> {
+pub(crate) struct TraitDef<'a> {
     pub loc: Loc<'a>,
     pub name: String,
     pub namespace: Option<String>,
@@ -309,9 +331,10 @@ pub(crate) struct WorkloadOverrides {
     pub resources: Option<Value>,
 }
 
-/// A ComponentDeployment: one component's settings for one environment.
+/// An upstream ReleaseBinding, or the proposal's ComponentDeployment: one component's settings
+/// for one environment.
 #[derive(Debug, Clone)]
-pub(crate) struct DeploymentDef<'a> {
+pub(crate) struct ReleaseBindingDef<'a> {
     pub loc: Loc<'a>,
     pub component: String,
     pub environment: String,
@@ -333,7 +356,7 @@ pub(crate) struct SnapshotDef<'a> {
     pub environment: String,
     pub type_def: TypeDef<'a>,
     pub component: ComponentDef<'a>,
-    pub addons: Vec<AddonDef<'a>>,
+    pub addons: Vec<TraitDef<'a>>,
     pub workload: WorkloadDef<'a>,
 }
 
@@ -347,7 +370,7 @@ pub(crate) struct ReleaseDef<'a> {
     pub component_name: String,
     pub type_def: TypeDef<'a>,
     pub component: ComponentDef<'a>,
-    pub addons: Vec<AddonDef<'a>>,
+    pub addons: Vec<TraitDef<'a>>,
     pub workload: WorkloadDef<'a>,
 }
 
@@ -551,24 +574,12 @@ fn metadata_path(key: &str) -> FieldPath {
     FieldPath::root().key("metadata").key(key)
 }
 
-fn p(keys: &[&str]) -> FieldPath {
-    let mut f = FieldPath::root();
-    for k in keys {
-        f = f.key(k);
-    }
-    f
-}
-
 fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
-    r.string(
-        v,
-        &p(&["metadata", "name"]),
-        "give the object a metadata.name",
-    )
+    r.string(v, &metadata_path("name"), "give the object a metadata.name")
 }
 
 fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
-    let at = p(&["metadata", "namespace"]);
+    let at = metadata_path("namespace");
     let ns = r.opt_string(v, &at).filter(|s| !s.is_empty())?;
     // What a component is rendered in (its releases, its data plane's names): the API
     // server's rule first.
@@ -585,7 +596,7 @@ fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 /// The schemas of a type or addon: shorthand `spec.schema`, or upstream `spec.parameters` /
 /// `spec.environmentConfigs` with `openAPIV3Schema`.
 fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
-    schemas_at(r, v, &p(&["spec"]))
+    schemas_at(r, v, &FieldPath::root().key("spec"))
 }
 
 /// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
@@ -673,17 +684,20 @@ fn resource_tpl(
     })
 }
 
-/// Read a ComponentTypeDefinition.
+/// Read a ComponentTypeDefinition, or an upstream ComponentType or ClusterComponentType.
 pub(crate) fn type_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<TypeDef<'a>> {
+    if Model::of(v) == Model::Upstream {
+        return upstream_type_def(loc, v, errors);
+    }
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let wt_at = p(&["spec", "workloadType"]);
+    let wt_at = spec_path("workloadType");
     let workload_type = r.string(v, &wt_at, "one of deployment, statefulset, cronjob, job");
     if let Some(wt) = &workload_type {
         if !WORKLOAD_TYPES.contains(&wt.as_str()) {
@@ -696,7 +710,7 @@ pub(crate) fn type_def<'a>(
         }
     }
     let schemas = schemas(&mut r, v);
-    let res_at = p(&["spec", "resources"]);
+    let res_at = spec_path("resources");
     let n = r.list(v, &res_at).len();
     let mut resources = Vec::new();
     for i in 0..n {
@@ -741,17 +755,6 @@ pub(crate) fn type_def<'a>(
             ));
         }
     }
-    let model = Model::of(v);
-    let (validations, post_validations, embedded) = if model == Model::Upstream {
-        check_fields(&mut r, v, TYPE_SPEC_FIELDS, "ComponentType");
-        (
-            validations(&mut r, v),
-            post_validations(&mut r, v),
-            embedded_traits(&mut r, v),
-        )
-    } else {
-        (Vec::new(), Vec::new(), Vec::new())
-    };
     if errors.len() > before {
         return None;
     }
@@ -762,7 +765,372 @@ pub(crate) fn type_def<'a>(
         workload_type: workload_type?,
         schemas,
         resources,
-        model,
+        model: Model::Proposal,
+        validations: Vec::new(),
+        post_validations: Vec::new(),
+        embedded: Vec::new(),
+        value: v.clone(),
+    })
+}
+
+/// The spec of an upstream ComponentType or ClusterComponentType (`ComponentTypeSpec`).
+/// `allowedWorkflows` and `allowedTraits` govern builds and what developers may attach, not what
+/// renders: the schema checks them, nothing reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeSpec {
+    workload_type: String,
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    traits: Vec<EmbeddedTraitSpec>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    #[serde(default)]
+    pre_render_validations: Vec<RuleSpec>,
+    #[serde(default)]
+    post_render_validations: Vec<PostValidationSpec>,
+    resources: Vec<TemplateSpec>,
+}
+
+/// A templated resource of an upstream type or trait (`ResourceTemplate`, `TraitCreate`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateSpec {
+    id: Option<String>,
+    target_plane: Option<String>,
+    include_when: Option<String>,
+    for_each: Option<String>,
+    var: Option<String>,
+    template: Value,
+}
+
+/// A `validations` / `preRenderValidations` entry (`ValidationRule`).
+#[derive(Deserialize)]
+struct RuleSpec {
+    rule: String,
+    message: String,
+}
+
+/// A `postRenderValidations` entry (`PostRenderValidation`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostValidationSpec {
+    when: Option<String>,
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+    rule: String,
+    message: String,
+}
+
+/// A patch, remove or post-render validation target. The CRD requires `group` (`""` is the
+/// core group).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TargetSpec {
+    group: String,
+    version: String,
+    kind: String,
+    #[serde(rename = "where")]
+    where_: Option<String>,
+    must_match: Option<bool>,
+}
+
+/// A trait a ComponentType embeds (`ComponentTypeTrait`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EmbeddedTraitSpec {
+    name: String,
+    kind: Option<String>,
+    instance_name: String,
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+}
+
+/// The semantic rules of upstream specs no schema keyword states: control fields are one
+/// `${…}` each (the CRD's pattern also admits `${a} ${b}`), and loop variables.
+struct Semantic<'r, 'a> {
+    loc: &'r Loc<'a>,
+    errors: &'r mut Vec<Diagnostic>,
+}
+
+impl Semantic<'_, '_> {
+    fn invalid(&mut self, at: &FieldPath, msg: impl Into<String>, hint: impl Into<String>) {
+        self.errors
+            .push(self.loc.error(codes::COMPONENT_INVALID, at, msg, hint));
+    }
+
+    /// A control field's expression (the inside of its one `${…}`).
+    fn control(&mut self, s: Option<&str>, at: &FieldPath) -> Option<String> {
+        let s = s?;
+        let e = super::template::standalone(s);
+        if e.is_none() {
+            self.errors.push(self.loc.error(
+                codes::NOT_STANDALONE,
+                at,
+                format!(
+                    "{} must be exactly one ${{…}} expression, got {s:?}",
+                    last(at)
+                ),
+                "write e.g. ${parameters.autoscaling.enabled}",
+            ));
+        }
+        e
+    }
+
+    /// `forEach` and `var` of the entry at `at`. Upstream's CRDs carry the CEL rule "var is
+    /// required when forEach is specified" on every entry with a loop, so the API server refuses
+    /// such an entry even though upstream's renderer would default the variable to `item`.
+    fn for_each(
+        &mut self,
+        for_each: Option<&str>,
+        var: Option<&str>,
+        at: &FieldPath,
+    ) -> (Option<String>, String) {
+        let fe = self.control(for_each, &at.key("forEach"));
+        if let Some(name) = var {
+            if RESERVED_VARS.contains(&name) {
+                self.invalid(
+                    &at.key("var"),
+                    format!("var {name:?} would hide a context variable"),
+                    format!("use an identifier other than {}", RESERVED_VARS.join(", ")),
+                );
+            }
+        } else if for_each.is_some() {
+            self.invalid(
+                &at.key("var"),
+                "var is required when forEach is specified",
+                "name the loop variable, e.g. var: item (upstream's CRD rule)",
+            );
+        }
+        (fe, var.unwrap_or("item").to_string())
+    }
+
+    /// A templated resource at `at`.
+    fn template(&mut self, t: TemplateSpec, at: FieldPath) -> ResourceTpl {
+        let include_when = self.control(t.include_when.as_deref(), &at.key("includeWhen"));
+        let (for_each, var) = self.for_each(t.for_each.as_deref(), t.var.as_deref(), &at);
+        ResourceTpl {
+            id: t.id,
+            target_plane: t.target_plane,
+            include_when,
+            for_each,
+            var,
+            template: t.template,
+            at,
+        }
+    }
+
+    /// `validations`, or `preRenderValidations` (which upstream prefers); both set is refused by
+    /// the CRD's CEL rule.
+    fn validations(&mut self, old: Vec<RuleSpec>, pre: Vec<RuleSpec>) -> Vec<Validation> {
+        if !old.is_empty() && !pre.is_empty() {
+            self.invalid(
+                &spec_path("preRenderValidations"),
+                "set only one of spec.validations and spec.preRenderValidations",
+                "validations is deprecated upstream; move its rules to preRenderValidations",
+            );
+        }
+        let (key, list) = if pre.is_empty() {
+            ("validations", old)
+        } else {
+            ("preRenderValidations", pre)
+        };
+        let at = spec_path(key);
+        let mut out = Vec::new();
+        for (i, v) in list.into_iter().enumerate() {
+            let e_at = at.index(i);
+            if let Some(rule) = self.control(Some(&v.rule), &e_at.key("rule")) {
+                out.push(Validation {
+                    rule,
+                    message: v.message,
+                    at: e_at,
+                });
+            }
+        }
+        out
+    }
+
+    fn post_validations(&mut self, list: Vec<PostValidationSpec>) -> Vec<PostValidation> {
+        let at = spec_path("postRenderValidations");
+        let mut out = Vec::new();
+        for (i, v) in list.into_iter().enumerate() {
+            let e_at = at.index(i);
+            let when = self.control(v.when.as_deref(), &e_at.key("when"));
+            let (for_each, var) = self.for_each(v.for_each.as_deref(), v.var.as_deref(), &e_at);
+            let must_match = v.target.must_match.unwrap_or(true);
+            let target = self.target(v.target, &e_at.key("target"));
+            let rule = self.control(Some(&v.rule), &e_at.key("rule"));
+            if let Some(rule) = rule {
+                out.push(PostValidation {
+                    when,
+                    for_each,
+                    var,
+                    target,
+                    must_match,
+                    target_plane: v.target_plane.unwrap_or_else(|| "dataplane".into()),
+                    rule,
+                    message: v.message,
+                    at: e_at,
+                });
+            }
+        }
+        out
+    }
+
+    fn target(&mut self, t: TargetSpec, at: &FieldPath) -> Target {
+        let where_ = self.control(t.where_.as_deref(), &at.key("where"));
+        Target {
+            group: Some(t.group),
+            version: t.version,
+            kind: t.kind,
+            where_,
+        }
+    }
+
+    /// An object-valued field the CRD leaves free (`x-kubernetes-preserve-unknown-fields`) that
+    /// renders as a map of parameters.
+    fn map(&mut self, x: Option<Value>, at: &FieldPath) -> Value {
+        match x {
+            None | Some(Value::Null) => json!({}),
+            Some(m @ Value::Object(_)) => m,
+            Some(other) => {
+                self.invalid(
+                    at,
+                    format!("{} must be a map, not {}", last(at), type_word(&other)),
+                    "write key: value pairs",
+                );
+                json!({})
+            }
+        }
+    }
+
+    /// Parameter and environment-config schemas (`openAPIV3Schema` sections) of the spec at
+    /// `spec_at`.
+    fn schemas(
+        &mut self,
+        parameters: Option<&Value>,
+        env: Option<&Value>,
+        spec_at: &FieldPath,
+    ) -> Schemas {
+        match shorthand::from_openapi(parameters, env) {
+            Ok(s) => s,
+            Err(errs) => {
+                for e in errs {
+                    self.errors.push(self.loc.error(
+                        codes::SHORTHAND_SCHEMA,
+                        &spec_at.join(&e.path),
+                        e.message,
+                        "write `type | marker=value …`, e.g. `integer | default=1 minimum=0`",
+                    ));
+                }
+                Schemas::default()
+            }
+        }
+    }
+}
+
+/// Read an upstream ComponentType or ClusterComponentType: its CRD, then the rules the CRD
+/// states in CEL (a primary resource whose id is the workloadType; one of validations and
+/// preRenderValidations; var with forEach) and kiln's own (unique resource and instance names,
+/// the workload types kiln renders).
+fn upstream_type_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<TypeDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("ComponentType");
+    let spec: Option<TypeSpec> = crd::spec(&loc, kind, v, errors);
+    let spec = spec?;
+    let mut s = Semantic { loc: &loc, errors };
+    let wt = spec.workload_type;
+    if !WORKLOAD_TYPES.contains(&wt.as_str()) {
+        s.errors.push(loc.error(
+            codes::WORKLOAD_TYPE,
+            &spec_path("workloadType"),
+            format!("workloadType {wt:?} is not supported"),
+            "use one of deployment, statefulset, cronjob, job",
+        ));
+    }
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let res_at = spec_path("resources");
+    let mut resources = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (i, t) in spec.resources.into_iter().enumerate() {
+        let t = s.template(t, res_at.index(i));
+        let id = t.id.clone().unwrap_or_default();
+        if !ids.insert(id.clone()) {
+            s.errors.push(loc.error(
+                codes::WORKLOAD_TYPE,
+                &t.at.key("id"),
+                format!("resource id {id:?} is used more than once"),
+                "give every resource its own id",
+            ));
+        }
+        resources.push(t);
+    }
+    if WORKLOAD_TYPES.contains(&wt.as_str()) && !ids.contains(&wt) {
+        s.errors.push(loc.error(
+            codes::WORKLOAD_TYPE,
+            &res_at,
+            format!("resources must contain a primary resource with id {wt:?} (the workloadType)"),
+            format!("give the {wt} resource `id: {wt}`"),
+        ));
+    }
+    let validations = s.validations(spec.validations, spec.pre_render_validations);
+    let post_validations = s.post_validations(spec.post_render_validations);
+    let tr_at = spec_path("traits");
+    let mut embedded = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, t) in spec.traits.into_iter().enumerate() {
+        let e_at = tr_at.index(i);
+        let parameters = s.map(t.parameters, &e_at.key("parameters"));
+        let environment_configs = s.map(t.environment_configs, &e_at.key("environmentConfigs"));
+        if let Some(prev) = seen.insert(t.instance_name.clone(), i) {
+            s.errors.push(loc.error(
+                codes::DUPLICATE_INSTANCE,
+                &e_at.key("instanceName"),
+                format!(
+                    "instanceName {:?} is used by embedded traits {prev} and {i}",
+                    t.instance_name
+                ),
+                "give every embedded trait its own instanceName",
+            ));
+            continue;
+        }
+        embedded.push(EmbeddedTrait {
+            name: t.name,
+            kind: t.kind,
+            instance: t.instance_name,
+            parameters,
+            environment_configs,
+            at: e_at,
+        });
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(TypeDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        workload_type: wt,
+        schemas,
+        resources,
+        model: Model::Upstream,
         validations,
         post_validations,
         embedded,
@@ -795,22 +1163,6 @@ impl Model {
     }
 }
 
-/// What kiln does with each field of an upstream ComponentType's spec: every field upstream's
-/// controller renders from is implemented; `allowedWorkflows` and `allowedTraits` govern builds
-/// and what developers may attach, not what renders.
-const TYPE_SPEC_FIELDS: &[&str] = &[
-    "workloadType",
-    "allowedWorkflows",
-    "allowedTraits",
-    "parameters",
-    "environmentConfigs",
-    "traits",
-    "validations",
-    "preRenderValidations",
-    "postRenderValidations",
-    "resources",
-];
-
 /// The fields of an upstream ReleaseBinding's spec kiln acts on.
 const BINDING_SPEC_FIELDS: &[&str] = &[
     "owner",
@@ -822,22 +1174,10 @@ const BINDING_SPEC_FIELDS: &[&str] = &[
     "state",
 ];
 
-/// The fields of an upstream Trait's spec kiln acts on.
-const TRAIT_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "validations",
-    "preRenderValidations",
-    "postRenderValidations",
-    "creates",
-    "patches",
-    "removes",
-];
-
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    check_fields_at(r, v, &p(&["spec"]), known, what);
+    check_fields_at(r, v, &FieldPath::root().key("spec"), known, what);
 }
 
 /// [`check_fields`] of the spec at `spec_at`.
@@ -872,8 +1212,8 @@ fn check_fields_at(
 
 /// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
 fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
-    let pre = p(&["spec", "preRenderValidations"]);
-    if !r.list(v, &pre).is_empty() && !r.list(v, &p(&["spec", "validations"])).is_empty() {
+    let pre = spec_path("preRenderValidations");
+    if !r.list(v, &pre).is_empty() && !r.list(v, &spec_path("validations")).is_empty() {
         // Upstream's CRD rule.
         r.invalid(
             &pre,
@@ -886,7 +1226,7 @@ fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
     } else {
         "preRenderValidations"
     };
-    let at = p(&["spec", key]);
+    let at = spec_path(key);
     let mut out = Vec::new();
     for i in 0..r.list(v, &at).len() {
         let e_at = at.index(i);
@@ -907,157 +1247,6 @@ fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
             out.push(Validation {
                 rule,
                 message,
-                at: e_at,
-            });
-        }
-    }
-    out
-}
-
-/// `spec.postRenderValidations` (upstream's `PostRenderValidation`): `when`, `forEach` + `var`
-/// (default `item`, as upstream's evaluator has it), `target` (`group`, `version`, `kind`,
-/// `where`, `mustMatch`), `targetPlane`, `rule`, `message`.
-fn post_validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<PostValidation> {
-    let at = p(&["spec", "postRenderValidations"]);
-    let mut out = Vec::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        let Some(entry) = get(v, &e_at).and_then(Value::as_object) else {
-            r.invalid(
-                &e_at,
-                "a post-render validation must be a map",
-                "write {target: {group, version, kind}, rule: ${…}, message: …}",
-            );
-            continue;
-        };
-        for key in entry.keys() {
-            if !matches!(
-                key.as_str(),
-                "when" | "forEach" | "var" | "target" | "targetPlane" | "rule" | "message"
-            ) {
-                r.invalid(
-                    &e_at.key(key),
-                    format!("unknown field {key:?} in a post-render validation"),
-                    "a post-render validation has when, forEach, var, target, targetPlane, rule and message",
-                );
-            }
-        }
-        if let Some(t) = entry.get("target").and_then(Value::as_object) {
-            for key in t.keys() {
-                if !matches!(
-                    key.as_str(),
-                    "group" | "version" | "kind" | "where" | "mustMatch"
-                ) {
-                    r.invalid(
-                        &e_at.key("target").key(key),
-                        format!("unknown field {key:?} in a post-render validation's target"),
-                        "a target has group, version, kind, where and mustMatch",
-                    );
-                }
-            }
-        }
-        let when = r.control(v, &e_at.key("when"));
-        let (for_each, var) = r.for_each(v, &e_at, Some("item"));
-        let target = target(
-            r,
-            v,
-            &e_at.key("target"),
-            "post-render validation",
-            Model::Upstream,
-        );
-        let must_match = match get(v, &e_at.key("target").key("mustMatch")) {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                r.invalid(
-                    &e_at.key("target").key("mustMatch"),
-                    format!("mustMatch must be a bool, not {}", type_word(other)),
-                    "write mustMatch: false to allow a target that selects nothing",
-                );
-                true
-            }
-        };
-        let target_plane = r
-            .opt_string(v, &e_at.key("targetPlane"))
-            .unwrap_or_else(|| "dataplane".to_string());
-        if !matches!(target_plane.as_str(), "dataplane" | "observabilityplane") {
-            r.invalid(
-                &e_at.key("targetPlane"),
-                format!("targetPlane {target_plane:?} is neither dataplane nor observabilityplane"),
-                "upstream's CRD allows dataplane (the default) and observabilityplane",
-            );
-        }
-        let rule = r.control(v, &e_at.key("rule"));
-        if get(v, &e_at.key("rule")).is_none() {
-            r.invalid(
-                &e_at.key("rule"),
-                "a post-render validation needs a rule",
-                "e.g. rule: ${has(resource.spec.template.spec.securityContext)}",
-            );
-        }
-        let message = r.string(
-            v,
-            &e_at.key("message"),
-            "the message shown when the rule is false",
-        );
-        if let (Some(target), Some(rule), Some(message)) = (target, rule, message) {
-            out.push(PostValidation {
-                when,
-                for_each,
-                var,
-                target,
-                must_match,
-                target_plane,
-                rule,
-                message,
-                at: e_at,
-            });
-        }
-    }
-    out
-}
-
-/// A ComponentType's `spec.traits[]`.
-fn embedded_traits(r: &mut Reader<'_, '_>, v: &Value) -> Vec<EmbeddedTrait> {
-    let at = p(&["spec", "traits"]);
-    let mut out = Vec::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        if !get(v, &e_at).is_some_and(Value::is_object) {
-            r.invalid(
-                &e_at,
-                "an embedded trait must be a map",
-                "write {kind: Trait, name: NAME, instanceName: NAME, parameters: {...}}",
-            );
-            continue;
-        }
-        let name = r.string(v, &e_at.key("name"), "the Trait's metadata.name");
-        let instance = r.string(
-            v,
-            &e_at.key("instanceName"),
-            "a name unique among the type's embedded traits",
-        );
-        let parameters = r.map(v, &e_at.key("parameters"));
-        let environment_configs = r.map(v, &e_at.key("environmentConfigs"));
-        if let (Some(name), Some(instance)) = (name, instance) {
-            if let Some(prev) = seen.insert(instance.clone(), i) {
-                r.errors.push(r.loc.error(
-                    codes::DUPLICATE_INSTANCE,
-                    &e_at.key("instanceName"),
-                    format!("instanceName {instance:?} is used by embedded traits {prev} and {i}"),
-                    "give every embedded trait its own instanceName",
-                ));
-                continue;
-            }
-            out.push(EmbeddedTrait {
-                name,
-                kind: get(v, &e_at.key("kind"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                instance,
-                parameters,
-                environment_configs,
                 at: e_at,
             });
         }
@@ -1120,7 +1309,7 @@ fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
     })
 }
 
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) -> Option<PatchDef> {
+fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1131,7 +1320,7 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) ->
         return None;
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch", model);
+    let target = target(r, v, &at.key("target"), "patch");
     let ops_at = at.key("operations");
     let n = r.list(v, &ops_at).len();
     if n == 0 {
@@ -1156,17 +1345,9 @@ fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath, model: Model) ->
     })
 }
 
-/// A patch's or remove's `target`: `{group, version, kind, where}`. Upstream's kinds require
-/// `group` (its CRDs: `PatchTarget`, `RemoveTarget` and the post-render validation target have
-/// it without `omitempty`; `""` is the core group); the proposal's kinds leave it out to match
-/// any group.
-fn target(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    t: &FieldPath,
-    what: &str,
-    model: Model,
-) -> Option<Target> {
+/// A patch's or remove's `target` in the proposal's Addon: `{group, version, kind, where}`, a
+/// missing `group` matching any group (upstream's CRDs require it: [`TargetSpec`]).
+fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
     if !get(v, t).is_some_and(Value::is_object) {
         r.invalid(
             t,
@@ -1176,13 +1357,6 @@ fn target(
         return None;
     }
     let group = r.opt_string(v, &t.key("group"));
-    if model == Model::Upstream && group.is_none() {
-        r.invalid(
-            &t.key("group"),
-            format!("a {what} target needs a group"),
-            "upstream's CRD requires it: write group: \"\" for the core group (v1 kinds), e.g. group: apps for a Deployment",
-        );
-    }
     let version = r.string(v, &t.key("version"), "e.g. version: v1");
     let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
     let where_ = r.control(v, &t.key("where"));
@@ -1197,12 +1371,7 @@ fn target(
 /// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
 const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
-fn remove_def(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    at: &FieldPath,
-    model: Model,
-) -> Option<RemoveDef> {
+fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
     let entry = get(v, at)?;
     if !entry.is_object() {
         r.invalid(
@@ -1226,7 +1395,7 @@ fn remove_def(
         }
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove", model)?;
+    let target = target(r, v, &at.key("target"), "remove")?;
     if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
         r.invalid(
             &at.key("target").key("kind"),
@@ -1246,19 +1415,21 @@ fn remove_def(
     })
 }
 
-/// Read an Addon.
-pub(crate) fn addon_def<'a>(
+/// Read an Addon, or an upstream Trait or ClusterTrait.
+pub(crate) fn trait_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
-) -> Option<AddonDef<'a>> {
+) -> Option<TraitDef<'a>> {
+    if Model::of(v) == Model::Upstream {
+        return upstream_trait_def(loc, v, errors);
+    }
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
-    let model = Model::of(v);
-    let c_at = p(&["spec", "creates"]);
+    let c_at = spec_path("creates");
     let mut creates = Vec::new();
     for i in 0..r.list(v, &c_at).len() {
         // Upstream's Trait creates default their forEach variable to `item`, as patches do.
@@ -1266,30 +1437,24 @@ pub(crate) fn addon_def<'a>(
             creates.push(t);
         }
     }
-    let p_at = p(&["spec", "patches"]);
+    let p_at = spec_path("patches");
     let mut patches = Vec::new();
     for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i), model) {
+        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
             patches.push(pd);
         }
     }
-    let r_at = p(&["spec", "removes"]);
+    let r_at = spec_path("removes");
     let mut removes = Vec::new();
     for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i), model) {
+        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
             removes.push(rd);
         }
     }
-    let (validations, post_validations) = if model == Model::Upstream {
-        check_fields(&mut r, v, TRAIT_SPEC_FIELDS, "Trait");
-        (validations(&mut r, v), post_validations(&mut r, v))
-    } else {
-        (Vec::new(), Vec::new())
-    };
     if errors.len() > before {
         return None;
     }
-    Some(AddonDef {
+    Some(TraitDef {
         loc: loc.clone(),
         name: name?,
         namespace,
@@ -1297,7 +1462,191 @@ pub(crate) fn addon_def<'a>(
         creates,
         patches,
         removes,
-        model,
+        model: Model::Proposal,
+        validations: Vec::new(),
+        post_validations: Vec::new(),
+        value: v.clone(),
+    })
+}
+
+/// The spec of an upstream Trait or ClusterTrait (`TraitSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TraitSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    creates: Vec<TemplateSpec>,
+    #[serde(default)]
+    patches: Vec<PatchSpec>,
+    #[serde(default)]
+    removes: Vec<RemoveSpec>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    #[serde(default)]
+    pre_render_validations: Vec<RuleSpec>,
+    #[serde(default)]
+    post_render_validations: Vec<PostValidationSpec>,
+}
+
+/// A Trait's `patches[]` entry (`TraitPatch`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PatchSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+    operations: Vec<OpSpec>,
+}
+
+/// One JSON Patch operation (`JSONPatchOperation`): the CRD's enum is add, replace, remove.
+#[derive(Deserialize)]
+struct OpSpec {
+    op: String,
+    path: String,
+    value: Option<Value>,
+}
+
+/// A Trait's `removes[]` entry (`TraitRemove`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RemoveSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: TargetSpec,
+    target_plane: Option<String>,
+}
+
+impl Semantic<'_, '_> {
+    /// A patch's or remove's `targetPlane`. Upstream selects only resources of that plane (the
+    /// CRD defaults it to `dataplane`); kiln renders every plane into one release, so only the
+    /// default is accepted and `observabilityplane` is refused rather than ignored.
+    fn target_plane(&mut self, plane: Option<&str>, at: &FieldPath) {
+        if let Some(p) = plane.filter(|p| *p != "dataplane") {
+            self.errors.push(self.loc.error(
+                codes::UNSUPPORTED_FEATURE,
+                &at.key("targetPlane"),
+                format!("a trait patch or remove with targetPlane {p:?} is not implemented by kiln"),
+                "kiln renders every plane into one release and patches data-plane resources; leave targetPlane out",
+            ));
+        }
+    }
+
+    fn patch(&mut self, p: PatchSpec, at: FieldPath) -> PatchDef {
+        let (for_each, var) = self.for_each(p.for_each.as_deref(), p.var.as_deref(), &at);
+        self.target_plane(p.target_plane.as_deref(), &at);
+        let target = self.target(p.target, &at.key("target"));
+        let mut ops = Vec::new();
+        for (i, o) in p.operations.into_iter().enumerate() {
+            let o_at = at.key("operations").index(i);
+            let op = match o.op.as_str() {
+                "add" => Op::Add,
+                "replace" => Op::Replace,
+                _ => Op::Remove,
+            };
+            if o.path.is_empty() {
+                self.invalid(
+                    &o_at.key("path"),
+                    "path is required",
+                    "a JSON Pointer such as /spec/template/spec/volumes/-",
+                );
+                continue;
+            }
+            // Upstream's JSON patch would write null; a missing value is a mistake kiln names.
+            if op != Op::Remove && o.value.is_none() {
+                self.invalid(
+                    &o_at.key("value"),
+                    format!("{} needs a value", o.op),
+                    "add value: …",
+                );
+                continue;
+            }
+            ops.push(OpDef {
+                op,
+                path: o.path,
+                value: o.value,
+                at: o_at,
+            });
+        }
+        PatchDef {
+            for_each,
+            var,
+            target,
+            ops,
+            at,
+        }
+    }
+
+    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
+    fn remove(&mut self, rm: RemoveSpec, at: FieldPath) -> Option<RemoveDef> {
+        let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
+        self.target_plane(rm.target_plane.as_deref(), &at);
+        let target = self.target(rm.target, &at.key("target"));
+        if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
+            self.invalid(
+                &at.key("target").key("kind"),
+                format!(
+                    "an addon may not remove the workload resource kind {}",
+                    target.kind
+                ),
+                "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+            );
+            return None;
+        }
+        Some(RemoveDef {
+            for_each,
+            var,
+            target,
+            at,
+        })
+    }
+}
+
+/// Read an upstream Trait or ClusterTrait: its CRD (which also refuses the proposal's
+/// `mergeShallow`, outside its op enum), then the rules it states in CEL (var with forEach; one
+/// of validations and preRenderValidations) and upstream's webhook rule on removes.
+fn upstream_trait_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<TraitDef<'a>> {
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+    let spec: Option<TraitSpec> = crd::spec(&loc, kind, v, errors);
+    let spec = spec?;
+    let mut s = Semantic { loc: &loc, errors };
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let creates = (spec.creates.into_iter().enumerate())
+        .map(|(i, t)| s.template(t, spec_path("creates").index(i)))
+        .collect();
+    let patches = (spec.patches.into_iter().enumerate())
+        .map(|(i, p)| s.patch(p, spec_path("patches").index(i)))
+        .collect();
+    let removes = (spec.removes.into_iter().enumerate())
+        .filter_map(|(i, rm)| s.remove(rm, spec_path("removes").index(i)))
+        .collect();
+    let validations = s.validations(spec.validations, spec.pre_render_validations);
+    let post_validations = s.post_validations(spec.post_render_validations);
+    if errors.len() > before {
+        return None;
+    }
+    Some(TraitDef {
+        loc: loc.clone(),
+        name: name?,
+        namespace,
+        schemas,
+        creates,
+        patches,
+        removes,
+        model: Model::Upstream,
         validations,
         post_validations,
         value: v.clone(),
@@ -1314,10 +1663,10 @@ pub(crate) fn component_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let labels = r.map(v, &p(&["metadata", "labels"]));
-    let annotations = r.map(v, &p(&["metadata", "annotations"]));
-    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
-    let ct_at = p(&["spec", "componentType"]);
+    let labels = r.map(v, &metadata_path("labels"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let ct_at = spec_path("componentType");
     let ct = match get(v, &ct_at) {
         Some(Value::String(s)) => Some((s.clone(), ct_at.clone())),
         // Current upstream: `{kind: ComponentType, name: deployment/web-app}`.
@@ -1346,15 +1695,15 @@ pub(crate) fn component_def<'a>(
             ),
         }
     }
-    let params_at = p(&["spec", "parameters"]);
+    let params_at = spec_path("parameters");
     let parameters = r.map(v, &params_at);
-    let build = r.map(v, &p(&["spec", "build"]));
+    let build = r.map(v, &spec_path("build"));
     // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
     // with `parameters`.
     let mut addons = Vec::new();
     let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
     for list_key in ["addons", "traits"] {
-        let at = p(&["spec", list_key]);
+        let at = spec_path(list_key);
         for i in 0..r.list(v, &at).len() {
             let e_at = at.index(i);
             let Some(entry) = get(v, &e_at) else { continue };
@@ -1448,13 +1797,13 @@ pub(crate) fn workload_def<'a>(
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
-    let owner = r.opt_string(v, &p(&["spec", "owner", "componentName"]));
-    let spec = r.map(v, &p(&["spec"]));
+    let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
+    let spec = r.map(v, &FieldPath::root().key("spec"));
     for key in ["containers", "endpoints", "connections"] {
         if let Some(x) = spec.get(key) {
             if !(x.is_object() || x.is_array() || x.is_null()) {
                 r.invalid(
-                    &p(&["spec", key]),
+                    &spec_path(key),
                     format!("{key} must be a map or a list"),
                     "see the Workload example in docs/component-types.md",
                 );
@@ -1474,24 +1823,20 @@ pub(crate) fn workload_def<'a>(
     })
 }
 
-/// Read a ComponentDeployment (or a ReleaseBinding).
-pub(crate) fn deployment_def<'a>(
+/// Read a ReleaseBinding, or the proposal's ComponentDeployment.
+pub(crate) fn release_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
-) -> Option<DeploymentDef<'a>> {
+) -> Option<ReleaseBindingDef<'a>> {
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let component = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the Component this deployment configures",
     );
-    let environment = r.string(
-        v,
-        &p(&["spec", "environment"]),
-        "e.g. environment: production",
-    );
+    let environment = r.string(v, &spec_path("environment"), "e.g. environment: production");
     let pick = |a: &str, b: &str| {
         if v.get("spec").and_then(|s| s.get(b)).is_some()
             && v.get("spec").and_then(|s| s.get(a)).is_none()
@@ -1503,9 +1848,9 @@ pub(crate) fn deployment_def<'a>(
     };
     let ov_key = pick("overrides", "componentTypeEnvironmentConfigs");
     let ao_key = pick("addonOverrides", "traitEnvironmentConfigs");
-    let overrides_at = p(&["spec", &ov_key]);
+    let overrides_at = spec_path(&ov_key);
     let overrides = r.map(v, &overrides_at);
-    let ao_at = p(&["spec", &ao_key]);
+    let ao_at = spec_path(&ao_key);
     let ao = r.map(v, &ao_at);
     let mut addon_overrides = BTreeMap::new();
     if let Value::Object(m) = &ao {
@@ -1531,11 +1876,11 @@ pub(crate) fn deployment_def<'a>(
     }
     if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
         check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
-        if let Some(state) = r.opt_string(v, &p(&["spec", "state"])) {
+        if let Some(state) = r.opt_string(v, &spec_path("state")) {
             if state != "Active" {
                 r.errors.push(r.loc.error(
                     codes::UNSUPPORTED_FEATURE,
-                    &p(&["spec", "state"]),
+                    &spec_path("state"),
                     format!("ReleaseBinding state {state:?} is not implemented by kiln"),
                     "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
                 ));
@@ -1544,12 +1889,12 @@ pub(crate) fn deployment_def<'a>(
     }
     let workload_overrides = workload_overrides(&mut r, v);
     let release_name = r
-        .opt_string(v, &p(&["spec", "releaseName"]))
+        .opt_string(v, &spec_path("releaseName"))
         .filter(|s| !s.is_empty());
     if errors.iter().skip(before).any(Diagnostic::is_error) {
         return None;
     }
-    Some(DeploymentDef {
+    Some(ReleaseBindingDef {
         loc: loc.clone(),
         component: component?,
         environment: environment?,
@@ -1572,7 +1917,7 @@ fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverr
     let (co, wo) = (given("configurationOverrides"), given("workloadOverrides"));
     if co && wo {
         r.invalid(
-            &p(&["spec", "workloadOverrides"]),
+            &spec_path("workloadOverrides"),
             "both configurationOverrides and workloadOverrides are set",
             "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
         );
@@ -1580,11 +1925,11 @@ fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverr
     }
     let (at, allowed): (FieldPath, &[&str]) = if co {
         (
-            p(&["spec", "configurationOverrides"]),
+            spec_path("configurationOverrides"),
             &["env", "files", "file"],
         )
     } else if wo {
-        let outer = p(&["spec", "workloadOverrides"]);
+        let outer = spec_path("workloadOverrides");
         let m = r.map(v, &outer);
         for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
             if k != "container" {
@@ -1686,12 +2031,12 @@ pub(crate) fn snapshot_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let component_name = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the snapshotted Component",
     );
     let environment = r.string(
         v,
-        &p(&["spec", "environment"]),
+        &spec_path("environment"),
         "the environment this snapshot is deployed to",
     );
     let type_key = SNAPSHOT_TYPE_KEYS
@@ -1699,15 +2044,19 @@ pub(crate) fn snapshot_def<'a>(
         .find(|k| v.get("spec").and_then(|s| s.get(**k)).is_some())
         .copied()
         .unwrap_or("componentTypeDefinition");
-    let embedded = |r: &mut Reader<'_, '_>, key: &str, want: &str| -> Option<(Value, FieldPath)> {
-        let at = p(&["spec", key]);
+    let embedded = |r: &mut Reader<'_, '_>,
+                    key: &str,
+                    family: Family,
+                    want: &str|
+     -> Option<(Value, FieldPath)> {
+        let at = spec_path(key);
         match get(v, &at) {
             Some(o @ Value::Object(_)) => {
                 let kind = o
                     .get("kind")
                     .and_then(Value::as_str)
-                    .and_then(canonical_kind);
-                if kind != Some(want) {
+                    .and_then(Family::of_embedded);
+                if kind != Some(family) {
                     r.invalid(
                         &at.key("kind"),
                         format!("spec.{key} must embed a {want}"),
@@ -1727,10 +2076,15 @@ pub(crate) fn snapshot_def<'a>(
             }
         }
     };
-    let t = embedded(&mut r, type_key, "ComponentTypeDefinition");
-    let c = embedded(&mut r, "component", "Component");
-    let w = embedded(&mut r, "workload", "Workload");
-    let a_at = p(&["spec", "addons"]);
+    let t = embedded(
+        &mut r,
+        type_key,
+        Family::ComponentType,
+        "ComponentTypeDefinition",
+    );
+    let c = embedded(&mut r, "component", Family::Component, "Component");
+    let w = embedded(&mut r, "workload", Family::Workload, "Workload");
+    let a_at = spec_path("addons");
     let n = r.list(v, &a_at).len();
     let mut addons = Vec::new();
     for i in 0..n {
@@ -1738,8 +2092,8 @@ pub(crate) fn snapshot_def<'a>(
         if let Some(x) = get(v, &at) {
             if x.get("kind")
                 .and_then(Value::as_str)
-                .and_then(canonical_kind)
-                != Some("Addon")
+                .and_then(Family::of_embedded)
+                != Some(Family::Trait)
             {
                 r.invalid(
                     &at.key("kind"),
@@ -1748,7 +2102,7 @@ pub(crate) fn snapshot_def<'a>(
                 );
                 continue;
             }
-            if let Some(a) = addon_def(loc.nested(&at), x, r.errors) {
+            if let Some(a) = trait_def(loc.nested(&at), x, r.errors) {
                 addons.push(a);
             }
         }
@@ -1764,7 +2118,7 @@ pub(crate) fn snapshot_def<'a>(
         if *cn != component.name {
             errors.push(loc.error(
                 codes::COMPONENT_INVALID,
-                &p(&["spec", "owner", "componentName"]),
+                &spec_path("owner").key("componentName"),
                 format!(
                     "owner.componentName {cn:?} differs from the embedded component {:?}",
                     component.name
@@ -1801,13 +2155,13 @@ pub(crate) fn release_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let component_name = r.string(
         v,
-        &p(&["spec", "owner", "componentName"]),
+        &spec_path("owner").key("componentName"),
         "the name of the released Component",
     );
-    let project = r.opt_string(v, &p(&["spec", "owner", "projectName"]));
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
 
     // componentType: `{kind, name, spec}`, or the bare spec.
-    let ct_at = p(&["spec", "componentType"]);
+    let ct_at = spec_path("componentType");
     let mut ty: Option<(Value, Loc<'a>)> = None;
     match get(v, &ct_at) {
         Some(Value::Object(m)) if m.get("spec").is_some_and(Value::is_object) => {
@@ -1852,7 +2206,7 @@ pub(crate) fn release_def<'a>(
     }
 
     // traits: `[{kind, name, spec}]`, or a map name → spec.
-    let tr_at = p(&["spec", "traits"]);
+    let tr_at = spec_path("traits");
     let mut traits: Vec<(Value, Loc<'a>)> = Vec::new();
     match get(v, &tr_at) {
         None | Some(Value::Null) => {}
@@ -1906,7 +2260,7 @@ pub(crate) fn release_def<'a>(
     }
 
     // componentProfile → a Component; workload → a Workload.
-    let prof_at = p(&["spec", "componentProfile"]);
+    let prof_at = spec_path("componentProfile");
     let profile = r.map(v, &prof_at);
     for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
         if !matches!(k.as_str(), "parameters" | "traits") {
@@ -1917,7 +2271,7 @@ pub(crate) fn release_def<'a>(
             );
         }
     }
-    let wl_at = p(&["spec", "workload"]);
+    let wl_at = spec_path("workload");
     let workload = match get(v, &wl_at) {
         Some(w @ Value::Object(_)) => Some(w.clone()),
         _ => {
@@ -1936,7 +2290,7 @@ pub(crate) fn release_def<'a>(
     let mut addons = Vec::new();
     let mut names: BTreeMap<String, FieldPath> = BTreeMap::new();
     for (obj, tloc) in traits {
-        if let Some(a) = addon_def(tloc.clone(), &obj, errors) {
+        if let Some(a) = trait_def(tloc.clone(), &obj, errors) {
             if let Some(prev) = names.get(&a.name) {
                 errors.push(tloc.error(
                     codes::DUPLICATE_DEFINITION,
@@ -2040,7 +2394,7 @@ pub(crate) fn project_type_def<'a>(
     check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
     let schemas = schemas(&mut r, v);
     let validations = validations(&mut r, v);
-    let res_at = p(&["spec", "resources"]);
+    let res_at = spec_path("resources");
     let mut resources = Vec::new();
     let mut ids = BTreeSet::new();
     for i in 0..r.list(v, &res_at).len() {
@@ -2215,7 +2569,7 @@ pub(crate) fn resource_type_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
-    let parts = resource_type_spec(&mut r, v, &p(&["spec"]));
+    let parts = resource_type_spec(&mut r, v, &FieldPath::root().key("spec"));
     if errors.len() > before {
         return None;
     }
@@ -2343,15 +2697,15 @@ pub(crate) fn resource_release_def<'a>(
     );
     let project = r.string(
         v,
-        &p(&["spec", "owner", "projectName"]),
+        &spec_path("owner").key("projectName"),
         "the owning Project's name",
     );
     let resource = r.string(
         v,
-        &p(&["spec", "owner", "resourceName"]),
+        &spec_path("owner").key("resourceName"),
         "the Resource's name",
     );
-    let rt = p(&["spec", "resourceType"]);
+    let rt = spec_path("resourceType");
     if let Some(m) = get(v, &rt).and_then(Value::as_object) {
         for k in m.keys() {
             if !["kind", "name", "spec"].contains(&k.as_str()) {
@@ -2370,7 +2724,7 @@ pub(crate) fn resource_release_def<'a>(
         .unwrap_or_else(|| "ResourceType".into());
     let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
     let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
-    let parameters = r.map(v, &p(&["spec", "parameters"]));
+    let parameters = r.map(v, &spec_path("parameters"));
     if errors.len() > before {
         return None;
     }
@@ -2681,21 +3035,241 @@ mod tests {
 }
 
 #[cfg(test)]
-mod model_tests {
+mod type_tests {
     use super::*;
     use crate::document::{parse_file, YamlLimits};
 
-    fn addon(text: &str) -> (Option<AddonDef<'static>>, Vec<Diagnostic>) {
+    /// Each diagnostic's code, line and path.
+    pub(super) type Found = Vec<(Code, Option<usize>, String)>;
+
+    pub(super) fn found(errors: &[Diagnostic]) -> Found {
+        errors
+            .iter()
+            .map(|e| (e.code, e.line, e.path.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    fn read(text: &str) -> (Option<TypeDef<'static>>, Found) {
         let d: &'static Document = Box::leak(Box::new(
             parse_file("t.yaml", text.to_string(), &YamlLimits::default())
                 .unwrap()
                 .remove(0),
         ));
         let mut errors = Vec::new();
-        (addon_def(Loc::new(d), &d.value, &mut errors), errors)
+        let t = type_def(Loc::new(d), &d.value, &mut errors);
+        (t, found(&errors))
+    }
+
+    const HEAD: &str =
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
+
+    #[test]
+    fn upstream_type_reads_with_the_crd_defaults() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: deployment\n  parameters: {{openAPIV3Schema: {{type: object, properties: {{replicas: {{type: integer, default: 1}}}}}}}}\n  validations: null\n  traits:\n    - {{name: sidecar, instanceName: s1, parameters: {{a: 1}}}}\n  postRenderValidations:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      rule: ${{true}}\n      message: m\n  resources:\n    - id: deployment\n      template: {{apiVersion: apps/v1, kind: Deployment}}\n    - id: svc\n      includeWhen: ${{parameters.replicas > 0}}\n      forEach: ${{[1, 2]}}\n      var: port\n      targetPlane: observabilityplane\n      template: {{apiVersion: v1, kind: Service}}\n"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let t = t.unwrap();
+        assert_eq!(t.model, Model::Upstream);
+        assert_eq!(t.workload_type, "deployment");
+        assert_eq!(t.resources.len(), 2);
+        let svc = &t.resources[1];
+        assert_eq!(svc.include_when.as_deref(), Some("parameters.replicas > 0"));
+        assert_eq!(
+            (svc.for_each.as_deref(), svc.var.as_str()),
+            (Some("[1, 2]"), "port")
+        );
+        assert_eq!(svc.target_plane.as_deref(), Some("observabilityplane"));
+        assert_eq!(svc.at.to_string(), "spec.resources[1]");
+        assert_eq!(t.embedded[0].parameters, json!({"a": 1}));
+        assert_eq!(t.embedded[0].environment_configs, json!({}));
+        let pv = &t.post_validations[0];
+        assert!(pv.must_match);
+        assert_eq!(pv.target_plane, "dataplane");
+        assert_eq!(pv.target.group.as_deref(), Some("apps"));
+    }
+
+    /// The CRD's violations come at once, each at its line; a field it does not declare is
+    /// refused as KLN6026.
+    #[test]
+    fn upstream_type_reports_every_schema_violation() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: daemonset\n  resources:\n    - template: {{}}\n  colour: red\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![
+                (
+                    codes::UNSUPPORTED_FEATURE,
+                    Some(8),
+                    "spec.colour".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.resources[0].id".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(5),
+                    "spec.workloadType".to_string()
+                ),
+            ]
+        );
+    }
+
+    /// The rules the CRD states in CEL, and kiln's own, after the schema passes.
+    #[test]
+    fn upstream_type_semantic_rules() {
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: deployment\n  validations: [{{rule: \"${{true}}\", message: a}}]\n  preRenderValidations: [{{rule: \"${{true}}\", message: b}}]\n  traits: [{{name: a, instanceName: x}}, {{name: b, instanceName: x}}]\n  resources:\n    - id: svc\n      forEach: ${{[1]}}\n      template: {{}}\n    - id: svc\n      includeWhen: ${{a}} and ${{b}}\n      template: {{}}\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(10),
+                    "spec.resources[0].var".to_string()
+                ),
+                (
+                    codes::NOT_STANDALONE,
+                    Some(14),
+                    "spec.resources[1].includeWhen".to_string()
+                ),
+                (
+                    codes::WORKLOAD_TYPE,
+                    Some(13),
+                    "spec.resources[1].id".to_string()
+                ),
+                (codes::WORKLOAD_TYPE, Some(9), "spec.resources".to_string()),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.preRenderValidations".to_string()
+                ),
+                (
+                    codes::DUPLICATE_INSTANCE,
+                    Some(8),
+                    "spec.traits[1].instanceName".to_string()
+                ),
+            ]
+        );
+        // A workload type the CRD admits and kiln does not render.
+        let (t, errors) = read(&format!(
+            "{HEAD}  workloadType: proxy\n  resources: [{{id: x, template: {{}}}}]\n"
+        ));
+        assert!(t.is_none());
+        assert_eq!(
+            errors,
+            vec![(
+                codes::WORKLOAD_TYPE,
+                Some(5),
+                "spec.workloadType".to_string()
+            )]
+        );
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use crate::document::{parse_file, YamlLimits};
+
+    fn addon(text: &str) -> (Option<TraitDef<'static>>, Vec<Diagnostic>) {
+        let d: &'static Document = Box::leak(Box::new(
+            parse_file("t.yaml", text.to_string(), &YamlLimits::default())
+                .unwrap()
+                .remove(0),
+        ));
+        let mut errors = Vec::new();
+        (trait_def(Loc::new(d), &d.value, &mut errors), errors)
     }
 
     const PATCH: &str = "  patches:\n    - target: {version: v1, kind: Service}\n      operations: [{op: add, path: /a, value: 1}]\n";
+
+    const TRAIT: &str =
+        "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterTrait\nmetadata: {name: t}\nspec:\n";
+
+    #[test]
+    fn upstream_trait_reads() {
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  creates:\n    - {{forEach: '${{[1]}}', var: num, template: {{kind: ConfigMap}}}}\n  patches:\n    - target: {{group: '', version: v1, kind: Service, where: '${{true}}'}}\n      targetPlane: dataplane\n      operations: [{{op: add, path: /a, value: 1}}, {{op: remove, path: /b}}]\n  removes:\n    - {{target: {{group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}}}\n  preRenderValidations: [{{rule: '${{true}}', message: m}}]\n"
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.model, Model::Upstream);
+        assert_eq!(a.creates[0].var, "num");
+        let p = &a.patches[0];
+        assert_eq!(p.target.group.as_deref(), Some(""));
+        assert_eq!(p.target.where_.as_deref(), Some("true"));
+        assert_eq!(
+            p.ops.iter().map(|o| o.op).collect::<Vec<_>>(),
+            vec![Op::Add, Op::Remove]
+        );
+        assert_eq!(p.ops[1].at.to_string(), "spec.patches[0].operations[1]");
+        assert_eq!(a.removes[0].target.kind, "HorizontalPodAutoscaler");
+        assert_eq!(
+            a.validations[0].at.to_string(),
+            "spec.preRenderValidations[0]"
+        );
+    }
+
+    /// The CRD's op enum (no mergeShallow, case as written), then the rules it states in CEL and
+    /// what kiln does not implement.
+    #[test]
+    fn upstream_trait_refusals() {
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  patches:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      operations: [{{op: mergeShallow, path: /a, value: {{}}}}, {{op: Add, path: /a, value: 1}}]\n"
+        ));
+        assert!(a.is_none());
+        assert_eq!(
+            super::type_tests::found(&errors),
+            vec![
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.patches[0].operations[0].op".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(7),
+                    "spec.patches[0].operations[1].op".to_string()
+                ),
+            ]
+        );
+        let (a, errors) = addon(&format!(
+            "{TRAIT}  patches:\n    - target: {{group: apps, version: v1, kind: Deployment}}\n      forEach: '${{[1]}}'\n      targetPlane: observabilityplane\n      operations: [{{op: add, path: /a}}]\n  removes:\n    - target: {{group: apps, version: v1, kind: StatefulSet}}\n"
+        ));
+        assert!(a.is_none());
+        assert_eq!(
+            super::type_tests::found(&errors),
+            vec![
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(6),
+                    "spec.patches[0].var".to_string()
+                ),
+                (
+                    codes::UNSUPPORTED_FEATURE,
+                    Some(8),
+                    "spec.patches[0].targetPlane".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(9),
+                    "spec.patches[0].operations[0].value".to_string()
+                ),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(11),
+                    "spec.removes[0].target.kind".to_string()
+                ),
+            ]
+        );
+    }
 
     /// Upstream's Trait CRD requires `group` on a patch target; the proposal's Addon (and the
     /// first implementation's shorthand Trait) match any group without one.

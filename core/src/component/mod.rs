@@ -54,7 +54,7 @@ mod typecheck;
 mod upstream;
 
 use kinds::{
-    canonical_kind, AddonDef, ComponentDef, DeploymentDef, Loc, Model, ReleaseDef, SnapshotDef,
+    ComponentDef, Family, Loc, Model, ReleaseBindingDef, ReleaseDef, SnapshotDef, TraitDef,
     TypeDef, WorkloadDef,
 };
 use template::{Exprs, TplError};
@@ -125,10 +125,10 @@ pub fn renders_kind(kind: &str) -> bool {
 #[derive(Default)]
 struct Loaded<'a> {
     types: Vec<TypeDef<'a>>,
-    addons: Vec<AddonDef<'a>>,
+    addons: Vec<TraitDef<'a>>,
     components: Vec<ComponentDef<'a>>,
     workloads: Vec<WorkloadDef<'a>>,
-    deployments: Vec<DeploymentDef<'a>>,
+    deployments: Vec<ReleaseBindingDef<'a>>,
     snapshots: Vec<SnapshotDef<'a>>,
     releases: Vec<ReleaseDef<'a>>,
     /// Upstream's ProjectTypes and ClusterProjectTypes, and the ProjectReleaseBindings rendered
@@ -255,37 +255,33 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         }
         let kind = d.kind().unwrap_or("");
         let v = &d.value;
-        match canonical_kind(kind).or(match kind {
-            "ClusterComponentType" => Some("ComponentTypeDefinition"),
-            "ClusterTrait" => Some("Addon"),
-            _ => None,
-        }) {
-            Some("ComponentTypeDefinition") => {
+        match Family::of(kind) {
+            Some(Family::ComponentType) => {
                 if let Some(t) = kinds::type_def(loc, v, &mut diags) {
                     l.types.push(t);
                 }
             }
-            Some("Addon") => {
-                if let Some(a) = kinds::addon_def(loc, v, &mut diags) {
+            Some(Family::Trait) => {
+                if let Some(a) = kinds::trait_def(loc, v, &mut diags) {
                     l.addons.push(a);
                 }
             }
-            Some("Component") => {
+            Some(Family::Component) => {
                 if let Some(c) = kinds::component_def(loc, v, &mut diags) {
                     l.components.push(c);
                 }
             }
-            Some("Workload") => {
+            Some(Family::Workload) => {
                 if let Some(w) = kinds::workload_def(loc, v, &mut diags) {
                     l.workloads.push(w);
                 }
             }
-            Some("ComponentDeployment") => {
-                if let Some(dd) = kinds::deployment_def(loc, v, &mut diags) {
+            Some(Family::ReleaseBinding) => {
+                if let Some(dd) = kinds::release_binding_def(loc, v, &mut diags) {
                     l.deployments.push(dd);
                 }
             }
-            Some("ComponentEnvSnapshot") => {
+            Some(Family::Snapshot) => {
                 let before = diags.len();
                 if let Some(s) = kinds::snapshot_def(loc.clone(), v, &mut diags) {
                     l.snapshots.push(s);
@@ -294,7 +290,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     check_digest(&loc, v, &mut diags);
                 }
             }
-            Some("ComponentRelease") => {
+            Some(Family::ComponentRelease) => {
                 if let Some(r) = kinds::release_def(loc, v, &mut diags) {
                     l.releases.push(r);
                 }
@@ -721,7 +717,7 @@ fn compile_type(
 }
 
 fn compile_addon(
-    a: &AddonDef<'_>,
+    a: &TraitDef<'_>,
     exprs: &mut Exprs,
     limits: &ExprLimits,
     diags: &mut Vec<Diagnostic>,
@@ -793,9 +789,9 @@ fn compile_addon(
 struct Inputs<'u, 'a> {
     component: &'u ComponentDef<'a>,
     type_def: &'u TypeDef<'a>,
-    addons: Vec<&'u AddonDef<'a>>,
+    addons: Vec<&'u TraitDef<'a>>,
     /// The traits the type embeds, one per `type_def.embedded` entry.
-    embedded: Vec<&'u AddonDef<'a>>,
+    embedded: Vec<&'u TraitDef<'a>>,
     workload: &'u WorkloadDef<'a>,
 }
 
@@ -805,7 +801,7 @@ struct Inputs<'u, 'a> {
 fn resolve<'u, 'a>(
     component: &'u ComponentDef<'a>,
     types: &[&'u TypeDef<'a>],
-    addons: &[&'u AddonDef<'a>],
+    addons: &[&'u TraitDef<'a>],
     workload: Option<&'u WorkloadDef<'a>>,
     failed: &BTreeSet<String>,
     diags: &mut Vec<Diagnostic>,
@@ -882,7 +878,7 @@ fn resolve<'u, 'a>(
     };
     let mut used = Vec::new();
     for u in &c.addons {
-        let mut cands: Vec<&&AddonDef<'a>> = addons
+        let mut cands: Vec<&&TraitDef<'a>> = addons
             .iter()
             .filter(|a| a.name == u.name)
             .filter(|a| kind_fits(&u.kind, &a.value, ["Trait", "ClusterTrait"]))
@@ -909,7 +905,7 @@ fn resolve<'u, 'a>(
     let mut embedded = Vec::new();
     if let Some(t) = type_def {
         for e in &t.embedded {
-            let mut cands: Vec<&&AddonDef<'a>> = addons
+            let mut cands: Vec<&&TraitDef<'a>> = addons
                 .iter()
                 .filter(|a| a.name == e.name)
                 .filter(|a| kind_fits(&e.kind, &a.value, ["Trait", "ClusterTrait"]))
@@ -978,10 +974,10 @@ fn plan<'u, 'a>(
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<release::Unit<'u, 'a>> {
     let types: Vec<&TypeDef<'a>> = l.types.iter().collect();
-    let addons: Vec<&AddonDef<'a>> = l.addons.iter().collect();
+    let addons: Vec<&TraitDef<'a>> = l.addons.iter().collect();
     // Indexes by component name: a fleet has thousands of components, and scanning every
     // deployment and workload per component made planning quadratic.
-    let mut deployments_of: HashMap<&str, Vec<&DeploymentDef<'a>>> = HashMap::new();
+    let mut deployments_of: HashMap<&str, Vec<&ReleaseBindingDef<'a>>> = HashMap::new();
     for d in &l.deployments {
         deployments_of
             .entry(d.component.as_str())
@@ -1211,7 +1207,7 @@ fn plan<'u, 'a>(
             continue;
         }
         let st = [&s.type_def];
-        let sa: Vec<&AddonDef<'a>> = s.addons.iter().collect();
+        let sa: Vec<&TraitDef<'a>> = s.addons.iter().collect();
         let Some(inputs) = resolve(
             &s.component,
             &st,
@@ -1299,7 +1295,7 @@ fn bound_release<'u, 'a>(
     l: &'u Loaded<'a>,
     component: &str,
     name: &str,
-    dep: Option<&DeploymentDef<'a>>,
+    dep: Option<&ReleaseBindingDef<'a>>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<&'u ReleaseDef<'a>> {
     let at = FieldPath::root().key("spec").key("releaseName");
@@ -1337,7 +1333,7 @@ fn bound_release<'u, 'a>(
 /// themselves, with the environment's binding.
 fn release_unit<'u, 'a>(
     r: &'u ReleaseDef<'a>,
-    dep: Option<&'u DeploymentDef<'a>>,
+    dep: Option<&'u ReleaseBindingDef<'a>>,
     env: String,
     opts: &Options,
     diags: &mut Vec<Diagnostic>,
@@ -1352,7 +1348,7 @@ fn release_unit<'u, 'a>(
         return None;
     }
     let rt = [&r.type_def];
-    let ra: Vec<&AddonDef<'a>> = r.addons.iter().collect();
+    let ra: Vec<&TraitDef<'a>> = r.addons.iter().collect();
     // A release is self-contained: nothing outside it explains a missing definition.
     let inputs = resolve(
         &r.component,
@@ -1367,7 +1363,7 @@ fn release_unit<'u, 'a>(
 
 fn unit<'u, 'a>(
     inputs: &Inputs<'u, 'a>,
-    deployment: Option<&'u DeploymentDef<'a>>,
+    deployment: Option<&'u ReleaseBindingDef<'a>>,
     env: String,
     opts: &Options,
     diags: &mut Vec<Diagnostic>,
@@ -1786,20 +1782,15 @@ pub fn json_schemas(docs: &[Document]) -> Result<Vec<(String, Value)>, Diagnosti
     for d in docs.iter().filter(|d| is_component_document(d)) {
         let loc = Loc::new(d);
         let kind = d.kind().unwrap_or("");
-        let canonical = canonical_kind(kind).or(match kind {
-            "ClusterComponentType" => Some("ComponentTypeDefinition"),
-            "ClusterTrait" => Some("Addon"),
-            _ => None,
-        });
-        match canonical {
-            Some("ComponentTypeDefinition") => {
+        match Family::of(kind) {
+            Some(Family::ComponentType) => {
                 if let Some(t) = kinds::type_def(loc, &d.value, &mut diags) {
                     let title = format!("ComponentTypeDefinition/{}", t.name);
                     out.push((title.clone(), shorthand::to_json_schema(&t.schemas, &title)));
                 }
             }
-            Some("Addon") => {
-                if let Some(a) = kinds::addon_def(loc, &d.value, &mut diags) {
+            Some(Family::Trait) => {
+                if let Some(a) = kinds::trait_def(loc, &d.value, &mut diags) {
                     let title = format!("Addon/{}", a.name);
                     out.push((title.clone(), shorthand::to_json_schema(&a.schemas, &title)));
                 }
@@ -1886,7 +1877,7 @@ pub fn create_snapshot(
         return Err(Diagnostics::from(d));
     };
     let types: Vec<&TypeDef<'_>> = l.types.iter().collect();
-    let addons: Vec<&AddonDef<'_>> = l.addons.iter().collect();
+    let addons: Vec<&TraitDef<'_>> = l.addons.iter().collect();
     let wl = l.workloads.iter().find(|w| w.component == c.name);
     let dep = l
         .deployments

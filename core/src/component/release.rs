@@ -15,8 +15,8 @@ use super::context::{
     self, NoSection, Params, Section, Source, LABEL_COMPONENT, LABEL_ENVIRONMENT,
 };
 use super::kinds::{
-    AddonDef, ComponentDef, DeploymentDef, Loc, Model, PatchDef, PostValidation, RemoveDef,
-    ResourceTpl, Target, TypeDef, WorkloadDef,
+    ComponentDef, Loc, Model, PatchDef, PostValidation, ReleaseBindingDef, RemoveDef, ResourceTpl,
+    Target, TraitDef, TypeDef, WorkloadDef,
 };
 use super::template::{root_context, Exprs, Renderer, TplError};
 use super::{order, overrides, patch, pointer};
@@ -26,11 +26,11 @@ pub(crate) struct Unit<'u, 'a> {
     pub component: &'u ComponentDef<'a>,
     pub type_def: &'u TypeDef<'a>,
     /// One per `component.addons` entry, same order.
-    pub addons: Vec<&'u AddonDef<'a>>,
+    pub addons: Vec<&'u TraitDef<'a>>,
     /// One per `type_def.embedded` entry, same order.
-    pub embedded: Vec<&'u AddonDef<'a>>,
+    pub embedded: Vec<&'u TraitDef<'a>>,
     pub workload: &'u WorkloadDef<'a>,
-    pub deployment: Option<&'u DeploymentDef<'a>>,
+    pub deployment: Option<&'u ReleaseBindingDef<'a>>,
     pub env: String,
     pub namespace: String,
 }
@@ -236,7 +236,7 @@ fn render_upstream(
         resources.extend(made);
     }
     // Trait instances with post-render validations, evaluated once every trait is applied.
-    let mut post_traits: Vec<(&AddonDef<'_>, &str, Params, &str)> = Vec::new();
+    let mut post_traits: Vec<(&TraitDef<'_>, &str, Params, &str)> = Vec::new();
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
         let ps =
@@ -297,7 +297,7 @@ fn render_upstream(
         (&resources, &planes),
         &mut post_errors,
     );
-    let owned: Vec<(&AddonDef<'_>, &str, Params, &str)> = comp
+    let owned: Vec<(&TraitDef<'_>, &str, Params, &str)> = comp
         .addons
         .iter()
         .zip(&unit.addons)
@@ -458,7 +458,7 @@ fn spew_typed(v: &Value, out: &mut String) {
 /// An upstream trait instance's two sections: its parameters and its environmentConfigs, each
 /// defaulted and validated against its own schema.
 fn trait_params(
-    addon: &AddonDef<'_>,
+    addon: &TraitDef<'_>,
     what: &str,
     params: (&Value, &Loc<'_>, FieldPath),
     env: (&Value, &Loc<'_>, FieldPath),
@@ -964,7 +964,7 @@ fn literal_prefix(template: &Value, path: &FieldPath) -> FieldPath {
 /// `environmentConfigs` and `trait` (upstream's `BuildTraitContext`).
 fn trait_scope<'p>(
     base: &'p Context<'_, 'static>,
-    addon: &AddonDef<'_>,
+    addon: &TraitDef<'_>,
     instance: &str,
     params: &Params,
 ) -> Context<'p, 'static> {
@@ -1166,7 +1166,7 @@ impl Ctx<'_, '_, '_> {
     fn apply_trait<'l>(
         &self,
         base: &Context<'_, 'static>,
-        addon: &'l AddonDef<'_>,
+        addon: &'l TraitDef<'_>,
         instance: &str,
         params: &Params,
         resources: &mut Vec<Value>,
@@ -1305,7 +1305,7 @@ impl Ctx<'_, '_, '_> {
     fn patch(
         &self,
         ctx: &Context<'_, '_>,
-        addon: &AddonDef<'_>,
+        addon: &TraitDef<'_>,
         instance: &str,
         p: &PatchDef,
         resources: &mut [Value],
@@ -1463,7 +1463,7 @@ impl Ctx<'_, '_, '_> {
     fn remove(
         &self,
         ctx: &Context<'_, '_>,
-        addon: &AddonDef<'_>,
+        addon: &TraitDef<'_>,
         instance: &str,
         rm: &RemoveDef,
         resources: &[Value],

@@ -39,7 +39,7 @@ use crate::fieldpath::FieldPath;
 use crate::openapi::{NodeChild, SchemaNode, Schemas};
 
 use super::kinds::{
-    AddonDef, Loc, Model, Op, OutputSource, ProjectTypeDef, ResourceTpl, ResourceTypeDef, Target,
+    Loc, Model, Op, OutputSource, ProjectTypeDef, ResourceTpl, ResourceTypeDef, Target, TraitDef,
     TypeDef,
 };
 use super::pointer::{self, Step};
@@ -102,7 +102,7 @@ impl<'e> Checker<'e> {
     }
 
     /// Check an Addon's creates, patches and removes.
-    pub(crate) fn check_addon(&self, a: &AddonDef<'_>) -> Vec<Diagnostic> {
+    pub(crate) fn check_addon(&self, a: &TraitDef<'_>) -> Vec<Diagnostic> {
         let mut sink = Sink {
             loc: &a.loc,
             what: format!("Addon {:?}", a.name),
