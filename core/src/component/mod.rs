@@ -391,7 +391,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
     for t in &types {
         compile_type(t, &mut exprs, limits, &mut diags);
     }
-    let addons: Vec<&AddonDef<'_>> = l
+    let addons: Vec<&TraitDef<'_>> = l
         .addons
         .iter()
         .chain(l.snapshots.iter().flat_map(|s| s.addons.iter()))
