@@ -60,8 +60,8 @@ impl Cmd {
     }
 
     /// Give the program `input` on its standard input (without, it reads an empty input).
-    pub fn stdin(&mut self, input: impl Into<Vec<u8>>) -> &mut Cmd {
-        self.stdin = Some(input.into());
+    pub fn stdin(&mut self, input: impl AsRef<[u8]>) -> &mut Cmd {
+        self.stdin = Some(input.as_ref().to_vec());
         self
     }
 

@@ -1,32 +1,29 @@
 //! Helpers shared by the integration tests that drive the real `kiln` binary.
 
-// Each test file is its own crate and uses only some of these.
-#![allow(dead_code)]
-
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use kiln_test_support::Cmd;
+pub use kiln_test_support::{copy_dir, text, validator, write};
+
+/// The `kiln` executable under test.
+pub const KILN: &str = env!("CARGO_BIN_EXE_kiln");
+
+/// `kiln` in `dir`, without colour, to add arguments, input or environment to.
+pub fn kiln_cmd(dir: &Path) -> Cmd {
+    let mut c = Cmd::kiln(KILN);
+    c.dir(dir);
+    c
+}
 
 /// Run `kiln args` in `dir`, without colour.
 pub fn kiln(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("kiln runs")
+    kiln_cmd(dir).args(args).output()
 }
 
-/// Bytes as text (lossy).
-pub fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
-}
-
-/// Write `content` to `dir/name`, creating directories.
-pub fn write(dir: &Path, name: &str, content: &str) {
-    let p = dir.join(name);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, content).unwrap();
+/// The repository's root, as the tests name it (not canonicalized: diagnostics quote paths).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// A Secret whose values hold a control character (`\x01` in YAML) and the line separator
@@ -35,20 +32,3 @@ pub const ESCAPED_SECRET: &str = "apiVersion: v1\nkind: Secret\nmetadata: {name:
 
 /// Base64 of the Secret's `password` (as a `data` field elsewhere would hold it).
 pub const ESCAPED_SECRET_BASE64: &str = "aHVudGVyMjIBenotc2VjcmV0";
-
-/// The `kubernetes-validate` executable, installed into target/ by
-/// scripts/kubernetes-validate.sh (python3 and PyPI). A failure to install fails the test: the
-/// check never passes silently.
-pub fn validator() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let o = Command::new("bash")
-        .arg(root.join("scripts/kubernetes-validate.sh"))
-        .output()
-        .expect("bash runs");
-    assert!(
-        o.status.success(),
-        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
-}

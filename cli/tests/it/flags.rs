@@ -1,7 +1,8 @@
 //! Every flag applies or errors (issue 18): a flag or an input that would silently do nothing is a
 //! usage error (exit 2) naming why, never an empty or wrong stream with exit 0.
 
-mod common;
+use crate::common;
+use crate::common::KILN;
 
 use std::io::Write;
 use std::path::Path;
@@ -38,7 +39,7 @@ fn an_empty_directory_is_refused_unless_empty_is_allowed() {
 #[test]
 fn piped_stdin_without_a_path_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(tmp.path())
         .arg("render")
         .stdin(Stdio::piped())
@@ -58,7 +59,7 @@ fn piped_stdin_without_a_path_is_refused() {
         text(&out.stderr)
     );
     // `-` reads it.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(tmp.path())
         .args(["render", "-"])
         .stdin(Stdio::piped())

@@ -3,11 +3,12 @@
 //! never a crash, a silent success or a partial result. The doors have their own cases in their
 //! crates' `tests/` (each door reads and writes through its own code).
 
+use crate::common::KILN;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 use common::{kiln, text, write};
 
 /// 5,000 ConfigMaps of about 200 bytes: far more than a pipe's 64 KiB buffer.
@@ -30,7 +31,7 @@ fn big_stream(dir: &Path) {
 fn a_closed_pipe_is_not_success() {
     let tmp = tempfile::tempdir().unwrap();
     big_stream(tmp.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(tmp.path())
         .args(["render", "big.yaml"])
         .stdout(Stdio::piped())
@@ -55,7 +56,7 @@ fn a_full_device_is_an_error_with_a_message() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full exists on Linux");
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let out = Command::new(KILN)
         .current_dir(tmp.path())
         .args(["render", "big.yaml"])
         .stdout(full)
@@ -99,7 +100,7 @@ enum Door {
 impl Door {
     fn exe(self) -> PathBuf {
         match self {
-            Door::Cli => PathBuf::from(env!("CARGO_BIN_EXE_kiln")),
+            Door::Cli => PathBuf::from(KILN),
             Door::Krm => door_binary("kiln-krm"),
             Door::Cmp => door_binary("kiln-cmp"),
             Door::Flux => door_binary("kiln-flux"),
@@ -107,47 +108,13 @@ impl Door {
     }
 }
 
-/// The door executables of this workspace, built in the profile of the `kiln` binary under test
-/// (cargo builds only this package's binaries for its tests).
+/// A door executable of this workspace, built in the profile of the `kiln` binary under test.
 fn door_binary(name: &str) -> PathBuf {
-    static BUILT: std::sync::Once = std::sync::Once::new();
-    let kiln = PathBuf::from(env!("CARGO_BIN_EXE_kiln"));
-    BUILT.call_once(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "kiln-krm",
-                "-p",
-                "kiln-cmp",
-                "-p",
-                "kiln-flux",
-            ])
-            .arg("--manifest-path")
-            .arg(&manifest);
-        match kiln.parent().and_then(|d| d.file_name()) {
-            Some(p) if p == "release" => {
-                build.arg("--release");
-            }
-            Some(p) if p != "debug" => {
-                build.arg("--profile").arg(p);
-            }
-            _ => {}
-        }
-        let o = build.output().expect("cargo runs");
-        assert!(
-            o.status.success(),
-            "building the doors: {}",
-            text(&o.stderr)
-        );
-    });
-    let exe = kiln.with_file_name(name);
-    assert!(exe.is_file(), "{} is missing", exe.display());
-    exe
+    kiln_test_support::sibling(
+        Path::new(crate::common::KILN),
+        &["kiln-krm", "kiln-cmp", "kiln-flux"],
+        name,
+    )
 }
 
 /// What a door did with one input.
@@ -668,7 +635,7 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
     for target in ["out", "out.yaml"] {
         let children: Vec<_> = (0..4)
             .map(|_| {
-                Command::new(env!("CARGO_BIN_EXE_kiln"))
+                Command::new(KILN)
                     .current_dir(tmp.path())
                     .args(["render", "big.yaml", "-o", target])
                     .stdout(Stdio::null())

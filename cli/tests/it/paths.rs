@@ -3,7 +3,8 @@
 //! reads a file, a fifo (what `<(helm template …)` hands over). Paths from inside inputs (a
 //! package's files) stay confined: `kurel.rs` covers those (KLN1002).
 
-mod common;
+use crate::common;
+use crate::common::KILN;
 
 use std::fs;
 use std::io::Write;
@@ -13,8 +14,8 @@ use std::thread::JoinHandle;
 
 use common::{kiln, text, write};
 
-const RGD: &str = include_str!("../../examples/webapp/rgd.yaml");
-const INSTANCES: &str = include_str!("../../examples/webapp/instances.yaml");
+const RGD: &str = include_str!("../../../examples/webapp/rgd.yaml");
+const INSTANCES: &str = include_str!("../../../examples/webapp/instances.yaml");
 
 const PACKAGE_PARAMS: &str = "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: x\n";
 const PACKAGE_CM: &str =
@@ -141,7 +142,7 @@ fn inputs_are_read_as_given() {
     writer.join().unwrap();
     assert!(out.contains("kind: CustomResourceDefinition"));
     // stdin, `-`.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(&t.work)
         .args(["render", "-"])
         .stdin(Stdio::piped())
