@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use kiln_test_support::{copy_dir, text, tool};
 use sha2::{Digest, Sha256};
 
 fn repo() -> PathBuf {
@@ -19,39 +20,6 @@ fn run(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// A tool a test needs, found on PATH, or a test failure naming what to install: a check that
-/// needs the real kubectl (Flux's kustomize build) or tar must not pass by skipping.
-fn tool(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            let hint = match name {
-                "kubectl" => "kubectl 1.27 or newer (kustomize v5 is built in)",
-                _ => "it (Debian: apt-get install tar)",
-            };
-            panic!("{name} is needed by this test and is not on PATH: install {hint}")
-        })
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 fn s(p: &Path) -> &str {
@@ -202,7 +170,7 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
         use std::os::unix::fs::PermissionsExt;
         let tree = d.path().join("deploy");
         std::fs::create_dir_all(&tree).unwrap();
-        copy_tree(&deploy, &tree);
+        copy_dir(&deploy, &tree);
         std::fs::remove_file(tree.join(".sourceignore")).unwrap();
         let all = d.path().join("all");
         let out = run(&["build", s(&tree), "-o", s(&all)]);
@@ -257,7 +225,7 @@ fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     // Without its `.sourceignore`, so that the hook (and its directory) is packed.
     let deploy = d.path().join("deploy");
     std::fs::create_dir_all(&deploy).unwrap();
-    copy_tree(&repo().join("deploy"), &deploy);
+    copy_dir(&repo().join("deploy"), &deploy);
     std::fs::remove_file(deploy.join(".sourceignore")).unwrap();
     let mut seen = Vec::new();
     for name in ["a.tar.gz", "b.tar.gz"] {
@@ -315,7 +283,7 @@ fn a_failed_build_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("t");
     std::fs::create_dir_all(&tree).unwrap();
-    copy_tree(&repo().join("deploy"), &tree);
+    copy_dir(&repo().join("deploy"), &tree);
     // An instance of a kind nobody defines.
     std::fs::write(
         tree.join("broken.yaml"),
@@ -348,7 +316,7 @@ fn variant(edit: impl Fn(String) -> String) -> (tempfile::TempDir, PathBuf, Path
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
+    copy_dir(&repo(), &root);
     let ks = root.join("clusters/prod/apps.yaml");
     let text = std::fs::read_to_string(&ks).unwrap();
     std::fs::write(&ks, edit(text)).unwrap();
@@ -776,7 +744,7 @@ fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
     let outside = d.path();
     let root = outside.join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
+    copy_dir(&repo(), &root);
     std::fs::write(
         outside.join("secret.yaml"),
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: stolen}}\ndata: {{key: {SECRET}}}\n"),
@@ -893,7 +861,7 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("deploy");
     std::fs::create_dir_all(&tree).unwrap();
-    copy_tree(&repo().join("deploy"), &tree);
+    copy_dir(&repo().join("deploy"), &tree);
     for inside in [tree.join("m.tar.gz"), tree.join("hooks/m.tar.gz")] {
         for _ in 0..2 {
             let out = run(&["build", s(&tree), "--artifact", s(&inside)]);
@@ -912,7 +880,7 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
     // With --kustomization: the tree is spec.path.
     let root = d.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
+    copy_dir(&repo(), &root);
     let out = run(&[
         "build",
         "--kustomization",
@@ -1083,7 +1051,7 @@ fn the_flux_example_runs_as_its_readme_says() {
     let d = tempfile::tempdir().unwrap();
     let work = d.path().join("flux");
     std::fs::create_dir_all(&work).unwrap();
-    copy_tree(&example, &work);
+    copy_dir(&example, &work);
     let mut ran = 0;
     let mut in_sh = false;
     for line in readme.lines() {
