@@ -279,7 +279,7 @@ fn graph_text_dot_mermaid() {
         &root(),
         &["graph", "--format", "dot", "examples/webapp"],
     ));
-    // One digraph, a cluster per RGD, node ids qualified by their graph (cli/tests/graph.rs
+    // One digraph, a cluster per RGD, node ids qualified by their graph (cli/tests/it/graph.rs
     // checks the syntax with Graphviz).
     assert!(dot.starts_with("digraph kiln {"), "{dot}");
     assert!(dot.contains("label=\"webapps.example.com ("), "{dot}");

@@ -21,7 +21,7 @@
 //! folder may hold both `expected.yaml` and `expected-errors.txt`: a case that does not run
 //! fails the suite instead of passing unseen.
 //!
-//! `KILN_BLESS=1 cargo test --test golden` rewrites the expected files from the actual output; a
+//! `KILN_BLESS=1 cargo test -p kiln --test it golden` rewrites the expected files from the actual output; a
 //! blessed file must then be read and checked by hand before it is committed. Blessing is refused
 //! when `CI` is set, where it would turn every mismatch into a pass.
 
