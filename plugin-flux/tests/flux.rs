@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use kiln_test_support::{copy_dir, text, tool};
+use kiln_test_support::{copy_dir, flux_preview, text, tool};
 use sha2::{Digest, Sha256};
 
 fn repo() -> PathBuf {
@@ -33,16 +33,11 @@ fn ks() -> String {
 #[test]
 fn a_kustomization_with_postbuild_and_substitute_from_shows_what_flux_applies() {
     tool("kubectl");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         &ks(),
-        "--source-root",
         s(&repo()),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -91,17 +86,16 @@ fn a_kustomization_with_postbuild_and_substitute_from_shows_what_flux_applies() 
 fn protect_keeps_kiln_output_through_substitution() {
     tool("kubectl");
     for how in ["escape", "annotate"] {
-        let out = run(&[
-            "build",
-            "--kustomization",
+        let out = run(&flux_preview(
             &ks(),
-            "--source-root",
             s(&repo()),
-            "--substitute",
-            "--vars-from",
-            s(&vars()),
-            &format!("--protect={how}"),
-        ]);
+            &[
+                "--substitute",
+                "--vars-from",
+                s(&vars()),
+                &format!("--protect={how}"),
+            ],
+        ));
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(
@@ -379,13 +373,7 @@ fn a_path_that_leaves_the_root_is_refused() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n",
         )
         .unwrap();
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &[]));
         let err = fails_with(&out, "KLN1002");
         assert!(err.contains("spec.path"), "{err}");
     }
@@ -393,13 +381,7 @@ fn a_path_that_leaves_the_root_is_refused() {
     {
         let (d, root, ks) = variant(|t| t.replace("path: ./deploy", "path: ./link"));
         std::os::unix::fs::symlink(d.path(), root.join("link")).unwrap();
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &[]));
         fails_with(&out, "KLN1002");
     }
 }
@@ -428,14 +410,7 @@ fn version_control_data_is_never_read_nor_packed() {
         std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
         let art = d.path().join("a.tar.gz");
         for extra in [&[][..], &["--artifact", s(&art)][..]] {
-            let mut args = vec![
-                "build",
-                "--kustomization",
-                s(&ks),
-                "--source-root",
-                s(&root),
-            ];
-            args.extend_from_slice(extra);
+            let args = flux_preview(s(&ks), s(&root), extra);
             let err = fails_with(&run(&args), "KLN1002");
             assert!(
                 err.contains("spec.path") && !err.contains(TOKEN),
@@ -449,15 +424,7 @@ fn version_control_data_is_never_read_nor_packed() {
     let (d, root, ks) = with_git("./deploy");
     std::os::unix::fs::symlink("../.git/config", root.join("deploy/token.yaml")).unwrap();
     let art = d.path().join("a.tar.gz");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-        "--artifact",
-        s(&art),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &["--artifact", s(&art)]));
     let err = fails_with(&out, "KLN1002");
     assert!(
         err.contains("token.yaml") && err.contains(".git") && !err.contains(TOKEN),
@@ -515,15 +482,7 @@ fn a_namespace_the_api_server_refuses_is_refused() {
     ] {
         let (d, root, ks) = variant(|t| t.replace(from, &to));
         let art = d.path().join("a.tar.gz");
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-            "--artifact",
-            s(&art),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &["--artifact", s(&art)]));
         let err = fails_with(&out, "KLN1010");
         assert!(
             err.contains(&format!("{field}: Invalid value: ")),
@@ -541,29 +500,17 @@ fn a_namespace_the_api_server_refuses_is_refused() {
 fn a_missing_required_configmap_is_an_error() {
     tool("kubectl");
     // No --vars-from: cluster-vars is required.
-    let out = run(&[
-        "build",
-        "--kustomization",
-        &ks(),
-        "--source-root",
-        s(&repo()),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(&ks(), s(&repo()), &["--substitute"]));
     let err = fails_with(&out, "KLN8006");
     assert!(err.contains("ConfigMap/cluster-vars not found"), "{err}");
     assert!(err.contains("spec.postBuild.substituteFrom[0]"), "{err}");
     // The optional Secret alone is fine (tested above); a required one is not.
     let (_d, root, ks) = variant(|t| t.replace("optional: true", "optional: false"));
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = fails_with(&out, "KLN8006");
     assert!(err.contains("Secret/cluster-secrets"), "{err}");
 }
@@ -577,16 +524,11 @@ fn an_invalid_variable_name_is_an_error() {
             "cluster_env: prod\n      cluster-env: prod",
         )
     });
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = fails_with(&out, "KLN8003");
     assert!(err.contains("\"cluster-env\""), "{err}");
 }
@@ -598,16 +540,11 @@ fn unbalanced_substitution_is_an_error() {
     let settings = root.join("deploy/settings.yaml");
     let t = std::fs::read_to_string(&settings).unwrap();
     std::fs::write(&settings, t.replace("${region}", "${region")).unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     fails_with(&out, "KLN8002");
     // And in envsubst.
     let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
@@ -637,13 +574,7 @@ fn an_invalid_kustomization_is_an_error() {
             "targetNamespace: web\n  patchesStrategicMerge: []",
         )
     });
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let err = fails_with(&out, "KLN1010");
     assert!(err.contains("spec.patchesStrategicMerge"), "{err}");
 }
@@ -762,13 +693,11 @@ fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
     k.push_str(&extra.replace("{OUT}", s(outside)));
     std::fs::write(&kfile, k).unwrap();
     setup(&root, outside);
-    run(&[
-        "build",
-        "--kustomization",
+    run(&flux_preview(
         s(&root.join("clusters/prod/apps.yaml")),
-        "--source-root",
         s(&root),
-    ])
+        &[],
+    ))
 }
 
 fn refused(out: &Output, code: &str) -> String {
@@ -881,15 +810,11 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
     let root = d.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
     copy_dir(&repo(), &root);
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&root.join("clusters/prod/apps.yaml")),
-        "--source-root",
         s(&root),
-        "--artifact",
-        s(&root.join("deploy/m.tar.gz")),
-    ]);
+        &["--artifact", s(&root.join("deploy/m.tar.gz"))],
+    ));
     fails_with(&out, "KLN1010");
     // Beside the tree: twice, the same digest.
     let beside = d.path().join("m.tar.gz");
@@ -1239,14 +1164,7 @@ fn the_preview_substitutes_what_flux_substitutes() {
             format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  interval: 1m\n  sourceRef: {{kind: GitRepository, name: repo}}\n  path: ./deploy\n  postBuild:\n    substitute: {{db_password: '{password}', greeting: hi}}\n"),
         )
         .unwrap();
-        run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(root),
-            "--substitute",
-        ])
+        run(&flux_preview(s(&k), s(root), &["--substitute"]))
     };
     let ok = ks("s3cret");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
@@ -1280,16 +1198,11 @@ fn hints_name_kiln_flux_options() {
         "{err}"
     );
     tool("kubectl");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         &ks(),
-        "--source-root",
         s(&repo()),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = text(&out.stderr);
     assert!(err.contains("warning[KLN8008]"), "{err}");
     assert!(err.contains("build with --protect"), "{err}");
@@ -1353,13 +1266,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         };
         let k = layout.join("clusters").join(env).join(file);
         // What Flux applies, without substitution (the trees hold the variables as written).
-        let preview = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-        ]);
+        let preview = run(&flux_preview(s(&k), s(&layout), &[]));
         assert_eq!(
             preview.status.code(),
             Some(0),
@@ -1384,15 +1291,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         );
         // -o DIR: the tree this Kustomization reads, at the source's paths.
         let dir = d.path().join(format!("{env}-{}", path.replace('/', "-")));
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-            "-o",
-            s(&dir),
-        ]);
+        let out = run(&flux_preview(s(&k), s(&layout), &["-o", s(&dir)]));
         assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
         assert_eq!(
             objects(&kubectl_kustomize(&kubectl, &dir.join(path))),
@@ -1401,15 +1300,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         );
         // --artifact: the same tree, as Flux's source-controller would serve it.
         let art = d.path().join(format!("{env}.tar.gz"));
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-            "--artifact",
-            s(&art),
-        ]);
+        let out = run(&flux_preview(s(&k), s(&layout), &["--artifact", s(&art)]));
         assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
         let unpacked = d.path().join(format!("{env}-unpacked"));
         std::fs::create_dir_all(&unpacked).unwrap();
@@ -1429,14 +1320,11 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         std::fs::remove_dir_all(&unpacked).unwrap();
     }
     // What the overlays do to kiln's objects, with the cluster's variables.
-    let production = run(&[
-        "build",
-        "--kustomization",
+    let production = run(&flux_preview(
         s(&layout.join("clusters/production/apps.yaml")),
-        "--source-root",
         s(&layout),
-        "--substitute",
-    ]);
+        &["--substitute"],
+    ));
     assert_eq!(
         production.status.code(),
         Some(0),
@@ -1498,13 +1386,7 @@ fn the_component_environments_layout_builds_per_environment() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: api\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./environments/dev\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&layout),
-    ]);
+    let out = run(&flux_preview(s(&k), s(&layout), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let objs = objects(&text(&out.stdout));
     let envs: Vec<&serde_json::Value> = objs
@@ -1551,14 +1433,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
         "    substitute:\n      PORT: \"8080\"\n",
     );
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&root),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(s(&k), s(&root), &["--substitute"]));
     let err = fails_with(&out, "KLN1020");
     assert!(err.contains("deploy/cm.yaml"), "{err}");
     assert!(err.contains("ConfigMap p-settings"), "{err}");
@@ -1566,7 +1441,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
     assert!(err.contains("data.port"), "{err}");
     assert!(!err.contains("kustomize build"), "{err}");
     // Without substitution the object is fine, and kustomize's origin annotation is not shown.
-    let ok = run(&["build", "--kustomization", s(&k), "--source-root", s(&root)]);
+    let ok = run(&flux_preview(s(&k), s(&root), &[]));
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
     let stream = text(&ok.stdout);
     assert!(!stream.contains("config.kubernetes.io/origin"), "{stream}");
@@ -1583,14 +1458,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
         "    substitute:\n      PORT: \"8080\"\n",
     );
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&root),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(s(&k), s(&root), &["--substitute"]));
     let err = fails_with(&out, "KLN8001");
     assert!(
         err.contains("deploy/cm.yaml") && err.contains("ConfigMap settings"),
@@ -1618,15 +1486,11 @@ fn protect_warns_when_flux_would_not_substitute() {
     let optional = "    substituteFrom:\n      - kind: ConfigMap\n        name: missing\n        optional: true\n";
     let (d, k) = small_source(&files, optional);
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&k),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--protect",
-    ]);
+        &["--substitute", "--protect"],
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
@@ -1636,15 +1500,11 @@ fn protect_warns_when_flux_would_not_substitute() {
     assert!(err.contains("--protect=annotate"), "{err}");
     let (d, k) = small_source(&files, "    substitute:\n      X: \"1\"\n");
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&k),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--protect",
-    ]);
+        &["--substitute", "--protect"],
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         !text(&out.stderr).contains("skips substitution"),
@@ -1726,13 +1586,7 @@ fn the_argocd_example_layout_builds_through_flux() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: guestbook\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./guestbook/overlays/prod\n  prune: true\n  targetNamespace: guestbook\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&layout),
-    ]);
+    let out = run(&flux_preview(s(&k), s(&layout), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let objs = objects(&text(&out.stdout));
     let ids: Vec<String> = objs
@@ -1757,7 +1611,7 @@ fn the_argocd_example_layout_builds_through_flux() {
 
 /// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
 fn preview(ks: &Path, root: &Path) -> Output {
-    run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
+    run(&flux_preview(s(ks), s(root), &[]))
 }
 
 /// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
@@ -1993,13 +1847,7 @@ fn the_preview_leaves_out_what_the_artifact_would() {
         )
     };
     std::fs::write(&ks, kustomization("./apps")).unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(stdout.contains("name: kept"), "{stdout}");
@@ -2016,23 +1864,11 @@ fn the_preview_leaves_out_what_the_artifact_would() {
         "resources: [a.yaml, ../shared/extra.yaml]\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("name: extra"));
     std::fs::write(root.join(".sourceignore"), "*.draft.yaml\nshared/\n").unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr).contains("extra.yaml"),
@@ -2042,13 +1878,7 @@ fn the_preview_leaves_out_what_the_artifact_would() {
     assert!(out.stdout.is_empty());
     std::fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
     std::fs::write(root.join(".sourceignore"), "apps/\n").unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let err = fails_with(&out, "KLN1017");
     assert!(err.contains("spec.path"), "{err}");
 }
@@ -2105,15 +1935,7 @@ fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
     } in cases
     {
         let kubectl = fake_kubectl(d.path(), body);
-        let mut args = vec![
-            "build",
-            "--kustomization",
-            &ks,
-            "--source-root",
-            s(&root),
-            "--kubectl",
-            s(&kubectl),
-        ];
+        let mut args = flux_preview(&ks, s(&root), &["--kubectl", s(&kubectl)]);
         args.extend(extra);
         let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
             .args(&args)
@@ -2126,7 +1948,7 @@ fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
         assert!(err.contains("deploy"), "{body}: {err}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
-        .args(["build", "--kustomization", &ks, "--source-root", s(&root)])
+        .args(flux_preview(&ks, s(&root), &[]))
         .env("KILN_KUSTOMIZE_TIMEOUT", "soon")
         .stdin(Stdio::null())
         .output()
@@ -2176,16 +1998,11 @@ fn substitution_stays_within_the_output_limit() {
     )
     .unwrap();
     let build = |limit: &str| {
-        run(&[
-            "build",
-            "--kustomization",
+        run(&flux_preview(
             s(&ks),
-            "--source-root",
             s(&root),
-            "--substitute",
-            "--limit",
-            limit,
-        ])
+            &["--substitute", "--limit", limit],
+        ))
     };
     let ok = build("output-bytes=1Mi");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));

@@ -12,9 +12,11 @@
 pub mod answering;
 pub mod cmd;
 pub mod fs;
+pub mod lines;
 pub mod readme;
 pub mod tools;
 
 pub use cmd::{show, sibling, text, Cmd};
 pub use fs::{copy_dir, read, repo, testdata, tree, write};
+pub use lines::{flux_preview, kpt_eval, kpt_render};
 pub use tools::{install_hint, tool, validator};

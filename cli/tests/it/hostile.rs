@@ -4,6 +4,7 @@
 //! crates' `tests/` (each door reads and writes through its own code).
 
 use crate::common::KILN;
+use kiln_test_support::flux_preview;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -1333,7 +1334,7 @@ fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
             }
             _ => capped(
                 &door.exe(),
-                &["build", "--kustomization", &ks, "--source-root", &root],
+                &flux_preview(&ks, &root, &[]),
                 tmp.path(),
                 &env,
                 "",
@@ -1412,14 +1413,7 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
         let ks = tmp.path().join("ks.yaml").display().to_string();
         let out = capped(
             &Door::Flux.exe(),
-            &[
-                "build",
-                "--kustomization",
-                &ks,
-                "--source-root",
-                &root,
-                "--substitute",
-            ],
+            &flux_preview(&ks, &root, &["--substitute"]),
             tmp.path(),
             &[],
             "",
