@@ -1,5 +1,6 @@
 //! The `kiln-flux` executable end to end, over `testdata/flux-door/`.
 
+use kiln_test_support::Cmd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -547,21 +548,10 @@ fn unbalanced_substitution_is_an_error() {
     ));
     fails_with(&out, "KLN8002");
     // And in envsubst.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+    let out = Cmd::new(env!("CARGO_BIN_EXE_kiln-flux"))
         .arg("envsubst")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"a: 1\nb: ${HOME\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(b"a: 1\nb: ${HOME\n")
+        .output();
     let err = fails_with(&out, "KLN8002");
     assert!(err.contains("<stdin>:2"), "{err}");
 }

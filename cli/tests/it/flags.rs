@@ -3,6 +3,7 @@
 
 use crate::common;
 use crate::common::KILN;
+use kiln_test_support::Cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -59,21 +60,11 @@ fn piped_stdin_without_a_path_is_refused() {
         text(&out.stderr)
     );
     // `-` reads it.
-    let mut child = Command::new(KILN)
-        .current_dir(tmp.path())
+    let out = Cmd::new(KILN)
+        .dir(tmp.path())
         .args(["render", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(manifest.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(manifest)
+        .output();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("name: a"));
 }

@@ -5,6 +5,7 @@
 
 use crate::common::KILN;
 use kiln_test_support::flux_preview;
+use kiln_test_support::Cmd;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -1449,9 +1450,8 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
 /// `git` in `dir` with `stdin`, as the diff tests run it (fixed identity and dates, no user
 /// configuration); its stdout.
 fn git_fed(dir: &Path, args: &[&str], stdin: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new("git")
-        .current_dir(dir)
+    let o = Cmd::new("git")
+        .dir(dir)
         .args(args)
         .env("GIT_AUTHOR_NAME", "kiln")
         .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
@@ -1461,18 +1461,8 @@ fn git_fed(dir: &Path, args: &[&str], stdin: &str) -> String {
         .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("git runs (it must be installed for these tests)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+        .stdin(stdin)
+        .output();
     assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
     text(&o.stdout).trim().to_string()
 }
