@@ -142,7 +142,7 @@ fn reads_stdin() {
         + "---\n"
         + "apiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {name: s, namespace: n}\nspec: {image: nginx}\n";
     let o = kiln_cmd(&root())
-        .args(&["render", "-"])
+        .args(["render", "-"])
         .stdin(&input)
         .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -301,13 +301,13 @@ fn namespace_flag_fills_in_missing_namespaces() {
     let input = std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap()
         + "---\napiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {name: s}\nspec: {image: nginx}\n";
     let o = kiln_cmd(&root())
-        .args(&["render", "-n", "team-a", "-"])
+        .args(["render", "-n", "team-a", "-"])
         .stdin(&input)
         .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("namespace: team-a"));
     let o = kiln_cmd(&root())
-        .args(&["render", "-"])
+        .args(["render", "-"])
         .stdin(&input)
         .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -364,11 +364,11 @@ fn jobs_do_not_change_output() {
         ));
     }
     let one = kiln_cmd(&root())
-        .args(&["render", "--jobs", "1", "-"])
+        .args(["render", "--jobs", "1", "-"])
         .stdin(&input)
         .output();
     let four = kiln_cmd(&root())
-        .args(&["render", "--jobs", "4", "-"])
+        .args(["render", "--jobs", "4", "-"])
         .stdin(&input)
         .output();
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
