@@ -18,6 +18,15 @@ fn package() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, pkg)
 }
 
+/// A Kptfile in `pkg` whose pipeline runs `exe` as its one mutator, with `config` (the
+/// mutator's other fields, indented under it) after the `exec:` line.
+fn kptfile(pkg: &Path, exe: &Path, config: &str) {
+    let head =
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n";
+    let text = format!("{head}    - exec: {}\n{config}", exe.display());
+    fs::write(pkg.join("Kptfile"), text).unwrap();
+}
+
 fn kpt(kpt: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
     run(Command::new(kpt).args(args).current_dir(cwd), "")
 }
@@ -175,14 +184,7 @@ fn render_runs_a_kptfile_pipeline() {
     let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
-    fs::write(
-        pkg.join("Kptfile"),
-        format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n      configMap:\n        namespace: piped\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    kptfile(&pkg, &bin, "      configMap:\n        namespace: piped\n");
     let before = tree(&pkg);
     let o = kpt_render(&kpt_bin, tmp.path(), &["pkg"]).output();
     assert!(o.status.success(), "{}", show(&o));
@@ -294,14 +296,7 @@ fn render_removes_what_a_source_no_longer_renders() {
     let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
-    fs::write(
-        pkg.join("Kptfile"),
-        format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    kptfile(&pkg, &bin, "");
     let render = || {
         let o = kpt_render(&kpt_bin, tmp.path(), &["pkg"]).output();
         assert!(o.status.success(), "{}", show(&o));
