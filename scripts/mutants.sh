@@ -34,10 +34,10 @@ runs=("$@")
 for r in "${runs[@]}"; do
   case $r in
     # The golden suite runs every testdata case through the kiln binary; kiln-core's unit tests.
-    enablement) run "$r" --file core/src/kurel/enablement.rs --test-package kiln-core --test-package kiln -- --lib --bins --test golden ;;
-    kurel-patch) run "$r" --file core/src/kurel/patch.rs --test-package kiln-core --test-package kiln -- --lib --bins --test golden ;;
-    component-patch) run "$r" --file core/src/component/patch.rs --test-package kiln-core --test-package kiln -- --lib --bins --test golden ;;
-    render-includewhen-foreach) run "$r" --file core/src/render.rs --re 'step|expand|strip_omitted' --test-package kiln-core --test-package kiln -- --lib --bins --test golden ;;
+    enablement) run "$r" --file core/src/kurel/enablement.rs --test-package kiln-core --test-package kiln -- --lib --bins --test it ;;
+    kurel-patch) run "$r" --file core/src/kurel/patch.rs --test-package kiln-core --test-package kiln -- --lib --bins --test it ;;
+    component-patch) run "$r" --file core/src/component/patch.rs --test-package kiln-core --test-package kiln -- --lib --bins --test it ;;
+    render-includewhen-foreach) run "$r" --file core/src/render.rs --re 'step|expand|strip_omitted' --test-package kiln-core --test-package kiln -- --lib --bins --test it ;;
     cmp-guards) run "$r" --file plugin-argocd-cmp/src/generate.rs --re 'in (place|finish|generate|normalise)$' --test-package kiln-cmp ;;
     # envsubst has ~300 mutants: one tenth per run (--shard K/10 picks which).
     flux-envsubst-shard) run "$r" --file core/src/flux/envsubst.rs --shard "${SHARD:-0/10}" --test-package kiln-core --test-package kiln-flux -- --lib --tests ;;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kiln_core::document::{parse_file, YamlLimits};
+use kiln_test_support::{tool, validator};
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
@@ -23,32 +24,6 @@ fn yaml(path: &Path) -> Vec<Value> {
         .into_iter()
         .map(|d| d.value)
         .collect()
-}
-
-/// A tool a test needs, found on PATH, or a test failure naming it: a check that needs a real
-/// client must not pass by skipping when the client is missing.
-fn tool(name: &str) -> PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "{name} is needed by this test and is not on PATH: install kubectl 1.27 or newer"
-            )
-        })
-}
-
-fn validator() -> PathBuf {
-    let o = Command::new("bash")
-        .arg(root().join("scripts/kubernetes-validate.sh"))
-        .output()
-        .expect("bash runs");
-    assert!(
-        o.status.success(),
-        "scripts/kubernetes-validate.sh could not install kubernetes-validate (needs python3 and PyPI):\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 fn validate_strict(files: &[PathBuf]) {
@@ -254,8 +229,7 @@ fn the_example_applications_name_the_plugin_and_its_parameters() {
     assert_eq!(envs, ["development", "production"]);
 }
 
-#[path = "../../cli/tests/readme/mod.rs"]
-mod readme;
+use kiln_test_support::readme;
 
 /// Issue 23.18: the install kit's README runs as it says: kiln-cmp installed from the checkout
 /// prints the shipped plugin configuration and renders an application directory as the
@@ -280,14 +254,16 @@ fn the_install_kit_runs_as_its_readme_says() {
     );
     let out = String::from_utf8_lossy(&ran[1].output.stdout);
     assert!(out.contains("kind: Deployment"), "{out}");
-    let text = std::fs::read_to_string(readme::repo().join("deploy/argocd/README.md")).unwrap();
+    let text =
+        std::fs::read_to_string(kiln_test_support::repo().join("deploy/argocd/README.md")).unwrap();
     let docker = readme::sh_lines(&text)
         .into_iter()
         .find(|l| l.starts_with("docker build"))
         .expect("the README builds the image");
     assert!(docker.contains("-f deploy/argocd/Dockerfile"), "{docker}");
     let dockerfile =
-        std::fs::read_to_string(readme::repo().join("deploy/argocd/Dockerfile")).unwrap();
+        std::fs::read_to_string(kiln_test_support::repo().join("deploy/argocd/Dockerfile"))
+            .unwrap();
     for needed in [
         "cargo build --release --locked -p kiln-cmp",
         "/usr/local/bin/kiln-cmp",

@@ -15,24 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 #[cfg(target_os = "linux")]
-#[path = "../../cli/tests/answering/mod.rs"]
-mod answering;
+use kiln_test_support::answering;
+use kiln_test_support::{copy_dir, text};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/argocd/repo")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// Write `files` (path relative to the checkout, text) into a checkout.
@@ -80,7 +67,7 @@ impl<'a> Call<'a> {
     /// Run the command as `run` does, but let `go` start it (and see its output).
     fn run_with<T>(&self, go: impl FnOnce(&mut Command) -> T) -> T {
         let checkout = tempfile::tempdir().unwrap();
-        copy_tree(self.checkout.unwrap_or(&repo()), checkout.path());
+        copy_dir(self.checkout.unwrap_or(&repo()), checkout.path());
         write_files(checkout.path(), self.files);
         for (path, target) in self.links {
             std::os::unix::fs::symlink(target, checkout.path().join(path)).unwrap();
@@ -119,10 +106,6 @@ impl<'a> Call<'a> {
         }
         go(&mut c)
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Stdout is only Kubernetes objects: every document a mapping with apiVersion, kind and a name.
@@ -842,16 +825,8 @@ fn a_failed_write_is_reported_and_a_closed_pipe_exits_quietly() {
 /// Item 23.7: kiln-cmp does not run kustomize; a kustomization in the application directory
 /// (any name Argo CD takes for one: util/kustomize/kustomize.go, `KustomizationNames`) is refused
 /// with what to do, instead of "document has no apiVersion" or a render that leaves it out.
-/// kubectl, found on PATH, or a test failure naming what to install: a check that needs the real
-/// `kubectl kustomize` must not pass by skipping.
 fn kubectl() -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("kubectl"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("kubectl is needed by this test and is not on PATH: install kubectl 1.27 or newer (kustomize v5 is built in)")
-        })
+    kiln_test_support::tool("kubectl")
 }
 
 /// An overlay in the application directory: Argo CD would build the directory with kustomize

@@ -1,8 +1,10 @@
 //! The `kiln-flux` executable end to end, over `testdata/flux-door/`.
 
+use kiln_test_support::Cmd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use kiln_test_support::{copy_dir, flux_preview, text, tool};
 use sha2::{Digest, Sha256};
 
 fn repo() -> PathBuf {
@@ -21,39 +23,6 @@ fn run(args: &[&str]) -> Output {
         .expect("runs")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// A tool a test needs, found on PATH, or a test failure naming what to install: a check that
-/// needs the real kubectl (Flux's kustomize build) or tar must not pass by skipping.
-fn tool(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            let hint = match name {
-                "kubectl" => "kubectl 1.27 or newer (kustomize v5 is built in)",
-                _ => "it (Debian: apt-get install tar)",
-            };
-            panic!("{name} is needed by this test and is not on PATH: install {hint}")
-        })
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -65,16 +34,11 @@ fn ks() -> String {
 #[test]
 fn a_kustomization_with_postbuild_and_substitute_from_shows_what_flux_applies() {
     tool("kubectl");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         &ks(),
-        "--source-root",
         s(&repo()),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -123,17 +87,16 @@ fn a_kustomization_with_postbuild_and_substitute_from_shows_what_flux_applies() 
 fn protect_keeps_kiln_output_through_substitution() {
     tool("kubectl");
     for how in ["escape", "annotate"] {
-        let out = run(&[
-            "build",
-            "--kustomization",
+        let out = run(&flux_preview(
             &ks(),
-            "--source-root",
             s(&repo()),
-            "--substitute",
-            "--vars-from",
-            s(&vars()),
-            &format!("--protect={how}"),
-        ]);
+            &[
+                "--substitute",
+                "--vars-from",
+                s(&vars()),
+                &format!("--protect={how}"),
+            ],
+        ));
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(
@@ -202,7 +165,7 @@ fn the_in_place_tree_keeps_the_layout_and_the_bytes() {
         use std::os::unix::fs::PermissionsExt;
         let tree = d.path().join("deploy");
         std::fs::create_dir_all(&tree).unwrap();
-        copy_tree(&deploy, &tree);
+        copy_dir(&deploy, &tree);
         std::fs::remove_file(tree.join(".sourceignore")).unwrap();
         let all = d.path().join("all");
         let out = run(&["build", s(&tree), "-o", s(&all)]);
@@ -257,7 +220,7 @@ fn the_artifact_is_reproducible_and_its_digest_is_the_files_sha256() {
     // Without its `.sourceignore`, so that the hook (and its directory) is packed.
     let deploy = d.path().join("deploy");
     std::fs::create_dir_all(&deploy).unwrap();
-    copy_tree(&repo().join("deploy"), &deploy);
+    copy_dir(&repo().join("deploy"), &deploy);
     std::fs::remove_file(deploy.join(".sourceignore")).unwrap();
     let mut seen = Vec::new();
     for name in ["a.tar.gz", "b.tar.gz"] {
@@ -315,7 +278,7 @@ fn a_failed_build_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("t");
     std::fs::create_dir_all(&tree).unwrap();
-    copy_tree(&repo().join("deploy"), &tree);
+    copy_dir(&repo().join("deploy"), &tree);
     // An instance of a kind nobody defines.
     std::fs::write(
         tree.join("broken.yaml"),
@@ -348,7 +311,7 @@ fn variant(edit: impl Fn(String) -> String) -> (tempfile::TempDir, PathBuf, Path
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
+    copy_dir(&repo(), &root);
     let ks = root.join("clusters/prod/apps.yaml");
     let text = std::fs::read_to_string(&ks).unwrap();
     std::fs::write(&ks, edit(text)).unwrap();
@@ -411,13 +374,7 @@ fn a_path_that_leaves_the_root_is_refused() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n",
         )
         .unwrap();
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &[]));
         let err = fails_with(&out, "KLN1002");
         assert!(err.contains("spec.path"), "{err}");
     }
@@ -425,13 +382,7 @@ fn a_path_that_leaves_the_root_is_refused() {
     {
         let (d, root, ks) = variant(|t| t.replace("path: ./deploy", "path: ./link"));
         std::os::unix::fs::symlink(d.path(), root.join("link")).unwrap();
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &[]));
         fails_with(&out, "KLN1002");
     }
 }
@@ -460,14 +411,7 @@ fn version_control_data_is_never_read_nor_packed() {
         std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
         let art = d.path().join("a.tar.gz");
         for extra in [&[][..], &["--artifact", s(&art)][..]] {
-            let mut args = vec![
-                "build",
-                "--kustomization",
-                s(&ks),
-                "--source-root",
-                s(&root),
-            ];
-            args.extend_from_slice(extra);
+            let args = flux_preview(s(&ks), s(&root), extra);
             let err = fails_with(&run(&args), "KLN1002");
             assert!(
                 err.contains("spec.path") && !err.contains(TOKEN),
@@ -481,15 +425,7 @@ fn version_control_data_is_never_read_nor_packed() {
     let (d, root, ks) = with_git("./deploy");
     std::os::unix::fs::symlink("../.git/config", root.join("deploy/token.yaml")).unwrap();
     let art = d.path().join("a.tar.gz");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-        "--artifact",
-        s(&art),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &["--artifact", s(&art)]));
     let err = fails_with(&out, "KLN1002");
     assert!(
         err.contains("token.yaml") && err.contains(".git") && !err.contains(TOKEN),
@@ -547,15 +483,7 @@ fn a_namespace_the_api_server_refuses_is_refused() {
     ] {
         let (d, root, ks) = variant(|t| t.replace(from, &to));
         let art = d.path().join("a.tar.gz");
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&ks),
-            "--source-root",
-            s(&root),
-            "--artifact",
-            s(&art),
-        ]);
+        let out = run(&flux_preview(s(&ks), s(&root), &["--artifact", s(&art)]));
         let err = fails_with(&out, "KLN1010");
         assert!(
             err.contains(&format!("{field}: Invalid value: ")),
@@ -573,29 +501,17 @@ fn a_namespace_the_api_server_refuses_is_refused() {
 fn a_missing_required_configmap_is_an_error() {
     tool("kubectl");
     // No --vars-from: cluster-vars is required.
-    let out = run(&[
-        "build",
-        "--kustomization",
-        &ks(),
-        "--source-root",
-        s(&repo()),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(&ks(), s(&repo()), &["--substitute"]));
     let err = fails_with(&out, "KLN8006");
     assert!(err.contains("ConfigMap/cluster-vars not found"), "{err}");
     assert!(err.contains("spec.postBuild.substituteFrom[0]"), "{err}");
     // The optional Secret alone is fine (tested above); a required one is not.
     let (_d, root, ks) = variant(|t| t.replace("optional: true", "optional: false"));
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = fails_with(&out, "KLN8006");
     assert!(err.contains("Secret/cluster-secrets"), "{err}");
 }
@@ -609,16 +525,11 @@ fn an_invalid_variable_name_is_an_error() {
             "cluster_env: prod\n      cluster-env: prod",
         )
     });
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = fails_with(&out, "KLN8003");
     assert!(err.contains("\"cluster-env\""), "{err}");
 }
@@ -630,33 +541,17 @@ fn unbalanced_substitution_is_an_error() {
     let settings = root.join("deploy/settings.yaml");
     let t = std::fs::read_to_string(&settings).unwrap();
     std::fs::write(&settings, t.replace("${region}", "${region")).unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&ks),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     fails_with(&out, "KLN8002");
     // And in envsubst.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
+    let out = Cmd::new(env!("CARGO_BIN_EXE_kiln-flux"))
         .arg("envsubst")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"a: 1\nb: ${HOME\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(b"a: 1\nb: ${HOME\n")
+        .output();
     let err = fails_with(&out, "KLN8002");
     assert!(err.contains("<stdin>:2"), "{err}");
 }
@@ -669,13 +564,7 @@ fn an_invalid_kustomization_is_an_error() {
             "targetNamespace: web\n  patchesStrategicMerge: []",
         )
     });
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let err = fails_with(&out, "KLN1010");
     assert!(err.contains("spec.patchesStrategicMerge"), "{err}");
 }
@@ -776,7 +665,7 @@ fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
     let outside = d.path();
     let root = outside.join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
+    copy_dir(&repo(), &root);
     std::fs::write(
         outside.join("secret.yaml"),
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: stolen}}\ndata: {{key: {SECRET}}}\n"),
@@ -794,13 +683,11 @@ fn escaping(extra: &str, setup: impl Fn(&Path, &Path)) -> Output {
     k.push_str(&extra.replace("{OUT}", s(outside)));
     std::fs::write(&kfile, k).unwrap();
     setup(&root, outside);
-    run(&[
-        "build",
-        "--kustomization",
+    run(&flux_preview(
         s(&root.join("clusters/prod/apps.yaml")),
-        "--source-root",
         s(&root),
-    ])
+        &[],
+    ))
 }
 
 fn refused(out: &Output, code: &str) -> String {
@@ -893,7 +780,7 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("deploy");
     std::fs::create_dir_all(&tree).unwrap();
-    copy_tree(&repo().join("deploy"), &tree);
+    copy_dir(&repo().join("deploy"), &tree);
     for inside in [tree.join("m.tar.gz"), tree.join("hooks/m.tar.gz")] {
         for _ in 0..2 {
             let out = run(&["build", s(&tree), "--artifact", s(&inside)]);
@@ -912,16 +799,12 @@ fn an_artifact_inside_its_own_tree_is_refused_and_builds_are_repeatable() {
     // With --kustomization: the tree is spec.path.
     let root = d.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    copy_tree(&repo(), &root);
-    let out = run(&[
-        "build",
-        "--kustomization",
+    copy_dir(&repo(), &root);
+    let out = run(&flux_preview(
         s(&root.join("clusters/prod/apps.yaml")),
-        "--source-root",
         s(&root),
-        "--artifact",
-        s(&root.join("deploy/m.tar.gz")),
-    ]);
+        &["--artifact", s(&root.join("deploy/m.tar.gz"))],
+    ));
     fails_with(&out, "KLN1010");
     // Beside the tree: twice, the same digest.
     let beside = d.path().join("m.tar.gz");
@@ -1083,7 +966,7 @@ fn the_flux_example_runs_as_its_readme_says() {
     let d = tempfile::tempdir().unwrap();
     let work = d.path().join("flux");
     std::fs::create_dir_all(&work).unwrap();
-    copy_tree(&example, &work);
+    copy_dir(&example, &work);
     let mut ran = 0;
     let mut in_sh = false;
     for line in readme.lines() {
@@ -1271,14 +1154,7 @@ fn the_preview_substitutes_what_flux_substitutes() {
             format!("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: app, namespace: flux-system}}\nspec:\n  interval: 1m\n  sourceRef: {{kind: GitRepository, name: repo}}\n  path: ./deploy\n  postBuild:\n    substitute: {{db_password: '{password}', greeting: hi}}\n"),
         )
         .unwrap();
-        run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(root),
-            "--substitute",
-        ])
+        run(&flux_preview(s(&k), s(root), &["--substitute"]))
     };
     let ok = ks("s3cret");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
@@ -1312,16 +1188,11 @@ fn hints_name_kiln_flux_options() {
         "{err}"
     );
     tool("kubectl");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         &ks(),
-        "--source-root",
         s(&repo()),
-        "--substitute",
-        "--vars-from",
-        s(&vars()),
-    ]);
+        &["--substitute", "--vars-from", s(&vars())],
+    ));
     let err = text(&out.stderr);
     assert!(err.contains("warning[KLN8008]"), "{err}");
     assert!(err.contains("build with --protect"), "{err}");
@@ -1385,13 +1256,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         };
         let k = layout.join("clusters").join(env).join(file);
         // What Flux applies, without substitution (the trees hold the variables as written).
-        let preview = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-        ]);
+        let preview = run(&flux_preview(s(&k), s(&layout), &[]));
         assert_eq!(
             preview.status.code(),
             Some(0),
@@ -1416,15 +1281,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         );
         // -o DIR: the tree this Kustomization reads, at the source's paths.
         let dir = d.path().join(format!("{env}-{}", path.replace('/', "-")));
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-            "-o",
-            s(&dir),
-        ]);
+        let out = run(&flux_preview(s(&k), s(&layout), &["-o", s(&dir)]));
         assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
         assert_eq!(
             objects(&kubectl_kustomize(&kubectl, &dir.join(path))),
@@ -1433,15 +1290,7 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         );
         // --artifact: the same tree, as Flux's source-controller would serve it.
         let art = d.path().join(format!("{env}.tar.gz"));
-        let out = run(&[
-            "build",
-            "--kustomization",
-            s(&k),
-            "--source-root",
-            s(&layout),
-            "--artifact",
-            s(&art),
-        ]);
+        let out = run(&flux_preview(s(&k), s(&layout), &["--artifact", s(&art)]));
         assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out.stderr));
         let unpacked = d.path().join(format!("{env}-unpacked"));
         std::fs::create_dir_all(&unpacked).unwrap();
@@ -1461,14 +1310,11 @@ fn the_flux_monorepo_layout_builds_through_every_flow() {
         std::fs::remove_dir_all(&unpacked).unwrap();
     }
     // What the overlays do to kiln's objects, with the cluster's variables.
-    let production = run(&[
-        "build",
-        "--kustomization",
+    let production = run(&flux_preview(
         s(&layout.join("clusters/production/apps.yaml")),
-        "--source-root",
         s(&layout),
-        "--substitute",
-    ]);
+        &["--substitute"],
+    ));
     assert_eq!(
         production.status.code(),
         Some(0),
@@ -1530,13 +1376,7 @@ fn the_component_environments_layout_builds_per_environment() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: api\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./environments/dev\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&layout),
-    ]);
+    let out = run(&flux_preview(s(&k), s(&layout), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let objs = objects(&text(&out.stdout));
     let envs: Vec<&serde_json::Value> = objs
@@ -1583,14 +1423,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
         "    substitute:\n      PORT: \"8080\"\n",
     );
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&root),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(s(&k), s(&root), &["--substitute"]));
     let err = fails_with(&out, "KLN1020");
     assert!(err.contains("deploy/cm.yaml"), "{err}");
     assert!(err.contains("ConfigMap p-settings"), "{err}");
@@ -1598,7 +1431,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
     assert!(err.contains("data.port"), "{err}");
     assert!(!err.contains("kustomize build"), "{err}");
     // Without substitution the object is fine, and kustomize's origin annotation is not shown.
-    let ok = run(&["build", "--kustomization", s(&k), "--source-root", s(&root)]);
+    let ok = run(&flux_preview(s(&k), s(&root), &[]));
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
     let stream = text(&ok.stdout);
     assert!(!stream.contains("config.kubernetes.io/origin"), "{stream}");
@@ -1615,14 +1448,7 @@ fn the_preview_checks_objects_after_substitution_and_names_their_file() {
         "    substitute:\n      PORT: \"8080\"\n",
     );
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&root),
-        "--substitute",
-    ]);
+    let out = run(&flux_preview(s(&k), s(&root), &["--substitute"]));
     let err = fails_with(&out, "KLN8001");
     assert!(
         err.contains("deploy/cm.yaml") && err.contains("ConfigMap settings"),
@@ -1650,15 +1476,11 @@ fn protect_warns_when_flux_would_not_substitute() {
     let optional = "    substituteFrom:\n      - kind: ConfigMap\n        name: missing\n        optional: true\n";
     let (d, k) = small_source(&files, optional);
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&k),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--protect",
-    ]);
+        &["--substitute", "--protect"],
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
@@ -1668,15 +1490,11 @@ fn protect_warns_when_flux_would_not_substitute() {
     assert!(err.contains("--protect=annotate"), "{err}");
     let (d, k) = small_source(&files, "    substitute:\n      X: \"1\"\n");
     let root = d.path().join("src");
-    let out = run(&[
-        "build",
-        "--kustomization",
+    let out = run(&flux_preview(
         s(&k),
-        "--source-root",
         s(&root),
-        "--substitute",
-        "--protect",
-    ]);
+        &["--substitute", "--protect"],
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         !text(&out.stderr).contains("skips substitution"),
@@ -1758,13 +1576,7 @@ fn the_argocd_example_layout_builds_through_flux() {
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: guestbook\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./guestbook/overlays/prod\n  prune: true\n  targetNamespace: guestbook\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&k),
-        "--source-root",
-        s(&layout),
-    ]);
+    let out = run(&flux_preview(s(&k), s(&layout), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let objs = objects(&text(&out.stdout));
     let ids: Vec<String> = objs
@@ -1789,7 +1601,7 @@ fn the_argocd_example_layout_builds_through_flux() {
 
 /// `kiln-flux build --kustomization KS --source-root ROOT`: what Flux would apply.
 fn preview(ks: &Path, root: &Path) -> Output {
-    run(&["build", "--kustomization", s(ks), "--source-root", s(root)])
+    run(&flux_preview(s(ks), s(root), &[]))
 }
 
 /// No secret value reaches what kiln-flux prints (issue 39): the warnings of the render in place
@@ -2025,13 +1837,7 @@ fn the_preview_leaves_out_what_the_artifact_would() {
         )
     };
     std::fs::write(&ks, kustomization("./apps")).unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(stdout.contains("name: kept"), "{stdout}");
@@ -2048,23 +1854,11 @@ fn the_preview_leaves_out_what_the_artifact_would() {
         "resources: [a.yaml, ../shared/extra.yaml]\n",
     )
     .unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("name: extra"));
     std::fs::write(root.join(".sourceignore"), "*.draft.yaml\nshared/\n").unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(
         text(&out.stderr).contains("extra.yaml"),
@@ -2074,13 +1868,7 @@ fn the_preview_leaves_out_what_the_artifact_would() {
     assert!(out.stdout.is_empty());
     std::fs::remove_file(root.join("apps/kustomization.yaml")).unwrap();
     std::fs::write(root.join(".sourceignore"), "apps/\n").unwrap();
-    let out = run(&[
-        "build",
-        "--kustomization",
-        s(&ks),
-        "--source-root",
-        s(&root),
-    ]);
+    let out = run(&flux_preview(s(&ks), s(&root), &[]));
     let err = fails_with(&out, "KLN1017");
     assert!(err.contains("spec.path"), "{err}");
 }
@@ -2137,15 +1925,7 @@ fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
     } in cases
     {
         let kubectl = fake_kubectl(d.path(), body);
-        let mut args = vec![
-            "build",
-            "--kustomization",
-            &ks,
-            "--source-root",
-            s(&root),
-            "--kubectl",
-            s(&kubectl),
-        ];
+        let mut args = flux_preview(&ks, s(&root), &["--kubectl", s(&kubectl)]);
         args.extend(extra);
         let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
             .args(&args)
@@ -2158,7 +1938,7 @@ fn the_preview_build_is_bounded_in_time_bytes_and_documents() {
         assert!(err.contains("deploy"), "{body}: {err}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_kiln-flux"))
-        .args(["build", "--kustomization", &ks, "--source-root", s(&root)])
+        .args(flux_preview(&ks, s(&root), &[]))
         .env("KILN_KUSTOMIZE_TIMEOUT", "soon")
         .stdin(Stdio::null())
         .output()
@@ -2208,16 +1988,11 @@ fn substitution_stays_within_the_output_limit() {
     )
     .unwrap();
     let build = |limit: &str| {
-        run(&[
-            "build",
-            "--kustomization",
+        run(&flux_preview(
             s(&ks),
-            "--source-root",
             s(&root),
-            "--substitute",
-            "--limit",
-            limit,
-        ])
+            &["--substitute", "--limit", limit],
+        ))
     };
     let ok = build("output-bytes=1Mi");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));

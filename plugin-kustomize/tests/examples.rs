@@ -3,8 +3,7 @@
 
 mod common;
 
-#[path = "../../cli/tests/readme/mod.rs"]
-mod readme;
+use kiln_test_support::readme;
 
 use common::*;
 

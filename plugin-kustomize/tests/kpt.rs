@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
+use kiln_test_support::{kpt_eval, kpt_render};
 
 /// A copy of the kro package in a temporary directory, and the directory.
 fn package() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -15,6 +16,15 @@ fn package() -> (tempfile::TempDir, std::path::PathBuf) {
     let pkg = tmp.path().join("pkg");
     copy_dir(&testdata().join("krm/kro"), &pkg);
     (tmp, pkg)
+}
+
+/// A Kptfile in `pkg` whose pipeline runs `exe` as its one mutator, with `config` (the
+/// mutator's other fields, indented under it) after the `exec:` line.
+fn kptfile(pkg: &Path, exe: &Path, config: &str) {
+    let head =
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n";
+    let text = format!("{head}    - exec: {}\n{config}", exe.display());
+    fs::write(pkg.join("Kptfile"), text).unwrap();
 }
 
 fn kpt(kpt: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
@@ -33,19 +43,9 @@ fn eval_with_fn_config_renders_beside_the_instances_and_keeps_other_files() {
     .unwrap();
     let before = tree(&pkg);
     let bin = bin();
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--fn-config",
-            cfg.to_str().unwrap(),
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--fn-config", cfg.to_str().unwrap()])
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     let after = tree(&pkg);
     // Sources and unrelated files: byte for byte.
@@ -88,19 +88,9 @@ fn eval_with_fn_config_renders_beside_the_instances_and_keeps_other_files() {
     assert!(!blog.contains("config.kubernetes.io"), "{blog}");
 
     // A second run replaces what the first rendered: nothing changes.
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--fn-config",
-            cfg.to_str().unwrap(),
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--fn-config", cfg.to_str().unwrap()])
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     assert_eq!(tree(&pkg), after, "a second run changed the package");
 }
@@ -110,20 +100,9 @@ fn eval_with_key_value_arguments() {
     let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--",
-            "namespace=from-args",
-            "strict=false",
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--", "namespace=from-args", "strict=false"])
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     let blog = read(&pkg.join("apps/service_blog.yaml"));
     assert!(blog.contains("namespace: from-args"), "{blog}");
@@ -138,19 +117,9 @@ fn an_invalid_instance_fails_with_a_result_and_changes_nothing() {
     let before = tree(&pkg);
     let bin = bin();
     let results = tmp.path().join("results");
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--results-dir",
-            results.to_str().unwrap(),
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--results-dir", results.to_str().unwrap()])
+        .output();
     assert!(!o.status.success(), "{}", show(&o));
     assert_eq!(tree(&pkg), before, "files changed on failure");
     let all = format!(
@@ -177,9 +146,9 @@ fn bad_configuration_and_escaping_paths_fail_without_changes() {
         (vec!["--", "colour=red"], "unknown option \\\"colour\\\""),
         (vec!["--", "paths=../outside"], "KLN1002"),
     ] {
-        let mut a = vec!["fn", "eval", "pkg", "--exec", bin.to_str().unwrap()];
-        a.extend(args);
-        let o = kpt(&kpt_bin, tmp.path(), &a);
+        let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+            .args(args)
+            .output();
         assert!(!o.status.success(), "{}", show(&o));
         let all = format!(
             "{}{}",
@@ -194,19 +163,9 @@ fn bad_configuration_and_escaping_paths_fail_without_changes() {
     }
     let cfg = tmp.path().join("bad.yaml");
     fs::write(&cfg, "apiVersion: fn.kiln.dev/v1alpha1\nkind: Render\nmetadata: {name: r}\nspec: {pathz: [a], strict: \"yes\"}\n").unwrap();
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--fn-config",
-            cfg.to_str().unwrap(),
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--fn-config", cfg.to_str().unwrap()])
+        .output();
     assert!(!o.status.success(), "{}", show(&o));
     let all = format!(
         "{}{}",
@@ -225,20 +184,9 @@ fn render_runs_a_kptfile_pipeline() {
     let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
-    fs::write(
-        pkg.join("Kptfile"),
-        format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n      configMap:\n        namespace: piped\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    kptfile(&pkg, &bin, "      configMap:\n        namespace: piped\n");
     let before = tree(&pkg);
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &["fn", "render", "pkg", "--allow-exec"],
-    );
+    let o = kpt_render(&kpt_bin, tmp.path(), &["pkg"]).output();
     assert!(o.status.success(), "{}", show(&o));
     let after = tree(&pkg);
     for f in ["rgd.yaml", "apps/shop.yaml", "other/cm.yaml"] {
@@ -247,11 +195,7 @@ fn render_runs_a_kptfile_pipeline() {
     let blog = read(&pkg.join("apps/deployment_blog.yaml"));
     assert!(blog.contains("namespace: piped"), "{blog}");
     // Rendering again is a no-op.
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &["fn", "render", "pkg", "--allow-exec"],
-    );
+    let o = kpt_render(&kpt_bin, tmp.path(), &["pkg"]).output();
     assert!(o.status.success(), "{}", show(&o));
     let again = tree(&pkg);
     assert_eq!(
@@ -279,20 +223,9 @@ fn eval_renders_a_component_and_a_kurel_package_from_paths() {
     copy_dir(&testdata().join("kurel/values"), &tmp.path().join("kurel"));
     let bin = bin();
     let before = tree(&pkg);
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
-            "--",
-            "paths=component",
-            "environment=development",
-        ],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args(["--", "paths=component", "environment=development"])
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     let after = tree(&pkg);
     assert_eq!(before["other/cm.yaml"], after["other/cm.yaml"]);
@@ -306,21 +239,14 @@ fn eval_renders_a_component_and_a_kurel_package_from_paths() {
         "{dep}"
     );
 
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &[
-            "fn",
-            "eval",
-            "pkg",
-            "--exec",
-            bin.to_str().unwrap(),
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin)
+        .args([
             "--",
             "paths=kurel/app.kurel",
             "values=kurel/values/prod.yaml,kurel/values/region.yaml",
             "set.replicas=7",
-        ],
-    );
+        ])
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     let files: Vec<String> = tree(&pkg)
         .into_keys()
@@ -370,20 +296,9 @@ fn render_removes_what_a_source_no_longer_renders() {
     let kpt_bin = tool("kpt");
     let (tmp, pkg) = package();
     let bin = bin();
-    fs::write(
-        pkg.join("Kptfile"),
-        format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: {}\n",
-            bin.display()
-        ),
-    )
-    .unwrap();
+    kptfile(&pkg, &bin, "");
     let render = || {
-        let o = kpt(
-            &kpt_bin,
-            tmp.path(),
-            &["fn", "render", "pkg", "--allow-exec"],
-        );
+        let o = kpt_render(&kpt_bin, tmp.path(), &["pkg"]).output();
         assert!(o.status.success(), "{}", show(&o));
     };
     render();
@@ -489,15 +404,7 @@ fn render_a_kurel_package_inside_a_kpt_package_as_documented() {
         )),
     )
     .unwrap();
-    let render = || {
-        run(
-            Command::new(&kpt_bin)
-                .args(["fn", "render", "--allow-exec"])
-                .current_dir(&pkg)
-                .env("PATH", &path),
-            "",
-        )
-    };
+    let render = || kpt_render(&kpt_bin, &pkg, &[]).env("PATH", &path).output();
     let o = render();
     assert!(o.status.success(), "{}", show(&o));
     let dep = read(&pkg.join("deployment_web.yaml"));
@@ -549,11 +456,7 @@ fn local_config_sources_are_rendered() {
         fs::write(&p, read(&p).replacen(name, &format!("{name}{local}"), 1)).unwrap();
     }
     let bin = bin();
-    let o = kpt(
-        &kpt_bin,
-        tmp.path(),
-        &["fn", "eval", "pkg", "--exec", bin.to_str().unwrap()],
-    );
+    let o = kpt_eval(&kpt_bin, tmp.path(), "pkg", &bin).output();
     assert!(o.status.success(), "{}", show(&o));
     let shop = read(&pkg.join("apps/deployment_shop.yaml"));
     assert!(shop.contains("replicas: 3"), "{shop}");
@@ -573,15 +476,9 @@ fn path_with_kiln_krm() -> std::ffi::OsString {
 
 /// `kpt fn render ARGS… --allow-exec` in `cwd` with kiln-krm on PATH; fails the test on failure.
 fn render_in(kpt_bin: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
-    let o = run(
-        Command::new(kpt_bin)
-            .args(["fn", "render"])
-            .args(args)
-            .arg("--allow-exec")
-            .current_dir(cwd)
-            .env("PATH", path_with_kiln_krm()),
-        "",
-    );
+    let o = kpt_render(kpt_bin, cwd, args)
+        .env("PATH", path_with_kiln_krm())
+        .output();
     assert!(o.status.success(), "{}", show(&o));
     o
 }
@@ -729,13 +626,9 @@ fn paths_relative_to_the_wrong_directory_get_a_hint() {
         &pkg,
     );
     let before = tree(&pkg);
-    let o = run(
-        Command::new(&kpt_bin)
-            .args(["fn", "render", "examples/kpt/kurel", "--allow-exec"])
-            .current_dir(tmp.path())
-            .env("PATH", path_with_kiln_krm()),
-        "",
-    );
+    let o = kpt_render(&kpt_bin, tmp.path(), &["examples/kpt/kurel"])
+        .env("PATH", path_with_kiln_krm())
+        .output();
     assert!(!o.status.success(), "{}", show(&o));
     let all = show(&o);
     assert!(all.contains("KLN1001"), "{all}");
@@ -819,20 +712,11 @@ fn a_subpackages_invalid_instance_is_named_from_the_parent() {
     fs::write(&blog, format!("{}  replicas: 50\n", read(&blog))).unwrap();
     let before = tree(&pkg);
     let results = tmp.path().join("results");
-    let o = run(
-        Command::new(&kpt_bin)
-            .args([
-                "fn",
-                "render",
-                "kpt-nested",
-                "--allow-exec",
-                "--results-dir",
-            ])
-            .arg(&results)
-            .current_dir(tmp.path())
-            .env("PATH", path_with_kiln_krm()),
-        "",
-    );
+    let o = kpt_render(&kpt_bin, tmp.path(), &["kpt-nested"])
+        .arg("--results-dir")
+        .arg(&results)
+        .env("PATH", path_with_kiln_krm())
+        .output();
     assert!(!o.status.success(), "{}", show(&o));
     let all = show(&o);
     assert!(all.contains("web/blog.yaml: spec.replicas"), "{all}");

@@ -6,8 +6,7 @@
 
 #![cfg(target_os = "linux")]
 
-#[path = "../../cli/tests/answering/mod.rs"]
-mod answering;
+use kiln_test_support::answering;
 mod common;
 
 use std::io::Write;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::{kiln, text};
 
 fn root() -> PathBuf {

@@ -3,18 +3,14 @@
 //! a renamed file and a reordered stream are not changes), provenance, Secrets, exit codes and
 //! the errors that name their side.
 
-mod common;
+use crate::common;
+use crate::common::KILN;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
-
-/// Run `kiln args` in `dir`, without colour.
-fn kiln(dir: &Path, args: &[&str]) -> Output {
-    common::kiln(dir, args)
-}
+use common::{kiln, text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Run git in `dir` with a fixed identity and dates (commit ids do not depend on the clock).
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -1203,7 +1199,7 @@ fn run_ci_workflow(r: &Path, overrides: &[(&str, &str)]) -> Job {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(bin.join("gh"), fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let kiln_dir = Path::new(env!("CARGO_BIN_EXE_kiln")).parent().unwrap();
+    let kiln_dir = Path::new(KILN).parent().unwrap();
     let mut paths = vec![bin.clone(), kiln_dir.to_path_buf()];
     paths.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),

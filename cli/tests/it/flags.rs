@@ -1,7 +1,9 @@
 //! Every flag applies or errors (issue 18): a flag or an input that would silently do nothing is a
 //! usage error (exit 2) naming why, never an empty or wrong stream with exit 0.
 
-mod common;
+use crate::common;
+use crate::common::KILN;
+use kiln_test_support::Cmd;
 
 use std::io::Write;
 use std::path::Path;
@@ -38,7 +40,7 @@ fn an_empty_directory_is_refused_unless_empty_is_allowed() {
 #[test]
 fn piped_stdin_without_a_path_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(tmp.path())
         .arg("render")
         .stdin(Stdio::piped())
@@ -58,21 +60,11 @@ fn piped_stdin_without_a_path_is_refused() {
         text(&out.stderr)
     );
     // `-` reads it.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(tmp.path())
+    let out = Cmd::new(KILN)
+        .dir(tmp.path())
         .args(["render", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(manifest.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(manifest)
+        .output();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("name: a"));
 }

@@ -1,6 +1,5 @@
 //! Running a README's commands as it says to (issue 23.18): every line of its ```sh blocks, in
-//! order, from a copy of the repository's files, as a shell would run it. Shared by the test
-//! crates of the examples (`#[path]`): no crate of the workspace depends on it.
+//! order, from a copy of the repository's files, as a shell would run it.
 //!
 //! A line is split at `&&` into steps; a comment (`#` after a blank) is dropped. A step `cd DIR`
 //! changes the working directory for the rest of the README, as in a shell; leading
@@ -9,18 +8,10 @@
 //! of that crate, whose binary is put first on `PATH`; a program listed in `not_run` (docker) is
 //! checked to be named but not run. Every other step must exit 0.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
+use crate::repo;
 
 /// The lines of a README's ```sh blocks, comments dropped.
 pub fn sh_lines(readme: &str) -> Vec<String> {
@@ -48,19 +39,7 @@ pub fn sh_lines(readme: &str) -> Vec<String> {
 
 /// Copy `rel` (a directory of the repository) into `to` at the same relative path.
 pub fn copy_in(rel: &str, to: &Path) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let dest = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &dest);
-            } else {
-                std::fs::copy(e.path(), &dest).unwrap();
-            }
-        }
-    }
-    copy(&repo().join(rel), &to.join(rel));
+    crate::copy_dir(&repo().join(rel), &to.join(rel));
 }
 
 /// One step the README ran, and its output.
@@ -169,14 +148,4 @@ pub fn run(
         );
     }
     ran
-}
-
-/// A tool on PATH, or a failure naming what to install: a README test must not pass by
-/// skipping.
-pub fn tool(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is needed by this test and is not on PATH: install it"))
 }

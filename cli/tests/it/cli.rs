@@ -1,41 +1,13 @@
 //! The `kiln` executable's contract: commands, flags, exit codes, output formats, stdin, and
 //! all-or-nothing output.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use crate::common::KILN;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn kiln(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("kiln runs")
-}
-
-fn kiln_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(root())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kiln runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
+use crate::common::{kiln, kiln_cmd, root};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
@@ -53,7 +25,7 @@ fn every_command_has_help() {
         vec!["validate", "--help"],
         vec!["graph", "--help"],
     ] {
-        let o = kiln(&args);
+        let o = kiln(&root(), &args);
         assert_eq!(o.status.code(), Some(0), "{args:?}");
         assert!(stdout(&o).contains("Usage:"), "{args:?}: {}", stdout(&o));
     }
@@ -61,16 +33,16 @@ fn every_command_has_help() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let o = kiln(&["render", "--output-format", "xml"]);
+    let o = kiln(&root(), &["render", "--output-format", "xml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).is_empty());
-    let o = kiln(&["frobnicate"]);
+    let o = kiln(&root(), &["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
 fn renders_the_worked_example() {
-    let o = kiln(&["render", "examples/webapp"]);
+    let o = kiln(&root(), &["render", "examples/webapp"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let docs =
         kiln_core::document::parse_file("out.yaml", stdout(&o), &Default::default()).unwrap();
@@ -115,7 +87,10 @@ fn renders_the_worked_example() {
 
 #[test]
 fn json_output_is_a_list() {
-    let o = kiln(&["render", "--output-format", "json", "examples/webapp"]);
+    let o = kiln(
+        &root(),
+        &["render", "--output-format", "json", "examples/webapp"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["apiVersion"], "v1");
@@ -129,14 +104,17 @@ fn json_output_is_a_list() {
 #[test]
 fn output_is_deterministic() {
     let run = |jobs: &str| {
-        kiln(&[
-            "render",
-            "testdata/render/mixed-tree/tree",
-            "--env",
-            "production",
-            "--jobs",
-            jobs,
-        ])
+        kiln(
+            &root(),
+            &[
+                "render",
+                "testdata/render/mixed-tree/tree",
+                "--env",
+                "production",
+                "--jobs",
+                jobs,
+            ],
+        )
     };
     let (a, b, two) = (run("1"), run("1"), run("2"));
     assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
@@ -163,14 +141,20 @@ fn reads_stdin() {
     let input = std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap()
         + "---\n"
         + "apiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {name: s, namespace: n}\nspec: {image: nginx}\n";
-    let o = kiln_stdin(&["render", "-"], &input);
+    let o = kiln_cmd(&root())
+        .args(["render", "-"])
+        .stdin(&input)
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("name: s-eu-west-1"), "{}", stdout(&o));
 }
 
 #[test]
 fn errors_exit_1_with_nothing_on_stdout() {
-    let o = kiln(&["render", "examples/webapp", "testdata/bad/kro/cycle"]);
+    let o = kiln(
+        &root(),
+        &["render", "examples/webapp", "testdata/bad/kro/cycle"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty(), "partial output: {}", stdout(&o));
     let err = stderr(&o);
@@ -185,12 +169,15 @@ fn errors_exit_1_with_nothing_on_stdout() {
 
 #[test]
 fn diagnostics_as_json() {
-    let o = kiln(&[
-        "validate",
-        "--diagnostics",
-        "json",
-        "testdata/bad/kro/unknown-function",
-    ]);
+    let o = kiln(
+        &root(),
+        &[
+            "validate",
+            "--diagnostics",
+            "json",
+            "testdata/bad/kro/unknown-function",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stderr(&o)).unwrap();
     let d = &v["diagnostics"][0];
@@ -203,7 +190,7 @@ fn diagnostics_as_json() {
 
 #[test]
 fn validate_reports_success() {
-    let o = kiln(&["validate", "examples/webapp"]);
+    let o = kiln(&root(), &["validate", "examples/webapp"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
     assert!(
@@ -215,13 +202,16 @@ fn validate_reports_success() {
 
 #[test]
 fn validate_reports_every_problem() {
-    let o = kiln(&[
-        "validate",
-        "--diagnostics",
-        "json",
-        "testdata/bad/kro/reserved-and-duplicate-ids",
-        "testdata/bad/kro/cycle",
-    ]);
+    let o = kiln(
+        &root(),
+        &[
+            "validate",
+            "--diagnostics",
+            "json",
+            "testdata/bad/kro/reserved-and-duplicate-ids",
+            "testdata/bad/kro/cycle",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stderr(&o)).unwrap();
     let codes: Vec<&str> = v["diagnostics"]
@@ -235,7 +225,7 @@ fn validate_reports_every_problem() {
 
 #[test]
 fn missing_paths_are_reported() {
-    let o = kiln(&["render", "does/not/exist.yaml"]);
+    let o = kiln(&root(), &["render", "does/not/exist.yaml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("KLN1001"), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
@@ -243,12 +233,15 @@ fn missing_paths_are_reported() {
 
 #[test]
 fn graph_json_shape() {
-    let o = kiln(&[
-        "graph",
-        "--format",
-        "json",
-        "testdata/corpus/kro-extra/reverse-chain",
-    ]);
+    let o = kiln(
+        &root(),
+        &[
+            "graph",
+            "--format",
+            "json",
+            "testdata/corpus/kro-extra/reverse-chain",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let g = &v["graphs"][0];
@@ -276,19 +269,25 @@ fn graph_json_shape() {
 
 #[test]
 fn graph_text_dot_mermaid() {
-    let text = stdout(&kiln(&["graph", "examples/webapp"]));
+    let text = stdout(&kiln(&root(), &["graph", "examples/webapp"]));
     assert!(
         text.contains("order: deployment, service, ingress, regionConfig"),
         "{text}"
     );
     assert!(text.contains("deployment -> service"), "{text}");
-    let dot = stdout(&kiln(&["graph", "--format", "dot", "examples/webapp"]));
-    // One digraph, a cluster per RGD, node ids qualified by their graph (cli/tests/graph.rs
+    let dot = stdout(&kiln(
+        &root(),
+        &["graph", "--format", "dot", "examples/webapp"],
+    ));
+    // One digraph, a cluster per RGD, node ids qualified by their graph (cli/tests/it/graph.rs
     // checks the syntax with Graphviz).
     assert!(dot.starts_with("digraph kiln {"), "{dot}");
     assert!(dot.contains("label=\"webapps.example.com ("), "{dot}");
     assert!(dot.contains("\"0/service\" -> \"0/ingress\";"), "{dot}");
-    let mm = stdout(&kiln(&["graph", "--format", "mermaid", "examples/webapp"]));
+    let mm = stdout(&kiln(
+        &root(),
+        &["graph", "--format", "mermaid", "examples/webapp"],
+    ));
     assert!(
         mm.starts_with("flowchart TD\n  subgraph g0 [\"webapps.example.com (")
             && mm.contains("g0_n0[\"deployment<br/>Deployment\"]")
@@ -301,10 +300,16 @@ fn graph_text_dot_mermaid() {
 fn namespace_flag_fills_in_missing_namespaces() {
     let input = std::fs::read_to_string(root().join("examples/webapp/rgd.yaml")).unwrap()
         + "---\napiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata: {name: s}\nspec: {image: nginx}\n";
-    let o = kiln_stdin(&["render", "-n", "team-a", "-"], &input);
+    let o = kiln_cmd(&root())
+        .args(["render", "-n", "team-a", "-"])
+        .stdin(&input)
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("namespace: team-a"));
-    let o = kiln_stdin(&["render", "-"], &input);
+    let o = kiln_cmd(&root())
+        .args(["render", "-"])
+        .stdin(&input)
+        .output();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stdout(&o).contains("namespace:"), "{}", stdout(&o));
 }
@@ -323,7 +328,10 @@ fn every_corpus_rgd_validates() {
     assert!(rgds.len() >= 40, "{} RGDs", rgds.len());
     let mut failures = Vec::new();
     for rgd in &rgds {
-        let o = kiln(&["validate", "--diagnostics", "json", rgd.to_str().unwrap()]);
+        let o = kiln(
+            &root(),
+            &["validate", "--diagnostics", "json", rgd.to_str().unwrap()],
+        );
         let v: Value = serde_json::from_str(&stderr(&o)).unwrap_or(Value::Null);
         let errors: Vec<&Value> = v["diagnostics"]
             .as_array()
@@ -355,12 +363,18 @@ fn jobs_do_not_change_output() {
             i % 2 == 0
         ));
     }
-    let one = kiln_stdin(&["render", "--jobs", "1", "-"], &input);
-    let four = kiln_stdin(&["render", "--jobs", "4", "-"], &input);
+    let one = kiln_cmd(&root())
+        .args(["render", "--jobs", "1", "-"])
+        .stdin(&input)
+        .output();
+    let four = kiln_cmd(&root())
+        .args(["render", "--jobs", "4", "-"])
+        .stdin(&input)
+        .output();
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
     assert!(one.stdout.len() > 100_000);
     assert_eq!(one.stdout, four.stdout);
-    let bad = kiln(&["render", "--jobs", "0", "examples/webapp"]);
+    let bad = kiln(&root(), &["render", "--jobs", "0", "examples/webapp"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -374,7 +388,7 @@ fn a_file_name_after_o_is_a_file() {
     let run = |args: &[&str]| {
         let mut all = vec!["render", "examples/webapp"];
         all.extend(args);
-        kiln(&all)
+        kiln(&root(), &all)
     };
     let stream = run(&[]);
     assert_eq!(stream.status.code(), Some(0));
@@ -407,7 +421,7 @@ fn a_file_name_after_o_is_a_file() {
         vec!["-o", "x.yaml", "--layout", "by-kind"],
         vec!["-o", "x.yaml", "--output-format", "json"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        let o = Command::new(KILN)
             .current_dir(tmp.path())
             .args(["render", root().join("examples/webapp").to_str().unwrap()])
             .args(&args)
@@ -417,12 +431,15 @@ fn a_file_name_after_o_is_a_file() {
         assert!(!tmp.path().join("x.yaml").exists());
     }
     // A failed render leaves an existing file as it was.
-    let o = kiln(&[
-        "render",
-        "testdata/bad/input/invalid-utf8",
-        "-o",
-        yaml.to_str().unwrap(),
-    ]);
+    let o = kiln(
+        &root(),
+        &[
+            "render",
+            "testdata/bad/input/invalid-utf8",
+            "-o",
+            yaml.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(written(&yaml), marked);
 }
@@ -434,8 +451,12 @@ fn a_file_name_after_o_is_a_file() {
 #[test]
 fn o_file_replaces_only_a_file_kiln_wrote() {
     let tmp = tempfile::tempdir().unwrap();
-    let render =
-        |out: &std::path::Path| kiln(&["render", "examples/webapp", "-o", out.to_str().unwrap()]);
+    let render = |out: &std::path::Path| {
+        kiln(
+            &root(),
+            &["render", "examples/webapp", "-o", out.to_str().unwrap()],
+        )
+    };
     let cases = [
         (
             "input.yaml",
@@ -515,8 +536,8 @@ fn a_kustomization_in_a_tree_is_not_a_manifest() {
         "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: y-\n",
     )
     .unwrap();
-    let plain = kiln(&["render", "examples/webapp"]);
-    let o = kiln(&["render", app.to_str().unwrap()]);
+    let plain = kiln(&root(), &["render", "examples/webapp"]);
+    let o = kiln(&root(), &["render", app.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         o.stdout, plain.stdout,
@@ -545,7 +566,7 @@ fn a_kustomization_in_a_tree_is_not_a_manifest() {
 fn unchecked_kinds_are_a_warning_naming_each_kind_once() {
     let rgd = "testdata/bad/kro/unchecked-kind-strict/rgd.yaml";
     for cmd in ["validate", "render"] {
-        let o = kiln(&[cmd, "--diagnostics", "json", rgd]);
+        let o = kiln(&root(), &[cmd, "--diagnostics", "json", rgd]);
         assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
         let v: Value = serde_json::from_str(&stderr(&o)).unwrap();
         let warnings: Vec<&Value> = v["diagnostics"]

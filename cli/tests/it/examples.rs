@@ -1,7 +1,7 @@
 //! Issue 23.18: the worked example runs as its README says (examples/webapp/README.md).
 
-#[path = "readme/mod.rs"]
-mod readme;
+use crate::common::KILN;
+use kiln_test_support::readme;
 
 #[test]
 fn the_webapp_example_runs_as_its_readme_says() {
@@ -10,7 +10,7 @@ fn the_webapp_example_runs_as_its_readme_says() {
     let ran = readme::run(
         "examples/webapp/README.md",
         d.path(),
-        &[("kiln", env!("CARGO_BIN_EXE_kiln").into())],
+        &[("kiln", KILN.into())],
         &["cli"],
         &[],
         &[],
@@ -23,7 +23,7 @@ fn the_webapp_example_runs_as_its_readme_says() {
 /// The README says how to install every executable from the checkout.
 #[test]
 fn the_readme_installs_every_executable_from_the_checkout() {
-    let text = std::fs::read_to_string(readme::repo().join("README.md")).unwrap();
+    let text = std::fs::read_to_string(kiln_test_support::repo().join("README.md")).unwrap();
     let lines = readme::sh_lines(&text);
     for krate in [
         "cli",
@@ -33,6 +33,9 @@ fn the_readme_installs_every_executable_from_the_checkout() {
     ] {
         let line = format!("cargo install --locked --path {krate}");
         assert!(lines.contains(&line), "README lacks `{line}`");
-        assert!(readme::repo().join(krate).join("Cargo.toml").is_file());
+        assert!(kiln_test_support::repo()
+            .join(krate)
+            .join("Cargo.toml")
+            .is_file());
     }
 }

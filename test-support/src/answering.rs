@@ -1,9 +1,6 @@
 //! A live process of one of kiln's executables, seen once it has done its work and waits to
-//! write its answer: shared by the integration tests of the doors (`#[path]`), which check the
+//! write its answer: for the integration tests of the doors, which check the
 //! threads each starts (`kiln_core::process::worker_pool`). Linux only: read from `/proc`.
-
-// Each crate that includes it uses only some of it.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -1,7 +1,7 @@
 //! One request for every input: mixed trees render in one walk, deterministically, and kurel
 //! overrides that have no package, or several, to act on are usage errors (KLN1010).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -8,8 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
-use common::{kiln, text, write};
+use crate::common;
+use common::{copy_dir, kiln, text, write};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -313,19 +313,6 @@ fn kurel_packages_take_the_same_limits() {
         "yaml-depth=1",
         "KLN1005",
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

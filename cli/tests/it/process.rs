@@ -4,9 +4,9 @@
 
 #![cfg(target_os = "linux")]
 
-#[path = "answering/mod.rs"]
-mod answering;
-mod common;
+use crate::common;
+use crate::common::KILN;
+use kiln_test_support::answering;
 
 use std::path::Path;
 use std::process::Command;
@@ -17,9 +17,7 @@ use common::*;
 /// `kiln args` in `dir` with `stdin`, seen while it writes its output.
 fn kiln_answering(dir: &Path, args: &[&str], stdin: &str) -> Answered {
     let a = while_answering(
-        Command::new(env!("CARGO_BIN_EXE_kiln"))
-            .current_dir(dir)
-            .args(args),
+        Command::new(KILN).current_dir(dir).args(args),
         stdin.as_bytes(),
     );
     assert!(a.output.status.success(), "{}", text(&a.output.stderr));
@@ -29,7 +27,7 @@ fn kiln_answering(dir: &Path, args: &[&str], stdin: &str) -> Answered {
 /// examples/webapp's definition and `n` instances of it (about 200 bytes each); the two
 /// files' text.
 fn webapps(dir: &Path, n: usize) -> String {
-    let rgd = include_str!("../../examples/webapp/rgd.yaml");
+    let rgd = include_str!("../../../examples/webapp/rgd.yaml");
     let mut instances = String::new();
     for i in 0..n {
         instances.push_str(&format!(
@@ -98,7 +96,7 @@ fn a_large_output_lands_where_stdout_points() {
     let tmp = tempfile::tempdir().unwrap();
     webapps(tmp.path(), 600);
     let kiln = |stdout: std::process::Stdio| {
-        let o = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        let o = Command::new(KILN)
             .current_dir(tmp.path())
             .args(["render", "."])
             .stdout(stdout)

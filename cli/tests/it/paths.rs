@@ -3,18 +3,20 @@
 //! reads a file, a fifo (what `<(helm template …)` hands over). Paths from inside inputs (a
 //! package's files) stay confined: `kurel.rs` covers those (KLN1002).
 
-mod common;
+use crate::common;
+use crate::common::KILN;
+use kiln_test_support::Cmd;
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::thread::JoinHandle;
 
 use common::{kiln, text, write};
 
-const RGD: &str = include_str!("../../examples/webapp/rgd.yaml");
-const INSTANCES: &str = include_str!("../../examples/webapp/instances.yaml");
+const RGD: &str = include_str!("../../../examples/webapp/rgd.yaml");
+const INSTANCES: &str = include_str!("../../../examples/webapp/instances.yaml");
 
 const PACKAGE_PARAMS: &str = "kurel: {name: app, version: 1.0.0, appVersion: \"1\"}\nmode: x\n";
 const PACKAGE_CM: &str =
@@ -141,21 +143,11 @@ fn inputs_are_read_as_given() {
     writer.join().unwrap();
     assert!(out.contains("kind: CustomResourceDefinition"));
     // stdin, `-`.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(&t.work)
+    let out = Cmd::new(KILN)
+        .dir(&t.work)
         .args(["render", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{RGD}---\n{INSTANCES}").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(format!("{RGD}---\n{INSTANCES}"))
+        .output();
     assert!(ok(&out, "stdin").contains("name: shop"));
 }
 

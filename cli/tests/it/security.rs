@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{kiln, text, write, ESCAPED_SECRET, ESCAPED_SECRET_BASE64};
 
 /// Runs `args` in `dir` with human and with JSON diagnostics; both must fail, name the problem

@@ -4,7 +4,8 @@
 //! `kubernetes-validate --strict` for the kinds it knows. Also the usage rules of the mode flags
 //! and of `kiln status`.
 
-mod common;
+use crate::common;
+use crate::common::KILN;
 
 use common::validator;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ fn root() -> PathBuf {
 }
 
 fn kiln_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    let mut c = Command::new(KILN);
     c.current_dir(dir)
         .args(args)
         .stdin(Stdio::piped())

@@ -15,6 +15,7 @@
 //! checks. `kiln --help`'s examples run in `help.rs`; the examples' READMEs in `examples.rs` and
 //! the door crates' tests.
 
+use crate::common::KILN;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -138,7 +139,7 @@ fn run(at: &str, cmd: &str) -> (String, i32) {
         "{at}: `{cmd}`: a console example is one command with plain words"
     );
     let exe = match words[0] {
-        "kiln" => env!("CARGO_BIN_EXE_kiln"),
+        "kiln" => KILN,
         other => panic!("{at}: `{cmd}`: the test runs kiln; mark a block of {other} `not run`"),
     };
     let o = Command::new(exe)

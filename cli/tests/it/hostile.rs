@@ -3,11 +3,14 @@
 //! never a crash, a silent success or a partial result. The doors have their own cases in their
 //! crates' `tests/` (each door reads and writes through its own code).
 
+use crate::common::KILN;
+use kiln_test_support::flux_preview;
+use kiln_test_support::Cmd;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 use common::{kiln, text, write};
 
 /// 5,000 ConfigMaps of about 200 bytes: far more than a pipe's 64 KiB buffer.
@@ -30,7 +33,7 @@ fn big_stream(dir: &Path) {
 fn a_closed_pipe_is_not_success() {
     let tmp = tempfile::tempdir().unwrap();
     big_stream(tmp.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = Command::new(KILN)
         .current_dir(tmp.path())
         .args(["render", "big.yaml"])
         .stdout(Stdio::piped())
@@ -55,7 +58,7 @@ fn a_full_device_is_an_error_with_a_message() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full exists on Linux");
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let out = Command::new(KILN)
         .current_dir(tmp.path())
         .args(["render", "big.yaml"])
         .stdout(full)
@@ -99,7 +102,7 @@ enum Door {
 impl Door {
     fn exe(self) -> PathBuf {
         match self {
-            Door::Cli => PathBuf::from(env!("CARGO_BIN_EXE_kiln")),
+            Door::Cli => PathBuf::from(KILN),
             Door::Krm => door_binary("kiln-krm"),
             Door::Cmp => door_binary("kiln-cmp"),
             Door::Flux => door_binary("kiln-flux"),
@@ -107,47 +110,13 @@ impl Door {
     }
 }
 
-/// The door executables of this workspace, built in the profile of the `kiln` binary under test
-/// (cargo builds only this package's binaries for its tests).
+/// A door executable of this workspace, built in the profile of the `kiln` binary under test.
 fn door_binary(name: &str) -> PathBuf {
-    static BUILT: std::sync::Once = std::sync::Once::new();
-    let kiln = PathBuf::from(env!("CARGO_BIN_EXE_kiln"));
-    BUILT.call_once(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "kiln-krm",
-                "-p",
-                "kiln-cmp",
-                "-p",
-                "kiln-flux",
-            ])
-            .arg("--manifest-path")
-            .arg(&manifest);
-        match kiln.parent().and_then(|d| d.file_name()) {
-            Some(p) if p == "release" => {
-                build.arg("--release");
-            }
-            Some(p) if p != "debug" => {
-                build.arg("--profile").arg(p);
-            }
-            _ => {}
-        }
-        let o = build.output().expect("cargo runs");
-        assert!(
-            o.status.success(),
-            "building the doors: {}",
-            text(&o.stderr)
-        );
-    });
-    let exe = kiln.with_file_name(name);
-    assert!(exe.is_file(), "{} is missing", exe.display());
-    exe
+    kiln_test_support::sibling(
+        Path::new(crate::common::KILN),
+        &["kiln-krm", "kiln-cmp", "kiln-flux"],
+        name,
+    )
 }
 
 /// What a door did with one input.
@@ -668,7 +637,7 @@ fn concurrent_writers_to_one_output_leave_a_whole_output() {
     for target in ["out", "out.yaml"] {
         let children: Vec<_> = (0..4)
             .map(|_| {
-                Command::new(env!("CARGO_BIN_EXE_kiln"))
+                Command::new(KILN)
                     .current_dir(tmp.path())
                     .args(["render", "big.yaml", "-o", target])
                     .stdout(Stdio::null())
@@ -1366,7 +1335,7 @@ fn a_kustomize_build_that_never_ends_is_stopped_by_every_door_that_runs_one() {
             }
             _ => capped(
                 &door.exe(),
-                &["build", "--kustomization", &ks, "--source-root", &root],
+                &flux_preview(&ks, &root, &[]),
                 tmp.path(),
                 &env,
                 "",
@@ -1445,14 +1414,7 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
         let ks = tmp.path().join("ks.yaml").display().to_string();
         let out = capped(
             &Door::Flux.exe(),
-            &[
-                "build",
-                "--kustomization",
-                &ks,
-                "--source-root",
-                &root,
-                "--substitute",
-            ],
+            &flux_preview(&ks, &root, &["--substitute"]),
             tmp.path(),
             &[],
             "",
@@ -1488,9 +1450,8 @@ fn a_large_variable_used_many_times_ends_at_the_output_limit() {
 /// `git` in `dir` with `stdin`, as the diff tests run it (fixed identity and dates, no user
 /// configuration); its stdout.
 fn git_fed(dir: &Path, args: &[&str], stdin: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new("git")
-        .current_dir(dir)
+    let o = Cmd::new("git")
+        .dir(dir)
         .args(args)
         .env("GIT_AUTHOR_NAME", "kiln")
         .env("GIT_AUTHOR_EMAIL", "kiln@localhost")
@@ -1500,18 +1461,8 @@ fn git_fed(dir: &Path, args: &[&str], stdin: &str) -> String {
         .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("git runs (it must be installed for these tests)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+        .stdin(stdin)
+        .output();
     assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
     text(&o.stdout).trim().to_string()
 }

@@ -2,14 +2,14 @@
 //! layouts, path security and determinism. Rendering rules themselves are covered by the golden
 //! cases under `testdata/kurel/` and `testdata/bad/kurel/`.
 
+use crate::common::KILN;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::{kiln, text};
 #[cfg(target_os = "linux")]
-#[path = "answering/mod.rs"]
-mod answering;
+use kiln_test_support::answering;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
@@ -551,7 +551,7 @@ fn instances_count_towards_the_size_of_a_run() {
     let tmp = tempfile::tempdir().unwrap();
     fleet(tmp.path(), 200);
     let a = answering::while_answering(
-        std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        std::process::Command::new(KILN)
             .current_dir(tmp.path())
             .args(["render", "app.kurel", "--instances", "instances"]),
         b"",

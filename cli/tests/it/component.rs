@@ -4,15 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn kiln(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("kiln runs")
-}
+use crate::common::kiln;
 
 fn seed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/component/seed-web-app")

@@ -2,28 +2,16 @@
 //! independent validator (`kubernetes-validate --strict` from PyPI, installed into target/ by
 //! scripts/kubernetes-validate.sh), and by hand on one example.
 
-mod common;
+use crate::common;
 
-use common::validator;
-use std::path::{Path, PathBuf};
+use common::{kiln, root, validator};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn kiln(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("kiln runs")
-}
-
 fn schema_json(path: &str) -> Value {
-    let o = kiln(&["schema", "--output-format", "json", path]);
+    let o = kiln(&root(), &["schema", "--output-format", "json", path]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -165,7 +153,7 @@ fn generated_crds_pass_kubernetes_validate() {
         if rgd.to_string_lossy().contains("gemma-on-tpu") {
             continue;
         }
-        let o = kiln(&["schema", rgd.to_str().unwrap()]);
+        let o = kiln(&root(), &["schema", rgd.to_str().unwrap()]);
         assert_eq!(
             o.status.code(),
             Some(0),
@@ -198,7 +186,7 @@ fn generated_crds_pass_kubernetes_validate() {
 #[test]
 fn kubernetes_validate_rejects_a_broken_crd() {
     let exe = validator();
-    let o = kiln(&["schema", "examples/webapp/rgd.yaml"]);
+    let o = kiln(&root(), &["schema", "examples/webapp/rgd.yaml"]);
     let text = String::from_utf8_lossy(&o.stdout).replace("storage: true", "storage: 1");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("crd.yaml");
@@ -210,10 +198,16 @@ fn kubernetes_validate_rejects_a_broken_crd() {
 /// Unknown Kubernetes versions are refused with a hint naming the bundled one.
 #[test]
 fn kube_version_must_be_bundled() {
-    let o = kiln(&["validate", "--kube-version", "1.20", "examples/webapp"]);
+    let o = kiln(
+        &root(),
+        &["validate", "--kube-version", "1.20", "examples/webapp"],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("bundled: 1.37"));
-    let o = kiln(&["validate", "--kube-version", "1.37", "examples/webapp"]);
+    let o = kiln(
+        &root(),
+        &["validate", "--kube-version", "1.37", "examples/webapp"],
+    );
     assert_eq!(o.status.code(), Some(0));
 }
 
@@ -223,7 +217,7 @@ fn kube_version_must_be_bundled() {
 fn kube_version_help_names_the_bundled_version() {
     let bundled = kiln_core::openapi::Schemas::kubernetes_version();
     for cmd in ["render", "validate", "schema", "diff"] {
-        let o = kiln(&[cmd, "--help"]);
+        let o = kiln(&root(), &[cmd, "--help"]);
         let help = String::from_utf8_lossy(&o.stdout);
         let entry = help
             .split("--kube-version")
@@ -289,7 +283,7 @@ spec:
     .unwrap();
     let rgd = dir.path().join("rgd.yaml");
     // Without the CRD the kind is unknown and its fields are not checked.
-    let o = kiln(&["validate", rgd.to_str().unwrap()]);
+    let o = kiln(&root(), &["validate", rgd.to_str().unwrap()]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -297,14 +291,17 @@ spec:
         String::from_utf8_lossy(&o.stderr)
     );
     let crds = dir.path().join("crds");
-    let o = kiln(&[
-        "validate",
-        "--diagnostics",
-        "json",
-        "--crds",
-        crds.to_str().unwrap(),
-        rgd.to_str().unwrap(),
-    ]);
+    let o = kiln(
+        &root(),
+        &[
+            "validate",
+            "--diagnostics",
+            "json",
+            "--crds",
+            crds.to_str().unwrap(),
+            rgd.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&o.stderr).unwrap();
     let codes: Vec<&str> = v["diagnostics"]

@@ -5,12 +5,12 @@
 //! (scripts/graphviz.sh finds or installs it, and fails loudly when it cannot); Mermaid, whose
 //! parser needs a browser, with a grammar check of the subset kiln emits.
 
+use kiln_test_support::Cmd;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{kiln, text, write};
 
 fn root() -> PathBuf {
@@ -117,20 +117,7 @@ fn dot_is_one_digraph_that_graphviz_parses() {
         text(&found.stderr)
     );
     let dot = text(&found.stdout).trim().to_string();
-    let mut child = Command::new(&dot)
-        .arg("-Tcanon")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(out.as_bytes())
-        .unwrap();
-    let parsed = child.wait_with_output().unwrap();
+    let parsed = Cmd::new(&dot).arg("-Tcanon").stdin(&out).output();
     assert!(
         parsed.status.success() && parsed.stderr.is_empty(),
         "dot refused kiln's output: {}\n{out}",

@@ -1,7 +1,7 @@
 //! "Did you mean" hints, from one helper (`kiln_core::suggest`), reach the user: a misspelt
 //! resource id in a kro expression names the id meant.
 
-mod common;
+use crate::common;
 
 use common::{kiln, text, write};
 

@@ -21,10 +21,11 @@
 //! folder may hold both `expected.yaml` and `expected-errors.txt`: a case that does not run
 //! fails the suite instead of passing unseen.
 //!
-//! `KILN_BLESS=1 cargo test --test golden` rewrites the expected files from the actual output; a
+//! `KILN_BLESS=1 cargo test -p kiln --test it golden` rewrites the expected files from the actual output; a
 //! blessed file must then be read and checked by hand before it is committed. Blessing is refused
 //! when `CI` is set, where it would turn every mismatch into a pass.
 
+use crate::common::KILN;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -175,7 +176,7 @@ fn compare_lines(file: &Path, got: &[String], bless: bool, what: &str) -> Result
 }
 
 fn run_case(case: &Path, bless: bool) -> Result<(), String> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    let mut cmd = Command::new(KILN);
     let sub = fs::read_to_string(case.join("command")).unwrap_or_else(|_| "render".into());
     cmd.arg(sub.trim()).arg("--diagnostics").arg("json");
     if let Ok(extra) = fs::read_to_string(case.join("args")) {

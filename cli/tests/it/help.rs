@@ -1,19 +1,15 @@
 //! `kiln --help` describes what kiln is today (issue 28): the three input models, the four
 //! executables and the main commands, each with an example. The text is a snapshot
-//! (`cli/tests/snapshots/`; review a change with `cargo insta review`, or accept it with
+//! (`cli/tests/it/snapshots/`; review a change with `cargo insta review`, or accept it with
 //! `INSTA_UPDATE=always`, never under CI), and every example it prints runs as printed.
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::common::kiln_cmd;
+
+/// `kiln args` in `dir`, at a fixed width: the help text is wrapped to the terminal's.
 fn kiln(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
-        .output()
-        .unwrap()
+    kiln_cmd(dir).args(args).env("COLUMNS", "100").output()
 }
 
 fn help() -> String {
