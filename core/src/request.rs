@@ -58,8 +58,8 @@ mod packages;
 mod pair;
 mod reuse;
 mod snapshot;
-pub use checks::{cluster_version_warning, fatal_in_strict_mode};
 use checks::*;
+pub use checks::{cluster_version_warning, fatal_in_strict_mode};
 use duplicates::{check_unit, Checked};
 use packages::render_package;
 pub use pair::{render_pair, Pair, SharedFinish};
@@ -425,7 +425,7 @@ impl Prepared {
         if self.context.is_none() || self.opts.kro.is_some() {
             return Default::default();
         }
-        let declared = pipeline::declared_kinds(&self.documents);
+        let declared = crate::kro::definitions::declared_kinds(&self.documents);
         let keys: Vec<Option<String>> = self
             .documents
             .iter()
