@@ -894,7 +894,7 @@ fn run(cli: Cli) -> ExitCode {
             output_format,
             common,
         } => {
-            if kurel_cmd::is_package(&path) {
+            if kiln_core::kurel::is_package(std::path::Path::new(&path)) {
                 return kurel_cmd::schema(&path, output_format, &common);
             }
             schema_cmd::run(&path, output_format, &common)
