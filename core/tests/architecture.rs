@@ -186,7 +186,7 @@ fn no_door_redefines_a_core_predicate() {
             // Free functions (methods are indented) and re-exports under a predicate's name.
             let name = line.strip_prefix("pub fn ").or_else(|| {
                 line.strip_prefix("pub use ")
-                    .and_then(|l| Some(l.split(" as ").nth(1)?))
+                    .and_then(|l| l.split(" as ").nth(1))
             });
             if let Some(name) = name.map(|n| identifier(n.trim_start())) {
                 if ["is_", "defined_", "declared_"]
