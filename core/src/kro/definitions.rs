@@ -32,7 +32,7 @@ pub fn load_all(
     expr: &ExprLimits,
 ) -> (Vec<Rgd>, BTreeMap<Gvk, usize>, Vec<Diagnostic>) {
     // What templates' kinds are checked against, as input documents' are (`inventory`).
-    let known = crate::inventory::Known {
+    let known = Known {
         rgd_kinds: rgd_docs.iter().copied().filter_map(declared_kind).collect(),
         crd_kinds: crd_kinds.clone(),
         pass_through: Vec::new(),
