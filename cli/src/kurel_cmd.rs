@@ -44,12 +44,6 @@ pub struct KurelArgs {
     pub max_depth: Option<u16>,
 }
 
-/// Whether `path` is a kurel package directory: named `*.kurel`, or holding a `parameters.yaml`
-/// with a top-level `kurel:` key.
-pub fn is_package(path: &str) -> bool {
-    kurel::is_package(Path::new(path))
-}
-
 /// Load the package, printing diagnostics on failure.
 fn load(pkg: &str, common: &Common) -> Result<Package, ExitCode> {
     match kurel::load_with_limits(Path::new(pkg), &common.limits().yaml) {

@@ -15,7 +15,6 @@ mod report;
 mod schema_cmd;
 mod status_cmd;
 
-use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -801,47 +800,13 @@ fn emit_pieces(pieces: &[&str]) -> ExitCode {
         report::print(&[d.in_file("<stdout>")], &[], format);
         return ExitCode::from(1);
     }
-    let mut stdout = std::io::stdout().lock();
     // Only a regular file takes it; a failure leaves the writes to report their own errors.
-    let _ = kiln_core::process::reserve_file_space(stdout.as_fd(), len);
-    let written = write_pieces(&mut stdout, pieces);
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`kiln render | head`) is not worth a message, but the reader did not get
-        // everything: exit as a process ended by SIGPIPE is reported (128 + 13), so `set -o
-        // pipefail` and any caller can tell, without a signal handler of kiln's own.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(output::EXIT_BROKEN_PIPE)
-        }
-        Err(e) => {
-            eprintln!("error: cannot write output: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-/// Write the pieces in order, a few hundred to a system call (`writev`), without copying them
-/// into a buffer first: at 10 000 instances the copy through a `BufWriter` was a sixth of what
-/// the main thread did alone while the workers waited.
-fn write_pieces(out: &mut impl Write, pieces: &[&str]) -> std::io::Result<()> {
-    use std::io::IoSlice;
-    for batch in pieces.chunks(512) {
-        let mut slices: Vec<IoSlice<'_>> = batch
-            .iter()
-            .filter(|p| !p.is_empty())
-            .map(|p| IoSlice::new(p.as_bytes()))
-            .collect();
-        let mut rest = &mut slices[..];
-        while !rest.is_empty() {
-            match out.write_vectored(rest) {
-                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => IoSlice::advance_slices(&mut rest, n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    out.flush()
+    let _ = kiln_core::process::reserve_file_space(std::io::stdout().as_fd(), len);
+    // A closed pipe (`kiln render | head`) is not worth a message, but the reader did not get
+    // everything: the exit code says so (`output::EXIT_BROKEN_PIPE`).
+    ExitCode::from(output::write_stdout(pieces, 0, |d| {
+        format!("error: {}", d.message)
+    }))
 }
 
 /// Whether stdin is a pipe or a file: data someone meant kiln to read.
@@ -929,7 +894,7 @@ fn run(cli: Cli) -> ExitCode {
             output_format,
             common,
         } => {
-            if kurel_cmd::is_package(&path) {
+            if kiln_core::kurel::is_package(std::path::Path::new(&path)) {
                 return kurel_cmd::schema(&path, output_format, &common);
             }
             schema_cmd::run(&path, output_format, &common)
@@ -1013,59 +978,5 @@ fn main_run() -> ExitCode {
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(code) => code,
         Err(_) => ExitCode::from(3),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A writer that takes at most 7 bytes a call, across slices, and is interrupted every
-    /// third call: what a pipe or a signal can do to `writev`.
-    #[derive(Default)]
-    struct Trickle {
-        out: Vec<u8>,
-        calls: usize,
-    }
-
-    impl Write for Trickle {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.write_vectored(&[std::io::IoSlice::new(buf)])
-        }
-        fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-            self.calls += 1;
-            if self.calls % 3 == 0 {
-                return Err(std::io::ErrorKind::Interrupted.into());
-            }
-            let mut room = 7;
-            for b in bufs {
-                let n = b.len().min(room);
-                self.out.extend_from_slice(&b[..n]);
-                room -= n;
-                if room == 0 {
-                    break;
-                }
-            }
-            Ok(7 - room)
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    /// Every piece is written whole and in order, empty pieces and batches of 512 included,
-    /// however little each call takes.
-    #[test]
-    fn pieces_are_written_whole_and_in_order() {
-        let texts: Vec<String> = (0..1300)
-            .map(|i| match i % 5 {
-                0 => String::new(),
-                k => format!("piece {i}: {}\n", "x".repeat(k * 3)),
-            })
-            .collect();
-        let pieces: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let mut w = Trickle::default();
-        write_pieces(&mut w, &pieces).unwrap();
-        assert_eq!(String::from_utf8(w.out).unwrap(), texts.concat());
     }
 }

@@ -17,9 +17,12 @@ use crate::limits::Limit;
 /// The reading limits (defined with every other limit in [`crate::limits`]).
 pub use crate::limits::YamlLimits;
 
+mod check;
 /// The fast reader of the common block-YAML subset that [`parse_file`] tries before serde-saphyr.
 /// Public for the differential tests, the fuzz target and the benchmarks.
 pub mod fast;
+
+pub use check::check_objects;
 
 impl YamlLimits {
     /// The YAML library's budget for these limits. Its own counters are set so that kiln's limits

@@ -275,6 +275,46 @@ pub fn check_rendered(objects: &[Value]) -> Vec<Diagnostic> {
     out
 }
 
+/// A document that passes through is applied as it is, so it must fit its kind's schema as a
+/// rendered object must: `data: {mode: 0755}` in a ConfigMap reads as the number 493, which
+/// the API server refuses at sync time. Checked here, in CI, with the value's place in the file.
+/// Kinds without a schema (custom resources whose CRD is not in the run) are not checked.
+pub fn check_passthrough_schema(
+    doc: &crate::document::Document,
+    value: &Value,
+    schemas: &openapi::Schemas,
+) -> Vec<Diagnostic> {
+    let (Some(api), Some(kind)) = (
+        value.get("apiVersion").and_then(Value::as_str),
+        value.get("kind").and_then(Value::as_str),
+    ) else {
+        return Vec::new();
+    };
+    let Some(ks) = schemas.lookup(api, kind) else {
+        return Vec::new();
+    };
+    ks.check_rendered(value)
+        .into_iter()
+        .map(|(path, msg)| {
+            let hint = if openapi::is_builtin_kind(api, kind) {
+                format!(
+                    "the API server rejects it (Kubernetes {} {kind} schema); quote a value that \
+                     must stay a string (\"0755\", \"yes\", \"5\")",
+                    openapi::Schemas::kubernetes_version()
+                )
+            } else {
+                format!(
+                    "the API server rejects it (the {kind} CustomResourceDefinition of this run)"
+                )
+            };
+            doc.diag(
+                Diagnostic::error(codes::PASSTHROUGH_SCHEMA, msg).with_hint(hint),
+                &path,
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,9 @@
 //! are separated by `---` as `kustomize build` does.
 
 mod emit;
+mod stdout;
 pub(crate) use emit::writes_plain;
+pub use stdout::{cannot_write, write_pieces, write_stdout, Outcome};
 
 /// The exit status of every kiln executable whose stdout reader went away before the end
 /// (`kiln render | head`): what a shell reports for a process SIGPIPE ended (`yes | head` gives

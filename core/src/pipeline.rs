@@ -16,15 +16,24 @@ use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::expr::cel::ExprLimits;
 use crate::fieldpath::FieldPath;
+use crate::kro::nesting::{self, Catalog};
 use crate::kro::{self, Rgd};
 use crate::observed::Observed;
 use crate::openapi::Schemas;
-use crate::render::{render_unit, Nested, Provenance, RenderLimits, Unit};
+use crate::render::RenderLimits;
 use crate::scope::Scopes;
 use crate::strategy::{self, KroMode};
 
 /// Each unit's origin (defined below the front-ends, in [`crate::provenance`]).
 pub use crate::provenance::{Origin, OriginKind};
+
+/// Every document is an object with apiVersion and kind (a check of the documents' layer).
+pub use crate::document::check_objects as check_documents;
+
+/// Nested compositions are the kro front-end's ([`crate::kro::nesting`]).
+pub use crate::kro::nesting::{
+    nested_definitions, object_ref, render_instance, Nesting, MAX_NESTING,
+};
 
 /// Settings of one run.
 #[derive(Debug, Clone, Default)]
@@ -51,40 +60,17 @@ pub struct Options {
     pub provenance: bool,
 }
 
-/// A document that passes through is applied as it is, so it must fit its kind's schema as a
-/// rendered object must: `data: {mode: 0755}` in a ConfigMap reads as the number 493, which
-/// the API server refuses at sync time. Checked here, in CI, with the value's place in the file.
-/// Kinds without a schema (custom resources whose CRD is not in the run) are not checked.
-fn check_passthrough_schema(doc: &Document, value: &Value, schemas: &Schemas) -> Vec<Diagnostic> {
-    let (Some(api), Some(kind)) = (
-        value.get("apiVersion").and_then(Value::as_str),
-        value.get("kind").and_then(Value::as_str),
-    ) else {
-        return Vec::new();
-    };
-    let Some(ks) = schemas.lookup(api, kind) else {
-        return Vec::new();
-    };
-    ks.check_rendered(value)
-        .into_iter()
-        .map(|(path, msg)| {
-            let hint = if crate::openapi::is_builtin_kind(api, kind) {
-                format!(
-                    "the API server rejects it (Kubernetes {} {kind} schema); quote a value that \
-                     must stay a string (\"0755\", \"yes\", \"5\")",
-                    Schemas::kubernetes_version()
-                )
-            } else {
-                format!(
-                    "the API server rejects it (the {kind} CustomResourceDefinition of this run)"
-                )
-            };
-            doc.diag(
-                Diagnostic::error(codes::PASSTHROUGH_SCHEMA, msg).with_hint(hint),
-                &path,
-            )
-        })
-        .collect()
+impl Options {
+    /// What a kro instance's render reads of these options.
+    pub fn nesting(&self) -> nesting::Settings<'_> {
+        nesting::Settings {
+            namespace: self.namespace.as_deref(),
+            observed: self.observed.as_ref(),
+            render: &self.render,
+            provenance: self.provenance,
+            pending_ok: self.kro.is_some(),
+        }
+    }
 }
 
 /// The result of a successful run.
@@ -137,61 +123,16 @@ impl Definitions {
     }
 }
 
-/// Check that every document is an object with a string apiVersion and kind.
-pub fn check_documents(docs: &[Document]) -> Diagnostics {
-    // On every core, in document order: this reads every document of the run.
-    let each: Vec<Vec<Diagnostic>> = docs.par_iter().map(check_document).collect();
-    let mut diags = Diagnostics::new();
-    for d in each {
-        diags.extend(d);
+impl Catalog for Definitions {
+    fn rgds(&self) -> &[Rgd] {
+        &self.rgds
     }
-    diags
-}
-
-/// [`check_documents`] of one document.
-fn check_document(d: &Document) -> Vec<Diagnostic> {
-    let mut diags = Vec::new();
-    let root = FieldPath::root();
-    if !d.value.is_object() {
-        diags.push(
-            d.diag(
-                Diagnostic::error(codes::NOT_AN_OBJECT, "document is not a mapping").with_hint(
-                    "every document must be a Kubernetes object with apiVersion and kind",
-                ),
-                &root,
-            ),
-        );
-        return diags;
+    fn find(&self, api_version: &str, kind: &str) -> Option<&Rgd> {
+        Definitions::find(self, api_version, kind)
     }
-    for key in ["apiVersion", "kind"] {
-        match d.value.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            Some(_) => diags.push(
-                d.diag(
-                    Diagnostic::error(
-                        codes::NOT_AN_OBJECT,
-                        format!("{key} must be a non-empty string"),
-                    )
-                    .with_hint(if key == "kind" {
-                        "e.g. kind: ConfigMap"
-                    } else {
-                        "e.g. apiVersion: apps/v1"
-                    }),
-                    &root.key(key),
-                ),
-            ),
-            None => diags.push(
-                d.diag(
-                    Diagnostic::error(codes::NOT_AN_OBJECT, format!("document has no {key}"))
-                        .with_hint(
-                            "every document must be a Kubernetes object with apiVersion and kind",
-                        ),
-                    &root,
-                ),
-            ),
-        }
+    fn nesting_cycle(&self) -> bool {
+        self.nesting_cycle
     }
-    diags
 }
 
 /// Load every definition in the documents. Errors are collected; definitions that loaded are kept so
@@ -239,63 +180,9 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         }
     }
     let rgd_docs: Vec<&Document> = special.into_iter().filter(|d| kro::is_rgd(d)).collect();
-    // What templates' kinds are checked against, as input documents' are (`inventory`).
-    let known = crate::inventory::Known {
-        rgd_kinds: rgd_docs.iter().copied().filter_map(declared_kind).collect(),
-        crd_kinds: crd_kinds.clone(),
-        pass_through: Vec::new(),
-    };
-    // Nested compositions: a template whose kind is another RGD's instance kind is checked
-    // against that RGD's instance schema when the graph is built, as kro does (it resolves the
-    // generated CRD's schema). Only the spec is known before the RGD is loaded; its status is
-    // left open.
-    for d in &rgd_docs {
-        if let Some(crd) = kro::crd::spec_only_crd(&d.value) {
-            let sch = &d.value["spec"]["schema"];
-            let group = sch["group"].as_str().unwrap_or(kro::rgd::KRO_GROUP);
-            let av = format!("{group}/{}", sch["apiVersion"].as_str().unwrap_or(""));
-            if schemas
-                .lookup(&av, sch["kind"].as_str().unwrap_or(""))
-                .is_none()
-            {
-                // A definition whose schema does not build reports that itself when it loads.
-                let _ = schemas.add_crd(&crd);
-            }
-        }
-    }
-    let loaded: Vec<Result<Rgd, Vec<Diagnostic>>> = rgd_docs
-        .par_iter()
-        .map(|d| kro::load(d, &scopes, &schemas, &opts.expr))
-        .collect();
-    let mut rgds = Vec::new();
-    let mut by_gvk = BTreeMap::new();
-    for (res, doc) in loaded.into_iter().zip(rgd_docs) {
-        match res {
-            Ok(r) => {
-                diags.extend(r.warnings.iter().cloned());
-                let key = (r.group.clone(), r.version.clone(), r.kind.clone());
-                if let Some(&prev) = by_gvk.get(&key) {
-                    let other: &Rgd = &rgds[prev];
-                    diags.push(doc.diag(
-                        Diagnostic::error(
-                            codes::DUPLICATE_KIND,
-                            format!(
-                                "kind {}/{} {} is already defined by ResourceGraphDefinition {:?} in {}",
-                                key.0, key.1, key.2, other.graph.name, other.graph.document.file()
-                            ),
-                        )
-                        .with_hint("each kind may be defined once"),
-                        &FieldPath::root().key("spec").key("schema").key("kind"),
-                    ));
-                    continue;
-                }
-                by_gvk.insert(key, rgds.len());
-                rgds.push(r);
-            }
-            Err(ds) => diags.extend(ds),
-        }
-    }
-    diags.extend(unchecked_kinds(&rgds, &schemas, &known));
+    let (rgds, by_gvk, rgd_diags) =
+        kro::definitions::load_all(&rgd_docs, &scopes, &mut schemas, &crd_kinds, &opts.expr);
+    diags.extend(rgd_diags);
     let mut by_kind: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (key, &i) in &by_gvk {
         by_kind.entry(key.2.clone()).or_default().push(i);
@@ -308,127 +195,11 @@ pub fn load_definitions(docs: &[Document], opts: &Options) -> (Definitions, Diag
         by_gvk,
         by_kind,
     };
-    if let Some(d) = nesting_cycle(&defs) {
+    if let Some(d) = nesting::nesting_cycle(&defs) {
         defs.nesting_cycle = true;
         diags.push(d);
     }
     (defs, diags)
-}
-
-/// Kinds that resources of the loaded RGDs create or reference but that no schema of the run
-/// describes (not a bundled kind, no CRD in the inputs or `--crds`, no RGD). A near miss of a
-/// kind the run does define is an error on each such resource, as an input document of that
-/// kind is (kro refuses the RGD). Any other such kind gets one warning: its fields and the
-/// expressions reading them went unchecked, where kro, without the CRD in the cluster, refuses
-/// the RGD. Under `--strict` the run fails.
-fn unchecked_kinds(
-    rgds: &[Rgd],
-    schemas: &Schemas,
-    known: &crate::inventory::Known,
-) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut first: BTreeMap<(String, String), (&Rgd, &crate::ir::Node)> = BTreeMap::new();
-    let mut ids: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-    for r in rgds {
-        for n in &r.graph.nodes {
-            let (crate::ir::NodeKind::Template(t) | crate::ir::NodeKind::External(t)) = &n.kind;
-            let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
-            let (av, kind) = (s("apiVersion"), s("kind"));
-            if av.is_empty() || kind.is_empty() || schemas.lookup(av, kind).is_some() {
-                continue;
-            }
-            if let Some(mut d) = crate::inventory::check_template_kind(av, kind, known) {
-                d.message = format!("resource {:?}: {}", n.id, d.message);
-                let field = match &n.kind {
-                    crate::ir::NodeKind::Template(_) => "template",
-                    crate::ir::NodeKind::External(_) => "externalRef",
-                };
-                out.push(r.graph.document.diag(d, &n.path.key(field).key("kind")));
-                continue;
-            }
-            let key = (av.to_string(), kind.to_string());
-            first.entry(key.clone()).or_insert((r, n));
-            ids.entry(key)
-                .or_default()
-                .push(format!("{}/{}", r.graph.name, n.id));
-        }
-    }
-    out.extend(first.into_iter().map(|((av, kind), (r, n))| {
-            let used = &ids[&(av.clone(), kind.clone())];
-            r.graph.document.diag(
-                Diagnostic::warning(
-                    codes::UNCHECKED_KIND,
-                    format!(
-                        "{av} {kind} has no schema in this run: the fields of its resources ({}) and the expressions reading them were not checked (kro refuses a ResourceGraphDefinition whose kinds the cluster has no CRD for)",
-                        used.join(", ")
-                    ),
-                )
-                .with_hint(format!(
-                    "supply its CustomResourceDefinition among the inputs or with --crds FILE (e.g. kubectl get crd <plural>.{} -o yaml); --strict makes this an error",
-                    crate::scope::group_of(&av)
-                )),
-                &n.path,
-            )
-        }));
-    out
-}
-
-/// The resources of `rgd` that create instances of other RGDs of the run (nested compositions),
-/// with the RGD each instantiates.
-pub fn nested_definitions<'a>(
-    rgd: &'a Rgd,
-    defs: &'a Definitions,
-) -> Vec<(&'a crate::ir::Node, &'a Rgd)> {
-    rgd.graph
-        .nodes
-        .iter()
-        .filter_map(|n| {
-            let crate::ir::NodeKind::Template(t) = &n.kind else {
-                return None;
-            };
-            let s = |k: &str| t.value.get(k).and_then(Value::as_str).unwrap_or("");
-            defs.find(s("apiVersion"), s("kind")).map(|r| (n, r))
-        })
-        .collect()
-}
-
-/// ResourceGraphDefinitions that create each other's instances, around a loop, would expand
-/// forever: the shortest such chain is an error.
-fn nesting_cycle(defs: &Definitions) -> Option<Diagnostic> {
-    let names: Vec<String> = defs.rgds.iter().map(|r| r.graph.name.clone()).collect();
-    let mut g = crate::graph::Graph::new(names);
-    let index = |of: &Rgd| defs.rgds.iter().position(|r| std::ptr::eq(r, of));
-    for (i, r) in defs.rgds.iter().enumerate() {
-        for (_, nested) in nested_definitions(r, defs) {
-            if let Some(j) = index(nested) {
-                g.add_dependency(i, j);
-            }
-        }
-    }
-    let cycle = g.topological_order().err()?;
-    let first = &defs.rgds[cycle[0]];
-    let next = &defs.rgds[cycle[1]];
-    let (node, _) = nested_definitions(first, defs)
-        .into_iter()
-        .find(|(_, n)| std::ptr::eq(*n, next))?;
-    let chain: Vec<String> = cycle
-        .iter()
-        .map(|&i| {
-            let r = &defs.rgds[i];
-            format!("{} ({})", r.graph.name, r.kind)
-        })
-        .collect();
-    Some(first.graph.document.diag(
-        Diagnostic::error(
-            codes::NESTING_CYCLE,
-            format!(
-                "ResourceGraphDefinitions instantiate each other in a cycle: {}",
-                chain.join(" -> ")
-            ),
-        )
-        .with_hint("a nested composition must end: remove the resource that creates an instance of an enclosing definition"),
-        &node.path,
-    ))
 }
 
 /// kro mode's order: CRDs of the inputs, generated instance CRDs (on request), RGDs, then the
@@ -451,156 +222,6 @@ fn kro_mode_order<'a>(
     out
 }
 
-/// Nested compositions: an object whose kind another RGD of the run defines is that RGD's
-/// instance, rendered in place of the object (load-time checks rule out cycles, so this ends).
-pub struct Nesting<'a> {
-    /// The run's definitions.
-    pub defs: &'a Definitions,
-    /// The run's options.
-    pub opts: &'a Options,
-}
-
-impl<'a> Nesting<'a> {
-    /// The unit of a prepared instance of `rgd`, as the run renders it: the run's observed
-    /// state, nested instances through `self`, kro mode's leniency, no provenance, at the top.
-    pub fn unit(
-        &'a self,
-        rgd: &'a Rgd,
-        doc: &'a Document,
-        prepared: kro::instance::PreparedInstance,
-    ) -> Unit<'a> {
-        let schema = self
-            .opts
-            .observed
-            .as_ref()
-            .and_then(|o| kro::instance::as_observed(rgd, &prepared, o))
-            .unwrap_or(prepared.schema);
-        Unit {
-            graph: &rgd.graph,
-            variables: vec![("schema".into(), schema)],
-            namespace: prepared.namespace,
-            origin: doc,
-            observed: self.opts.observed.as_ref(),
-            nested: Some(self),
-            pending_ok: self.opts.kro.is_some(),
-            provenance: None,
-            depth: 0,
-        }
-    }
-}
-
-impl Nested for Nesting<'_> {
-    fn expand(
-        &self,
-        obj: &Value,
-        origin: &Document,
-        _limits: &RenderLimits,
-        nested_in: &dyn Fn() -> Option<String>,
-        depth: usize,
-    ) -> Option<Result<Vec<Value>, Vec<Diagnostic>>> {
-        let rgd = self
-            .defs
-            .find(obj.get("apiVersion")?.as_str()?, obj.get("kind")?.as_str()?)?;
-        // A cycle among the definitions is reported when they load (and nothing is nested);
-        // one through a kind computed by an expression shows only here.
-        if self.defs.nesting_cycle {
-            return None;
-        }
-        if depth > MAX_NESTING {
-            return Some(Err(vec![origin.diag(
-                Diagnostic::error(
-                    codes::NESTING_CYCLE,
-                    format!(
-                        "nested {} {:?}: compositions nest more than {MAX_NESTING} levels deep",
-                        rgd.kind,
-                        obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
-                    ),
-                )
-                .with_hint("a nested composition must end: an instance creates, through its definitions, an instance of itself"),
-                &FieldPath::root(),
-            )]));
-        }
-        // Diagnostics point at the outermost instance, the document the user wrote (its value
-        // is not read: the nested instance's is `obj`).
-        let doc = Document {
-            source: origin.source.clone(),
-            index: origin.index,
-            item: origin.item,
-            value: Value::Null,
-        };
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        Some(
-            render_instance_value(rgd, &doc, obj.clone(), self, nested_in(), depth).map_err(|ds| {
-                ds.into_iter()
-                    .map(|mut d| {
-                        d.message = format!("nested {} {name:?}: {}", rgd.kind, d.message);
-                        d
-                    })
-                    .collect()
-            }),
-        )
-    }
-}
-
-/// Deepest nesting of compositions (instances creating instances) a run renders.
-pub const MAX_NESTING: usize = 16;
-
-/// `KIND/NAMESPACE/NAME` (or `KIND/NAME`) of an object.
-pub fn object_ref(v: &Value) -> String {
-    fn s<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v str> {
-        v.and_then(|v| v.get(k)).and_then(Value::as_str)
-    }
-    let md = v.get("metadata");
-    let (kind, name) = (
-        s(Some(v), "kind").unwrap_or(""),
-        s(md, "name").unwrap_or(""),
-    );
-    match s(md, "namespace").unwrap_or("") {
-        "" => format!("{kind}/{name}"),
-        ns => format!("{kind}/{ns}/{name}"),
-    }
-}
-
-/// Default, validate and render one kro instance (nested instances included).
-pub fn render_instance(
-    rgd: &Rgd,
-    doc: &Document,
-    nesting: &Nesting<'_>,
-    nested_in: Option<String>,
-    depth: usize,
-) -> Result<Vec<Value>, Vec<Diagnostic>> {
-    render_instance_value(rgd, doc, doc.value.clone(), nesting, nested_in, depth)
-}
-
-/// [`render_instance`] of the instance's content `value`, taken out of `doc` (which still places
-/// the diagnostics): the value is consumed, so the run need not keep it once the unit is done.
-fn render_instance_value(
-    rgd: &Rgd,
-    doc: &Document,
-    value: Value,
-    nesting: &Nesting<'_>,
-    nested_in: Option<String>,
-    depth: usize,
-) -> Result<Vec<Value>, Vec<Diagnostic>> {
-    let opts = nesting.opts;
-    let prepared = kro::instance::prepare_value(rgd, doc, value, opts.namespace.as_deref())?;
-    let provenance = opts.provenance.then(|| Provenance {
-        definition: format!("{}/{}", kro::rgd::RGD_KIND, rgd.graph.name),
-        instance: object_ref(&prepared.schema),
-        nested_in,
-    });
-    let unit = Unit {
-        provenance: provenance.as_ref(),
-        depth,
-        ..nesting.unit(rgd, doc, prepared)
-    };
-    render_unit(&unit, &opts.render)
-}
-
 /// `(group, version, kind)` of each version a CRD serves.
 fn served_kinds(crd: &Value) -> Vec<(String, String, String)> {
     let spec = &crd["spec"];
@@ -620,7 +241,7 @@ fn served_kinds(crd: &Value) -> Vec<(String, String, String)> {
 /// Check the documents and load their definitions, for commands that only need the graphs. Any
 /// error fails the whole call, with every diagnostic found (sorted).
 pub fn definitions(docs: &[Document], opts: &Options) -> Result<Definitions, Diagnostics> {
-    let mut diags = check_documents(docs);
+    let mut diags = crate::document::check_objects(docs);
     if !diags.has_errors() {
         let (defs, def_diags) = load_definitions(docs, opts);
         diags.extend(def_diags);
@@ -727,7 +348,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    let declared = declared_kinds(docs);
+    let declared = kro::definitions::declared_kinds(docs);
     // Instance keys (a diff's exchange) read the instance's value: then instances stay in place.
     let instances_move = opts.kro.is_none() && exchange.is_none();
     // On the workers: a stub per document is an allocation or five, for every document.
@@ -758,28 +379,6 @@ where
     render_units_with(docs, &moved, opts, finish, exchange)
 }
 
-/// `(group, version, kind)` of every instance kind the RGD documents declare, loaded or not.
-pub(crate) fn declared_kinds(
-    docs: &[Document],
-) -> std::collections::BTreeSet<(String, String, String)> {
-    // Asked of every document, on every core.
-    let rgds: Vec<&Document> = docs.par_iter().filter(|d| kro::is_rgd(d)).collect();
-    rgds.into_iter().filter_map(declared_kind).collect()
-}
-
-/// `(group, version, kind)` an RGD document declares, loaded or not.
-fn declared_kind(d: &Document) -> Option<(String, String, String)> {
-    let sch = &d.value["spec"]["schema"];
-    Some((
-        sch["group"]
-            .as_str()
-            .unwrap_or(kro::rgd::KRO_GROUP)
-            .to_string(),
-        sch["apiVersion"].as_str()?.to_string(),
-        sch["kind"].as_str()?.to_string(),
-    ))
-}
-
 fn render_units_with<T, F>(
     docs: &[Document],
     moved: &[std::sync::Mutex<Option<Value>>],
@@ -791,7 +390,7 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    let mut diags = check_documents(docs);
+    let mut diags = crate::document::check_objects(docs);
     if diags.has_errors() {
         diags.sort();
         return Err(diags);
@@ -821,7 +420,7 @@ where
     // Nothing passes through on a guess: near misses and undefined kinds are errors.
     // Kinds every RGD document declares, loaded or not: the instances of an RGD that failed to
     // load are explained by its own errors, not reported again as unknown.
-    let mut declared = declared_kinds(docs);
+    let mut declared = kro::definitions::declared_kinds(docs);
     declared.extend(defs.by_gvk.keys().cloned());
     let known = crate::inventory::Known {
         rgd_kinds: declared,
@@ -879,7 +478,10 @@ where
                     return Ok((unit, key, origin));
                 }
             }
-            let nesting = Nesting { defs: &defs, opts };
+            let nesting = Nesting {
+                defs: &defs,
+                settings: opts.nesting(),
+            };
             let objects = match (item, &opts.kro) {
                 (Item::Passthrough(d, _), Some(mode)) if strategy::is_crd(d) => {
                     vec![strategy::ship_input_crd(d, mode)]
@@ -888,7 +490,8 @@ where
                 // as it is; otherwise the document's is copied.
                 (Item::Passthrough(d, i), _) => {
                     let value = taken(*i).unwrap_or_else(|| d.value.clone());
-                    let problems = check_passthrough_schema(d, &value, &defs.schemas);
+                    let problems =
+                        crate::inventory::check_passthrough_schema(d, &value, &defs.schemas);
                     if !problems.is_empty() {
                         return Err(problems);
                     }
@@ -897,7 +500,9 @@ where
                 // Likewise an instance's value, consumed by its render (and freed on this
                 // worker when the unit is done).
                 (Item::Instance(rgd, doc, i), None) => match taken(*i) {
-                    Some(value) => render_instance_value(rgd, doc, value, &nesting, None, 0)?,
+                    Some(value) => {
+                        nesting::render_instance_value(rgd, doc, value, &nesting, None, 0)?
+                    }
                     None => render_instance(rgd, doc, &nesting, None, 0)?,
                 },
                 (Item::Instance(rgd, doc, _), Some(mode)) => {

@@ -425,7 +425,7 @@ impl Prepared {
         if self.context.is_none() || self.opts.kro.is_some() {
             return Default::default();
         }
-        let declared = pipeline::declared_kinds(&self.documents);
+        let declared = crate::kro::definitions::declared_kinds(&self.documents);
         let keys: Vec<Option<String>> = self
             .documents
             .iter()
@@ -862,11 +862,56 @@ pub fn definitions(req: &Request) -> Result<Definitions, Failed> {
     }
 }
 
+/// Whether kiln renders from a document's value: a ResourceGraphDefinition, an instance of a
+/// kind one of the run's definitions defines (`defines(group, kind)`), or a component-type
+/// document. What a door must leave to kiln even where its protocol would set it aside.
+pub fn is_source(v: &Value, defines: impl Fn(&str, &str) -> bool) -> bool {
+    let field = |k| {
+        crate::lookup::field(v, k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    crate::kro::rgd::is_rgd_value(v)
+        || crate::component::is_component_api_version(api_version)
+        || defines(crate::scope::group_of(api_version), kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
     use std::path::Path;
+
+    /// What kiln renders from, as a door asks of an item it would otherwise set aside: a
+    /// definition, an instance of a kind the run defines (by group and kind, any version), a
+    /// component-type document; not a plain object, nor an instance of an undefined kind.
+    #[test]
+    fn sources_are_definitions_instances_and_component_documents() {
+        let defines = |g: &str, k: &str| (g, k) == ("example.org", "App");
+        let source = |v: Value| is_source(&v, defines);
+        let rgd = serde_json::json!({"apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition"});
+        assert!(source(rgd));
+        assert!(source(
+            serde_json::json!({"apiVersion": "example.org/v1", "kind": "App"})
+        ));
+        assert!(source(
+            serde_json::json!({"apiVersion": "example.org/v2", "kind": "App"})
+        ));
+        assert!(source(
+            serde_json::json!({"apiVersion": "openchoreo.dev/v1alpha1", "kind": "Component"})
+        ));
+        assert!(!source(
+            serde_json::json!({"apiVersion": "example.org/v1", "kind": "Other"})
+        ));
+        assert!(!source(
+            serde_json::json!({"apiVersion": "other.org/v1", "kind": "App"})
+        ));
+        assert!(!source(
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"})
+        ));
+        assert!(!source(serde_json::json!({"kind": "App"})));
+    }
 
     /// A scratch directory with `root/` (what a door confines to) and `outside/` beside it.
     fn scratch() -> PathBuf {

@@ -29,9 +29,9 @@ use crate::expr::cel::root_context;
 use crate::expr::value::{from_cel, to_val};
 use crate::fieldpath::{FieldPath, Segment};
 use crate::ir::{Expr, HoleKind, Part, Template};
+use crate::kro::nesting::{object_ref, Nesting};
 use crate::kro::Rgd;
 use crate::observed::Observed;
-use crate::pipeline::{Nesting, Options};
 use crate::render::{render_unit_detailed, Outcome, Unit};
 
 /// Why one resource of an instance is not ready.
@@ -59,8 +59,8 @@ pub fn hydrate(
     nesting: &Nesting<'_>,
     observed: &Observed,
 ) -> Result<InstanceStatus, Vec<Diagnostic>> {
-    let opts: &Options = nesting.opts;
-    let prepared = crate::kro::instance::prepare(rgd, doc, opts.namespace.as_deref())?;
+    let settings = nesting.settings;
+    let prepared = crate::kro::instance::prepare(rgd, doc, settings.namespace)?;
     let g = &rgd.graph;
     // Observed state bound, and what needs more than it waits (kro's softResolve) rather
     // than failing.
@@ -71,8 +71,8 @@ pub fn hydrate(
     };
     // Status expressions see the instance as the resources' do (its live metadata included).
     let schema = unit.variables[0].1.clone();
-    let out = render_unit_detailed(&unit, &opts.render)?;
-    let budget = opts.render.eval;
+    let out = render_unit_detailed(&unit, settings.render)?;
+    let budget = settings.render.eval;
 
     let mut not_ready = Vec::new();
     let mut resolved_all = true;
@@ -114,7 +114,7 @@ pub fn hydrate(
                 for d in desired {
                     match observed.get_like(d) {
                         Some(l) => found.push(l),
-                        None => missing.push(crate::pipeline::object_ref(d)),
+                        None => missing.push(object_ref(d)),
                     }
                 }
                 let collection = !node.for_each.is_empty();
@@ -477,7 +477,7 @@ pub fn status(req: &crate::request::Request) -> Result<Statuses, crate::request:
     let observed = d.options.observed.as_ref().unwrap_or(&none);
     let nesting = Nesting {
         defs: &d.definitions,
-        opts: &d.options,
+        settings: d.options.nesting(),
     };
     let mut instances = Vec::new();
     let mut diags = Vec::new();

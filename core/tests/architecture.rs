@@ -169,6 +169,99 @@ fn bench_modules_import_each_other_one_way() {
     );
 }
 
+/// Doors hold only their protocol: a predicate of kiln-core (what kind of document, file or
+/// name something is) is called, never written again in a door, where a copy drifts from the
+/// rule it copied. Every public free function of kiln-core named `is_…`, `defined_…` or
+/// `declared_…` (or re-exported under such a name) is such a predicate; the test fails when a
+/// door (`cli/src`, `plugin-*/src`) defines a function of the same name, naming the file and line.
+#[test]
+fn no_door_redefines_a_core_predicate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut core_files = Vec::new();
+    walk(&root.join("core/src"), &mut core_files);
+    let mut predicates = BTreeSet::new();
+    for f in &core_files {
+        let code = blank_comments_and_literals(&fs::read_to_string(f).expect("read a source file"));
+        for line in code.lines() {
+            // Free functions (methods are indented) and re-exports under a predicate's name.
+            let name = line.strip_prefix("pub fn ").or_else(|| {
+                line.strip_prefix("pub use ")
+                    .and_then(|l| l.split(" as ").nth(1))
+            });
+            if let Some(name) = name.map(|n| identifier(n.trim_start())) {
+                if ["is_", "defined_", "declared_"]
+                    .iter()
+                    .any(|p| name.starts_with(p))
+                {
+                    predicates.insert(name.to_string());
+                }
+            }
+        }
+    }
+    for known in [
+        "is_rgd",
+        "is_rgd_value",
+        "defined_kind",
+        "is_source",
+        "is_vcs_name",
+        "is_package",
+    ] {
+        assert!(
+            predicates.contains(known),
+            "the predicate reader missed `{known}`: {predicates:?}"
+        );
+    }
+    let mut doors = vec![root.join("cli/src")];
+    for e in fs::read_dir(&root).expect("read the workspace") {
+        let p = e.expect("a directory entry").path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("plugin-") && p.join("src").is_dir() {
+            doors.push(p.join("src"));
+        }
+    }
+    doors.sort();
+    let mut problems = Vec::new();
+    for door in &doors {
+        let mut files = Vec::new();
+        walk(door, &mut files);
+        files.sort();
+        for f in files {
+            let code =
+                blank_comments_and_literals(&fs::read_to_string(&f).expect("read a source file"));
+            for (n, line) in code.lines().enumerate() {
+                let Some((_, after)) = line.split_once("fn ") else {
+                    continue;
+                };
+                let before = &line[..line.len() - after.len() - 3];
+                if !before.is_empty() && !before.ends_with([' ', '\t']) {
+                    continue; // part of a longer word
+                }
+                let name = identifier(after);
+                if predicates.contains(name) {
+                    problems.push(format!(
+                        "{}:{}: fn {name} is kiln-core's predicate: call it instead of defining it again",
+                        f.strip_prefix(&root).unwrap_or(&f).display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a door re-implements a core predicate:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The identifier at the start of `s`.
+fn identifier(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
 /// docs/ARCHITECTURE.md draws the same layers: its table ("| 1 base | `diag`, … |") names the
 /// modules of each layer of [`LAYERS`], in the same order.
 #[test]

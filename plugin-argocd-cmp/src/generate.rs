@@ -208,16 +208,9 @@ pub fn kustomizations(place: &Place) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// What a run prints, and its exit code.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// Standard output: only Kubernetes objects.
-    pub stdout: String,
-    /// Standard error: concise, one line per problem, no secret values.
-    pub stderr: String,
-    /// 0 success, 1 failure.
-    pub code: u8,
-}
+/// What a run prints, and its exit code: stdout only Kubernetes objects; stderr concise, one
+/// line per problem, no secret values; 0 success, 1 failure.
+pub type Outcome = kiln_core::output::Outcome;
 
 /// The most bytes of a diagnostic's message, hint or file shown: Argo CD shows and caches
 /// stderr, and a message may quote a user's value.

@@ -19,22 +19,14 @@ usage:
   kiln-cmp --version
 ";
 
-/// Print, and exit with `code`; a failed write of stdout is exit 1: quietly for a closed pipe
-/// (whoever read it stopped reading), with a message otherwise (a full disk, a bad descriptor):
-/// Argo CD must never take a cut stream for the application's manifests.
+/// Print, and exit with `code`; a failed write of stdout is 141, quietly, for a closed pipe
+/// (whoever read it stopped reading), and 1 with a message otherwise (a full disk, a bad
+/// descriptor): Argo CD must never take a cut stream for the application's manifests.
 fn out(stdout: &str, stderr: &str, code: u8) -> ExitCode {
     let _ = std::io::stderr().write_all(stderr.as_bytes());
-    let mut o = std::io::stdout().lock();
-    match o.write_all(stdout.as_bytes()).and_then(|()| o.flush()) {
-        Ok(()) => ExitCode::from(code),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: cannot write output: {e}");
-            ExitCode::from(1)
-        }
-    }
+    ExitCode::from(kiln_core::output::write_stdout(&[stdout], code, |d| {
+        format!("error: {}", d.message)
+    }))
 }
 
 // No huge pages, freed memory kept: set before the allocator's first arena.

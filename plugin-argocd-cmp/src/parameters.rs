@@ -46,9 +46,7 @@ pub fn find(place: &Place) -> Found {
     );
     let mut envs = BTreeSet::new();
     for d in &loaded.documents {
-        let openchoreo = d
-            .api_version()
-            .is_some_and(|a| a.starts_with("openchoreo.dev/"));
+        let openchoreo = kiln_core::component::is_component_document(d);
         if openchoreo
             && matches!(
                 d.kind(),

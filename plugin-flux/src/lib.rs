@@ -55,16 +55,9 @@ pub const FLUX_GROUPS: &[&str] = &[
     "source.extensions.fluxcd.io",
 ];
 
-/// What a run prints and its exit code.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// Standard output.
-    pub stdout: Vec<u8>,
-    /// Standard error.
-    pub stderr: String,
-    /// Exit code: 0 success, 1 failure, 2 usage.
-    pub code: u8,
-}
+/// What a run prints and its exit code (0 success, 1 failure, 2 usage); stdout is bytes, for
+/// an artifact written there.
+pub type Outcome = kiln_core::output::Outcome<Vec<u8>>;
 
 /// Where a build's tree goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! `kiln-flux`: see the crate documentation of `kiln_flux`.
 #![allow(clippy::result_large_err)]
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -174,26 +173,9 @@ fn main_run() -> ExitCode {
             }
         }
     };
-    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(&out.stdout).and_then(|()| stdout.flush()) {
-        Ok(()) => ExitCode::from(out.code),
-        // A reader that went away (`kiln-flux build . | head -1`): the output is incomplete,
-        // so the run failed, but the reader knows; no message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
-        }
-        Err(e) => {
-            let d = kiln_core::diag::Diagnostic::error(
-                kiln_core::diag::codes::IO_READ,
-                format!("cannot write output: {e}"),
-            )
-            .in_file("<stdout>")
-            .with_hint("check the device or file stdout goes to (its space, its permissions)");
-            let _ = writeln!(std::io::stderr(), "{d}");
-            ExitCode::from(1)
-        }
-    }
+    // A reader that went away (`kiln-flux build . | head -1`): the output is incomplete, so the
+    // run failed, but the reader knows; no message (`output::EXIT_BROKEN_PIPE`).
+    ExitCode::from(out.print(|d| d.to_string()))
 }
 
 fn build(a: BuildArgs) -> Outcome {

@@ -49,16 +49,9 @@ use envelope::{Envelope, Out};
 use render::{Context, Item, Output};
 use results::Location;
 
-/// What a run writes and how it exits.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
-    /// For stdout.
-    pub stdout: String,
-    /// For stderr (human text only).
-    pub stderr: String,
-    /// The exit code: 0 success, 1 an error result, 2 a usage error.
-    pub code: u8,
-}
+/// What a run writes and how it exits: stderr human text only; 0 success, 1 an error result,
+/// 2 a usage error.
+pub type Outcome = kiln_core::output::Outcome;
 
 /// KRM function mode: answer a ResourceList (or List, or stream) read from stdin.
 ///

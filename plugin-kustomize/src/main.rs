@@ -3,7 +3,6 @@
 // Diagnostics are large but travel only on the cold error path, as in the library.
 #![allow(clippy::result_large_err)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -47,27 +46,9 @@ fn main() -> ExitCode {
 
 fn main_run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let out = run(&args);
-    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(out.stdout.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => ExitCode::from(out.code),
-        // The reader went away (`kiln-krm … | head`): nothing to tell it, but the answer was not
-        // delivered, so the run did not succeed.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(kiln_core::output::EXIT_BROKEN_PIPE)
-        }
-        Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "kiln-krm: cannot write the output to stdout: {e}"
-            );
-            ExitCode::from(1)
-        }
-    }
+    // The reader went away (`kiln-krm … | head`): nothing to tell it, but the answer was not
+    // delivered, so the run did not succeed (`output::EXIT_BROKEN_PIPE`).
+    ExitCode::from(run(&args).print(|d| format!("kiln-krm: {}", d.message)))
 }
 
 fn usage(msg: &str) -> Outcome {

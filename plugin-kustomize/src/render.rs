@@ -144,7 +144,11 @@ pub fn render(items: &mut [Item], opts: &Options, ctx: &Context) -> Answer {
         .zip(&facts)
         .zip(stale.iter().zip(&owned))
         .map(|((i, f), (&st, &own))| {
-            st || own || (f.configuration && !is_source(&i.value, &defined))
+            st || own
+                || (f.configuration
+                    && !kiln_core::request::is_source(&i.value, |g, k| {
+                        defined.contains(&(g.to_string(), k.to_string()))
+                    }))
         })
         .collect();
     drop(facts);
@@ -666,17 +670,6 @@ fn foreign_source(source: &str, paths: &[String], root: &Path) -> bool {
 /// The kinds the ResourceGraphDefinitions among the items define, as (group, kind).
 fn defined_kinds(facts: &[Facts<'_>]) -> HashSet<(String, String)> {
     facts.iter().filter_map(|f| f.defines.clone()).collect()
-}
-
-/// Whether an item is something kiln renders: a ResourceGraphDefinition, an instance of a kind
-/// one of them defines, a component-type document.
-fn is_source(v: &Value, defined: &HashSet<(String, String)>) -> bool {
-    let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
-    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    kiln_core::kro::rgd::is_rgd_value(v)
-        || api_version.starts_with("openchoreo.dev/")
-        || defined.contains(&(group.to_string(), kind.to_string()))
 }
 
 /// Items that configure the tools rather than describe the cluster: kustomize and kpt drop or

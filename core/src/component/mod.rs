@@ -111,8 +111,12 @@ pub struct Rendered {
 
 /// Whether a document belongs to this front-end.
 pub fn is_component_document(d: &Document) -> bool {
-    d.api_version()
-        .is_some_and(|v| v.starts_with("openchoreo.dev/"))
+    d.api_version().is_some_and(is_component_api_version)
+}
+
+/// Whether an apiVersion is this front-end's (`openchoreo.dev/…`).
+pub fn is_component_api_version(api_version: &str) -> bool {
+    api_version.starts_with("openchoreo.dev/")
 }
 
 /// Whether kiln renders from a document of this `openchoreo.dev` kind (it is consumed, never

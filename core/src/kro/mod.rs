@@ -6,7 +6,9 @@
 
 mod conditions;
 pub mod crd;
+pub mod definitions;
 pub mod instance;
+pub mod nesting;
 mod plural;
 pub mod rgd;
 mod typecheck;

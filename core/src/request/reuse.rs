@@ -62,7 +62,7 @@ pub(crate) struct Context {
 /// The [`Context`] of a run: its request, its documents and its options.
 pub(super) fn context_of(req: &Request, documents: &[Document], opts: &Options) -> Context {
     use std::fmt::Write as _;
-    let declared = pipeline::declared_kinds(documents);
+    let declared = crate::kro::definitions::declared_kinds(documents);
     let mut texts = String::new();
     for d in documents.iter().filter(|d| !is_instance(d, &declared)) {
         let _ = writeln!(texts, "{}", d.value);
