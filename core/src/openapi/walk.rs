@@ -438,7 +438,7 @@ fn check_at(
     }
     // Expressions (standalone or interpolated) are typed by the CEL checks, not here. A rendered
     // object has none left: its strings holding `${` are checked against `enum` but not typed.
-    let expression = |s: &str| s.contains("${");
+    let expression = crate::expr::scan::has_open;
     if let (false, Value::String(s)) = (enums, value) {
         if expression(s) {
             return;
