@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::expr::scan::has_open;
 use crate::diag::{bounded, codes, quote, Code};
+use crate::expr::scan::has_open;
 use crate::fieldpath::{FieldPath, Segment};
 /// Default bound on nested references (defined with every other limit in [`crate::limits`]).
 pub use crate::limits::DEFAULT_VARIABLE_DEPTH as DEFAULT_MAX_DEPTH;
