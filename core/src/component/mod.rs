@@ -237,12 +237,75 @@ const RENDERING_KINDS: &[&str] = &[
 ];
 
 /// Read and check every document; compile every expression once.
+/// A document's kind under its canonical name, the cluster-scoped variants included.
+fn canonical(kind: &str) -> Option<&'static str> {
+    canonical_kind(kind).or(match kind {
+        "ClusterComponentType" => Some("ComponentTypeDefinition"),
+        "ClusterTrait" => Some("Addon"),
+        _ => None,
+    })
+}
+
+/// A per-component document read ahead of [`load`]'s loop, with what reading it said. Boxed:
+/// there is one entry per input document until the loop takes them.
+enum ReadAhead<'a> {
+    Component(Option<Box<ComponentDef<'a>>>, Vec<Diagnostic>),
+    Workload(Option<Box<WorkloadDef<'a>>>, Vec<Diagnostic>),
+    Deployment(Option<Box<DeploymentDef<'a>>>, Vec<Diagnostic>),
+}
+
+/// The documents there are one or more of per component, read on every core: a fleet has
+/// thousands, and reading them one after another on the main thread was a tenth of the run.
+/// Each reads its own document only; `load` takes them in document order.
+fn read_ahead<'a>(docs: &[&'a Document]) -> Vec<Option<ReadAhead<'a>>> {
+    docs.par_iter()
+        .with_max_len(crate::process::PIECE)
+        .map(|&d| {
+            if d.api_version() != Some(API_VERSION) {
+                return None;
+            }
+            let (loc, v, mut ds) = (Loc::new(d), &d.value, Vec::new());
+            Some(match canonical(d.kind().unwrap_or(""))? {
+                "Component" => {
+                    ReadAhead::Component(kinds::component_def(loc, v, &mut ds).map(Box::new), ds)
+                }
+                "Workload" => {
+                    ReadAhead::Workload(kinds::workload_def(loc, v, &mut ds).map(Box::new), ds)
+                }
+                "ComponentDeployment" => {
+                    ReadAhead::Deployment(kinds::deployment_def(loc, v, &mut ds).map(Box::new), ds)
+                }
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
 fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diagnostic>) {
     let mut l = Loaded::default();
     let mut diags = Vec::new();
-    for &d in docs {
+    let mut ahead = read_ahead(docs);
+    for (i, &d) in docs.iter().enumerate() {
         let loc = Loc::new(d);
         let root = FieldPath::root();
+        match ahead[i].take() {
+            Some(ReadAhead::Component(c, ds)) => {
+                diags.extend(ds);
+                l.components.extend(c.map(|c| *c));
+                continue;
+            }
+            Some(ReadAhead::Workload(w, ds)) => {
+                diags.extend(ds);
+                l.workloads.extend(w.map(|w| *w));
+                continue;
+            }
+            Some(ReadAhead::Deployment(dd, ds)) => {
+                diags.extend(ds);
+                l.deployments.extend(dd.map(|d| *d));
+                continue;
+            }
+            None => {}
+        }
         if d.api_version() != Some(API_VERSION) {
             diags.push(err(
                 &loc,
@@ -255,11 +318,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
         }
         let kind = d.kind().unwrap_or("");
         let v = &d.value;
-        match canonical_kind(kind).or(match kind {
-            "ClusterComponentType" => Some("ComponentTypeDefinition"),
-            "ClusterTrait" => Some("Addon"),
-            _ => None,
-        }) {
+        match canonical(kind) {
             Some("ComponentTypeDefinition") => {
                 if let Some(t) = kinds::type_def(loc, v, &mut diags) {
                     l.types.push(t);
@@ -270,21 +329,7 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                     l.addons.push(a);
                 }
             }
-            Some("Component") => {
-                if let Some(c) = kinds::component_def(loc, v, &mut diags) {
-                    l.components.push(c);
-                }
-            }
-            Some("Workload") => {
-                if let Some(w) = kinds::workload_def(loc, v, &mut diags) {
-                    l.workloads.push(w);
-                }
-            }
-            Some("ComponentDeployment") => {
-                if let Some(dd) = kinds::deployment_def(loc, v, &mut diags) {
-                    l.deployments.push(dd);
-                }
-            }
+            // Components, Workloads and ComponentDeployments were read ahead (`read_ahead`).
             Some("ComponentEnvSnapshot") => {
                 let before = diags.len();
                 if let Some(s) = kinds::snapshot_def(loc.clone(), v, &mut diags) {
