@@ -8,6 +8,7 @@
 pub mod apps;
 pub mod doors;
 pub mod fleet;
+pub mod instructions;
 pub mod kcl;
 pub mod kustomize;
 pub mod measure;

@@ -45,6 +45,9 @@ options:
   --runs N           repetitions of each batch render, best reported (default 3, quick 1)
   --sample N         per-process series above 1000 units (quick: 100) run an evenly spaced
                      sample of N and extrapolate (default 200, quick 50)
+  --instructions     also count instructions with callgrind (valgrind): kiln render --jobs 1
+                     and the serialisation of its output alone, and their ratio, per fleet and
+                     size (slow: about 50× a render; the figures do not move with the host)
   --write-fleet DIR  only write the web-app fleet of the first size into DIR (its kiln/
                      directory) and exit: a tree to profile one command on (scripts/diff-measure.sh)
   -h, --help         this text
@@ -66,6 +69,7 @@ struct Args {
     sample: Option<usize>,
     doors: bool,
     write_fleet: Option<PathBuf>,
+    instructions: bool,
 }
 
 fn parse_list(flag: &str, v: &str) -> Result<Vec<usize>, String> {
@@ -101,6 +105,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         sample: None,
         doors: true,
         write_fleet: None,
+        instructions: false,
     };
     while let Some(flag) = it.next() {
         // Accept both `--flag value` and `--flag=value`.
@@ -136,6 +141,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--no-doors" => a.doors = false,
             "--runs" => a.runs = Some(parse_list("--runs", &value("--runs")?)?[0]),
             "--sample" => a.sample = Some(parse_list("--sample", &value("--sample")?)?[0]),
+            "--instructions" => a.instructions = true,
             "--write-fleet" => a.write_fleet = Some(value("--write-fleet")?.into()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -316,6 +322,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         sample: args.sample.unwrap_or(if args.quick { 50 } else { 200 }),
         kcl,
         root: root.clone(),
+        instructions: args.instructions,
     };
     let env = Environment {
         cores,
@@ -426,6 +433,10 @@ fn run(args: Args) -> Result<ExitCode, String> {
 fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some(measure::SPAWNER_ARG) {
         return measure::spawner_main();
+    }
+    if std::env::args().nth(1).as_deref() == Some(kiln_bench::instructions::SERIALISE_ARG) {
+        let files: Vec<String> = std::env::args().skip(2).collect();
+        return kiln_bench::instructions::serialise_main(&files);
     }
     // First, while this process is small: see `measure` for why measured processes are started
     // by a helper.

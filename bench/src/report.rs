@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::instructions::Instructions;
 use crate::suite::{ratio, FleetResult, PerProcess, SizeFigures};
 
 /// Facts about the run printed above the table and stored in the JSON.
@@ -88,6 +89,11 @@ fn fine(d: Duration) -> String {
     } else {
         secs(d)
     }
+}
+
+/// An instruction count in billions.
+fn giga(n: u64) -> String {
+    format!("{:.3} G", n as f64 / 1e9)
 }
 
 fn mb(bytes: u64) -> String {
@@ -226,6 +232,14 @@ pub fn text(env: &Environment, fleets: &[FleetResult], goals: &[Goal]) -> String
     for g in goals {
         let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
     }
+    let webapp = fleets.iter().find(|f| f.name == "webapp");
+    for f in fleets.iter().filter(|f| f.name != "webapp") {
+        out.push('\n');
+        let _ = writeln!(out, "goals (issue 43; {} fleet)", f.name);
+        for g in fleet_goals(f, webapp) {
+            let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
+        }
+    }
     out
 }
 
@@ -260,9 +274,7 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
     );
     t.row(
         "objects/s (all cores)",
-        cells(sizes, |s| {
-            thousands(per_second(s.objects as f64, s.all.wall))
-        }),
+        cells(sizes, |s| thousands(objects_per_second(s))),
     );
     t.row(
         "output MB/s (all cores)",
@@ -401,6 +413,24 @@ fn fleet_table(out: &mut String, env: &Environment, f: &FleetResult, sizes: &[Si
             })
         }),
     );
+    if sizes.iter().any(|s| s.instructions.is_ok()) {
+        type Show = fn(&Instructions) -> String;
+        let rows: [(&str, Show); 3] = [
+            ("instructions, kiln render --jobs 1 (callgrind)", |i| {
+                giga(i.render)
+            }),
+            ("instructions, serialisation only (yaml_stream)", |i| {
+                giga(i.serialise)
+            }),
+            ("render ÷ serialisation (instructions)", |i| {
+                let mark = if i.same_bytes { "" } else { " (other bytes)" };
+                format!("{:.2}×{mark}", i.ratio())
+            }),
+        ];
+        for (label, show) in rows {
+            t.row(label, cells(sizes, |s| or_dash(&s.instructions, show)));
+        }
+    }
     t.row(
         "kiln per app as a process, mean",
         cells(sizes, |s| or_dash(&s.per_app, |p| secs(p.stats.mean))),
@@ -620,30 +650,8 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
         }),
         None => goal(G_WALL, Status::Skip, no_goal_n()),
     });
-    out.push(match at(GOAL_N) {
-        Some(s) => at_least(G_SPEEDUP, s.speedup(), 1.8, "speedup"),
-        None => goal(G_SPEEDUP, Status::Skip, no_goal_n()),
-    });
-    out.push(match &largest.in_process {
-        // A bound timed on other bytes than kiln wrote bounds nothing.
-        Ok(ip) if !ip.same_bytes => goal(
-            G_SERIAL,
-            Status::Skip,
-            format!(
-                "at N={}: the in-process serialisation differs from kiln's output bytes",
-                largest.n
-            ),
-        ),
-        Ok(ip) => {
-            let r = ratio(largest.all.wall, ip.serialise);
-            let g = at_most(G_SERIAL, r, 2.0, false, |v| format!("{v:.2}×"));
-            Goal {
-                detail: format!("{} at N={}", g.detail, largest.n),
-                ..g
-            }
-        }
-        Err(why) => goal(G_SERIAL, Status::Skip, why.clone()),
-    });
+    out.push(speedup_goal(G_SPEEDUP, at(GOAL_N)));
+    out.push(serialisation_goal(G_SERIAL, largest));
     // Kustomize goals: at the largest size where kustomize ran.
     let with_kust = sizes
         .iter()
@@ -694,76 +702,12 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
         Some(Err(why)) => goal(G_SMALL, Status::Skip, why.clone()),
         None => goal(G_SMALL, Status::Skip, "not measured"),
     });
-    out.push(match (at(GROWTH_FROM), at(GOAL_N)) {
-        (Some(a), Some(b)) => {
-            let r = ratio(b.all.wall, a.all.wall);
-            let ideal = GOAL_N as f64 / GROWTH_FROM as f64;
-            let limit = ideal * LINEAR_TOLERANCE;
-            if r <= limit {
-                goal(
-                    G_LINEAR,
-                    Status::Pass,
-                    format!("t(10 000)/t(1 000) = {r:.2} (ideal {ideal:.0}, limit {limit:.1})"),
-                )
-            } else {
-                goal(
-                    G_LINEAR,
-                    Status::Miss,
-                    format!(
-                        "t(10 000)/t(1 000) = {r:.2} (ideal {ideal:.0}, limit {limit:.1}): \
-                         {:.0}% more time per instance at 10 000",
-                        (r / ideal - 1.0) * 100.0
-                    ),
-                )
-            }
-        }
-        _ => goal(
-            G_LINEAR,
-            Status::Skip,
-            format!("needs N={GROWTH_FROM} and N={GOAL_N} in --sizes"),
-        ),
-    });
-    out.push(match at(GOAL_N) {
-        Some(s) => {
-            let kib = s.all.max_rss_kib.max(s.jobs1.max_rss_kib);
-            let mib = kib as f64 / 1024.0;
-            if mib <= 128.0 {
-                goal(G_MEM, Status::Pass, format!("{mib:.0} MiB"))
-            } else {
-                at_most(G_MEM, mib, 128.0, true, |v| format!("{v:.0} MiB"))
-            }
-        }
-        None => goal(G_MEM, Status::Skip, no_goal_n()),
-    });
+    out.push(linear_goal(G_LINEAR, sizes));
+    out.push(memory_goal(G_MEM, at(GOAL_N)));
     out.push(kcl_goal(G_KCL, sizes));
     const G_DIFF: &str = "kiln diff within 2.5× of one render (issue 27)";
     const G_DIFF_WALL: &str = "kiln diff of 10 000 instances in under 1 s (issue 27)";
-    let diff_at = webapp
-        .sizes
-        .as_ref()
-        .ok()
-        .and_then(|v| v.iter().rev().find(|s| s.diff.is_ok()));
-    out.push(match diff_at.map(|s| (s, &s.diff)) {
-        Some((s, Ok(d))) => at_most(G_DIFF, ratio(d.diff.wall, d.render.wall), 2.5, false, |v| {
-            format!(
-                "{v:.2}× at N={} ({} vs {}; {})",
-                s.n,
-                secs(d.diff.wall),
-                secs(d.render.wall),
-                d.summary
-            )
-        }),
-        _ => goal(
-            G_DIFF,
-            Status::Skip,
-            webapp
-                .sizes
-                .as_ref()
-                .ok()
-                .and_then(|v| v.iter().find_map(|s| s.diff.as_ref().err().cloned()))
-                .unwrap_or_else(|| "no size measured".into()),
-        ),
-    });
+    out.push(diff_goal(G_DIFF, webapp));
     out.push(match at(GOAL_N).map(|s| &s.diff) {
         Some(Ok(d)) => at_most(G_DIFF_WALL, d.diff.wall.as_secs_f64(), 1.0, true, |v| {
             format!("{v:.3} s")
@@ -779,6 +723,186 @@ pub fn goals(webapp: &FleetResult) -> Vec<Goal> {
         None => goal(G_FLUX, Status::Skip, no_goal_n()),
     });
     out
+}
+
+/// Parallel speedup at N = 10 000.
+fn speedup_goal(name: &'static str, at: Option<&SizeFigures>) -> Goal {
+    match at {
+        Some(s) => at_least(name, s.speedup(), 1.8, "speedup"),
+        None => goal(name, Status::Skip, format!("N={GOAL_N} not in --sizes")),
+    }
+}
+
+/// Render wall over the serialisation bound at the largest size.
+fn serialisation_goal(name: &'static str, largest: &SizeFigures) -> Goal {
+    match &largest.in_process {
+        // A bound timed on other bytes than kiln wrote bounds nothing.
+        Ok(ip) if !ip.same_bytes => goal(
+            name,
+            Status::Skip,
+            format!(
+                "at N={}: the in-process serialisation differs from kiln's output bytes",
+                largest.n
+            ),
+        ),
+        Ok(ip) => {
+            let r = ratio(largest.all.wall, ip.serialise);
+            let g = at_most(name, r, 2.0, false, |v| format!("{v:.2}×"));
+            Goal {
+                detail: format!("{} at N={}", g.detail, largest.n),
+                ..g
+            }
+        }
+        Err(why) => goal(name, Status::Skip, why.clone()),
+    }
+}
+
+/// t(10 000) ÷ t(1 000) against the ideal 10, with [`LINEAR_TOLERANCE`].
+fn linear_goal(name: &'static str, sizes: &[SizeFigures]) -> Goal {
+    let at = |n: usize| sizes.iter().find(|s| s.n == n);
+    let (Some(a), Some(b)) = (at(GROWTH_FROM), at(GOAL_N)) else {
+        return goal(
+            name,
+            Status::Skip,
+            format!("needs N={GROWTH_FROM} and N={GOAL_N} in --sizes"),
+        );
+    };
+    let r = ratio(b.all.wall, a.all.wall);
+    let ideal = GOAL_N as f64 / GROWTH_FROM as f64;
+    let limit = ideal * LINEAR_TOLERANCE;
+    if r <= limit {
+        goal(
+            name,
+            Status::Pass,
+            format!("t(10 000)/t(1 000) = {r:.2} (ideal {ideal:.0}, limit {limit:.1})"),
+        )
+    } else {
+        goal(
+            name,
+            Status::Miss,
+            format!(
+                "t(10 000)/t(1 000) = {r:.2} (ideal {ideal:.0}, limit {limit:.1}): \
+                 {:.0}% more time per instance at 10 000",
+                (r / ideal - 1.0) * 100.0
+            ),
+        )
+    }
+}
+
+/// Largest peak RSS of the N = 10 000 batch runs, at most 128 MiB.
+fn memory_goal(name: &'static str, at: Option<&SizeFigures>) -> Goal {
+    let Some(s) = at else {
+        return goal(name, Status::Skip, format!("N={GOAL_N} not in --sizes"));
+    };
+    let mib = s.all.max_rss_kib.max(s.jobs1.max_rss_kib) as f64 / 1024.0;
+    if mib <= 128.0 {
+        goal(name, Status::Pass, format!("{mib:.0} MiB"))
+    } else {
+        at_most(name, mib, 128.0, true, |v| format!("{v:.0} MiB"))
+    }
+}
+
+/// `kiln diff` with one unit changed over one render of the same tree, at the largest size
+/// where it was measured.
+fn diff_goal(name: &'static str, fleet: &FleetResult) -> Goal {
+    let sizes = fleet.sizes.as_ref().ok();
+    match sizes.and_then(|v| {
+        v.iter()
+            .rev()
+            .find_map(|s| Some((s, s.diff.as_ref().ok()?)))
+    }) {
+        Some((s, d)) => at_most(name, ratio(d.diff.wall, d.render.wall), 2.5, false, |v| {
+            format!(
+                "{v:.2}× at N={} ({} vs {}; {})",
+                s.n,
+                secs(d.diff.wall),
+                secs(d.render.wall),
+                d.summary
+            )
+        }),
+        None => goal(
+            name,
+            Status::Skip,
+            sizes
+                .and_then(|v| v.iter().find_map(|s| s.diff.as_ref().err().cloned()))
+                .unwrap_or_else(|| "no size measured".into()),
+        ),
+    }
+}
+
+/// Objects per second (all cores) of `s`.
+fn objects_per_second(s: &SizeFigures) -> f64 {
+    per_second(s.objects as f64, s.all.wall)
+}
+
+/// The goals of issue 43 for a fleet other than the web-app one (the component and kurel
+/// fleets), each computed from figures of the same run; objects per second are compared with the
+/// web-app fleet's at the largest size both ran.
+pub fn fleet_goals(f: &FleetResult, webapp: Option<&FleetResult>) -> Vec<Goal> {
+    const G_SERIAL: &str =
+        "render within 2× of the serialisation bound over kiln's own output bytes (issue 43)";
+    const G_SPEEDUP: &str = "parallel speedup ≥ 1.8× over --jobs 1 at 10 000 (issue 43)";
+    const G_MEM: &str = "peak memory at 10 000 ≤ 128 MiB with provenance on (issue 43)";
+    const G_LINEAR: &str = "linear growth from 1 000 to 10 000 (issue 43)";
+    const G_RATE: &str =
+        "objects/s (all cores) at least half the web-app fleet's at the same N (issue 43)";
+    const G_DIFF: &str = "kiln diff with one unit changed within 2.5× of one render (issue 43)";
+    let sizes = match &f.sizes {
+        Ok(s) if !s.is_empty() => s,
+        other => {
+            let why = match other {
+                Err(why) => format!("{} fleet not available: {why}", f.name),
+                Ok(_) => "no sizes".into(),
+            };
+            return [G_SERIAL, G_SPEEDUP, G_MEM, G_LINEAR, G_RATE, G_DIFF]
+                .iter()
+                .map(|g| goal(g, Status::Skip, why.clone()))
+                .collect();
+        }
+    };
+    let at = |n: usize| sizes.iter().find(|s| s.n == n);
+    let largest = sizes.iter().max_by_key(|s| s.n).expect("non-empty");
+    let kro = webapp
+        .and_then(|w| w.sizes.as_ref().ok())
+        .into_iter()
+        .flatten();
+    let rate = match kro
+        .filter_map(|k| Some((at(k.n)?, k)))
+        .max_by_key(|(s, _)| s.n)
+    {
+        Some((s, k)) => {
+            let (mine, theirs) = (objects_per_second(s), objects_per_second(k));
+            let r = mine / theirs.max(f64::MIN_POSITIVE);
+            let shown = format!(
+                "{r:.2}× the web-app fleet's at N={} ({} vs {} objects/s)",
+                s.n,
+                thousands(mine),
+                thousands(theirs)
+            );
+            if r >= 0.5 {
+                goal(G_RATE, Status::Pass, shown)
+            } else {
+                goal(
+                    G_RATE,
+                    Status::Miss,
+                    format!("{shown}, goal 0.5×: missed by a factor of {:.2}", 0.5 / r),
+                )
+            }
+        }
+        None => goal(
+            G_RATE,
+            Status::Skip,
+            "the web-app fleet did not run at a size of this fleet",
+        ),
+    };
+    vec![
+        serialisation_goal(G_SERIAL, largest),
+        speedup_goal(G_SPEEDUP, at(GOAL_N)),
+        memory_goal(G_MEM, at(GOAL_N)),
+        linear_goal(G_LINEAR, sizes),
+        rate,
+        diff_goal(G_DIFF, f),
+    ]
 }
 
 /// KCL's in-process time over kiln's all-cores process wall, at every size from 400 to 10 000
@@ -880,6 +1004,10 @@ fn size_json(s: &SizeFigures) -> Value {
             Ok(k) => json!({"best_s": dur(k.best), "runs_s": k.runs.iter().map(|d| dur(*d)).collect::<Vec<_>>(), "objects": k.objects, "bytes": k.bytes, "over_kiln_all_cores": ratio(k.best, s.all.wall)}),
             Err(why) => json!({"skipped": why}),
         },
+        "instructions": match &s.instructions {
+            Ok(i) => json!({"render_jobs1": i.render, "serialise_yaml_stream": i.serialise, "render_over_serialise": i.ratio(), "same_bytes_as_kiln": i.same_bytes}),
+            Err(why) => json!({"skipped": why}),
+        },
         "flux_artifact": match &s.flux_artifact {
             Ok(b) => json!({"best_s": dur(b.wall), "runs_s": b.walls.iter().map(|d| dur(*d)).collect::<Vec<_>>(), "max_rss_kib": b.max_rss_kib, "over_kiln_all_cores": ratio(b.wall, s.all.wall)}),
             Err(why) => json!({"skipped": why}),
@@ -889,6 +1017,15 @@ fn size_json(s: &SizeFigures) -> Value {
 
 /// The figures as JSON.
 pub fn json(env: &Environment, fleets: &[FleetResult], goals: &[Goal]) -> Value {
+    let webapp = fleets.iter().find(|f| f.name == "webapp");
+    let per_fleet_goals: Vec<Value> = fleets
+        .iter()
+        .filter(|f| f.name != "webapp")
+        .map(|f| {
+            let goals: Vec<Value> = fleet_goals(f, webapp).iter().map(goal_json).collect();
+            json!({"fleet": f.name, "goals": goals})
+        })
+        .collect();
     let fleets: Vec<Value> = fleets
         .iter()
         .map(|f| {
@@ -922,6 +1059,11 @@ pub fn json(env: &Environment, fleets: &[FleetResult], goals: &[Goal]) -> Value 
             "sample": env.sample,
         },
         "fleets": fleets,
-        "goals": goals.iter().map(|g| json!({"goal": g.goal, "status": g.status.label(), "detail": g.detail})).collect::<Vec<_>>(),
+        "goals": goals.iter().map(goal_json).collect::<Vec<_>>(),
+        "fleet_goals": per_fleet_goals,
     })
+}
+
+fn goal_json(g: &Goal) -> Value {
+    json!({"goal": g.goal, "status": g.status.label(), "detail": g.detail})
 }

@@ -19,6 +19,7 @@ use kiln_core::source::{load_inputs, Input, Root};
 use serde_json::Value;
 
 use crate::fleet::{self, Fleet, Generated, InProcess, Invocation};
+use crate::instructions::{self, Instructions};
 use crate::kcl::{self, KclFigures};
 use crate::measure::{self, ProcRun, Stats};
 
@@ -50,6 +51,8 @@ pub struct Config {
     pub kcl: Result<PathBuf, String>,
     /// The workspace root (where `bench/kcl/` is).
     pub root: PathBuf,
+    /// Count instructions with callgrind (`--instructions`).
+    pub instructions: bool,
 }
 
 /// The best of repeated batch renders.
@@ -150,6 +153,8 @@ pub struct SizeFigures {
     /// The same instances rendered by KCL (`bench/kcl/webapp.k`) in-process through `kcl-lib`
     /// (web-app fleet only).
     pub kcl: Result<KclFigures, String>,
+    /// Instructions of the render (`--jobs 1`) and of the serialisation alone (`--instructions`).
+    pub instructions: Result<Instructions, String>,
 }
 
 /// `kiln diff` against `kiln render` of the same tree, measured in the same run.
@@ -368,15 +373,16 @@ fn measure_size(
             }
         }
     }
-    let diff = match flux_tree {
-        None => Err("the fleet is not rendered from one directory".into()),
-        Some(tree) => {
+    // The first process of the batch (one environment of the component fleet), as a diff.
+    let diff = match g.batch.first().map(|b| b.args.as_slice()) {
+        Some([render, args @ ..]) if render == "render" && !args.is_empty() => {
             log(format!(
-                "N={n}: kiln diff (one instance changed) and kiln render of the same tree, {} run(s) each",
+                "N={n}: kiln diff (one unit changed) and kiln render of the same inputs, {} run(s) each",
                 cfg.batch_runs
             ));
-            diff_figures(cfg, dir, tree, g)
+            diff_figures(cfg, dir, args, g)
         }
+        _ => Err("the fleet has no batch render to compare with".into()),
     };
     let kcl = match (&cfg.kcl, fleet_name) {
         (Err(why), _) => Err(format!("skipped: {why}")),
@@ -405,6 +411,15 @@ fn measure_size(
     ));
     let in_process = in_process(cfg, dir, &g.batch, &bytes_all);
     drop(bytes_all);
+    let instructions = if cfg.instructions {
+        log(format!(
+            "N={n}: instructions (callgrind) of kiln render --jobs 1 and of the serialisation"
+        ));
+        let batch: Vec<Vec<String>> = g.batch.iter().map(|b| b.args.clone()).collect();
+        instructions::measure(&cfg.kiln, dir, &batch, &out_all)
+    } else {
+        Err("not asked (--instructions)".into())
+    };
 
     let picks = fleet::sample_indices(
         units,
@@ -463,18 +478,21 @@ fn measure_size(
         flux_artifact,
         diff,
         kcl,
+        instructions,
     })
 }
 
-/// Make the fleet directory a git repository holding `tree`, change one instance (its first
-/// `replicas:`) in the working tree, and time `kiln diff TREE` against `kiln render TREE`,
-/// interleaved. The instance is restored and the repository removed afterwards.
+/// Make the fleet directory a git repository holding the inputs of `args` (a batch render's
+/// arguments after `render`: the top directory of its first path), change the first unit's
+/// file (its first `replicas:`) in the working tree, and time `kiln diff ARGS…` against
+/// `kiln render ARGS…`, interleaved. The file is restored and the repository removed afterwards.
 fn diff_figures(
     cfg: &Config,
     dir: &Path,
-    tree: &str,
+    args: &[String],
     g: &Generated,
 ) -> Result<DiffFigures, String> {
+    let tree = args[0].split('/').next().unwrap_or(&args[0]);
     let git = |args: &[&str]| -> Result<(), String> {
         let o = Command::new("git")
             .current_dir(dir)
@@ -495,26 +513,40 @@ fn diff_figures(
             ))
         }
     };
-    // The first file of the tree with a numeric `replicas:` (an instance, not the definition's
-    // schema), that number changed.
+    // The first unit's own file (the last input of its per-app command), its first numeric
+    // `replicas:` key changed.
     let change = |text: &str| -> Option<String> {
-        let at = text.find("  replicas: ")? + "  replicas: ".len();
+        let (at, _) = text
+            .match_indices("replicas: ")
+            .find(|(i, _)| *i == 0 || matches!(text.as_bytes()[*i - 1], b' ' | b'\n'))?;
+        let at = at + "replicas: ".len();
         let end = text[at..].find('\n').map_or(text.len(), |e| at + e);
         let n: u64 = text[at..end].trim().parse().ok()?;
         Some(format!("{}{}{}", &text[..at], n % 9 + 1, &text[end..]))
     };
+    let unit_file = g
+        .apps
+        .first()
+        .and_then(|a| a.iter().rev().find(|p| p.ends_with(".yaml")))
+        .ok_or("no unit file to change")?;
     let (instance, changed) = g
         .files
         .iter()
-        .filter(|f| f.path.starts_with(&format!("{tree}/")))
+        .filter(|f| &f.path == unit_file)
         .find_map(|f| change(&f.text).map(|c| (f, c)))
-        .ok_or("no instance with a numeric replicas to change")?;
+        .ok_or("the first unit's file has no numeric replicas to change")?;
     let _ = std::fs::remove_dir_all(dir.join(".git"));
     git(&["init", "-q"])?;
     git(&["add", tree])?;
     git(&["commit", "-q", "-m", "fleet"])?;
     let path = dir.join(&instance.path);
     std::fs::write(&path, &changed).map_err(|e| e.to_string())?;
+    let with = |command: &str| -> Vec<String> {
+        std::iter::once(command.to_string())
+            .chain(args.iter().cloned())
+            .collect()
+    };
+    let shown = args.join(" ");
     let result = (|| {
         let mut diff = Batch {
             wall: Duration::MAX,
@@ -525,21 +557,21 @@ fn diff_figures(
         let out = dir.join("out-diff.txt");
         for _ in 0..cfg.batch_runs.max(1) {
             let r = measure::run(
-                &mut kiln_cmd(cfg, dir, &["diff".into(), tree.into()], None),
+                &mut kiln_cmd(cfg, dir, &with("diff"), None),
                 measure::Sink::File(&out),
             )?;
             if !r.success() {
-                return Err(format!("kiln diff {tree} failed ({})", r.reason()));
+                return Err(format!("kiln diff {shown} failed ({})", r.reason()));
             }
             diff.wall = diff.wall.min(r.wall);
             diff.max_rss_kib = diff.max_rss_kib.max(r.max_rss_kib);
             diff.walls.push(r.wall);
             let r = measure::run(
-                &mut kiln_cmd(cfg, dir, &["render".into(), tree.into()], None),
+                &mut kiln_cmd(cfg, dir, &with("render"), None),
                 measure::Sink::File(&dir.join("out-diff-render.yaml")),
             )?;
             if !r.success() {
-                return Err(format!("kiln render {tree} failed ({})", r.reason()));
+                return Err(format!("kiln render {shown} failed ({})", r.reason()));
             }
             render.wall = render.wall.min(r.wall);
             render.max_rss_kib = render.max_rss_kib.max(r.max_rss_kib);

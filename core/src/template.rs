@@ -89,7 +89,7 @@ impl<'d> Compiler<'d> {
 
     /// Scan one string value. `Ok(None)` if it holds no expression.
     pub fn string(&mut self, s: &str, path: &FieldPath) -> Result<Option<HoleKind>, Diagnostic> {
-        if !s.contains("${") {
+        if !crate::expr::scan::has_open(s) {
             return Ok(None);
         }
         let scanned = classify(s).map_err(|e| {

@@ -7,12 +7,14 @@ use serde_json::Value;
 /// (kind, apiVersion, namespace, name); missing parts are empty.
 pub(crate) fn key(v: &Value) -> (String, String, String, String) {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
-    let md = v.get("metadata");
+    // Small maps, read for every rendered object: scanned, not hashed (`crate::lookup`).
+    let field = crate::lookup::field;
+    let md = field(v, "metadata");
     (
-        s(v.get("kind")),
-        s(v.get("apiVersion")),
-        s(md.and_then(|m| m.get("namespace"))),
-        s(md.and_then(|m| m.get("name"))),
+        s(field(v, "kind")),
+        s(field(v, "apiVersion")),
+        s(md.and_then(|m| field(m, "namespace"))),
+        s(md.and_then(|m| field(m, "name"))),
     )
 }
 

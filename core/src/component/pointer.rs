@@ -42,8 +42,13 @@ pub(crate) fn parse(path: &str) -> Result<Vec<Step>, String> {
     };
     let mut steps = Vec::new();
     for raw in rest.split('/') {
-        let seg = raw.replace("~1", "/").replace("~0", "~");
-        parse_segment(&seg, &mut steps)?;
+        // Most segments have no escape: not copied twice to find that out.
+        if raw.contains('~') {
+            let seg = raw.replace("~1", "/").replace("~0", "~");
+            parse_segment(&seg, &mut steps)?;
+        } else {
+            parse_segment(raw, &mut steps)?;
+        }
     }
     Ok(steps)
 }

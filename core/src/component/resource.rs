@@ -450,7 +450,7 @@ pub(crate) fn namespace_of(b: &ResourceBindingDef<'_>, opts: &Options) -> Option
 
 /// Whether any expression of template string `s` reads variable `var`.
 fn reads(exprs: &Exprs, s: &str, var: &str) -> bool {
-    let sources: Vec<String> = match super::template::classify(s) {
+    let sources: Vec<&str> = match super::template::classify(s) {
         Ok(super::template::Tpl::Whole(e)) => vec![e],
         Ok(super::template::Tpl::Parts(p)) => p
             .into_iter()

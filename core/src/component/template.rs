@@ -23,26 +23,27 @@ use crate::fieldpath::{FieldPath, Segment};
 
 use super::functions;
 
-/// A string as the template engine sees it.
+/// A string as the template engine sees it, as slices of the string: every template string of
+/// every unit is scanned again when it is rendered, and copying its pieces was most of that.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Tpl {
+pub(crate) enum Tpl<'s> {
     /// No expression.
     Literal,
     /// Exactly one expression (surrounding whitespace ignored): its value, whatever its type.
-    Whole(String),
+    Whole(&'s str),
     /// Text and expressions.
-    Parts(Vec<Piece>),
+    Parts(Vec<Piece<'s>>),
 }
 
 /// Part of an interpolated string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Piece {
-    Text(String),
-    Expr(String),
+pub(crate) enum Piece<'s> {
+    Text(&'s str),
+    Expr(&'s str),
 }
 
 /// Scan a string for `${…}`.
-pub(crate) fn classify(s: &str) -> Result<Tpl, String> {
+pub(crate) fn classify(s: &str) -> Result<Tpl<'_>, String> {
     let b = s.as_bytes();
     let mut pieces = Vec::new();
     let mut text_start = 0;
@@ -96,9 +97,9 @@ pub(crate) fn classify(s: &str) -> Result<Tpl, String> {
             break;
         };
         if start > text_start {
-            pieces.push(Piece::Text(s[text_start..start].to_string()));
+            pieces.push(Piece::Text(&s[text_start..start]));
         }
-        pieces.push(Piece::Expr(s[start + 2..end].to_string()));
+        pieces.push(Piece::Expr(&s[start + 2..end]));
         n_expr += 1;
         i = end + 1;
         text_start = i;
@@ -107,7 +108,7 @@ pub(crate) fn classify(s: &str) -> Result<Tpl, String> {
         return Ok(Tpl::Literal);
     }
     if text_start < s.len() {
-        pieces.push(Piece::Text(s[text_start..].to_string()));
+        pieces.push(Piece::Text(&s[text_start..]));
     }
     if n_expr == 1 {
         let exprs: Vec<&Piece> = pieces
@@ -120,7 +121,7 @@ pub(crate) fn classify(s: &str) -> Result<Tpl, String> {
         });
         if only_space {
             if let Some(Piece::Expr(e)) = exprs.first() {
-                return Ok(Tpl::Whole(e.clone()));
+                return Ok(Tpl::Whole(e));
             }
         }
     }
@@ -131,7 +132,7 @@ pub(crate) fn classify(s: &str) -> Result<Tpl, String> {
 /// single `${…}` and nothing else.
 pub(crate) fn standalone(s: &str) -> Option<String> {
     match classify(s) {
-        Ok(Tpl::Whole(e)) if s.trim_start().starts_with("${") => Some(e),
+        Ok(Tpl::Whole(e)) if s.trim_start().starts_with("${") => Some(e.to_string()),
         _ => None,
     }
 }
@@ -219,7 +220,7 @@ impl Exprs {
         limits: &ExprLimits,
         errors: &mut Vec<TplError>,
     ) {
-        let sources: Vec<String> = match classify(s) {
+        let sources: Vec<&str> = match classify(s) {
             Ok(Tpl::Literal) => return,
             Ok(Tpl::Whole(e)) => vec![e],
             Ok(Tpl::Parts(p)) => p
@@ -241,7 +242,7 @@ impl Exprs {
             }
         };
         for src in sources {
-            if let Err((code, message, hint)) = self.add(&src, allowed, limits) {
+            if let Err((code, message, hint)) = self.add(src, allowed, limits) {
                 errors.push(TplError {
                     code,
                     path: at.clone(),
@@ -450,15 +451,15 @@ impl Renderer<'_> {
         })?;
         match tpl {
             Tpl::Literal => Ok(Value::String(s.to_string())),
-            Tpl::Whole(e) => self.eval_json(ctx, &e, at),
+            Tpl::Whole(e) => self.eval_json(ctx, e, at),
             Tpl::Parts(parts) => {
                 let mut out = String::new();
                 for p in parts {
                     match p {
-                        Piece::Text(t) => out.push_str(&t),
+                        Piece::Text(t) => out.push_str(t),
                         Piece::Expr(e) => {
-                            let v = self.eval(ctx, &e, at)?;
-                            out.push_str(&self.as_text(&v, &e, at)?);
+                            let v = self.eval(ctx, e, at)?;
+                            out.push_str(&self.as_text(&v, e, at)?);
                         }
                     }
                 }
@@ -579,16 +580,16 @@ mod tests {
 
     #[test]
     fn scanner_tracks_both_quotes() {
-        assert_eq!(classify("${'}'}").unwrap(), Tpl::Whole("'}'".into()));
-        assert_eq!(classify("${\"}\"}").unwrap(), Tpl::Whole("\"}\"".into()));
+        assert_eq!(classify("${'}'}").unwrap(), Tpl::Whole("'}'"));
+        assert_eq!(classify("${\"}\"}").unwrap(), Tpl::Whole("\"}\""));
         assert_eq!(
             classify("  ${a}\n").unwrap(),
-            Tpl::Whole("a".into()),
+            Tpl::Whole("a"),
             "block scalars end in a newline"
         );
         assert_eq!(
             classify("x-${a}").unwrap(),
-            Tpl::Parts(vec![Piece::Text("x-".into()), Piece::Expr("a".into())])
+            Tpl::Parts(vec![Piece::Text("x-"), Piece::Expr("a")])
         );
         assert_eq!(classify("${a").unwrap(), Tpl::Literal);
         let refused = classify("${a + ${b}}").expect_err("an error");
@@ -598,16 +599,13 @@ mod tests {
                 .contains("nested ${…} inside an expression"),
             "{refused}"
         );
-        assert_eq!(
-            classify("${{'a': 1}}").unwrap(),
-            Tpl::Whole("{'a': 1}".into())
-        );
+        assert_eq!(classify("${{'a': 1}}").unwrap(), Tpl::Whole("{'a': 1}"));
         assert_eq!(
             classify("[?(@.name=='${p.c}')]").unwrap(),
             Tpl::Parts(vec![
-                Piece::Text("[?(@.name=='".into()),
-                Piece::Expr("p.c".into()),
-                Piece::Text("')]".into())
+                Piece::Text("[?(@.name=='"),
+                Piece::Expr("p.c"),
+                Piece::Text("')]")
             ])
         );
     }

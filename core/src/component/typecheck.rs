@@ -612,7 +612,7 @@ impl<'e> Checker<'e> {
         match classify(k) {
             Ok(Tpl::Literal) | Err(_) => false,
             Ok(Tpl::Whole(e)) => {
-                if let Some(t) = self.infer(sink, &e, at, scope) {
+                if let Some(t) = self.infer(sink, e, at, scope) {
                     if t.certainly_not(&[&Type::String]) {
                         sink.push(
                             codes::TYPE_MISMATCH,
@@ -676,7 +676,7 @@ impl<'e> Checker<'e> {
         match classify(s) {
             Ok(Tpl::Literal) | Err(_) => {}
             Ok(Tpl::Whole(e)) => {
-                let Some(got) = self.infer(sink, &e, at, scope) else {
+                let Some(got) = self.infer(sink, e, at, scope) else {
                     return;
                 };
                 if let Some(what) = unwritable(&got) {

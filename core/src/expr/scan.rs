@@ -25,6 +25,21 @@ use std::fmt;
 /// Opening delimiter of an embedded expression.
 const OPEN: &str = "${";
 
+/// Whether `s` holds the opening delimiter `${` anywhere: the question every template walk asks
+/// of every string of every unit, most of which hold none. `str::contains` with a two-byte
+/// pattern sets up a substring searcher per call, which costs more than these short strings.
+pub fn has_open(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(at) = b[i..].iter().position(|&c| c == b'$') {
+        i += at + 1;
+        if b.get(i) == Some(&b'{') {
+            return true;
+        }
+    }
+    false
+}
+
 /// Error text used by kro (`parser.ErrNestedExpression`); kept verbatim so messages match.
 pub const NESTED_EXPRESSION: &str =
     "nested expressions are not allowed unless inside string literals";
@@ -190,6 +205,18 @@ mod tests {
             expr: expr.to_string(),
             start,
             end,
+        }
+    }
+
+    /// `has_open` answers as `contains("${")` does, at every position and around `$$` and
+    /// multi-byte characters.
+    #[test]
+    fn has_open_agrees_with_contains() {
+        for s in [
+            "", "$", "{", "${", "$${", "$ {", "a$", "a${b}", "ab$", "$$", "$a${", "é${", "${é",
+            "$é{", "x$}{", "}${",
+        ] {
+            assert_eq!(has_open(s), s.contains("${"), "{s:?}");
         }
     }
 

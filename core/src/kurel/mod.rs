@@ -536,10 +536,12 @@ struct InstanceResult<T> {
 type Identity = (String, String, String, String);
 
 fn identity(o: &Value) -> Option<Identity> {
-    let top = |k: &str| o.get(k).and_then(Value::as_str);
+    // Small maps, read for every rendered object: scanned, not hashed (`crate::lookup`).
+    let field = crate::lookup::field;
+    let top = |k: &str| field(o, k).and_then(Value::as_str);
     let meta = |k: &str| {
-        o.get("metadata")
-            .and_then(|m| m.get(k))
+        field(o, "metadata")
+            .and_then(|m| field(m, k))
             .and_then(Value::as_str)
     };
     Some((

@@ -481,11 +481,12 @@ fn join_string_map_keys(
 
 fn matches_target(obj: &Value, t: &Target) -> bool {
     // Direct lookups: `Value::pointer` allocates per token, and this runs per operation and
-    // resource of every instance.
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    // resource of every instance; the maps are small, so scanned rather than hashed.
+    let field = crate::lookup::field;
+    let kind = field(obj, "kind").and_then(Value::as_str).unwrap_or("");
     let meta = |k: &str| {
-        obj.get("metadata")
-            .and_then(|m| m.get(k))
+        field(obj, "metadata")
+            .and_then(|m| field(m, k))
             .and_then(Value::as_str)
     };
     let name = meta("name").unwrap_or("");

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::diag::{bounded, codes, quote, Code};
+use crate::expr::scan::has_open;
 use crate::fieldpath::{FieldPath, Segment};
 /// Default bound on nested references (defined with every other limit in [`crate::limits`]).
 pub use crate::limits::DEFAULT_VARIABLE_DEPTH as DEFAULT_MAX_DEPTH;
@@ -250,7 +251,7 @@ impl<'p> Resolver<'p> {
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
         match v {
-            Value::String(s) if !s.contains("${") => v.clone(),
+            Value::String(s) if !has_open(s) => v.clone(),
             Value::String(s) => match self.string(s, stack) {
                 Ok(r) => match r.value {
                     Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
@@ -311,7 +312,7 @@ impl<'p> Resolver<'p> {
     }
 
     fn text(&self, s: &str, stack: &mut Vec<String>) -> Result<String, VarError> {
-        if !s.contains("${") {
+        if !has_open(s) {
             return Ok(s.to_string());
         }
         let r = self.string(s, stack)?;
@@ -324,7 +325,7 @@ impl<'p> Resolver<'p> {
     }
 
     fn string(&self, s: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
-        if !s.contains("${") {
+        if !has_open(s) {
             return Ok(Resolved {
                 value: Value::String(s.to_string()),
                 chain: Vec::new(),

@@ -35,6 +35,17 @@ pub(super) fn flag(node: &Value, name: &str) -> bool {
     key_in(node, name).and_then(Value::as_bool) == Some(true)
 }
 
+/// The `$defs` key a `$ref` names: what follows its last `#/$defs/`. Every visited node of every
+/// checked object asks; the references are almost all `#/$defs/KEY`, which are answered without
+/// setting up a substring search.
+fn def_key(r: &str) -> Option<&str> {
+    const DEFS: &str = "#/$defs/";
+    match r.strip_prefix(DEFS) {
+        Some(k) if !k.contains('#') => Some(k),
+        _ => r.rsplit_once(DEFS).map(|(_, k)| k),
+    }
+}
+
 /// `node` with `$ref`s followed and `allOf` members merged in, so callers see one flat node.
 pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'a, Value> {
     let mut cur = node;
@@ -42,7 +53,7 @@ pub(super) fn resolve<'a>(b: &'a Bundle, node: &'a Value, depth: usize) -> Cow<'
         let Some(r) = key_in(cur, "$ref").and_then(Value::as_str) else {
             break;
         };
-        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def(k)) {
+        match def_key(r).and_then(|k| b.def(k)) {
             Some(d) => cur = d,
             // An unresolvable reference gives no information; treat it as "anything" rather than
             // reporting fields the user cannot fix.
@@ -73,7 +84,7 @@ pub(super) fn resolve_shared(b: &Bundle, node: &Value) -> std::sync::Arc<Value> 
         let Some(r) = key_in(cur, "$ref").and_then(Value::as_str) else {
             break;
         };
-        match r.rsplit_once("#/$defs/").and_then(|(_, k)| b.def_shared(k)) {
+        match def_key(r).and_then(|k| b.def_shared(k)) {
             Some(d) => {
                 cur = d;
                 def = Some(d);
@@ -438,7 +449,7 @@ fn check_at(
     }
     // Expressions (standalone or interpolated) are typed by the CEL checks, not here. A rendered
     // object has none left: its strings holding `${` are checked against `enum` but not typed.
-    let expression = |s: &str| s.contains("${");
+    let expression = crate::expr::scan::has_open;
     if let (false, Value::String(s)) = (enums, value) {
         if expression(s) {
             return;
@@ -539,4 +550,28 @@ fn check_enum(node: &Value, s: &str, trail: &Trail<'_>, out: &mut Vec<(FieldPath
         trail.path(),
         format!("{s:?} is not one of the allowed values {}", list.join(", ")),
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    /// `def_key` names the key after the last `#/$defs/`, as `rsplit_once` does, for the common
+    /// `#/$defs/KEY` and for references with more than one marker or none.
+    #[test]
+    fn def_key_agrees_with_rsplit_once() {
+        for r in [
+            "#/$defs/io.k8s.api.core.v1.PodSpec",
+            "#/$defs/a#/$defs/b",
+            "#/$defs/a#b",
+            "doc.json#/$defs/c",
+            "#/$defs/",
+            "#/definitions/x",
+            "",
+        ] {
+            assert_eq!(
+                super::def_key(r),
+                r.rsplit_once("#/$defs/").map(|(_, k)| k),
+                "{r:?}"
+            );
+        }
+    }
 }

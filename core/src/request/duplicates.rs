@@ -135,9 +135,11 @@ impl Identity {
 /// The identity of a rendered object, read with plain lookups: this runs for every object of
 /// the output, on the worker that rendered it.
 pub(super) fn identity(o: &Value) -> Option<Identity> {
-    let top = |k: &str| o.get(k).and_then(Value::as_str);
-    let meta = o.get("metadata");
-    let meta = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str);
+    // Small maps, read for every rendered object: scanned, not hashed (`crate::lookup`).
+    let field = crate::lookup::field;
+    let top = |k: &str| field(o, k).and_then(Value::as_str);
+    let meta = field(o, "metadata");
+    let meta = |k: &str| meta.and_then(|m| field(m, k)).and_then(Value::as_str);
     Identity::new(
         crate::scope::group_of(top("apiVersion")?),
         top("kind")?,
