@@ -5,7 +5,7 @@
 //! a render ÷ serialisation ratio in instructions can be compared across machines and runs.
 //! The serialisation is counted in a child process of this harness (`SERIALISE_ARG`): it parses
 //! kiln's output back into objects, outside what is counted, and serialises them with
-//! `output::yaml_stream` inside [`serialise_counted`], the only function callgrind collects in.
+//! `output::yaml_stream` inside `serialise_counted`, the only function callgrind collects in.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

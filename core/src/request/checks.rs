@@ -58,7 +58,7 @@ pub(super) fn without_kustomizations(documents: Vec<Document>) -> (Vec<Document>
     (kept, files)
 }
 
-/// The request's own options that no input can make right ([`prepare`] checks them first).
+/// The request's own options that no input can make right ([`super::prepare`] checks them first).
 pub(super) fn check_options(req: &Request) -> Vec<Diagnostic> {
     let mut found = kurel::values::too_deep_sets(&req.sets, req.limits.yaml.max_depth);
     // Written into every namespaced object that sets none: the API server's rule, with its
