@@ -5,6 +5,7 @@
 //! (`spec.componentTypeDefinition.spec.resources[0]…`). Reading checks shapes and collects every
 //! problem; expressions are compiled later ([`super::load`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
@@ -300,7 +301,9 @@ pub(crate) struct ComponentDef<'a> {
     pub parameters: Value,
     pub addons: Vec<AddonUse>,
     pub build: Value,
-    pub value: Value,
+    /// The whole document, borrowed from the input when it is one (a fleet holds thousands;
+    /// a copy doubled what the run holds), owned when built from a release or snapshot.
+    pub value: Cow<'a, Value>,
 }
 
 /// A Workload.
@@ -311,7 +314,9 @@ pub(crate) struct WorkloadDef<'a> {
     /// The component it belongs to.
     pub component: String,
     pub spec: Value,
-    pub value: Value,
+    /// The whole document, borrowed from the input when it is one (a fleet holds thousands;
+    /// a copy doubled what the run holds), owned when built from a release or snapshot.
+    pub value: Cow<'a, Value>,
 }
 
 /// One list of a workload override (`env` or `files`): entries keyed by `key`, in order.
@@ -1656,9 +1661,10 @@ fn upstream_trait_def<'a>(
 /// Read a Component.
 pub(crate) fn component_def<'a>(
     loc: Loc<'a>,
-    v: &Value,
+    value: Cow<'a, Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ComponentDef<'a>> {
+    let v: &Value = &value;
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
@@ -1784,16 +1790,17 @@ pub(crate) fn component_def<'a>(
         parameters,
         addons,
         build,
-        value: v.clone(),
+        value,
     })
 }
 
 /// Read a Workload.
 pub(crate) fn workload_def<'a>(
     loc: Loc<'a>,
-    v: &Value,
+    value: Cow<'a, Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<WorkloadDef<'a>> {
+    let v: &Value = &value;
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
@@ -1819,7 +1826,7 @@ pub(crate) fn workload_def<'a>(
         component: owner.unwrap_or_else(|| name.clone()),
         name,
         spec,
-        value: v.clone(),
+        value,
     })
 }
 
@@ -2108,8 +2115,8 @@ pub(crate) fn snapshot_def<'a>(
         }
     }
     let type_def = t.and_then(|(x, at)| type_def(loc.nested(&at), &x, errors));
-    let component = c.and_then(|(x, at)| component_def(loc.nested(&at), &x, errors));
-    let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), &x, errors));
+    let component = c.and_then(|(x, at)| component_def(loc.nested(&at), Cow::Owned(x), errors));
+    let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), Cow::Owned(x), errors));
     if errors.len() > before {
         return None;
     }
@@ -2329,11 +2336,11 @@ pub(crate) fn release_def<'a>(
         "metadata": Value::Object(comp_md),
         "spec": Value::Object(comp_spec),
     });
-    let component = component_def(loc.nested_spec(&prof_at), &comp_obj, errors);
+    let component = component_def(loc.nested_spec(&prof_at), Cow::Owned(comp_obj), errors);
     let workload = workload.and_then(|w| {
         let full = w.get("kind").and_then(Value::as_str) == Some("Workload");
         if full {
-            workload_def(loc.nested(&wl_at), &w, errors)
+            workload_def(loc.nested(&wl_at), Cow::Owned(w), errors)
         } else {
             let obj = json!({
                 "apiVersion": super::API_VERSION,
@@ -2341,7 +2348,7 @@ pub(crate) fn release_def<'a>(
                 "metadata": {"name": component_name},
                 "spec": w,
             });
-            workload_def(loc.nested_spec(&wl_at), &obj, errors)
+            workload_def(loc.nested_spec(&wl_at), Cow::Owned(obj), errors)
         }
     });
     if errors.len() > before {

@@ -23,6 +23,7 @@
 //! A Release is the list of rendered objects (what a GitOps tool applies), not a wrapping
 //! `Release`/`RenderedRelease` object.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
@@ -260,12 +261,14 @@ fn read_ahead<'a>(docs: &[&'a Document]) -> Vec<Option<ReadAhead<'a>>> {
             }
             let (loc, v, mut ds) = (Loc::new(d), &d.value, Vec::new());
             Some(match Family::of(d.kind().unwrap_or(""))? {
-                Family::Component => {
-                    ReadAhead::Component(kinds::component_def(loc, v, &mut ds).map(Box::new), ds)
-                }
-                Family::Workload => {
-                    ReadAhead::Workload(kinds::workload_def(loc, v, &mut ds).map(Box::new), ds)
-                }
+                Family::Component => ReadAhead::Component(
+                    kinds::component_def(loc, Cow::Borrowed(v), &mut ds).map(Box::new),
+                    ds,
+                ),
+                Family::Workload => ReadAhead::Workload(
+                    kinds::workload_def(loc, Cow::Borrowed(v), &mut ds).map(Box::new),
+                    ds,
+                ),
                 Family::ReleaseBinding => ReadAhead::Deployment(
                     kinds::release_binding_def(loc, v, &mut ds).map(Box::new),
                     ds,
@@ -1952,7 +1955,7 @@ pub fn create_snapshot(
     if let Err(ds) = release::render(&u, &l.exprs, opts, &platform) {
         return Err(Diagnostics(ds));
     }
-    let mut comp_value = c.value.clone();
+    let mut comp_value = c.value.clone().into_owned();
     if c.namespace.is_none() {
         if let (Some(ns), Some(md)) = (
             &opts.namespace,
