@@ -50,6 +50,7 @@
 
 pub mod base64;
 pub mod component;
+pub mod delimiter;
 pub mod diag;
 pub mod diff;
 pub mod document;

@@ -39,6 +39,7 @@ const LAYERS: &[Layer] = &[
             "process",
             "base64",
             "names",
+            "delimiter",
         ],
     },
     Layer {

@@ -25,20 +25,7 @@ use std::fmt;
 /// Opening delimiter of an embedded expression.
 const OPEN: &str = "${";
 
-/// Whether `s` holds the opening delimiter `${` anywhere: the question every template walk asks
-/// of every string of every unit, most of which hold none. `str::contains` with a two-byte
-/// pattern sets up a substring searcher per call, which costs more than these short strings.
-pub fn has_open(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while let Some(at) = b[i..].iter().position(|&c| c == b'$') {
-        i += at + 1;
-        if b.get(i) == Some(&b'{') {
-            return true;
-        }
-    }
-    false
-}
+pub use crate::delimiter::has_open;
 
 /// Error text used by kro (`parser.ErrNestedExpression`); kept verbatim so messages match.
 pub const NESTED_EXPRESSION: &str =

@@ -449,7 +449,7 @@ fn check_at(
     }
     // Expressions (standalone or interpolated) are typed by the CEL checks, not here. A rendered
     // object has none left: its strings holding `${` are checked against `enum` but not typed.
-    let expression = crate::expr::scan::has_open;
+    let expression = crate::delimiter::has_open;
     if let (false, Value::String(s)) = (enums, value) {
         if expression(s) {
             return;
