@@ -1401,15 +1401,8 @@ fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<Remov
     }
     let (for_each, var) = r.for_each(v, at, Some("item"));
     let target = target(r, v, &at.key("target"), "remove")?;
-    if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
-        r.invalid(
-            &at.key("target").key("kind"),
-            format!(
-                "an addon may not remove the workload resource kind {}",
-                target.kind
-            ),
-            "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
-        );
+    if let Some((path, msg, hint)) = workload_removal(&target.kind, at) {
+        r.invalid(&path, msg, hint);
         return None;
     }
     Some(RemoveDef {
@@ -1417,6 +1410,19 @@ fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<Remov
         var,
         target,
         at: at.clone(),
+    })
+}
+
+/// The refusal of a remove whose target is a workload resource kind (upstream's Trait webhook):
+/// where it is, what is wrong and the hint. Both the proposal's Addon reader and the upstream
+/// Trait reader ask it.
+fn workload_removal(kind: &str, at: &FieldPath) -> Option<(FieldPath, String, &'static str)> {
+    UNREMOVABLE_KINDS.contains(&kind).then(|| {
+        (
+            at.key("target").key("kind"),
+            format!("an addon may not remove the workload resource kind {kind}"),
+            "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+        )
     })
 }
 
@@ -1588,15 +1594,8 @@ impl Semantic<'_, '_> {
         let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
         self.target_plane(rm.target_plane.as_deref(), &at);
         let target = self.target(rm.target, &at.key("target"));
-        if UNREMOVABLE_KINDS.contains(&target.kind.as_str()) {
-            self.invalid(
-                &at.key("target").key("kind"),
-                format!(
-                    "an addon may not remove the workload resource kind {}",
-                    target.kind
-                ),
-                "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
-            );
+        if let Some((path, msg, hint)) = workload_removal(&target.kind, &at) {
+            self.invalid(&path, msg, hint);
             return None;
         }
         Some(RemoveDef {
