@@ -95,6 +95,7 @@ const LAYERS: &[Layer] = &[
             "inplace",
             "kustomize_build",
             "kustomize_reach",
+            "ide",
         ],
     },
 ];
