@@ -444,9 +444,9 @@ pub fn run(root: &Path, scratch: &Path, tools: &Tools, runs: usize) -> Doors {
     let r = std::fs::write(&list, text)
         .map_err(|e| e.to_string())
         .and_then(|()| {
-            // kiln-krm alone, the file on its stdin (a shell in between added 1.2 ms, median of
-            // 30 paired runs), after runs that warm what the kubectl and kpt rows before it left
-            // cold (its first runs after them took 50–56 ms against 42–47 alone).
+            // kiln-krm alone, the file on its stdin (a shell in between adds a millisecond to
+            // what is measured), after runs that warm what the kubectl and kpt rows before it
+            // left cold (its first runs after them are slower than the rest).
             let pass = || {
                 let r = measure::run_reading(&mut Command::new(&krm), Some(&list), Sink::Null)?;
                 if !r.success() {

@@ -9,9 +9,8 @@
 ///
 /// It runs from the executable's initialisers ([`run_at_load!`](crate::run_at_load)), before
 /// mimalloc's own, which reserves a 1 GiB arena and advises huge pages on it: called from `main`
-/// instead, the kernel had already handed out two huge pages for the allocations the runtime
-/// makes before `main` (4 MiB zeroed in every run; a process's resident set at its first read of
-/// stdin went from 8.1 MiB to 4.3 MiB).
+/// instead, the kernel has already handed out huge pages, zeroed whole, for the allocations the
+/// runtime makes before `main`, and a small run's resident set doubles.
 pub extern "C" fn at_load() {
     no_huge_pages();
     keep_freed_memory();
@@ -26,9 +25,8 @@ static EXITS_SOON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// for the process's exit to reclaim.
 ///
 /// Freeing a large run's objects one by one is work nobody waits for: the process is about to
-/// exit, and the kernel takes back its memory whole. In kiln-krm's pass-through of 5 000 items,
-/// dropping the items, the units and the texts took 11 ms of a 62 ms run, on the thread that
-/// then writes the answer. A library caller (a test, an embedding program) gets the plain drop.
+/// exit, and the kernel takes back its memory whole; the drop would run on the thread that then
+/// writes the answer, and in a large pass-through it is a sixth of the run. A library caller (a test, an embedding program) gets the plain drop.
 pub fn discard<T>(x: T) {
     if exits_soon() {
         std::mem::forget(x);
@@ -47,9 +45,8 @@ pub fn exits_soon() -> bool {
 /// stdout and stderr; elsewhere `code` is handed back for `main` to return.
 ///
 /// What a normal exit runs after `main` is mimalloc's sweep of its heap (`mi_process_done`
-/// collects every page, though the kernel is about to take the memory whole): at 10 000 web-app
-/// instances it was 1.4 ms between kiln's last write and its `exit_group`, on the main thread
-/// alone. kiln registers nothing of its own to run at exit; a run that made a temporary tree has
+/// collects every page, though the kernel is about to take the memory whole), serial work on the
+/// main thread between kiln's last write and its exit. kiln registers nothing of its own to run at exit; a run that made a temporary tree has
 /// removed it before `main` returns.
 pub fn end(code: std::process::ExitCode) -> std::process::ExitCode {
     use std::io::Write;
@@ -88,9 +85,8 @@ macro_rules! run_at_load {
 ///
 /// mimalloc asks for huge pages on its arena (`MADV_HUGEPAGE`). With THP in the kernel's common
 /// `madvise` mode, the first touch of each 2 MiB region then faults in, and zeroes, a whole huge
-/// page: in a profile of one small app as a process that zeroing (`clear_page_erms`) was 12% of
-/// the samples, and at 10 000 web-app instances whole huge pages counted in the peak resident set
-/// (171–173 MiB against 137 MiB with 4 KiB pages, user and system time the same within noise).
+/// page: a small app spends a large share of its run zeroing them (`clear_page_erms`), and a
+/// fleet's peak resident set counts whole huge pages it touches only in part.
 /// The kernel honours this for every later fault of the process, whatever the allocator asked.
 pub fn no_huge_pages() {
     #[cfg(target_os = "linux")]
@@ -104,11 +100,10 @@ pub fn no_huge_pages() {
 /// Transparent huge pages again, from here on, when a run is large: `input_bytes` of YAML or
 /// more than [`HUGE_INPUT`].
 ///
-/// Faults are what a large run pays for its memory on this kind of machine (a virtual machine,
-/// where each fault of a 4 KiB page costs about 2 µs): kiln-krm's pass-through of 5 000 items
-/// (4.5 MB) took 16 000 faults and 120 ms of CPU with 4 KiB pages, 300 faults and 84 ms with
-/// huge pages. A small run is the other way round ([`no_huge_pages`]): it touches a few pages of
-/// each huge page it would fault in, and zeroing whole ones cost a small app 5%. A parsed
+/// Faults are what a large run pays for its memory in a virtual machine, where each fault is
+/// expensive: with huge pages a large pass-through takes about fifty times fewer faults and a
+/// third less CPU. A small run is the other way round ([`no_huge_pages`]): it touches a few pages
+/// of each huge page it would fault in, and zeroing whole ones costs it more than it saves. A parsed
 /// object takes about ten times its text, so from [`HUGE_INPUT`] on the huge pages are filled.
 pub fn huge_pages_for(input_bytes: usize) {
     #[cfg(target_os = "linux")]
@@ -151,15 +146,12 @@ pub const WORKER_STACK: usize = 16 << 20;
 /// of them: `jobs` 1 or a small run starts no thread at all. Each binary calls it once from its
 /// main thread; a second call changes nothing.
 ///
-/// A thread pool costs a small run more than it gives: `kiln render examples/webapp` took
-/// 0.7–1.0 ms less (of 4.4 ms; median of 150 paired runs) when the main thread was the pool's
-/// one worker than with two workers, which were started, woken for each parallel step and spun
-/// waiting for more (`sched_yield` was its most frequent system call). The crossover measured
-/// on this 2-core machine lies between web-app fleets of 30 instances (26 KB: 0.5 ms faster
-/// alone) and 100 (56 KB: 1.1 ms slower). Past it, the main thread working beside one spawned
-/// worker, instead of handing each parallel step to two and waiting, rendered 10 000 web-app
-/// instances 5.7–6.5 ms sooner (of 277 ms; median of 20 paired runs) and 100–1 000 instances
-/// 0.2–0.5 ms sooner; kiln-krm's 5 000-item pass-through was the same within noise.
+/// A thread pool costs a small run more than it gives: workers are started, woken for each
+/// parallel step and spin waiting for more (`sched_yield` becomes the most frequent system
+/// call), so `kiln render examples/webapp` is faster with the main thread as the pool's one
+/// worker. The crossover lies between web-app fleets of a few dozen and a hundred instances
+/// ([`SMALL_INPUT`]). Past it, the main thread works beside the spawned workers instead of
+/// handing each parallel step to them and waiting.
 ///
 /// The main thread then needs a worker's stack: its limit (`RLIMIT_STACK`, which the kernel
 /// checks as the stack grows) is raised to [`WORKER_STACK`]. Where it cannot be, or the caller
@@ -218,8 +210,8 @@ pub const RESERVED_OUTPUT: usize = 1 << 20;
 /// (`fallocate` with `FALLOC_FL_KEEP_SIZE`: the file's size, and so what a reader sees, still
 /// grows only as the bytes are written). On ext4 each page written into a range without blocks
 /// reserves a block on its own (delayed allocation); into a range already allocated it does
-/// not: writing the 36 MB of 10 000 web-app instances took 4.7 ms instead of 7.1 (median of 9),
-/// on the main thread alone at the end of the run. Linkers (mold, lld) do the same with their
+/// not, and the write of a large output is serial work on the main thread at the end of the run,
+/// where a third of it goes to those reservations. Linkers (mold, lld) do the same with their
 /// output. `Ok(true)` when the space was reserved, `Ok(false)` when nothing was asked (not a
 /// regular file, a small output, not Linux); an error is the file system's answer (no
 /// `fallocate` on it, a full disk), after which the writes go as they would have.
@@ -271,8 +263,7 @@ pub fn reserve_file_space(fd: std::os::fd::BorrowedFd<'_>, len: usize) -> std::i
 /// units (`with_max_len`). Rayon splits an indexed iterator into about as many pieces as there
 /// are threads, and splits a piece again only once it is stolen: the main thread then runs its
 /// first piece, thousands of items, from start to end, and once the other workers are done they
-/// have nothing left to steal. At the end of rendering 10 000 web-app instances on 2 cores the
-/// other worker sat idle for up to 8 ms of a 210 ms run. Pieces of a few items cost a join
+/// have nothing left to steal, and sit idle at the end of a fleet's render. Pieces of a few items cost a join
 /// each (well under a microsecond) and leave at most a few items' work for the last worker.
 pub const PIECE: usize = 4;
 

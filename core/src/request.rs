@@ -368,7 +368,7 @@ where
     let rendered = Rendered {
         units: if crate::process::exits_soon() {
             // Each object's identity is left to the process's exit (`process::discard`):
-            // freeing them, even on the workers, cost 1.1 ms at 10 000 instances.
+            // freeing them, even on the workers, is work the end of a large run waits for.
             r.units
                 .into_iter()
                 .filter_map(|c| {
@@ -697,8 +697,8 @@ where
         details,
         documents: {
             let n = documents.len();
-            // Left to the process's exit in kiln's executables (`process::discard`); freeing
-            // them on the workers still took 1.4 ms at 10 000 instances.
+            // Left to the process's exit in kiln's executables (`process::discard`): freeing
+            // them, even on the workers, is work the end of a large run waits for.
             if crate::process::exits_soon() {
                 crate::process::discard(documents);
             } else {

@@ -331,10 +331,9 @@ impl Root {
                 (e.file_name(), kind)
             })
             .collect();
-        // On every core: at thousands of files sorting the names was a fifth of what the main
-        // thread did alone. Names in a directory are unique, so an unstable sort gives the same
-        // order; unlike the merge sort it needs no buffer of fresh memory (10 000 names: 1.2 ms
-        // -> 0.4 ms with two workers, 0.5 ms with one).
+        // On every core: at thousands of files sorting the names is a large share of what the
+        // main thread does alone. Names in a directory are unique, so an unstable sort gives the
+        // same order; unlike the merge sort it needs no buffer of fresh memory.
         names.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         // Each entry's paths made on every core too (two allocations and a symlink's
         // resolution each: at 10 000 files, as long as listing them); directories are then
@@ -1143,9 +1142,9 @@ impl Snapshot {
         };
         let mut builder = tempfile::Builder::new();
         builder.prefix("kiln-rev-");
-        // Creating ten thousand files on a disk-backed file system took seconds of system time
-        // on the build machine (112 µs per create); in memory it is a tenth of that. Unless
-        // TMPDIR says where, a writable /dev/shm is used.
+        // Creating ten thousand files on a disk-backed file system costs seconds of system
+        // time; in memory, a tenth of that. Unless TMPDIR says where, a writable /dev/shm is
+        // used.
         let shm = Path::new("/dev/shm");
         let dir = match std::env::var_os("TMPDIR") {
             None if shm.is_dir() => builder.tempdir_in(shm).or_else(|_| builder.tempdir()),

@@ -36,11 +36,10 @@ pub struct Entry<'a> {
 /// Uncompressed bytes compressed as one gzip member each (the last slice may be shorter).
 pub const SLICE: usize = 4 << 20;
 
-/// The deflate level. Measured on the 10,000-instance fleet (24 MB of manifests, 2 cores, zlib-rs):
-/// level 6 gives 1.28 MB at 0.85 s of CPU for the whole build, level 3 1.82 MB at 0.76 s, level 1
-/// 2.80 MB at 0.73 s. Level 3 keeps `build --artifact` within 1.3x of `kiln render` (issue 16)
-/// for half a megabyte more per artifact. It is part of the reproducibility contract: changing it
-/// changes every digest.
+/// The deflate level: the middle of the curve, where the archive is about a third larger than at
+/// level 6 and the build's CPU close to level 1's, so `build --artifact` stays near `kiln render`'s
+/// time (README, benchmarks). It is part of the reproducibility contract: changing it changes
+/// every digest.
 pub const LEVEL: u32 = 3;
 
 /// Why a path cannot go into an archive.
@@ -93,8 +92,8 @@ pub fn tar(entries: &[Entry<'_>]) -> Result<Vec<u8>, BadPath> {
 
 /// The gzipped tar archive of `entries`: [`gzip`] of [`tar`], without the archive ever being
 /// one buffer. Each slice of the archive is put together from its pieces on the worker that
-/// compresses it: at 10 000 files (36 MB) copying the whole archive into one buffer first, and
-/// faulting that buffer in, was 20 ms of the main thread alone.
+/// compresses it: copying a large archive into one buffer first, and faulting that buffer in,
+/// would be serial work of the main thread.
 pub fn tar_gz(entries: &[Entry<'_>]) -> Result<Vec<u8>, BadPath> {
     let archive = layout(entries)?;
     // Never empty: an archive ends with two zero blocks.
