@@ -412,15 +412,18 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                         .chain(PROJECT_PIPELINE_KINDS)
                         .copied(),
                 );
-                diags.push(err(
-                    &loc,
-                    codes::UNKNOWN_KIND,
-                    &root.key("kind"),
-                    format!("unknown component-types kind {kind}"),
-                    &match near {
-                        Some(n) => crate::suggest::did_you_mean(n),
-                        None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
-                    },
+                diags.push(crate::suggest::suggesting(
+                    err(
+                        &loc,
+                        codes::UNKNOWN_KIND,
+                        &root.key("kind"),
+                        format!("unknown component-types kind {kind}"),
+                        &match near {
+                            Some(n) => crate::suggest::did_you_mean(n),
+                            None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
+                        },
+                    ),
+                    near,
                 ))
             }
         }

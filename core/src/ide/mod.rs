@@ -15,9 +15,14 @@ use std::ops::Range;
 
 mod actions;
 mod complete;
+mod cursor;
+mod expression;
+mod frontends;
 mod goto;
 mod hover;
+mod kro;
 mod symbols;
+mod tree;
 pub mod workspace;
 
 pub use actions::actions;
@@ -128,3 +133,6 @@ pub struct Action {
     /// The edits, applied together.
     pub edits: Vec<Edit>,
 }
+
+#[cfg(test)]
+mod tests;

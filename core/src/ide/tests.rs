@@ -1,0 +1,366 @@
+//! The editor's questions on small RGDs and on the project's examples, with exact ranges.
+
+use super::*;
+
+const RGD: &str = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: webapps.example.com
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WebApp
+    group: example.com
+    spec:
+      image: string | required=true
+      replicas: integer | default=2 minimum=1
+      labels: 'map[string]string | default={}'
+      regions: '[]string | default=["eu"]'
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${schema.metadata.name}
+          labels: ${schema.spec.labels}
+        spec:
+          replicas: ${schema.spec.replicas}
+    - id: service
+      template:
+        apiVersion: v1
+        kind: Service
+        metadata:
+          name: ${deployment.metadata.name}
+        spec:
+          selector: ${deployment.spec.selector.matchLabels}
+    - id: perRegion
+      forEach:
+        - region: ${schema.spec.regions}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${region}
+"#;
+
+fn texts(files: &[(&str, &str)]) -> Texts {
+    files
+        .iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect()
+}
+
+/// The offset of the `n`-th (0-based) occurrence of `needle`, plus `plus`.
+fn at(text: &str, needle: &str, n: usize, plus: usize) -> usize {
+    text.match_indices(needle).nth(n).expect(needle).0 + plus
+}
+
+fn hover_at(text: &str, offset: usize) -> Hover {
+    hover(&texts(&[("rgd.yaml", text)]), "rgd.yaml", offset).expect("a hover")
+}
+
+#[test]
+fn hover_gives_the_type_of_the_part_under_the_cursor() {
+    // On `replicas` of `schema.spec.replicas`: the chain up to it, typed, and its declaration.
+    let o = at(RGD, "schema.spec.replicas}", 0, "schema.spec.re".len());
+    let h = hover_at(RGD, o);
+    assert_eq!(&RGD[h.range.clone()], "schema.spec.replicas");
+    assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
+    assert!(
+        h.markdown
+            .contains("replicas: integer | default=2 minimum=1"),
+        "{}",
+        h.markdown
+    );
+    // On `spec` of the same: the instance spec's object type.
+    let h = hover_at(RGD, at(RGD, "schema.spec.replicas}", 0, "schema.sp".len()));
+    assert_eq!(&RGD[h.range.clone()], "schema.spec");
+    assert!(h.markdown.contains("object {"), "{}", h.markdown);
+    assert!(h.markdown.contains("replicas: int"), "{}", h.markdown);
+    // A map.
+    let h = hover_at(RGD, at(RGD, "schema.spec.labels}", 0, "schema.spec.l".len()));
+    assert!(
+        h.markdown.starts_with("```\nmap(string, string)\n```"),
+        "{}",
+        h.markdown
+    );
+    // A resource's field, from the bundled Deployment schema.
+    let h = hover_at(
+        RGD,
+        at(RGD, "deployment.spec.selector", 0, "deployment.sp".len()),
+    );
+    assert_eq!(&RGD[h.range.clone()], "deployment.spec");
+    assert!(h.markdown.contains("replicas: int"), "{}", h.markdown);
+    assert!(h.markdown.contains("template: object"), "{}", h.markdown);
+    // A forEach iterator is the element type of its list.
+    let h = hover_at(RGD, at(RGD, "${region}", 0, 3));
+    assert_eq!(&RGD[h.range.clone()], "region");
+    assert!(h.markdown.starts_with("```\nstring\n```"), "{}", h.markdown);
+}
+
+#[test]
+fn hover_on_a_resource_id_gives_its_kind_and_dependencies() {
+    let h = hover_at(RGD, at(RGD, "deployment.metadata.name", 0, 2));
+    assert_eq!(&RGD[h.range.clone()], "deployment");
+    assert!(h.markdown.contains("**deployment**: `apps/v1` `Deployment`"));
+    assert!(h.markdown.contains("depends on: no other resource"));
+    // On the `id:` of service: it reads deployment.
+    let h = hover_at(RGD, at(RGD, "id: service", 0, 5));
+    assert_eq!(&RGD[h.range.clone()], "service");
+    assert!(
+        h.markdown.contains("**service**: `v1` `Service`\n\ndepends on: `deployment`"),
+        "{}",
+        h.markdown
+    );
+}
+
+#[test]
+fn hover_on_a_schema_field_gives_its_declaration() {
+    let h = hover_at(RGD, at(RGD, "replicas: integer", 0, 1));
+    assert_eq!(&RGD[h.range.clone()], "replicas");
+    assert_eq!(
+        h.markdown,
+        "`schema.spec.replicas`\n```yaml\nreplicas: integer | default=2 minimum=1\n```"
+    );
+    // Elsewhere (a template's literal), nothing.
+    assert_eq!(
+        hover(
+            &texts(&[("rgd.yaml", RGD)]),
+            "rgd.yaml",
+            at(RGD, "apps/v1", 0, 1)
+        ),
+        None
+    );
+}
+
+fn labels(c: &[Completion]) -> Vec<&str> {
+    c.iter().map(|c| c.label.as_str()).collect()
+}
+
+/// The RGD with `line` written in place of `replicas: ${schema.spec.replicas}`, and the
+/// offset after its last character.
+fn typing(line: &str) -> (String, usize) {
+    let text = RGD.replace("replicas: ${schema.spec.replicas}", line);
+    let o = at(&text, line, 0, line.len());
+    (text, o)
+}
+
+#[test]
+fn completion_offers_the_declared_fields_after_schema_spec() {
+    let (text, o) = typing("replicas: ${schema.spec.}");
+    let o = o - 1;
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(labels(&c), ["image", "labels", "regions", "replicas"]);
+    assert_eq!(c[0].replace, o..o);
+    assert_eq!(c[3].detail.as_deref(), Some("integer | default=2 minimum=1"));
+    // A partial word: only the fields it starts, replacing it; the `${` is not closed yet.
+    let (text, o) = typing("replicas: ${schema.spec.re");
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(labels(&c), ["regions", "replicas"]);
+    assert_eq!(&text[c[0].replace.clone()], "re");
+    assert_eq!(c[0].kind, CompletionKind::Field);
+}
+
+#[test]
+fn completion_offers_a_kinds_fields_after_a_resource_id() {
+    let (text, o) = typing("replicas: ${deployment.spec.");
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    let l = labels(&c);
+    for f in ["replicas", "selector", "template", "strategy"] {
+        assert!(l.contains(&f), "{f} in {l:?}");
+    }
+    let r = c.iter().find(|c| c.label == "replicas").unwrap();
+    assert_eq!(r.detail.as_deref(), Some("int"));
+}
+
+#[test]
+fn completion_at_the_start_offers_ids_variables_and_functions() {
+    let (text, o) = typing("replicas: ${");
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    let l = labels(&c);
+    for f in ["schema", "deployment", "service", "perRegion", "has", "size", "hash.sha256", "merge"] {
+        assert!(l.contains(&f), "{f} in {l:?}");
+    }
+    let d = c.iter().find(|c| c.label == "deployment").unwrap();
+    assert_eq!(d.kind, CompletionKind::Resource);
+    let p = c.iter().find(|c| c.label == "perRegion").unwrap();
+    assert_eq!(p.detail.as_deref(), Some("list(object)"));
+    // A prefix filters; the iterator of another resource is not in scope here.
+    let (text, o) = typing("replicas: ${de");
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(labels(&c), ["deployment", "deepMerge"]);
+    assert!(!l.contains(&"region"));
+}
+
+#[test]
+fn completion_offers_markers_after_the_bar() {
+    let text = RGD.replace("image: string | required=true", "image: string | mi");
+    let o = at(&text, "string | mi", 0, "string | mi".len());
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(
+        labels(&c),
+        ["minimum=", "minLength=", "minItems="]
+    );
+    assert_eq!(&text[c[0].replace.clone()], "mi");
+    assert_eq!(c[0].kind, CompletionKind::Marker);
+    // After a blank at the end of the line, every marker; before the bar, none.
+    let text = RGD.replace("image: string | required=true", "image: string | required=true ");
+    let o = at(&text, "required=true ", 0, "required=true ".len());
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(c.len(), crate::schema::MARKER_KEYS.len());
+    let c = complete(
+        &texts(&[("rgd.yaml", RGD)]),
+        "rgd.yaml",
+        at(RGD, "string | required", 0, 3),
+    );
+    assert!(c.is_empty());
+}
+
+#[test]
+fn definition_and_references_of_a_resource_id() {
+    let t = texts(&[("rgd.yaml", RGD)]);
+    let def = Location {
+        file: "rgd.yaml".into(),
+        range: at(RGD, "deployment", 0, 0)..at(RGD, "deployment", 0, 10),
+    };
+    assert_eq!(
+        definition(&t, "rgd.yaml", at(RGD, "deployment.spec", 0, 3)),
+        [def.clone()]
+    );
+    // A field named like an id is not the id.
+    assert!(definition(&t, "rgd.yaml", at(RGD, "metadata.name}", 1, 1)).is_empty());
+    let refs = references(&t, "rgd.yaml", at(RGD, "id: deployment", 0, 6));
+    let got: Vec<usize> = refs.iter().map(|l| l.range.start).collect();
+    assert_eq!(
+        got,
+        [
+            def.range.start,
+            at(RGD, "deployment.metadata", 0, 0),
+            at(RGD, "deployment.spec", 0, 0)
+        ]
+    );
+    assert!(refs.iter().all(|l| l.range.len() == "deployment".len()));
+}
+
+#[test]
+fn an_instance_kind_goes_to_its_rgd() {
+    let inst = "apiVersion: example.com/v1alpha1\nkind: WebApp\nmetadata:\n  name: a\n";
+    let t = texts(&[("rgd.yaml", RGD), ("app.yaml", inst)]);
+    let kind = Location {
+        file: "rgd.yaml".into(),
+        range: at(RGD, "WebApp", 0, 0)..at(RGD, "WebApp", 0, 6),
+    };
+    assert_eq!(definition(&t, "app.yaml", at(inst, "WebApp", 0, 2)), [kind.clone()]);
+    // Another group is another kind.
+    let other = inst.replace("example.com", "other.io");
+    let t2 = texts(&[("rgd.yaml", RGD), ("app.yaml", &other)]);
+    assert!(definition(&t2, "app.yaml", at(&other, "WebApp", 0, 2)).is_empty());
+    // From the RGD's kind: the definition and every instance.
+    let refs = references(&t, "rgd.yaml", at(RGD, "WebApp", 0, 1));
+    assert_eq!(
+        refs,
+        [
+            kind,
+            Location {
+                file: "app.yaml".into(),
+                range: at(inst, "WebApp", 0, 0)..at(inst, "WebApp", 0, 6)
+            }
+        ]
+    );
+}
+
+#[test]
+fn symbols_of_an_rgd_are_its_resources() {
+    let s = symbols(&texts(&[("rgd.yaml", RGD)]), "rgd.yaml");
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].name, "webapps.example.com");
+    assert_eq!(s[0].detail.as_deref(), Some("WebApp"));
+    assert_eq!(s[0].kind, SymbolKind::Definition);
+    let names: Vec<(&str, Option<&str>)> = s[0]
+        .children
+        .iter()
+        .map(|c| (c.name.as_str(), c.detail.as_deref()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("deployment", Some("Deployment")),
+            ("service", Some("Service")),
+            ("perRegion", Some("ConfigMap"))
+        ]
+    );
+    let d = &s[0].children[0];
+    assert_eq!(&RGD[d.selection.clone()], "deployment");
+    assert!(RGD[d.range.clone()].starts_with("id: deployment"));
+    assert!(RGD[d.range.clone()].ends_with("${schema.spec.replicas}"));
+}
+
+#[test]
+fn the_examples_answer() {
+    let text = include_str!("../../../examples/webapp/rgd.yaml");
+    let t = texts(&[("rgd.yaml", text)]);
+    let h = hover(&t, "rgd.yaml", at(text, "availableReplicas}", 0, 2)).unwrap();
+    assert_eq!(&text[h.range.clone()], "deployment.status.availableReplicas");
+    assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
+    let h = hover(&t, "rgd.yaml", at(text, "regions.join", 0, 9)).unwrap();
+    assert_eq!(&text[h.range.clone()], "schema.spec.regions.join");
+    // `join` is a function, not a field: the chain up to it does not type, and says why.
+    assert!(h.markdown.contains("join"), "{}", h.markdown);
+    let s = symbols(&t, "rgd.yaml");
+    let ids: Vec<&str> = s[0].children.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(ids, ["deployment", "service", "ingress", "regionConfig"]);
+}
+
+#[test]
+fn broken_texts_still_answer() {
+    // An unclosed quote after the cursor's line: the lines before still parse.
+    let text = RGD.replace(
+        "replicas: ${schema.spec.replicas}",
+        "replicas: \"${schema.spec.",
+    );
+    let o = at(&text, "\"${schema.spec.", 0, "\"${schema.spec.".len());
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert!(labels(&c).contains(&"replicas"), "{:?}", labels(&c));
+    // Unknown files and offsets anywhere give nothing, never a panic.
+    let t = texts(&[("rgd.yaml", "é: ${ä")]);
+    for o in 0..12 {
+        let _ = hover(&t, "rgd.yaml", o);
+        let _ = complete(&t, "rgd.yaml", o);
+        let _ = definition(&t, "rgd.yaml", o);
+        let _ = references(&t, "rgd.yaml", o);
+    }
+    assert_eq!(hover(&t, "nope.yaml", 0), None);
+}
+
+mod never_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn on_any_text_and_offset(
+            cut in 0usize..RGD.len(),
+            insert in "(\\$\\{|\\}|\"|'|\t|\n|: |- |\\||[a-zé.]{0,6}){0,4}",
+            offset in 0usize..2000,
+        ) {
+            let mut text = RGD[..cut].to_string();
+            text.push_str(&insert);
+            text.push_str(&RGD[cut..]);
+            let t = texts(&[("rgd.yaml", &text)]);
+            let _ = hover(&t, "rgd.yaml", offset);
+            let _ = complete(&t, "rgd.yaml", offset);
+            let _ = definition(&t, "rgd.yaml", offset);
+            let _ = references(&t, "rgd.yaml", offset);
+            let _ = symbols(&t, "rgd.yaml");
+            let d = crate::suggest::suggesting(
+                crate::diag::Diagnostic::error(crate::diag::codes::UNKNOWN_IDENTIFIER, "x")
+                    .in_file("rgd.yaml")
+                    .at_line(offset % 60, Some(offset % 30)),
+                Some("deployment"),
+            );
+            let _ = actions(&t, "rgd.yaml", offset..offset + 3, &[d]);
+        }
+    }
+}
