@@ -18,6 +18,8 @@ spec:
       regions: '[]string | default=["eu"]'
   resources:
     - id: deployment
+      readyWhen:
+        - ${deployment.status.availableReplicas > 0}
       template:
         apiVersion: apps/v1
         kind: Deployment
@@ -194,6 +196,21 @@ fn completion_at_the_start_offers_ids_variables_and_functions() {
 }
 
 #[test]
+fn completion_in_ready_when_offers_the_resource_itself_only() {
+    let text = RGD.replace("${deployment.status.availableReplicas > 0}", "${d");
+    let o = at(&text, "${d", 0, 3);
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert_eq!(
+        labels(&c),
+        ["deployment", "double", "duration", "dyn", "deepMerge"]
+    );
+    let text = RGD.replace("${deployment.status.availableReplicas > 0}", "${s");
+    let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
+    assert!(labels(&c).contains(&"size"), "{:?}", labels(&c));
+    assert!(!labels(&c).contains(&"schema") && !labels(&c).contains(&"service"));
+}
+
+#[test]
 fn completion_offers_markers_after_the_bar() {
     let text = RGD.replace("image: string | required=true", "image: string | mi");
     let o = at(&text, "string | mi", 0, "string | mi".len());
@@ -228,14 +245,18 @@ fn definition_and_references_of_a_resource_id() {
         definition(&t, "rgd.yaml", at(RGD, "deployment.spec", 0, 3)),
         [def.clone()]
     );
-    // A field named like an id is not the id.
-    assert!(definition(&t, "rgd.yaml", at(RGD, "metadata.name}", 1, 1)).is_empty());
+    // A field named like an id is not the id, nor one of its uses.
+    let odd = RGD.replace("${deployment.spec.selector.matchLabels}", "${deployment.spec.selector.deployment}");
+    let t2 = texts(&[("rgd.yaml", &odd)]);
+    assert!(definition(&t2, "rgd.yaml", at(&odd, "selector.deployment", 0, 10)).is_empty());
+    assert_eq!(references(&t2, "rgd.yaml", at(&odd, "id: deployment", 0, 6)).len(), 4);
     let refs = references(&t, "rgd.yaml", at(RGD, "id: deployment", 0, 6));
     let got: Vec<usize> = refs.iter().map(|l| l.range.start).collect();
     assert_eq!(
         got,
         [
             def.range.start,
+            at(RGD, "deployment.status", 0, 0),
             at(RGD, "deployment.metadata", 0, 0),
             at(RGD, "deployment.spec", 0, 0)
         ]
