@@ -385,3 +385,40 @@ mod never_panic {
         }
     }
 }
+
+#[test]
+fn the_loaders_did_you_mean_becomes_a_replacement_of_the_misspelt_id() {
+    let text = RGD.replace("${deployment.metadata.name}", "${deploymnet.metadata.name}");
+    let docs = crate::document::parse_file("rgd.yaml", text.clone(), &Default::default()).unwrap();
+    let errors = crate::kro::load(
+        &docs[0],
+        &crate::scope::Scopes::new(),
+        &crate::openapi::Schemas::bundled(),
+        &Default::default(),
+    )
+    .unwrap_err();
+    let d: Vec<_> = errors
+        .into_iter()
+        .filter(|d| d.code == crate::diag::codes::UNKNOWN_IDENTIFIER)
+        .collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].suggestion.as_deref(), Some("deployment"));
+    let got = actions(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", 0..text.len(), &d);
+    let misspelt = at(&text, "deploymnet", 0, 0);
+    assert_eq!(
+        got,
+        [Action {
+            title: "Replace with `deployment`".into(),
+            code: Some("KLN3003".into()),
+            edits: vec![Edit {
+                location: Location {
+                    file: "rgd.yaml".into(),
+                    range: misspelt..misspelt + "deploymnet".len()
+                },
+                text: "deployment".into()
+            }]
+        }]
+    );
+    // The JSON of the diagnostic does not change.
+    assert!(!serde_json::to_string(&d[0]).unwrap().contains("suggestion"));
+}
