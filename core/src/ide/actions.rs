@@ -135,9 +135,18 @@ mod tests {
         let text = "a:\n  b: |\n    ${foo.x} ${deploymnet.y}\n  c: deploymnet\n";
         let texts = Texts::from([("a.yaml".to_string(), text.to_string())]);
         let got = actions(&texts, "a.yaml", 0..text.len(), &[diag(2, 3, "deployment")]);
-        assert_eq!(got[0].edits[0].location.range.start, text.find("deploymnet").unwrap());
+        assert_eq!(
+            got[0].edits[0].location.range.start,
+            text.find("deploymnet").unwrap()
+        );
         // Positions past the text, or a line with no near word, give nothing.
-        assert!(actions(&texts, "a.yaml", 0..text.len(), &[diag(99, 1, "deployment")]).is_empty());
+        assert!(actions(
+            &texts,
+            "a.yaml",
+            0..text.len(),
+            &[diag(99, 1, "deployment")]
+        )
+        .is_empty());
         assert!(actions(&texts, "a.yaml", 0..text.len(), &[diag(1, 1, "zzzzzz")]).is_empty());
     }
 }

@@ -17,8 +17,21 @@ use crate::fieldpath::Segment;
 /// environment knows it ([`crate::expr::cel::is_known_function`]), macros always.
 const MACROS: &[&str] = &["has", "all", "exists", "exists_one", "map", "filter"];
 const STANDARD: &[&str] = &[
-    "size", "int", "uint", "double", "string", "bool", "bytes", "duration", "timestamp", "type",
-    "dyn", "matches", "contains", "startsWith", "endsWith",
+    "size",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bool",
+    "bytes",
+    "duration",
+    "timestamp",
+    "type",
+    "dyn",
+    "matches",
+    "contains",
+    "startsWith",
+    "endsWith",
 ];
 
 /// The completions at `offset` of `file`.
@@ -26,6 +39,9 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
     let Some(cur) = Cursor::new(texts, file, offset) else {
         return Vec::new();
     };
+    if let Some(pkg) = super::kurel::package(texts, file) {
+        return super::kurel::complete(texts, &pkg, &cur);
+    }
     let Some(root) = cur.root() else {
         return Vec::new();
     };

@@ -20,9 +20,7 @@ pub struct Hole {
 /// The line of `text` around `offset` (without its line break).
 pub fn line_around(text: &str, offset: usize) -> Range<usize> {
     let offset = offset.min(text.len());
-    let start = text[..floor(text, offset)]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
+    let start = text[..floor(text, offset)].rfind('\n').map_or(0, |i| i + 1);
     let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     start..end
 }
@@ -142,7 +140,10 @@ mod tests {
         assert_eq!(&text[h.source], "tag");
         // Before the `${` or on the `:` between: no hole.
         assert_eq!(hole_at(text, 0..text.len(), 2), None);
-        assert_eq!(hole_at(text, 0..text.len(), text.find(":$").unwrap() + 1), None);
+        assert_eq!(
+            hole_at(text, 0..text.len(), text.find(":$").unwrap() + 1),
+            None
+        );
         let open = "x: ${schema.sp";
         let h = hole_at(open, 0..open.len(), open.len()).unwrap();
         assert_eq!(&open[h.source], "schema.sp");

@@ -22,7 +22,12 @@ pub fn complete(
 }
 
 /// What the cursor names in a document that is not an RGD.
-pub fn target(_texts: &Texts, _file: &str, _cur: &Cursor<'_>, _root: &Node) -> Option<Vec<Location>> {
+pub fn target(
+    _texts: &Texts,
+    _file: &str,
+    _cur: &Cursor<'_>,
+    _root: &Node,
+) -> Option<Vec<Location>> {
     None
 }
 

@@ -24,14 +24,20 @@ pub fn definition(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     let Some(cur) = Cursor::new(texts, file, offset) else {
         return Vec::new();
     };
+    if let Some(pkg) = super::kurel::package(texts, file) {
+        return super::kurel::definition(texts, &pkg, &cur);
+    }
     match target(texts, file, &cur) {
         Some(Target::Resource(id)) => cur
             .root()
             .and_then(|root| {
-                kro::resources(root).into_iter().find(|r| r.id == id).map(|r| Location {
-                    file: file.to_string(),
-                    range: r.id_node.range.clone(),
-                })
+                kro::resources(root)
+                    .into_iter()
+                    .find(|r| r.id == id)
+                    .map(|r| Location {
+                        file: file.to_string(),
+                        range: r.id_node.range.clone(),
+                    })
             })
             .into_iter()
             .collect(),
@@ -144,7 +150,10 @@ fn target(texts: &Texts, file: &str, cur: &Cursor<'_>) -> Option<Target> {
         return None;
     }
     if let Some((group, kind)) = instance_of(root) {
-        if root.get("kind").is_some_and(|k| contains(&k.range, cur.offset)) {
+        if root
+            .get("kind")
+            .is_some_and(|k| contains(&k.range, cur.offset))
+        {
             return Some(Target::Kind(group, kind));
         }
     }

@@ -19,6 +19,9 @@ const MAX_FIELDS: usize = 40;
 /// What to show at `offset` of `file`, if anything.
 pub fn hover(texts: &Texts, file: &str, offset: usize) -> Option<Hover> {
     let cur = Cursor::new(texts, file, offset)?;
+    if let Some(pkg) = super::kurel::package(texts, file) {
+        return super::kurel::hover(texts, &pkg, &cur);
+    }
     let root = cur.root()?;
     if kro::is_rgd(root) {
         return rgd(texts, &cur, root);
@@ -73,7 +76,9 @@ fn rgd(texts: &Texts, cur: &Cursor<'_>, root: &Node) -> Option<Hover> {
         });
     }
     // A field of the instance schema, on its name or its declaration.
-    if let [Segment::Key(s), Segment::Key(sc), Segment::Key(sp), rest @ ..] = place.path.0.as_slice() {
+    if let [Segment::Key(s), Segment::Key(sc), Segment::Key(sp), rest @ ..] =
+        place.path.0.as_slice()
+    {
         if s == "spec" && sc == "schema" && sp == "spec" && !rest.is_empty() {
             let path: Vec<&str> = rest
                 .iter()
@@ -82,7 +87,9 @@ fn rgd(texts: &Texts, cur: &Cursor<'_>, root: &Node) -> Option<Hover> {
                     Segment::Index(_) => None,
                 })
                 .collect();
-            let range = place.key.map_or(place.node.range.clone(), |k| k.range.clone());
+            let range = place
+                .key
+                .map_or(place.node.range.clone(), |k| k.range.clone());
             return declaration(root, &path, cur.text).map(|markdown| Hover { range, markdown });
         }
     }
@@ -107,7 +114,10 @@ fn resource(r: &Resource<'_>, all: &[Resource<'_>], text: &str) -> String {
     let deps = if deps.is_empty() {
         "no other resource".to_string()
     } else {
-        deps.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")
+        deps.iter()
+            .map(|d| format!("`{d}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let what = if r.collection { " (collection)" } else { "" };
     format!("**{}**{what}: {kind}\n\ndepends on: {deps}", r.id)
@@ -125,9 +135,17 @@ fn declaration(root: &Node, path: &[&str], text: &str) -> Option<String> {
     let written = match &node.body {
         Body::Scalar(s, _) => s.clone(),
         // An object of fields: its text, bounded.
-        _ => text.get(node.range.clone()).unwrap_or_default().chars().take(400).collect(),
+        _ => text
+            .get(node.range.clone())
+            .unwrap_or_default()
+            .chars()
+            .take(400)
+            .collect(),
     };
-    Some(format!("`schema.spec.{}`\n```yaml\n{name}: {written}\n```", path.join(".")))
+    Some(format!(
+        "`schema.spec.{}`\n```yaml\n{name}: {written}\n```",
+        path.join(".")
+    ))
 }
 
 /// A type for a person: an object lists its fields.

@@ -56,7 +56,12 @@ pub fn resources(root: &Node) -> Vec<Resource<'_>> {
             let id_node = entry.get("id")?;
             let id = id_node.str()?.to_string();
             let object = entry.get("template").or_else(|| entry.get("externalRef"));
-            let field = |k| object.and_then(|o| o.get(k)).and_then(Node::str).map(str::to_string);
+            let field = |k| {
+                object
+                    .and_then(|o| o.get(k))
+                    .and_then(Node::str)
+                    .map(str::to_string)
+            };
             Some(Resource {
                 index,
                 id,
@@ -80,7 +85,9 @@ pub fn holes(node: &Node, text: &str, out: &mut Vec<(String, Range<usize>)>) {
                     // is; otherwise the whole scalar stands for the expression.
                     let raw = text.get(node.range.clone()).unwrap_or_default();
                     let range = match raw.find(&s[m.start..m.end]) {
-                        Some(at) => node.range.start + at..node.range.start + at + (m.end - m.start),
+                        Some(at) => {
+                            node.range.start + at..node.range.start + at + (m.end - m.start)
+                        }
                         None => node.range.clone(),
                     };
                     out.push((m.expr, range));
@@ -155,7 +162,9 @@ pub fn scope(root: &Node, path: &FieldPath, schemas: &Schemas) -> Scope {
     };
     let mut scope = Scope::new();
     let here = match path.0.as_slice() {
-        [Segment::Key(s), Segment::Key(r), Segment::Index(i), ..] if s == "spec" && r == "resources" => {
+        [Segment::Key(s), Segment::Key(r), Segment::Index(i), ..]
+            if s == "spec" && r == "resources" =>
+        {
             all.iter().find(|r| r.index == *i)
         }
         _ => None,
@@ -166,7 +175,10 @@ pub fn scope(root: &Node, path: &FieldPath, schemas: &Schemas) -> Scope {
         return scope;
     }
     let spec = spec_schema(root).unwrap_or(Value::Null);
-    scope.declare("schema", crate::kro::typecheck::instance_type(&spec, schemas));
+    scope.declare(
+        "schema",
+        crate::kro::typecheck::instance_type(&spec, schemas),
+    );
     for r in &all {
         let t = object(r);
         scope.declare(r.id.clone(), if r.collection { Type::list(t) } else { t });

@@ -21,6 +21,7 @@ mod frontends;
 mod goto;
 mod hover;
 mod kro;
+mod kurel;
 mod symbols;
 mod tree;
 pub mod workspace;
@@ -134,5 +135,7 @@ pub struct Action {
     pub edits: Vec<Edit>,
 }
 
+#[cfg(test)]
+mod kurel_tests;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,22 @@ pub fn symbols(texts: &Texts, file: &str) -> Vec<Symbol> {
     let Some(text) = texts.get(file) else {
         return Vec::new();
     };
+    if let Some(pkg) = super::kurel::package(texts, file) {
+        let within = file
+            .strip_prefix(&pkg.dir)
+            .unwrap_or(file)
+            .trim_start_matches('/');
+        if within.starts_with("resources/") {
+            return super::kurel::resource_symbols(text);
+        }
+        if [".kpatch", ".patch", ".toml"]
+            .iter()
+            .any(|e| file.ends_with(e))
+        {
+            return super::kurel::patch_symbols(text);
+        }
+        return Vec::new();
+    }
     parse(text)
         .iter()
         .filter_map(|d| {

@@ -81,7 +81,10 @@ fn hover_gives_the_type_of_the_part_under_the_cursor() {
     assert!(h.markdown.contains("object {"), "{}", h.markdown);
     assert!(h.markdown.contains("replicas: int"), "{}", h.markdown);
     // A map.
-    let h = hover_at(RGD, at(RGD, "schema.spec.labels}", 0, "schema.spec.l".len()));
+    let h = hover_at(
+        RGD,
+        at(RGD, "schema.spec.labels}", 0, "schema.spec.l".len()),
+    );
     assert!(
         h.markdown.starts_with("```\nmap(string, string)\n```"),
         "{}",
@@ -105,13 +108,16 @@ fn hover_gives_the_type_of_the_part_under_the_cursor() {
 fn hover_on_a_resource_id_gives_its_kind_and_dependencies() {
     let h = hover_at(RGD, at(RGD, "deployment.metadata.name", 0, 2));
     assert_eq!(&RGD[h.range.clone()], "deployment");
-    assert!(h.markdown.contains("**deployment**: `apps/v1` `Deployment`"));
+    assert!(h
+        .markdown
+        .contains("**deployment**: `apps/v1` `Deployment`"));
     assert!(h.markdown.contains("depends on: no other resource"));
     // On the `id:` of service: it reads deployment.
     let h = hover_at(RGD, at(RGD, "id: service", 0, 5));
     assert_eq!(&RGD[h.range.clone()], "service");
     assert!(
-        h.markdown.contains("**service**: `v1` `Service`\n\ndepends on: `deployment`"),
+        h.markdown
+            .contains("**service**: `v1` `Service`\n\ndepends on: `deployment`"),
         "{}",
         h.markdown
     );
@@ -155,7 +161,10 @@ fn completion_offers_the_declared_fields_after_schema_spec() {
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
     assert_eq!(labels(&c), ["image", "labels", "regions", "replicas"]);
     assert_eq!(c[0].replace, o..o);
-    assert_eq!(c[3].detail.as_deref(), Some("integer | default=2 minimum=1"));
+    assert_eq!(
+        c[3].detail.as_deref(),
+        Some("integer | default=2 minimum=1")
+    );
     // A partial word: only the fields it starts, replacing it; the `${` is not closed yet.
     let (text, o) = typing("replicas: ${schema.spec.re");
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
@@ -181,7 +190,16 @@ fn completion_at_the_start_offers_ids_variables_and_functions() {
     let (text, o) = typing("replicas: ${");
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
     let l = labels(&c);
-    for f in ["schema", "deployment", "service", "perRegion", "has", "size", "hash.sha256", "merge"] {
+    for f in [
+        "schema",
+        "deployment",
+        "service",
+        "perRegion",
+        "has",
+        "size",
+        "hash.sha256",
+        "merge",
+    ] {
         assert!(l.contains(&f), "{f} in {l:?}");
     }
     let d = c.iter().find(|c| c.label == "deployment").unwrap();
@@ -215,14 +233,14 @@ fn completion_offers_markers_after_the_bar() {
     let text = RGD.replace("image: string | required=true", "image: string | mi");
     let o = at(&text, "string | mi", 0, "string | mi".len());
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
-    assert_eq!(
-        labels(&c),
-        ["minimum=", "minLength=", "minItems="]
-    );
+    assert_eq!(labels(&c), ["minimum=", "minLength=", "minItems="]);
     assert_eq!(&text[c[0].replace.clone()], "mi");
     assert_eq!(c[0].kind, CompletionKind::Marker);
     // After a blank at the end of the line, every marker; before the bar, none.
-    let text = RGD.replace("image: string | required=true", "image: string | required=true ");
+    let text = RGD.replace(
+        "image: string | required=true",
+        "image: string | required=true ",
+    );
     let o = at(&text, "required=true ", 0, "required=true ".len());
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
     assert_eq!(c.len(), crate::schema::MARKER_KEYS.len());
@@ -246,10 +264,16 @@ fn definition_and_references_of_a_resource_id() {
         [def.clone()]
     );
     // A field named like an id is not the id, nor one of its uses.
-    let odd = RGD.replace("${deployment.spec.selector.matchLabels}", "${deployment.spec.selector.deployment}");
+    let odd = RGD.replace(
+        "${deployment.spec.selector.matchLabels}",
+        "${deployment.spec.selector.deployment}",
+    );
     let t2 = texts(&[("rgd.yaml", &odd)]);
     assert!(definition(&t2, "rgd.yaml", at(&odd, "selector.deployment", 0, 10)).is_empty());
-    assert_eq!(references(&t2, "rgd.yaml", at(&odd, "id: deployment", 0, 6)).len(), 4);
+    assert_eq!(
+        references(&t2, "rgd.yaml", at(&odd, "id: deployment", 0, 6)).len(),
+        4
+    );
     let refs = references(&t, "rgd.yaml", at(RGD, "id: deployment", 0, 6));
     let got: Vec<usize> = refs.iter().map(|l| l.range.start).collect();
     assert_eq!(
@@ -272,7 +296,10 @@ fn an_instance_kind_goes_to_its_rgd() {
         file: "rgd.yaml".into(),
         range: at(RGD, "WebApp", 0, 0)..at(RGD, "WebApp", 0, 6),
     };
-    assert_eq!(definition(&t, "app.yaml", at(inst, "WebApp", 0, 2)), [kind.clone()]);
+    assert_eq!(
+        definition(&t, "app.yaml", at(inst, "WebApp", 0, 2)),
+        [kind.clone()]
+    );
     // Another group is another kind.
     let other = inst.replace("example.com", "other.io");
     let t2 = texts(&[("rgd.yaml", RGD), ("app.yaml", &other)]);
@@ -322,7 +349,10 @@ fn the_examples_answer() {
     let text = include_str!("../../../examples/webapp/rgd.yaml");
     let t = texts(&[("rgd.yaml", text)]);
     let h = hover(&t, "rgd.yaml", at(text, "availableReplicas}", 0, 2)).unwrap();
-    assert_eq!(&text[h.range.clone()], "deployment.status.availableReplicas");
+    assert_eq!(
+        &text[h.range.clone()],
+        "deployment.status.availableReplicas"
+    );
     assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
     let h = hover(&t, "rgd.yaml", at(text, "regions.join", 0, 9)).unwrap();
     assert_eq!(&text[h.range.clone()], "schema.spec.regions.join");
@@ -403,7 +433,12 @@ fn the_loaders_did_you_mean_becomes_a_replacement_of_the_misspelt_id() {
         .collect();
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].suggestion.as_deref(), Some("deployment"));
-    let got = actions(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", 0..text.len(), &d);
+    let got = actions(
+        &texts(&[("rgd.yaml", &text)]),
+        "rgd.yaml",
+        0..text.len(),
+        &d,
+    );
     let misspelt = at(&text, "deploymnet", 0, 0);
     assert_eq!(
         got,

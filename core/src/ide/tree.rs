@@ -68,7 +68,10 @@ pub fn parse(text: &str) -> Vec<Doc> {
     loop {
         let Some(item) = parser.next() else { break };
         let Ok((event, span)) = item else { break };
-        let (start, end) = (offset(&span.start), offset(&span.end).max(offset(&span.start)));
+        let (start, end) = (
+            offset(&span.start),
+            offset(&span.end).max(offset(&span.start)),
+        );
         let done = match event {
             Event::StreamEnd => break,
             Event::DocumentStart(..) => {
@@ -343,7 +346,11 @@ mod tests {
         assert_eq!(docs.len(), 1);
         let root = &docs[0].root;
         assert_eq!(root.get("kind").and_then(Node::str), Some("X"));
-        assert_eq!(root.at(&[Segment::Key("spec".into()), Segment::Key("a".into())]).map(Node::value), Some(serde_json::json!(1)));
+        assert_eq!(
+            root.at(&[Segment::Key("spec".into()), Segment::Key("a".into())])
+                .map(Node::value),
+            Some(serde_json::json!(1))
+        );
     }
 
     #[test]

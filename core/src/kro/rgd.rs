@@ -1190,7 +1190,8 @@ impl<'d> Loader<'d> {
                         ),
                         None => "status expressions may reference schema and resource ids".into(),
                     };
-                    let suggested = near.filter(|n| hint.starts_with(&crate::suggest::did_you_mean(n)));
+                    let suggested =
+                        near.filter(|n| hint.starts_with(&crate::suggest::did_you_mean(n)));
                     self.errors.push(self.doc.diag(
                         crate::suggest::suggesting(
                             Diagnostic::error(codes::UNKNOWN_IDENTIFIER, format!("status field {:?} expression {:?}: references unknown identifiers: [{}]", h.path.to_string(), e.source(), unknown.join(", ")))
