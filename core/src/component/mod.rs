@@ -38,7 +38,7 @@ use crate::openapi::Schemas;
 
 mod context;
 mod crd;
-mod functions;
+pub(crate) mod functions;
 pub mod kinds;
 mod order;
 mod overrides;
@@ -51,7 +51,7 @@ mod schemaextract;
 mod shorthand;
 pub mod snapshot;
 mod template;
-mod typecheck;
+pub(crate) mod typecheck;
 mod upstream;
 
 use kinds::{

@@ -8,7 +8,7 @@ use super::expression::{chain_start, line_around, word_at};
 use super::hover::{fields, show};
 use super::kro;
 use super::tree::{Body, Node};
-use super::{Completion, CompletionKind, Texts};
+use super::{component, Completion, CompletionKind, Texts};
 use crate::expr::check::Scope;
 use crate::expr::types::Type;
 use crate::fieldpath::Segment;
@@ -54,14 +54,15 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
         let prefix = &src[typed];
         let receiver = (word.start > 0 && src.as_bytes()[word.start - 1] == b'.')
             .then(|| src[chain_start(src, word.start - 1)..word.start - 1].trim());
+        let path = cur.place().map(|p| p.path).unwrap_or_default();
         let mut out = if kro::is_rgd(root) {
-            let place = cur.place();
-            let path = place.map(|p| p.path).unwrap_or_default();
             let schemas = kro::schemas(texts);
             let mut scope = kro::scope(root, &path, &schemas);
-            in_scope(&mut scope, receiver, &replace, root)
+            in_scope(&mut scope, receiver, &replace, root, &Cel::KRO)
+        } else if let Some(mut scope) = component::scope(root, &path) {
+            in_scope(&mut scope, receiver, &replace, root, &Cel::COMPONENT)
         } else {
-            super::frontends::complete(texts, &cur, root, receiver, &replace)
+            Vec::new()
         };
         out.retain(|c| c.label.starts_with(prefix));
         return out;
@@ -72,13 +73,32 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
     Vec::new()
 }
 
+/// How a front-end's expressions are typed, and the functions they may call besides the
+/// shared environment's.
+struct Cel {
+    type_of: fn(&str, &mut Scope) -> Result<Type, String>,
+    functions: &'static [&'static str],
+}
+
+impl Cel {
+    const KRO: Cel = Cel {
+        type_of: kro::type_of,
+        functions: &[],
+    };
+    const COMPONENT: Cel = Cel {
+        type_of: component::type_of,
+        functions: component::FUNCTIONS,
+    };
+}
+
 /// Completions of a CEL expression in `scope`: the fields of `receiver`'s type after a dot,
 /// else the variables in scope and the functions.
-pub(super) fn in_scope(
+fn in_scope(
     scope: &mut Scope,
     receiver: Option<&str>,
     replace: &Range<usize>,
     rgd: &Node,
+    cel: &Cel,
 ) -> Vec<Completion> {
     let item = |label: &str, kind, detail: Option<String>| Completion {
         label: label.to_string(),
@@ -89,7 +109,7 @@ pub(super) fn in_scope(
     };
     match receiver {
         Some(r) if !r.is_empty() => {
-            let Ok(t) = kro::type_of(r, scope) else {
+            let Ok(t) = (cel.type_of)(r, scope) else {
                 return Vec::new();
             };
             let t = match t {
@@ -132,14 +152,15 @@ pub(super) fn in_scope(
                 };
                 out.push(item(name, kind, Some(show_short(t))));
             }
-            out.extend(functions(replace));
+            out.extend(functions(replace, cel.functions));
             out
         }
     }
 }
 
-/// CEL macros, the standard functions the environment has, and kiln's library (kro's).
-pub(super) fn functions(replace: &Range<usize>) -> Vec<Completion> {
+/// CEL macros, the standard functions the environment has, kiln's library (kro's), and a
+/// front-end's own.
+fn functions(replace: &Range<usize>, own: &[&str]) -> Vec<Completion> {
     let known = STANDARD
         .iter()
         .filter(|f| crate::expr::cel::is_known_function(f));
@@ -147,6 +168,7 @@ pub(super) fn functions(replace: &Range<usize>) -> Vec<Completion> {
         .iter()
         .chain(known)
         .chain(crate::expr::library::FUNCTIONS)
+        .chain(own)
         .map(|f| Completion {
             label: f.to_string(),
             kind: CompletionKind::Function,

@@ -27,7 +27,7 @@ pub fn definition(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     if let Some(pkg) = super::kurel::package(texts, file) {
         return super::kurel::definition(texts, &pkg, &cur);
     }
-    match target(texts, file, &cur) {
+    match target(texts, &cur) {
         Some(Target::Resource(id)) => cur
             .root()
             .and_then(|root| {
@@ -52,7 +52,7 @@ pub fn references(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     let Some(cur) = Cursor::new(texts, file, offset) else {
         return Vec::new();
     };
-    match target(texts, file, &cur) {
+    match target(texts, &cur) {
         Some(Target::Resource(id)) => {
             let Some(root) = cur.root() else {
                 return Vec::new();
@@ -117,7 +117,7 @@ fn reads(written: &str, id: &str) -> Vec<Range<usize>> {
     out
 }
 
-fn target(texts: &Texts, file: &str, cur: &Cursor<'_>) -> Option<Target> {
+fn target(texts: &Texts, cur: &Cursor<'_>) -> Option<Target> {
     let root = cur.root()?;
     if kro::is_rgd(root) {
         let all = kro::resources(root);
@@ -157,7 +157,7 @@ fn target(texts: &Texts, file: &str, cur: &Cursor<'_>) -> Option<Target> {
             return Some(Target::Kind(group, kind));
         }
     }
-    super::frontends::target(texts, file, cur, root).map(Target::Other)
+    super::component::named(texts, root, cur.offset).map(Target::Other)
 }
 
 /// The group and kind of a document that is not an RGD (an instance, perhaps).

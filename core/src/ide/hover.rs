@@ -5,10 +5,11 @@
 use std::ops::Range;
 
 use super::cursor::Cursor;
-use super::expression::{chain_start, word_at};
+use super::expression::{chain_start, word_at, Hole};
 use super::kro::{self, Resource};
 use super::tree::{Body, Node};
-use super::{Hover, Texts};
+use super::{component, Hover, Texts};
+use crate::expr::check::Scope;
 use crate::expr::types::Type;
 use crate::fieldpath::Segment;
 use crate::openapi::SchemaNode;
@@ -26,29 +27,53 @@ pub fn hover(texts: &Texts, file: &str, offset: usize) -> Option<Hover> {
     if kro::is_rgd(root) {
         return rgd(texts, &cur, root);
     }
-    super::frontends::hover(texts, &cur, root)
+    let place = cur.place()?;
+    let mut scope = component::scope(root, &place.path)?;
+    let hole = cur.hole()?;
+    let (written, range) = part(&cur, &hole);
+    let mut md = typed(&written, component::type_of(&written, &mut scope));
+    if let Some((_, decl)) = component::declaration(root, &written) {
+        md.push_str(&format!("\n\n`{written}`\n```yaml\n{decl}\n```"));
+    }
+    Some(Hover {
+        range,
+        markdown: md,
+    })
+}
+
+/// The part of the expression under the cursor: the chain of selections up to the end of the
+/// word there (`deployment.spec` on `spec`), or the whole expression off any word; trimmed.
+fn part(cur: &Cursor<'_>, hole: &Hole) -> (String, Range<usize>) {
+    let src = &cur.text[hole.source.clone()];
+    let word = word_at(src, cur.offset - hole.source.start);
+    let part = if word.is_empty() {
+        0..src.len()
+    } else {
+        chain_start(src, word.start)..word.end
+    };
+    let range = trimmed(
+        cur.text,
+        hole.source.start + part.start..hole.source.start + part.end,
+    );
+    (cur.text[range.clone()].to_string(), range)
+}
+
+/// A type, or why there is none, as the hover's first block.
+fn typed(written: &str, t: Result<Type, String>) -> String {
+    match t {
+        Ok(t) => format!("```\n{}\n```", show(&t)),
+        Err(e) => format!("`{written}`: {e}"),
+    }
 }
 
 fn rgd(texts: &Texts, cur: &Cursor<'_>, root: &Node) -> Option<Hover> {
     let place = cur.place()?;
     let all = kro::resources(root);
     if let Some(hole) = cur.hole() {
-        let src = &cur.text[hole.source.clone()];
-        let local = cur.offset - hole.source.start;
-        let word = word_at(src, local);
-        let part = if word.is_empty() {
-            0..src.len()
-        } else {
-            chain_start(src, word.start)..word.end
-        };
-        let written = src[part.clone()].trim();
-        let range = hole.source.start + part.start..hole.source.start + part.end;
+        let (written, range) = part(cur, &hole);
         let schemas = kro::schemas(texts);
-        let mut scope = kro::scope(root, &place.path, &schemas);
-        let mut md = match kro::type_of(written, &mut scope) {
-            Ok(t) => format!("```\n{}\n```", show(&t)),
-            Err(e) => format!("`{written}`: {e}"),
-        };
+        let mut scope: Scope = kro::scope(root, &place.path, &schemas);
+        let mut md = typed(&written, kro::type_of(&written, &mut scope));
         if let Some(r) = all.iter().find(|r| r.id == written) {
             md.push_str("\n\n");
             md.push_str(&resource(r, &all, cur.text));
@@ -61,7 +86,7 @@ fn rgd(texts: &Texts, cur: &Cursor<'_>, root: &Node) -> Option<Hover> {
             }
         }
         return Some(Hover {
-            range: trimmed(cur.text, range),
+            range,
             markdown: md,
         });
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::tree::{Body, Node};
 use super::Texts;
-use crate::expr::cel::compile;
+use crate::expr::cel::{compile, compile_with, CompileError};
 use crate::expr::check::{infer, Scope};
 use crate::expr::types::Type;
 use crate::fieldpath::{FieldPath, Segment};
@@ -212,6 +212,15 @@ pub fn scope(root: &Node, path: &FieldPath, schemas: &Schemas) -> Scope {
 
 /// The type of a CEL source in a scope: `Err` with the parser's or the checker's message.
 pub fn type_of(source: &str, scope: &mut Scope) -> Result<Type, String> {
-    let c = compile(source, &ExprLimits::default()).map_err(|e| format!("{e:?}"))?;
+    type_of_with(source, scope, &[])
+}
+
+/// [`type_of`], also accepting calls to a front-end's own `functions`.
+pub fn type_of_with(source: &str, scope: &mut Scope, functions: &[&str]) -> Result<Type, String> {
+    let c = compile_with(source, &ExprLimits::default(), functions).map_err(|e| match e {
+        CompileError::Syntax { message, .. } => message,
+        CompileError::UnknownFunctions(f) => format!("unknown functions: {}", f.join(", ")),
+        CompileError::Limit(m) => m,
+    })?;
     infer(c.program.expression(), scope)
 }

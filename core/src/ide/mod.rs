@@ -15,9 +15,9 @@ use std::ops::Range;
 
 mod actions;
 mod complete;
+mod component;
 mod cursor;
 mod expression;
-mod frontends;
 mod goto;
 mod hover;
 mod kro;
@@ -135,6 +135,8 @@ pub struct Action {
     pub edits: Vec<Edit>,
 }
 
+#[cfg(test)]
+mod component_tests;
 #[cfg(test)]
 mod kurel_tests;
 #[cfg(test)]

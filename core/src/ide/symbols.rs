@@ -32,7 +32,7 @@ pub fn symbols(texts: &Texts, file: &str) -> Vec<Symbol> {
             if kro::is_rgd(&d.root) {
                 Some(rgd(&d.root))
             } else {
-                super::frontends::symbols(file, &d.root)
+                super::component::symbols(&d.root)
             }
         })
         .collect()

@@ -1,0 +1,144 @@
+//! The editor's questions on the seed's component types (testdata/component/seed-web-app).
+
+use super::*;
+
+const TYPE: &str = include_str!("../../../testdata/component/seed-web-app/01-web-app.yaml");
+const ADDONS: &str = include_str!("../../../testdata/component/seed-web-app/02-addons.yaml");
+const COMPONENT: &str = include_str!("../../../testdata/component/seed-web-app/03-component.yaml");
+
+fn workspace() -> Texts {
+    [
+        ("01.yaml", TYPE),
+        ("02.yaml", ADDONS),
+        ("03.yaml", COMPONENT),
+    ]
+    .iter()
+    .map(|(f, t)| (f.to_string(), t.to_string()))
+    .collect()
+}
+
+fn at(text: &str, needle: &str, plus: usize) -> usize {
+    text.find(needle).expect(needle) + plus
+}
+
+#[test]
+fn hover_on_a_parameter_gives_its_type_and_declaration() {
+    let t = workspace();
+    let o = at(TYPE, "${parameters.lifecycle.imagePullPolicy}", 30);
+    let h = hover(&t, "01.yaml", o).unwrap();
+    assert_eq!(
+        &TYPE[h.range.clone()],
+        "parameters.lifecycle.imagePullPolicy"
+    );
+    assert_eq!(
+        h.markdown,
+        "```\nstring\n```\n\n`parameters.lifecycle.imagePullPolicy`\n```yaml\nimagePullPolicy: string | default=IfNotPresent enum=Always,IfNotPresent,Never\n```"
+    );
+    // An envOverrides field is a parameter too; an int.
+    let o = at(TYPE, "${parameters.autoscaling.minReplicas}", 30);
+    let h = hover(&t, "01.yaml", o).unwrap();
+    assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
+    assert!(h
+        .markdown
+        .contains("minReplicas: integer | default=1 minimum=1"));
+    // A context variable: metadata's fields as the checker declares them.
+    let h = hover(&t, "01.yaml", at(TYPE, "${metadata.name}", 4)).unwrap();
+    assert_eq!(&TYPE[h.range.clone()], "metadata");
+    assert!(
+        h.markdown.contains("podSelectors: map(string, string)"),
+        "{}",
+        h.markdown
+    );
+    // In an Addon, `instanceName` is a string.
+    let h = hover(&t, "02.yaml", at(ADDONS, "${instanceName}", 4)).unwrap();
+    assert!(h.markdown.starts_with("```\nstring\n```"), "{}", h.markdown);
+}
+
+#[test]
+fn completion_offers_context_variables_and_parameters() {
+    let t = workspace();
+    let text = TYPE.replace(
+        "${parameters.lifecycle.imagePullPolicy}",
+        "${parameters.lifecycle.}",
+    );
+    let mut t2 = t.clone();
+    t2.insert("01.yaml".into(), text.clone());
+    let o = at(&text, "${parameters.lifecycle.}", 23);
+    let c = complete(&t2, "01.yaml", o);
+    let l: Vec<&str> = c.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(l, ["imagePullPolicy", "terminationGracePeriodSeconds"]);
+    let text = TYPE.replace("${parameters.lifecycle.imagePullPolicy}", "${");
+    t2.insert("01.yaml".into(), text.clone());
+    let o = at(&text, "imagePullPolicy: ${", 19);
+    let l: Vec<String> = complete(&t2, "01.yaml", o)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    for v in [
+        "metadata",
+        "parameters",
+        "envOverrides",
+        "workload",
+        "build",
+        "component",
+        "environment",
+    ] {
+        assert!(l.iter().any(|x| x == v), "{v} in {l:?}");
+    }
+    // Not in a type: `instanceName` belongs to addons.
+    assert!(!l.iter().any(|x| x == "instanceName"));
+    // The component helpers are offered.
+    assert!(component::FUNCTIONS
+        .iter()
+        .all(|f| l.iter().any(|x| x == f)));
+}
+
+#[test]
+fn a_components_type_and_addons_go_to_their_definitions() {
+    let t = workspace();
+    let d = definition(&t, "03.yaml", at(COMPONENT, "deployment/web-app", 12));
+    assert_eq!(
+        d,
+        [Location {
+            file: "01.yaml".into(),
+            range: at(TYPE, "web-app\n", 0)..at(TYPE, "web-app\n", 7)
+        }]
+    );
+    let d = definition(&t, "03.yaml", at(COMPONENT, "add-file-logging-sidecar", 3));
+    let name = at(ADDONS, "name: add-file-logging-sidecar", 6);
+    assert_eq!(
+        d,
+        [Location {
+            file: "02.yaml".into(),
+            range: name..name + "add-file-logging-sidecar".len()
+        }]
+    );
+}
+
+#[test]
+fn symbols_of_a_type_are_its_resources() {
+    let s = symbols(&workspace(), "01.yaml");
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].name, "web-app");
+    assert_eq!(s[0].detail.as_deref(), Some("ComponentTypeDefinition"));
+    let c: Vec<(&str, Option<&str>)> = s[0]
+        .children
+        .iter()
+        .map(|c| (c.name.as_str(), c.detail.as_deref()))
+        .collect();
+    assert_eq!(
+        c,
+        [
+            ("deployment", Some("Deployment")),
+            ("hpa", Some("HorizontalPodAutoscaler")),
+            ("pdb", Some("PodDisruptionBudget"))
+        ]
+    );
+    let s = symbols(&workspace(), "02.yaml");
+    assert_eq!(s.len(), 2);
+    let kinds: Vec<SymbolKind> = s[0].children.iter().map(|c| c.kind).collect();
+    assert!(
+        kinds.contains(&SymbolKind::Resource) && kinds.contains(&SymbolKind::Patch),
+        "{kinds:?}"
+    );
+}
