@@ -56,7 +56,7 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
             .then(|| src[chain_start(src, word.start - 1)..word.start - 1].trim());
         let path = cur.place().map(|p| p.path).unwrap_or_default();
         let mut out = if kro::is_rgd(root) {
-            let schemas = kro::schemas(texts);
+            let schemas = kro::schemas(texts, root);
             let mut scope = kro::scope(root, &path, &schemas);
             in_scope(&mut scope, receiver, &replace, root, &Cel::KRO)
         } else if let Some(mut scope) = component::scope(root, &path) {

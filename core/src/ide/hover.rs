@@ -71,7 +71,7 @@ fn rgd(texts: &Texts, cur: &Cursor<'_>, root: &Node) -> Option<Hover> {
     let all = kro::resources(root);
     if let Some(hole) = cur.hole() {
         let (written, range) = part(cur, &hole);
-        let schemas = kro::schemas(texts);
+        let schemas = kro::schemas(texts, root);
         let mut scope: Scope = kro::scope(root, &place.path, &schemas);
         let mut md = typed(&written, kro::type_of(&written, &mut scope));
         if let Some(r) = all.iter().find(|r| r.id == written) {

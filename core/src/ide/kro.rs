@@ -121,19 +121,39 @@ pub fn dependencies(r: &Resource<'_>, all: &[Resource<'_>], text: &str) -> Vec<S
     deps
 }
 
-/// The schemas of kinds the workspace knows: the bundled ones and the CRDs among its texts.
-/// Texts that do not mention a CRD are not parsed.
-pub fn schemas(texts: &Texts) -> Schemas {
+/// The schemas of the kinds the resources of `root` use: the bundled ones, and for the others
+/// the CRDs and RGDs of the workspace (an RGD's instance kind as kro resolves it, from its
+/// SimpleSchema: [`crate::kro::crd::spec_only_crd`]). Only texts that name one of those other
+/// kinds are parsed, so a graph of built-in kinds reads no other file.
+pub fn schemas(texts: &Texts, root: &Node) -> Schemas {
     let mut s = Schemas::bundled();
+    let others: Vec<String> = resources(root)
+        .into_iter()
+        .filter_map(|r| match (r.api_version, r.kind) {
+            (Some(av), Some(k)) if s.lookup(&av, &k).is_none() => Some(k),
+            _ => None,
+        })
+        .collect();
+    if others.is_empty() {
+        return s;
+    }
     for text in texts.values() {
-        if !text.contains("CustomResourceDefinition") {
+        let defines =
+            text.contains("CustomResourceDefinition") || text.contains("ResourceGraphDefinition");
+        if !defines || !others.iter().any(|k| text.contains(k.as_str())) {
             continue;
         }
         for doc in super::tree::parse(text) {
             let v = doc.root.value();
-            if v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition") {
-                // A CRD the reader refuses is its diagnostics' business, not the editor's.
-                let _ = s.add_crd(&v);
+            let crd = if is_rgd(&doc.root) {
+                crate::kro::crd::spec_only_crd(&v)
+            } else {
+                (v.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+                    .then_some(v)
+            };
+            // A definition that does not convert is its own diagnostics' business.
+            if let Some(crd) = crd {
+                let _ = s.add_crd(&crd);
             }
         }
     }

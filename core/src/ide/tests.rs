@@ -457,3 +457,67 @@ fn the_loaders_did_you_mean_becomes_a_replacement_of_the_misspelt_id() {
     // The JSON of the diagnostic does not change.
     assert!(!serde_json::to_string(&d[0]).unwrap().contains("suggestion"));
 }
+
+#[test]
+fn a_resource_of_another_rgds_kind_or_a_crds_is_typed_by_it() {
+    let outer = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: outer
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Outer
+    spec:
+      name: string
+  resources:
+    - id: app
+      template:
+        apiVersion: example.com/v1alpha1
+        kind: WebApp
+        metadata:
+          name: x
+        spec:
+          image: ${schema.spec.name}
+    - id: db
+      template:
+        apiVersion: db.io/v1
+        kind: Database
+        metadata:
+          name: x
+        spec:
+          size: ${app.spec.}
+"#;
+    let crd = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: databases.db.io
+spec:
+  group: db.io
+  names: {kind: Database, plural: databases}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: {type: integer}
+"#;
+    let t = texts(&[("outer.yaml", outer), ("rgd.yaml", RGD), ("crd.yaml", crd)]);
+    let o = at(outer, "${app.spec.}", 0, 11);
+    let c = complete(&t, "outer.yaml", o);
+    assert_eq!(labels(&c), ["image", "labels", "regions", "replicas"]);
+    let text = outer.replace("${app.spec.}", "${db.spec.size}");
+    let t = texts(&[("outer.yaml", &text), ("crd.yaml", crd)]);
+    let h = hover(&t, "outer.yaml", at(&text, "db.spec.size", 0, 9)).unwrap();
+    assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
+    // Without the CRD in the workspace, the kind is unknown: dyn.
+    let t = texts(&[("outer.yaml", &text)]);
+    let h = hover(&t, "outer.yaml", at(&text, "db.spec.size", 0, 9)).unwrap();
+    assert!(h.markdown.starts_with("```\ndyn\n```"), "{}", h.markdown);
+}
