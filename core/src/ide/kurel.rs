@@ -135,8 +135,10 @@ pub fn complete(texts: &Texts, pkg: &Package, cur: &Cursor<'_>) -> Vec<Completio
     let src = &cur.text[hole.source.clone()];
     let local = cur.offset - hole.source.start;
     let typed_start = src[..local]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let prefix = &src[typed_start..local];
     let replace = hole.source.start + typed_start..hole.source.start + local;
     let (parent, kind) = match src[..typed_start].trim_start().strip_suffix('.') {

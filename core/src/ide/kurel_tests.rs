@@ -138,3 +138,16 @@ fn symbols_of_a_package_are_its_resources_and_patches() {
         ]
     );
 }
+
+#[test]
+fn a_multi_byte_character_before_the_cursor_is_not_split() {
+    // Found by the never-panic property: the word typed starts after a two-byte `é`.
+    let mut t = package();
+    let text = "a: ${xfém}\n";
+    t.insert(DEP.into(), text.into());
+    for o in 0..=text.len() {
+        let _ = complete(&t, DEP, o);
+    }
+    let c = complete(&t, DEP, text.find('m').unwrap() + 1);
+    assert!(c.is_empty());
+}
