@@ -52,6 +52,9 @@ pub fn references(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     let Some(cur) = Cursor::new(texts, file, offset) else {
         return Vec::new();
     };
+    if let Some(pkg) = super::kurel::package(texts, file) {
+        return super::kurel::references(texts, &pkg, &cur);
+    }
     match target(texts, &cur) {
         Some(Target::Resource(id)) => {
             let Some(root) = cur.root() else {

@@ -217,6 +217,77 @@ pub fn definition(texts: &Texts, pkg: &Package, cur: &Cursor<'_>) -> Vec<Locatio
     out
 }
 
+/// Every use of the parameter under the cursor (in a `${path}`, or its key in the parameters
+/// file) in the package's files, deeper paths included, and its declaration.
+pub fn references(texts: &Texts, pkg: &Package, cur: &Cursor<'_>) -> Vec<Location> {
+    let Some(params) = pkg.root(texts) else {
+        return Vec::new();
+    };
+    let in_params = texts.get(&pkg.parameters).map(String::as_str) == Some(cur.text);
+    let path = match path_at(cur) {
+        Some((p, _)) => p,
+        None if in_params => match cur.place() {
+            Some(p) if p.key.is_some() => p.path.to_string(),
+            _ => return Vec::new(),
+        },
+        None => return Vec::new(),
+    };
+    let normal = |p: &str| -> String {
+        match p.strip_prefix("values.") {
+            Some(rest) if params.get("values").is_none() => rest.to_string(),
+            _ => p.to_string(),
+        }
+    };
+    let path = normal(&path);
+    let Some((key, value)) = declared(&params, &path) else {
+        return Vec::new();
+    };
+    let mut out = vec![Location {
+        file: pkg.parameters.clone(),
+        range: key.map_or(value.range.clone(), |k| k.range.clone()),
+    }];
+    let within = prefix(&pkg.dir);
+    for (f, text) in texts.range(within.clone()..) {
+        if !f.starts_with(&within) {
+            break;
+        }
+        let mut from = 0;
+        while let Some(at) = text[from..].find("${") {
+            let open = from + at;
+            from = open + 2;
+            // `$${` writes a literal `${` (kurel's escape).
+            if open > 0 && text.as_bytes()[open - 1] == b'$' {
+                continue;
+            }
+            let Some(len) = text[from..].find(['}', '\n']) else {
+                break;
+            };
+            if text.as_bytes()[from + len] == b'\n' {
+                continue;
+            }
+            let body = &text[from..from + len];
+            let lead = body.len() - body.trim_start().len();
+            let used = normal(body.trim());
+            let deeper = used
+                .strip_prefix(&path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+            if deeper {
+                let start = from + lead;
+                out.push(Location {
+                    file: f.clone(),
+                    range: start..start + path_len(body.trim(), &used, &path),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The length of the written reference that names `path` (`values.` included when written).
+fn path_len(written: &str, normal: &str, path: &str) -> usize {
+    written.len() - normal.len() + path.len()
+}
+
 fn prefix(dir: &str) -> String {
     if dir.is_empty() {
         String::new()

@@ -151,3 +151,33 @@ fn a_multi_byte_character_before_the_cursor_is_not_split() {
     let c = complete(&t, DEP, text.find('m').unwrap() + 1);
     assert!(c.is_empty());
 }
+
+#[test]
+fn references_of_a_parameter_are_its_declaration_and_every_use() {
+    let t = package();
+    let expect = |file: &str, text: &str, needle: &str, len: usize| Location {
+        file: file.into(),
+        range: at(text, needle, 0)..at(text, needle, len),
+    };
+    // From a use of `env`: `env.name` and `env.region` are uses of it too, `${env.}` too.
+    let got = references(&t, DEP, at(DEPLOYMENT, "${env.name}", 3));
+    assert_eq!(
+        got,
+        [
+            expect("app.kurel/parameters.yaml", PARAMS, "env:", 3),
+            expect("app.kurel/patches/10-size.kpatch", PATCH, "env.}", 3),
+            expect(DEP, DEPLOYMENT, "env.name", 3),
+            expect(DEP, DEPLOYMENT, "env.region", 3),
+        ]
+    );
+    // From the key in parameters.yaml: `replicas`, not `resources`.
+    let got = references(&t, "app.kurel/parameters.yaml", at(PARAMS, "replicas", 2));
+    assert_eq!(
+        got,
+        [
+            expect("app.kurel/parameters.yaml", PARAMS, "replicas", 8),
+            expect("app.kurel/patches/10-size.kpatch", PATCH, "replicas}", 8),
+            expect(DEP, DEPLOYMENT, "replicas}", 8),
+        ]
+    );
+}
