@@ -261,7 +261,7 @@ fn definition_and_references_of_a_resource_id() {
     };
     assert_eq!(
         definition(&t, "rgd.yaml", at(RGD, "deployment.spec", 0, 3)),
-        [def.clone()]
+        std::slice::from_ref(&def)
     );
     // A field named like an id is not the id, nor one of its uses.
     let odd = RGD.replace(
@@ -298,7 +298,7 @@ fn an_instance_kind_goes_to_its_rgd() {
     };
     assert_eq!(
         definition(&t, "app.yaml", at(inst, "WebApp", 0, 2)),
-        [kind.clone()]
+        std::slice::from_ref(&kind)
     );
     // Another group is another kind.
     let other = inst.replace("example.com", "other.io");

@@ -65,9 +65,8 @@ pub fn parse(text: &str) -> Vec<Doc> {
     let mut doc_start: Option<usize> = None;
     let mut last_end = 0usize;
     let mut parser = Parser::new_from_str(text);
-    loop {
-        let Some(item) = parser.next() else { break };
-        let Ok((event, span)) = item else { break };
+    // The parser stops at its first error: what came before is kept.
+    while let Some(Ok((event, span))) = parser.next() {
         let (start, end) = (
             offset(&span.start),
             offset(&span.end).max(offset(&span.start)),
