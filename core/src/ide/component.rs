@@ -97,67 +97,117 @@ fn written(n: &Node) -> String {
     }
 }
 
-/// The definitions a Component (or a ComponentType embedding traits) names at the cursor: its
-/// `componentType` (`wt/name`, or `{kind, name}`) and its addons' and traits' `name`.
-pub fn named(texts: &Texts, root: &Node, offset: usize) -> Option<Vec<Location>> {
-    let spec = root.get("spec")?;
-    let on = |n: &Node| super::tree::contains(&n.range, offset);
+/// What a name of a definition refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// A component type (`componentType`).
+    Type,
+    /// An addon or trait (`addons[].name`, `traits[].name`).
+    Trait,
+}
+
+impl Family {
+    fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Family::Type => &[
+                "ComponentTypeDefinition",
+                "ComponentType",
+                "ClusterComponentType",
+            ],
+            Family::Trait => &["Addon", "Trait", "ClusterTrait"],
+        }
+    }
+}
+
+/// The names in `root` that refer to a definition, with where they are written: a Component's
+/// `componentType` (`wt/name`, or `{kind, name}`: the part after `/`) and its addons' and
+/// traits' `name` (also a type's embedded traits).
+fn names(root: &Node) -> Vec<(Family, &Node, &str)> {
+    let mut out = Vec::new();
+    let Some(spec) = root.get("spec") else {
+        return out;
+    };
     if let Some(ct) = spec.get("componentType") {
         let name = match &ct.body {
             Body::Map(_) => ct.get("name"),
             _ => Some(ct),
         };
-        if let Some(name) = name.filter(|n| on(n)) {
-            let full = name.str()?;
-            let short = full.rsplit_once('/').map_or(full, |(_, n)| n);
-            return Some(definitions(
-                texts,
-                &[
-                    "ComponentTypeDefinition",
-                    "ComponentType",
-                    "ClusterComponentType",
-                ],
-                short,
+        if let Some((n, full)) = name.and_then(|n| Some((n, n.str()?))) {
+            out.push((
+                Family::Type,
+                n,
+                full.rsplit_once('/').map_or(full, |(_, n)| n),
             ));
         }
     }
     for list in ["addons", "traits"] {
         for item in spec.get(list).map(Node::items).unwrap_or_default() {
-            if let Some(name) = item.get("name").filter(|n| on(n)) {
-                return Some(definitions(
-                    texts,
-                    &["Addon", "Trait", "ClusterTrait"],
-                    name.str()?,
-                ));
-            }
-        }
-    }
-    None
-}
-
-/// The `metadata.name` of every document of the workspace of one of `kinds` named `name`.
-fn definitions(texts: &Texts, kinds: &[&str], name: &str) -> Vec<Location> {
-    let mut out = Vec::new();
-    for (f, text) in texts {
-        if !text.contains("openchoreo.dev") || !text.contains(name) {
-            continue;
-        }
-        for d in super::tree::parse(text) {
-            let kind = d.root.get("kind").and_then(Node::str).unwrap_or_default();
-            if !kinds.contains(&kind) {
-                continue;
-            }
-            if let Some(n) = d.root.get("metadata").and_then(|m| m.get("name")) {
-                if n.str() == Some(name) {
-                    out.push(Location {
-                        file: f.clone(),
-                        range: n.range.clone(),
-                    });
-                }
+            if let Some((n, name)) = item.get("name").and_then(|n| Some((n, n.str()?))) {
+                out.push((Family::Trait, n, name));
             }
         }
     }
     out
+}
+
+/// The definition named at the cursor: by a Component's (or a type's) reference to it, or by
+/// the definition's own `metadata.name`.
+pub fn subject(root: &Node, offset: usize) -> Option<(Family, String)> {
+    let on = |n: &Node| super::tree::contains(&n.range, offset);
+    if let Some((f, _, name)) = names(root).into_iter().find(|(_, n, _)| on(n)) {
+        return Some((f, name.to_string()));
+    }
+    let kind = root.get("kind").and_then(Node::str)?;
+    let family = [Family::Type, Family::Trait]
+        .into_iter()
+        .find(|f| f.kinds().contains(&kind))?;
+    let name = root.get("metadata")?.get("name").filter(|n| on(n))?;
+    Some((family, name.str()?.to_string()))
+}
+
+/// The `metadata.name` of every definition of the workspace of `family` named `name`.
+pub fn definitions(texts: &Texts, family: Family, name: &str) -> Vec<Location> {
+    let mut out = Vec::new();
+    for (f, root) in documents(texts, name) {
+        let kind = root.get("kind").and_then(Node::str).unwrap_or_default();
+        if !family.kinds().contains(&kind) {
+            continue;
+        }
+        if let Some(n) = root.get("metadata").and_then(|m| m.get("name")) {
+            if n.str() == Some(name) {
+                out.push(Location {
+                    file: f.clone(),
+                    range: n.range.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every reference of the workspace to the definition of `family` named `name`.
+pub fn uses(texts: &Texts, family: Family, name: &str) -> Vec<Location> {
+    let mut out = Vec::new();
+    for (f, root) in documents(texts, name) {
+        for (fam, n, named) in names(&root) {
+            if fam == family && named == name {
+                out.push(Location {
+                    file: f.clone(),
+                    range: n.range.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The documents of the texts that may mention an OpenChoreo definition called `name`.
+fn documents<'t>(texts: &'t Texts, name: &str) -> Vec<(&'t String, Node)> {
+    texts
+        .iter()
+        .filter(|(_, t)| t.contains("openchoreo.dev") && t.contains(name))
+        .flat_map(|(f, t)| super::tree::parse(t).into_iter().map(move |d| (f, d.root)))
+        .collect()
 }
 
 /// The outline of a definition: a type's resources and embedded traits, a trait's creates,

@@ -142,3 +142,30 @@ fn symbols_of_a_type_are_its_resources() {
         "{kinds:?}"
     );
 }
+
+#[test]
+fn references_of_a_type_and_an_addon_are_their_definition_and_every_use() {
+    let t = workspace();
+    let type_name = Location {
+        file: "01.yaml".into(),
+        range: at(TYPE, "web-app\n", 0)..at(TYPE, "web-app\n", 7),
+    };
+    let used = Location {
+        file: "03.yaml".into(),
+        range: at(COMPONENT, "deployment/web-app", 0)..at(COMPONENT, "deployment/web-app", 18),
+    };
+    // From the use and from the definition's name: the same two places.
+    let from_use = references(&t, "03.yaml", at(COMPONENT, "deployment/web-app", 2));
+    assert_eq!(from_use, [type_name.clone(), used.clone()]);
+    let from_def = references(&t, "01.yaml", at(TYPE, "web-app\n", 2));
+    assert_eq!(from_def, [type_name, used]);
+    // An addon: its name, and the Component's entry.
+    let refs = references(
+        &t,
+        "02.yaml",
+        at(ADDONS, "name: persistent-volume-claim", 7),
+    );
+    let files: Vec<&str> = refs.iter().map(|l| l.file.as_str()).collect();
+    assert_eq!(files, ["02.yaml", "03.yaml"]);
+    assert_eq!(&COMPONENT[refs[1].range.clone()], "persistent-volume-claim");
+}

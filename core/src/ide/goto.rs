@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use super::cursor::Cursor;
 use super::expression::{chain_start, word_at};
-use super::kro;
 use super::tree::{contains, parse, Node};
+use super::{component, kro};
 use super::{Location, Texts};
 
 /// What the cursor names.
@@ -15,8 +15,8 @@ enum Target {
     Resource(String),
     /// The kind an RGD defines, as (apiVersion group, kind).
     Kind(String, String),
-    /// Something a front-end knows (a component's type, a patch's target).
-    Other(Vec<Location>),
+    /// A component type or a trait, by name.
+    Component(component::Family, String),
 }
 
 /// Where the thing at `offset` of `file` is defined.
@@ -27,7 +27,7 @@ pub fn definition(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     if let Some(pkg) = super::kurel::package(texts, file) {
         return super::kurel::definition(texts, &pkg, &cur);
     }
-    match target(texts, &cur) {
+    match target(&cur) {
         Some(Target::Resource(id)) => cur
             .root()
             .and_then(|root| {
@@ -42,7 +42,7 @@ pub fn definition(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
             .into_iter()
             .collect(),
         Some(Target::Kind(group, kind)) => rgd_kinds(texts, &group, &kind),
-        Some(Target::Other(l)) => l,
+        Some(Target::Component(family, name)) => component::definitions(texts, family, &name),
         None => Vec::new(),
     }
 }
@@ -55,7 +55,7 @@ pub fn references(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
     if let Some(pkg) = super::kurel::package(texts, file) {
         return super::kurel::references(texts, &pkg, &cur);
     }
-    match target(texts, &cur) {
+    match target(&cur) {
         Some(Target::Resource(id)) => {
             let Some(root) = cur.root() else {
                 return Vec::new();
@@ -100,7 +100,11 @@ pub fn references(texts: &Texts, file: &str, offset: usize) -> Vec<Location> {
             }
             out
         }
-        Some(Target::Other(l)) => l,
+        Some(Target::Component(family, name)) => {
+            let mut out = component::definitions(texts, family, &name);
+            out.extend(component::uses(texts, family, &name));
+            out
+        }
         None => Vec::new(),
     }
 }
@@ -120,7 +124,7 @@ fn reads(written: &str, id: &str) -> Vec<Range<usize>> {
     out
 }
 
-fn target(texts: &Texts, cur: &Cursor<'_>) -> Option<Target> {
+fn target(cur: &Cursor<'_>) -> Option<Target> {
     let root = cur.root()?;
     if kro::is_rgd(root) {
         let all = kro::resources(root);
@@ -160,7 +164,7 @@ fn target(texts: &Texts, cur: &Cursor<'_>) -> Option<Target> {
             return Some(Target::Kind(group, kind));
         }
     }
-    super::component::named(texts, root, cur.offset).map(Target::Other)
+    component::subject(root, cur.offset).map(|(f, n)| Target::Component(f, n))
 }
 
 /// The group and kind of a document that is not an RGD (an instance, perhaps).
