@@ -49,13 +49,37 @@ fn part(cur: &Cursor<'_>, hole: &Hole) -> (String, Range<usize>) {
     let part = if word.is_empty() {
         0..src.len()
     } else {
-        chain_start(src, word.start)..word.end
+        // On a function's name, the call: `regions.join(",")`, whose type is the result's.
+        chain_start(src, word.start)..call_end(src, word.end).unwrap_or(word.end)
     };
     let range = trimmed(
         cur.text,
         hole.source.start + part.start..hole.source.start + part.end,
     );
     (cur.text[range.clone()].to_string(), range)
+}
+
+/// The end of the parenthesized arguments right after `at`, if a call is written there.
+fn call_end(src: &str, at: usize) -> Option<usize> {
+    let rest = &src[at..];
+    let open = at + (rest.len() - rest.trim_start().len());
+    if src.as_bytes().get(open) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in src[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A type, or why there is none, as the hover's first block.

@@ -354,10 +354,21 @@ fn the_examples_answer() {
         "deployment.status.availableReplicas"
     );
     assert!(h.markdown.starts_with("```\nint\n```"), "{}", h.markdown);
+    // On a function's name: the call, and its result's type.
     let h = hover(&t, "rgd.yaml", at(text, "regions.join", 0, 9)).unwrap();
-    assert_eq!(&text[h.range.clone()], "schema.spec.regions.join");
-    // `join` is a function, not a field: the chain up to it does not type, and says why.
-    assert!(h.markdown.contains("join"), "{}", h.markdown);
+    assert_eq!(&text[h.range.clone()], "schema.spec.regions.join(\",\")");
+    assert!(h.markdown.starts_with("```\nstring\n```"), "{}", h.markdown);
+    // A field that is not there: the checker's message.
+    let bad = text.replace("availableReplicas}", "availableReplica}");
+    let t = texts(&[("rgd.yaml", &bad)]);
+    let h = hover(&t, "rgd.yaml", at(&bad, "availableReplica}", 0, 2)).unwrap();
+    assert!(
+        h.markdown
+            .starts_with("`deployment.status.availableReplica`: "),
+        "{}",
+        h.markdown
+    );
+    let t = texts(&[("rgd.yaml", text)]);
     let s = symbols(&t, "rgd.yaml");
     let ids: Vec<&str> = s[0].children.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(ids, ["deployment", "service", "ingress", "regionConfig"]);
