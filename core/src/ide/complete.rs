@@ -52,8 +52,11 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
         let typed = word.start..local;
         let replace = hole.source.start + typed.start..hole.source.start + typed.end;
         let prefix = &src[typed];
-        let receiver = (word.start > 0 && src.as_bytes()[word.start - 1] == b'.')
-            .then(|| src[chain_start(src, word.start - 1)..word.start - 1].trim());
+        let receiver = (word.start > 0 && src.as_bytes()[word.start - 1] == b'.').then(|| {
+            let at = hole.source.start;
+            cur.decoded(at + chain_start(src, word.start - 1)..at + word.start - 1)
+        });
+        let receiver = receiver.as_deref().map(str::trim);
         let path = cur.place().map(|p| p.path).unwrap_or_default();
         let mut out = if kro::is_rgd(root) {
             let schemas = kro::schemas(texts, root);

@@ -40,6 +40,29 @@ impl<'t> Cursor<'t> {
     /// The `${…}` around the offset: looked for in the scalar the offset is in, or in its line
     /// when the YAML does not parse that far.
     pub fn hole(&self) -> Option<Hole> {
+        self.hole_in().map(|(h, _)| h)
+    }
+
+    /// The CEL source of a part of the hole under the cursor as the reader decodes it: in a
+    /// double-quoted scalar, `\"` is a quote (the part's offsets stay the written ones).
+    pub fn decoded(&self, part: std::ops::Range<usize>) -> String {
+        let written = &self.text[part];
+        let quoted = self.hole_in().is_some_and(|(_, q)| q);
+        if !quoted || !written.contains('\\') {
+            return written.to_string();
+        }
+        // The reader's own decoding, on the part alone.
+        match parse(&format!("\"{written}\""))
+            .first()
+            .map(|d| &d.root.body)
+        {
+            Some(Body::Scalar(s, _)) => s.clone(),
+            _ => written.to_string(),
+        }
+    }
+
+    /// The hole, and whether its scalar is double-quoted.
+    fn hole_in(&self) -> Option<(Hole, bool)> {
         let region = match self.place() {
             Some(Place {
                 node:
@@ -50,8 +73,16 @@ impl<'t> Cursor<'t> {
                 key: None,
                 ..
             }) if contains(&n.range, self.offset) && !n.range.is_empty() => n.range.clone(),
-            _ => line_around(self.text, self.offset),
+            _ => {
+                let line = line_around(self.text, self.offset);
+                // A comment is no expression.
+                if self.text[line.clone()].trim_start().starts_with('#') {
+                    return None;
+                }
+                line
+            }
         };
-        hole_at(self.text, region, self.offset)
+        let quoted = self.text.as_bytes().get(region.start) == Some(&b'"');
+        hole_at(self.text, region, self.offset).map(|h| (h, quoted))
     }
 }

@@ -56,7 +56,7 @@ fn part(cur: &Cursor<'_>, hole: &Hole) -> (String, Range<usize>) {
         cur.text,
         hole.source.start + part.start..hole.source.start + part.end,
     );
-    (cur.text[range.clone()].to_string(), range)
+    (cur.decoded(range.clone()), range)
 }
 
 /// The end of the parenthesized arguments right after `at`, if a call is written there.

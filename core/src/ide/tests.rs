@@ -384,6 +384,13 @@ fn broken_texts_still_answer() {
     let o = at(&text, "\"${schema.spec.", 0, "\"${schema.spec.".len());
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
     assert!(labels(&c).contains(&"replicas"), "{:?}", labels(&c));
+    // A `${` in a comment is no expression.
+    let text = RGD.replace(
+        "  resources:\n",
+        "  # see ${schema.spec.image}\n  resources:\n",
+    );
+    let t = texts(&[("rgd.yaml", &text)]);
+    assert_eq!(hover(&t, "rgd.yaml", at(&text, "# see ${", 0, 9)), None);
     // Unknown files and offsets anywhere give nothing, never a panic.
     let t = texts(&[("rgd.yaml", "é: ${ä")]);
     for o in 0..12 {
@@ -607,4 +614,58 @@ fn a_big_graph_answers() {
     let r = references(&t, "rgd.yaml", text.find("id: d50").unwrap() + 4);
     eprintln!("references: {:?}", start.elapsed());
     assert_eq!(r.len(), 2);
+}
+
+/// The RGDs of the golden cases (testdata/render), each file's text by its path.
+fn golden_rgds() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                if text.contains("kind: ResourceGraphDefinition") {
+                    out.push((p.display().to_string(), text));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/render"),
+        &mut out,
+    );
+    out
+}
+
+#[test]
+fn every_expression_of_the_golden_rgds_types_where_it_starts() {
+    let rgds = golden_rgds();
+    assert!(rgds.len() > 10, "{}", rgds.len());
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    for (file, text) in &rgds {
+        let t = texts(&[(file.as_str(), text.as_str())]);
+        for (open, _) in text.match_indices("${") {
+            let line = super::expression::line_around(text, open);
+            if text[line].trim_start().starts_with('#') {
+                continue;
+            }
+            let Some(h) = hover(&t, file, open + 2) else {
+                failures.push(format!("{file}:{open}: no hover"));
+                continue;
+            };
+            seen += 1;
+            if !h.markdown.starts_with("```") {
+                failures.push(format!("{file}:{open}: {}", h.markdown));
+            }
+        }
+    }
+    assert!(seen > 100, "{seen}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
