@@ -66,6 +66,14 @@ pub(crate) fn definition_scope(v: &Value) -> Option<Scope> {
     })
 }
 
+/// The type of a forEach's loop variable over a value of type `t`, as [`Checker`] declares it
+/// (a list's element, a map's `{key, value}` entry; `dyn` for what cannot be iterated): for
+/// the editor (`ide`).
+pub(crate) fn loop_var_type(t: &Type) -> Type {
+    let exprs = Exprs::default();
+    Checker::new(&exprs).loop_var(t).unwrap_or(Type::Dyn)
+}
+
 /// Object-comparison depth after which anything is accepted.
 const MAX_DEPTH: usize = 8;
 

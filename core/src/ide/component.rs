@@ -35,7 +35,9 @@ pub fn scope(root: &Node, path: &FieldPath) -> Option<Scope> {
                 .and_then(|f| crate::expr::scan::scan(f).ok()?.pop().map(|m| m.expr));
             if let (Some(var), Some(src)) = (var, each) {
                 let t = type_of(&src, &mut scope.clone())
-                    .map_or(crate::expr::types::Type::Dyn, |t| t.element());
+                    .map_or(crate::expr::types::Type::Dyn, |t| {
+                        crate::component::typecheck::loop_var_type(&t)
+                    });
                 scope.declare(var, t);
             }
         }

@@ -55,6 +55,30 @@ fn hover_on_a_parameter_gives_its_type_and_declaration() {
 }
 
 #[test]
+fn a_for_each_variable_is_typed_as_the_checker_types_it() {
+    let text = include_str!("../../../testdata/component/foreach-and-schema/inputs.yaml");
+    let t: Texts = [("in.yaml".to_string(), text.to_string())]
+        .into_iter()
+        .collect();
+    // Over a list of `Config`: the element.
+    let h = hover(&t, "in.yaml", at(text, "${config.data}", 4)).unwrap();
+    assert!(h.markdown.starts_with("```\nobject {"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("data: map(string, string)"),
+        "{}",
+        h.markdown
+    );
+    // Over a map: `{key, value}`.
+    let h = hover(&t, "in.yaml", at(text, "tag.value.join", 7)).unwrap();
+    assert_eq!(&text[h.range.clone()], "tag.value");
+    assert!(
+        h.markdown.starts_with("```\nlist(string)\n```"),
+        "{}",
+        h.markdown
+    );
+}
+
+#[test]
 fn completion_offers_context_variables_and_parameters() {
     let t = workspace();
     let text = TYPE.replace(
@@ -168,4 +192,62 @@ fn references_of_a_type_and_an_addon_are_their_definition_and_every_use() {
     let files: Vec<&str> = refs.iter().map(|l| l.file.as_str()).collect();
     assert_eq!(files, ["02.yaml", "03.yaml"]);
     assert_eq!(&COMPONENT[refs[1].range.clone()], "persistent-volume-claim");
+}
+
+/// The definitions of the golden cases (testdata/component), each file's text by its path.
+fn golden_definitions() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                if text.contains("openchoreo.dev") {
+                    out.push((p.display().to_string(), text));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/component"),
+        &mut out,
+    );
+    out
+}
+
+#[test]
+fn every_expression_of_the_golden_definitions_types_where_it_starts() {
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    for (file, text) in golden_definitions() {
+        let t: Texts = [(file.clone(), text.clone())].into_iter().collect();
+        // The first 25 of each file: every case, in a time a debug build can afford.
+        for (open, _) in text.match_indices("${").take(25) {
+            let line = super::expression::line_around(&text, open);
+            if text[line].trim_start().starts_with('#') {
+                continue;
+            }
+            // Only in definitions: a Component's or a binding's values are no template.
+            let Some(h) = hover(&t, &file, open + 2) else {
+                continue;
+            };
+            seen += 1;
+            if !h.markdown.starts_with("```") {
+                failures.push(format!("{file}:{open}: {}", h.markdown));
+            }
+        }
+    }
+    assert!(seen > 100, "{seen}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
