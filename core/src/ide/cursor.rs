@@ -1,7 +1,7 @@
 //! What is under the cursor: the file's text parsed once, the document the offset is in, the
 //! YAML field path there, and the `${…}` around it, if any.
 
-use super::expression::{floor, hole_at, line_around, Hole};
+use super::expression::{floor, hole_at, line_around, unquote, Hole};
 use super::tree::{contains, doc_at, parse, place, Body, Doc, Node, Place};
 use super::Texts;
 
@@ -83,6 +83,27 @@ impl<'t> Cursor<'t> {
             }
         };
         let quoted = self.text.as_bytes().get(region.start) == Some(&b'"');
+        let raw = &self.text[region.clone()];
+        if quoted && raw.contains('\\') {
+            if let Some((decoded, map)) = unquote(raw) {
+                // Scanned as the reader decodes it, then mapped back to where it is written.
+                let local = self.offset - region.start;
+                let at = map
+                    .iter()
+                    .position(|&m| m >= local)
+                    .unwrap_or(decoded.len());
+                let at = at.min(decoded.len());
+                let h = hole_at(&decoded, 0..decoded.len(), at)?;
+                let back = |d: usize| region.start + map[d.min(map.len() - 1)];
+                return Some((
+                    Hole {
+                        range: back(h.range.start)..back(h.range.end),
+                        source: back(h.source.start)..back(h.source.end),
+                    },
+                    true,
+                ));
+            }
+        }
         hole_at(self.text, region, self.offset).map(|h| (h, quoted))
     }
 }

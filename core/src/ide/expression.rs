@@ -69,6 +69,75 @@ pub fn hole_at(text: &str, region: Range<usize>, offset: usize) -> Option<Hole> 
     best
 }
 
+/// The content of a one-line double-quoted YAML scalar (`raw` from its opening quote), decoded
+/// by YAML's escapes, with the offset in `raw` of each decoded byte and one past the last:
+/// kro's scanner reads the decoded value, where `\"` is a quote. `None` for an escape YAML
+/// does not have, or a scalar over several lines (folded), which are left to the plain text.
+pub fn unquote(raw: &str) -> Option<(String, Vec<usize>)> {
+    let mut out = String::new();
+    let mut map = Vec::new();
+    let mut chars = raw.char_indices();
+    chars.next()?;
+    let mut end = raw.len();
+    while let Some((i, c)) = chars.next() {
+        let decoded = match c {
+            '"' => {
+                end = i;
+                break;
+            }
+            '\n' => return None,
+            '\\' => {
+                let (_, e) = chars.next()?;
+                let hex = |n: usize, chars: &mut std::str::CharIndices<'_>| {
+                    let digits: String = (0..n)
+                        .filter_map(|_| chars.next().map(|(_, c)| c))
+                        .collect();
+                    u32::from_str_radix(&digits, 16).ok()
+                };
+                match e {
+                    '"' | '\\' | '/' | ' ' => e,
+                    'n' => '\n',
+                    't' | '\t' => '\t',
+                    'r' => '\r',
+                    '0' => '\0',
+                    'a' => '\u{7}',
+                    'b' => '\u{8}',
+                    'e' => '\u{1b}',
+                    'f' => '\u{c}',
+                    'v' => '\u{b}',
+                    'N' => '\u{85}',
+                    '_' => '\u{a0}',
+                    'L' => '\u{2028}',
+                    'P' => '\u{2029}',
+                    'x' => char::from_u32(hex(2, &mut chars)?)?,
+                    'u' => {
+                        let n = hex(4, &mut chars)?;
+                        // A UTF-16 surrogate pair, as the reader combines it.
+                        if (0xD800..0xDC00).contains(&n) {
+                            let (Some((_, '\\')), Some((_, 'u'))) = (chars.next(), chars.next())
+                            else {
+                                return None;
+                            };
+                            let low = hex(4, &mut chars)?.checked_sub(0xDC00)?;
+                            char::from_u32(0x10000 + ((n - 0xD800) << 10) + low)?
+                        } else {
+                            char::from_u32(n)?
+                        }
+                    }
+                    'U' => char::from_u32(hex(8, &mut chars)?)?,
+                    _ => return None,
+                }
+            }
+            c => c,
+        };
+        out.push(decoded);
+        // Every byte of the decoded character is where its escape (or itself) is written.
+        map.extend(std::iter::repeat_n(i, decoded.len_utf8()));
+    }
+    map.push(end);
+    Some((out, map))
+}
+
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
@@ -147,6 +216,30 @@ mod tests {
         let open = "x: ${schema.sp";
         let h = hole_at(open, 0..open.len(), open.len()).unwrap();
         assert_eq!(&open[h.source], "schema.sp");
+    }
+
+    #[test]
+    fn a_double_quoted_scalar_is_scanned_decoded() {
+        let raw = r#""${a + \"}\" + b}" tail"#;
+        let (dec, map) = unquote(raw).unwrap();
+        assert_eq!(dec, r#"${a + "}" + b}"#);
+        let h = hole_at(&dec, 0..dec.len(), dec.find('b').unwrap()).unwrap();
+        assert_eq!(&dec[h.source.clone()], r#"a + "}" + b"#);
+        // Back in the written text: from after `${` to before the closing `}`.
+        assert_eq!(
+            &raw[map[h.source.start]..map[h.source.end]],
+            r#"a + \"}\" + b"#
+        );
+        assert_eq!(unquote("\"a\\qb\""), None);
+        assert_eq!(unquote("\"a\nb\""), None);
+        assert_eq!(
+            unquote(r#""\u00e9\x41""#).map(|(d, m)| (d, m.len())),
+            Some(("éA".into(), 4))
+        );
+        assert_eq!(
+            unquote(r#""\ud83d\ude00""#).map(|(d, _)| d),
+            Some("😀".into())
+        );
     }
 
     #[test]

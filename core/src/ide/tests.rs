@@ -669,3 +669,41 @@ fn every_expression_of_the_golden_rgds_types_where_it_starts() {
     assert!(seen > 100, "{seen}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn every_whole_expression_of_the_golden_rgds_types_in_the_editors_scope() {
+    // The golden cases pass kiln's checker, so each of their expressions types in the scope
+    // the editor builds for where it is written: the scopes are the checker's.
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    for (file, text) in golden_rgds() {
+        let t = texts(&[(file.as_str(), text.as_str())]);
+        for (open, _) in text.match_indices("${") {
+            let Some(cur) = super::cursor::Cursor::new(&t, &file, open + 2) else {
+                continue;
+            };
+            let (Some(root), Some(place), Some(hole)) = (cur.root(), cur.place(), cur.hole())
+            else {
+                continue;
+            };
+            // Status conditions see kro's `runtime` besides, which the editor does not declare.
+            if place.path.to_string().contains("conditions") {
+                continue;
+            }
+            let schemas = kro::schemas(&t, root);
+            let mut scope = kro::scope(root, &place.path, &schemas);
+            let src = cur.decoded(hole.source.clone());
+            seen += 1;
+            if let Err(e) = kro::type_of(&src, &mut scope) {
+                failures.push(format!("{file}:{}: {src}: {e}", place.path));
+            }
+        }
+    }
+    assert!(seen > 100, "{seen}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
