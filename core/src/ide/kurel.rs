@@ -29,6 +29,12 @@ pub fn package(texts: &Texts, file: &str) -> Option<Package> {
         if let Some(p) = at(texts, dir) {
             return Some(p);
         }
+        // A local extension (`NAME.local.kurel`) extends the package beside it.
+        if let Some(name) = dir.strip_suffix(".local.kurel") {
+            if let Some(p) = at(texts, &format!("{name}.kurel")) {
+                return Some(p);
+            }
+        }
     }
     at(texts, "")
 }

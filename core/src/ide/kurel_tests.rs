@@ -181,3 +181,94 @@ fn references_of_a_parameter_are_its_declaration_and_every_use() {
         ]
     );
 }
+
+#[test]
+fn every_variable_of_the_golden_packages_is_declared() {
+    // Each golden package renders, so every `${path}` in its files names a parameter: the
+    // editor finds its declaration (hover) and goes to it (definition).
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kurel");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let t: Texts = files
+        .iter()
+        .filter(|p| {
+            p.components()
+                .any(|c| c.as_os_str().to_string_lossy().ends_with(".kurel"))
+        })
+        .filter_map(|p| {
+            let name = p.strip_prefix(&root).ok()?.display().to_string();
+            Some((name, std::fs::read_to_string(p).ok()?))
+        })
+        .collect();
+    let mut seen = 0;
+    let mut failures = Vec::new();
+    for (file, text) in &t {
+        if super::kurel::package(&t, file).is_none() {
+            continue;
+        }
+        for (open, _) in text.match_indices("${") {
+            // `$${` is a literal; comments hold no variables.
+            let line = super::expression::line_around(text, open);
+            if (open > 0 && text.as_bytes()[open - 1] == b'$')
+                || text[line].trim_start().starts_with('#')
+            {
+                continue;
+            }
+            seen += 1;
+            let h = hover(&t, file, open + 2);
+            let d = definition(&t, file, open + 2);
+            if h.is_none() || d.is_empty() {
+                failures.push(format!(
+                    "{file}:{open}: {:?}",
+                    &text[open..(open + 30).min(text.len())]
+                ));
+            }
+        }
+    }
+    assert!(seen > 20, "{seen}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn a_local_extension_belongs_to_the_package_beside_it() {
+    let mut t = package();
+    let patch = "[deployment.web]\nspec.replicas: ${replicas}\n";
+    t.insert("app.local.kurel/patches/60-x.kpatch".into(), patch.into());
+    t.insert(
+        "app.local.kurel/parameters.yaml".into(),
+        "replicas: 3\n".into(),
+    );
+    let d = definition(
+        &t,
+        "app.local.kurel/patches/60-x.kpatch",
+        at(patch, "replicas}", 1),
+    );
+    assert_eq!(
+        d,
+        [Location {
+            file: "app.kurel/parameters.yaml".into(),
+            range: at(PARAMS, "replicas", 0)..at(PARAMS, "replicas", 8)
+        }]
+    );
+}
