@@ -426,6 +426,10 @@ mod never_panic {
             include_str!("../../../examples/kpt/kurel/app.kurel/resources/deployment.yaml"),
         ),
         (
+            "quoted.yaml",
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nspec:\n  schema:\n    spec:\n      name: string\n  resources:\n    - id: a\n      template:\n        data:\n          x: \"${schema.spec.name + \\\"-}\\\" + \\\"\\\\u00e9\\\" + \\ud83d\\ude00}\"\n",
+        ),
+        (
             "app.kurel/patches/10-x.kpatch",
             "[deployment.web]\nspec.replicas: ${replicas}\n",
         ),
@@ -437,7 +441,7 @@ mod never_panic {
         fn on_any_text_and_offset(
             which in 0usize..FILES.len(),
             cut in 0usize..4000,
-            insert in "(\\$\\{|\\}|\"|'|\t|\n|: |- |\\||\\[|\\]|[a-zé.]{0,6}){0,4}",
+            insert in "(\\$\\{|\\}|\"|'|\t|\n|: |- |\\||\\[|\\]|\\\\|\\\\u|[a-zé.]{0,6}){0,4}",
             offset in 0usize..4000,
         ) {
             let (file, base) = FILES[which];
@@ -604,6 +608,11 @@ fn a_big_graph_answers() {
     let start = std::time::Instant::now();
     let _ = crate::ide::tree::parse(&text);
     eprintln!("parse: {:?}", start.elapsed());
+    let first = text.rfind("${schema.spec.image}").unwrap() + 2;
+    let start = std::time::Instant::now();
+    let all = complete(&t, "rgd.yaml", first);
+    eprintln!("complete at the start: {:?}", start.elapsed());
+    assert!(all.len() > 100, "{}", all.len());
     let c = complete(&t, "rgd.yaml", o);
     assert_eq!(labels(&c), ["image", "labels", "regions", "replicas"]);
     let start = std::time::Instant::now();
