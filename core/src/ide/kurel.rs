@@ -337,6 +337,29 @@ pub fn patch_symbols(text: &str) -> Vec<Symbol> {
     out
 }
 
+/// The outline of a package's parameters: each top-level parameter, its type beside it.
+pub fn parameter_symbols(text: &str) -> Vec<Symbol> {
+    let Some(root) = parse(text).into_iter().next().map(|d| d.root) else {
+        return Vec::new();
+    };
+    let Body::Map(entries) = &root.body else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(k, v)| {
+            Some(Symbol {
+                name: k.str()?.to_string(),
+                detail: Some(type_name(&v.value()).to_string()),
+                kind: SymbolKind::Parameter,
+                range: k.range.start..v.range.end.max(k.range.end),
+                selection: k.range.clone(),
+                children: Vec::new(),
+            })
+        })
+        .collect()
+}
+
 /// The outline of a package's resource file: each object by kind and name.
 pub fn resource_symbols(text: &str) -> Vec<Symbol> {
     parse(text)

@@ -104,6 +104,26 @@ fn definition_of_a_variable_and_of_a_patch_target() {
 #[test]
 fn symbols_of_a_package_are_its_resources_and_patches() {
     let t = package();
+    let s = symbols(&t, "app.kurel/parameters.yaml");
+    let got: Vec<(&str, Option<&str>)> = s
+        .iter()
+        .map(|s| (s.name.as_str(), s.detail.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("kurel", Some("map")),
+            ("replicas", Some("integer")),
+            ("image", Some("string")),
+            ("env", Some("map")),
+            ("resources", Some("map"))
+        ]
+    );
+    assert_eq!(s[3].kind, SymbolKind::Parameter);
+    assert_eq!(
+        &PARAMS[s[3].range.clone()],
+        "env:\n  name: dev\n  region: eu"
+    );
     let s = symbols(&t, DEP);
     assert_eq!(s.len(), 1);
     assert_eq!(

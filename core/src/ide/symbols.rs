@@ -24,6 +24,9 @@ pub fn symbols(texts: &Texts, file: &str) -> Vec<Symbol> {
         {
             return super::kurel::patch_symbols(text);
         }
+        if file == pkg.parameters {
+            return super::kurel::parameter_symbols(text);
+        }
         return Vec::new();
     }
     parse(text)
