@@ -81,16 +81,20 @@ pub fn complete(texts: &Texts, file: &str, offset: usize) -> Vec<Completion> {
 struct Cel {
     type_of: fn(&str, &mut Scope) -> Result<Type, String>,
     functions: &'static [&'static str],
+    /// Whether the document's resource ids are variables (kro's, not component types').
+    resources: bool,
 }
 
 impl Cel {
     const KRO: Cel = Cel {
         type_of: kro::type_of,
         functions: &[],
+        resources: true,
     };
     const COMPONENT: Cel = Cel {
         type_of: component::type_of,
         functions: component::FUNCTIONS,
+        resources: false,
     };
 }
 
@@ -142,18 +146,34 @@ fn in_scope(
         }
         Some(_) => Vec::new(),
         None => {
-            let ids: Vec<String> = kro::resources(rgd).into_iter().map(|r| r.id).collect();
+            let resources = if cel.resources {
+                kro::resources(rgd)
+            } else {
+                Vec::new()
+            };
             let mut out: Vec<Completion> = Vec::new();
             for (name, t) in scope.vars() {
                 if out.iter().any(|c| c.label == name) {
                     continue;
                 }
-                let kind = if ids.iter().any(|i| i == name) {
-                    CompletionKind::Resource
-                } else {
-                    CompletionKind::Variable
+                // A resource shows its kind (a collection: a list of it).
+                let resource = resources.iter().find(|r| r.id == name);
+                let (kind, detail) = match resource {
+                    Some(r) => {
+                        let k = match (&r.api_version, &r.kind) {
+                            (Some(a), Some(k)) => format!("{a} {k}"),
+                            _ => show_short(t),
+                        };
+                        let k = if r.collection {
+                            format!("list of {k}")
+                        } else {
+                            k
+                        };
+                        (CompletionKind::Resource, k)
+                    }
+                    None => (CompletionKind::Variable, show_short(t)),
                 };
-                out.push(item(name, kind, Some(show_short(t))));
+                out.push(item(name, kind, Some(detail)));
             }
             out.extend(functions(replace, cel.functions));
             out

@@ -204,8 +204,14 @@ fn completion_at_the_start_offers_ids_variables_and_functions() {
     }
     let d = c.iter().find(|c| c.label == "deployment").unwrap();
     assert_eq!(d.kind, CompletionKind::Resource);
+    assert_eq!(d.detail.as_deref(), Some("apps/v1 Deployment"));
     let p = c.iter().find(|c| c.label == "perRegion").unwrap();
-    assert_eq!(p.detail.as_deref(), Some("list(object)"));
+    assert_eq!(p.detail.as_deref(), Some("list of v1 ConfigMap"));
+    let s = c.iter().find(|c| c.label == "schema").unwrap();
+    assert_eq!(
+        (s.kind, s.detail.as_deref()),
+        (CompletionKind::Variable, Some("object"))
+    );
     // A prefix filters; the iterator of another resource is not in scope here.
     let (text, o) = typing("replicas: ${de");
     let c = complete(&texts(&[("rgd.yaml", &text)]), "rgd.yaml", o);
