@@ -194,31 +194,9 @@ fn references_of_a_type_and_an_addon_are_their_definition_and_every_use() {
     assert_eq!(&COMPONENT[refs[1].range.clone()], "persistent-volume-claim");
 }
 
-/// The definitions of the golden cases (testdata/component), each file's text by its path.
+/// The OpenChoreo files of the golden cases (testdata/component).
 fn golden_definitions() -> Vec<(String, String)> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "yaml") {
-                let text = std::fs::read_to_string(&p).unwrap_or_default();
-                if text.contains("openchoreo.dev") {
-                    out.push((p.display().to_string(), text));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/component"),
-        &mut out,
-    );
-    out
+    super::tests::golden("component", "openchoreo.dev")
 }
 
 #[test]

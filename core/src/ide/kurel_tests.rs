@@ -206,25 +206,8 @@ fn references_of_a_parameter_are_its_declaration_and_every_use() {
 fn every_variable_of_the_golden_packages_is_declared() {
     // Each golden package renders, so every `${path}` in its files names a parameter: the
     // editor finds its declaration (hover) and goes to it (definition).
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else {
-                out.push(p);
-            }
-        }
-    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/kurel");
-    let mut files = Vec::new();
-    walk(&root, &mut files);
+    let files = super::tests::testdata_files("kurel");
     let t: Texts = files
         .iter()
         .filter(|p| {

@@ -631,31 +631,50 @@ fn a_big_graph_answers() {
     assert_eq!(r.len(), 2);
 }
 
-/// The RGDs of the golden cases (testdata/render), each file's text by its path.
-fn golden_rgds() -> Vec<(String, String)> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+/// Every file under `testdata/<under>`, in path order.
+pub(super) fn testdata_files(under: &str) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.is_dir() {
                 walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "yaml") {
-                let text = std::fs::read_to_string(&p).unwrap_or_default();
-                if text.contains("kind: ResourceGraphDefinition") {
-                    out.push((p.display().to_string(), text));
-                }
+            } else {
+                out.push(p);
             }
         }
     }
     let mut out = Vec::new();
     walk(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/render"),
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata")
+            .join(under),
         &mut out,
     );
     out
+}
+
+/// The YAML files under `testdata/<under>` whose text holds `marker`, by path.
+pub(super) fn golden(under: &str, marker: &str) -> Vec<(String, String)> {
+    testdata_files(under)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            text.contains(marker)
+                .then(|| (p.display().to_string(), text))
+        })
+        .collect()
+}
+
+/// The RGDs of the golden cases (testdata/render).
+fn golden_rgds() -> Vec<(String, String)> {
+    golden("render", "kind: ResourceGraphDefinition")
 }
 
 #[test]
