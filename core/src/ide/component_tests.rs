@@ -248,3 +248,36 @@ fn every_whole_expression_of_the_golden_definitions_types_in_the_editors_scope()
         failures.join("\n")
     );
 }
+
+#[test]
+fn an_upstream_type_declares_its_parameters_in_openapi_sections() {
+    let text = include_str!("../../../testdata/component/upstream-embedded-traits/inputs.yaml");
+    let t: Texts = [("in.yaml".to_string(), text.to_string())]
+        .into_iter()
+        .collect();
+    let o = at(text, "containerPort: ${parameters.port}", 28);
+    let h = hover(&t, "in.yaml", o).unwrap();
+    assert_eq!(&text[h.range.clone()], "parameters.port");
+    assert_eq!(
+        h.markdown,
+        "```\nint\n```\n\n`parameters.port`\n```yaml\nport: {\"type\":\"integer\",\"default\":8080}\n```"
+    );
+    // `environmentConfigs` is its own section upstream.
+    let h = hover(&t, "in.yaml", at(text, "${environmentConfigs.port}", 22)).unwrap();
+    assert!(
+        h.markdown
+            .ends_with("port: {\"type\":\"integer\",\"default\":9090}\n```"),
+        "{}",
+        h.markdown
+    );
+    // The type's outline: its embedded trait beside its resources.
+    let s = symbols(&t, "in.yaml");
+    let api = s.iter().find(|s| s.name == "api").unwrap();
+    let traits: Vec<(&str, SymbolKind)> = api
+        .children
+        .iter()
+        .filter(|c| c.kind == SymbolKind::Trait)
+        .map(|c| (c.name.as_str(), c.kind))
+        .collect();
+    assert_eq!(traits, [("metrics", SymbolKind::Trait)]);
+}
