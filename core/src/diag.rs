@@ -93,6 +93,10 @@ pub struct Diagnostic {
     /// How to fix it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The word the hint suggests instead of a misspelt one (`did you mean "X"?`), for an
+    /// editor's quick fix; not part of the JSON output.
+    #[serde(skip)]
+    pub suggestion: Option<String>,
     /// Which document of a multi-document file (0-based); used to find the line lazily.
     #[serde(skip)]
     pub document: Option<usize>,
@@ -110,6 +114,7 @@ impl Diagnostic {
             column: None,
             path: None,
             hint: None,
+            suggestion: None,
             document: None,
         }
     }

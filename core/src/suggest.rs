@@ -32,6 +32,15 @@ pub fn did_you_mean(s: &str) -> String {
     format!("did you mean {s:?}?")
 }
 
+/// `d` with the word its hint suggests ([`did_you_mean`]) kept whole, for an editor's quick fix
+/// that replaces the misspelt word with it.
+pub fn suggesting(d: crate::diag::Diagnostic, s: Option<&str>) -> crate::diag::Diagnostic {
+    crate::diag::Diagnostic {
+        suggestion: s.map(str::to_string),
+        ..d
+    }
+}
+
 /// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
 pub fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();

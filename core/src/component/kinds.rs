@@ -604,29 +604,40 @@ fn schemas(r: &mut Reader<'_, '_>, v: &Value) -> Schemas {
     schemas_at(r, v, &FieldPath::root().key("spec"))
 }
 
-/// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
-fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas {
-    let spec = get(v, spec_at);
-    let shorthand = spec.and_then(|s| s.get("schema"));
+/// The schemas a definition's spec declares, or the errors of converting them, relative to the
+/// returned path. Also the editor's (`ide`), which types templates by them.
+pub(crate) fn spec_schemas(
+    spec: Option<&Value>,
+    spec_at: &FieldPath,
+) -> Result<Schemas, (Vec<shorthand::SchemaError>, FieldPath)> {
     let upstream = spec
         .is_some_and(|s| s.get("parameters").is_some() || s.get("environmentConfigs").is_some());
-    let result = if upstream {
-        if shorthand.is_some() {
-            r.invalid(
-                &spec_at.key("schema"),
-                "both spec.schema and spec.parameters/environmentConfigs are set",
-                "use either the shorthand spec.schema or openAPIV3Schema sections, not both",
-            );
-        }
+    if upstream {
         shorthand::from_openapi(
             spec.and_then(|s| s.get("parameters")),
             spec.and_then(|s| s.get("environmentConfigs")),
         )
         .map_err(|e| (e, spec_at.clone()))
     } else {
-        shorthand::from_shorthand(shorthand).map_err(|e| (e, spec_at.key("schema")))
-    };
-    match result {
+        shorthand::from_shorthand(spec.and_then(|s| s.get("schema")))
+            .map_err(|e| (e, spec_at.key("schema")))
+    }
+}
+
+/// [`schemas`] of the spec at `spec_at` (a ResourceRelease holds its type's spec further in).
+fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas {
+    let spec = get(v, spec_at);
+    let shorthand = spec.and_then(|s| s.get("schema"));
+    let upstream = spec
+        .is_some_and(|s| s.get("parameters").is_some() || s.get("environmentConfigs").is_some());
+    if upstream && shorthand.is_some() {
+        r.invalid(
+            &spec_at.key("schema"),
+            "both spec.schema and spec.parameters/environmentConfigs are set",
+            "use either the shorthand spec.schema or openAPIV3Schema sections, not both",
+        );
+    }
+    match spec_schemas(spec, spec_at) {
         Ok(s) => s,
         Err((errs, base)) => {
             for e in errs {
@@ -1155,7 +1166,7 @@ pub(crate) enum Model {
 }
 
 impl Model {
-    fn of(v: &Value) -> Self {
+    pub(crate) fn of(v: &Value) -> Self {
         let upstream_kind = matches!(
             v.get("kind").and_then(Value::as_str),
             Some("ComponentType" | "ClusterComponentType" | "Trait" | "ClusterTrait")

@@ -38,7 +38,7 @@ use crate::openapi::Schemas;
 
 mod context;
 mod crd;
-mod functions;
+pub(crate) mod functions;
 pub mod kinds;
 mod order;
 mod overrides;
@@ -51,7 +51,7 @@ mod schemaextract;
 mod shorthand;
 pub mod snapshot;
 mod template;
-mod typecheck;
+pub(crate) mod typecheck;
 mod upstream;
 
 use kinds::{
@@ -412,15 +412,18 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
                         .chain(PROJECT_PIPELINE_KINDS)
                         .copied(),
                 );
-                diags.push(err(
-                    &loc,
-                    codes::UNKNOWN_KIND,
-                    &root.key("kind"),
-                    format!("unknown component-types kind {kind}"),
-                    &match near {
-                        Some(n) => crate::suggest::did_you_mean(n),
-                        None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
-                    },
+                diags.push(crate::suggest::suggesting(
+                    err(
+                        &loc,
+                        codes::UNKNOWN_KIND,
+                        &root.key("kind"),
+                        format!("unknown component-types kind {kind}"),
+                        &match near {
+                            Some(n) => crate::suggest::did_you_mean(n),
+                            None => "kiln knows the openchoreo.dev kinds of OpenChoreo's API at commit ad3f5030 (docs/component-types.md, Kinds); a kind it does not know may change what upstream renders, so it is refused rather than passed through".to_string(),
+                        },
+                    ),
+                    near,
                 ))
             }
         }

@@ -46,6 +46,34 @@ use super::pointer::{self, Step};
 use super::shorthand;
 use super::template::{classify, Exprs, Piece, Tpl};
 
+/// The variables a template of a definition document (ComponentType, ComponentTypeDefinition,
+/// Addon, Trait, and their cluster kinds) sees, typed as [`Checker`] types them: for the editor
+/// (`ide`), which shows and completes them. `None` for any other document.
+pub(crate) fn definition_scope(v: &Value) -> Option<Scope> {
+    let is_trait = match v.get("kind")?.as_str()? {
+        "ComponentTypeDefinition" | "ComponentType" | "ClusterComponentType" => false,
+        "Addon" | "Trait" | "ClusterTrait" => true,
+        _ => return None,
+    };
+    let schemas = super::kinds::spec_schemas(v.get("spec"), &FieldPath::root().key("spec"))
+        .unwrap_or_default();
+    let exprs = Exprs::default();
+    let c = Checker::new(&exprs);
+    Some(if Model::of(v) == Model::Upstream {
+        c.upstream_scope(&schemas, is_trait)
+    } else {
+        c.base_scope(&schemas, is_trait)
+    })
+}
+
+/// The type of a forEach's loop variable over a value of type `t`, as [`Checker`] declares it
+/// (a list's element, a map's `{key, value}` entry; `dyn` for what cannot be iterated): for
+/// the editor (`ide`).
+pub(crate) fn loop_var_type(t: &Type) -> Type {
+    let exprs = Exprs::default();
+    Checker::new(&exprs).loop_var(t).unwrap_or(Type::Dyn)
+}
+
 /// Object-comparison depth after which anything is accepted.
 const MAX_DEPTH: usize = 8;
 

@@ -68,6 +68,11 @@ impl Scope {
         self.vars.is_empty()
     }
 
+    /// The variables, innermost last (the editor completes their names).
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &Type)> {
+        self.vars.iter().map(|(n, t)| (n.as_str(), t))
+    }
+
     /// Forget the variables declared after the first `n`.
     pub fn truncate(&mut self, n: usize) {
         self.vars.truncate(n);

@@ -92,7 +92,8 @@ pub fn scan(s: &str) -> Result<Vec<Match>, ScanError> {
 }
 
 /// Index of the `}` closing the expression whose `${` is at `start`, `None` if it never closes.
-fn find_close(bytes: &[u8], start: usize) -> Result<Option<usize>, ScanError> {
+/// Public for the editor (`ide`), which finds the expression under the cursor the same way.
+pub fn find_close(bytes: &[u8], start: usize) -> Result<Option<usize>, ScanError> {
     let mut depth = 1usize;
     let mut in_string = false;
     let mut escape_next = false;

@@ -15,9 +15,15 @@ use std::ops::Range;
 
 mod actions;
 mod complete;
+mod component;
+mod cursor;
+mod expression;
 mod goto;
 mod hover;
+mod kro;
+mod kurel;
 mod symbols;
+mod tree;
 pub mod workspace;
 
 pub use actions::actions;
@@ -128,3 +134,10 @@ pub struct Action {
     /// The edits, applied together.
     pub edits: Vec<Edit>,
 }
+
+#[cfg(test)]
+mod component_tests;
+#[cfg(test)]
+mod kurel_tests;
+#[cfg(test)]
+mod tests;

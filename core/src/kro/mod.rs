@@ -11,6 +11,6 @@ pub mod instance;
 pub mod nesting;
 mod plural;
 pub mod rgd;
-mod typecheck;
+pub(crate) mod typecheck;
 
 pub use rgd::{is_rgd, load, Rgd};

@@ -1015,9 +1015,14 @@ impl<'d> Loader<'d> {
                 } else {
                     codes::UNKNOWN_IDENTIFIER
                 };
+                // Only when the hint names it (not the runtime or iterator hints).
+                let suggested = near.filter(|n| hint.starts_with(&crate::suggest::did_you_mean(n)));
                 this.errors.push(this.doc.diag(
-                    Diagnostic::error(code, format!("resource {id:?} {what}: expression {:?} references unknown identifiers: [{}]", e.source(), unknown.join(", ")))
-                        .with_hint(hint),
+                    crate::suggest::suggesting(
+                        Diagnostic::error(code, format!("resource {id:?} {what}: expression {:?} references unknown identifiers: [{}]", e.source(), unknown.join(", ")))
+                            .with_hint(hint),
+                        suggested,
+                    ),
                     &e.path,
                 ));
             }
@@ -1185,9 +1190,14 @@ impl<'d> Loader<'d> {
                         ),
                         None => "status expressions may reference schema and resource ids".into(),
                     };
+                    let suggested =
+                        near.filter(|n| hint.starts_with(&crate::suggest::did_you_mean(n)));
                     self.errors.push(self.doc.diag(
-                        Diagnostic::error(codes::UNKNOWN_IDENTIFIER, format!("status field {:?} expression {:?}: references unknown identifiers: [{}]", h.path.to_string(), e.source(), unknown.join(", ")))
-                            .with_hint(hint),
+                        crate::suggest::suggesting(
+                            Diagnostic::error(codes::UNKNOWN_IDENTIFIER, format!("status field {:?} expression {:?}: references unknown identifiers: [{}]", h.path.to_string(), e.source(), unknown.join(", ")))
+                                .with_hint(hint),
+                            suggested,
+                        ),
                         &e.path,
                     ));
                 }

@@ -65,8 +65,8 @@ fn type_at(root: &SchemaNode, path: &FieldPath) -> Option<Type> {
     Some(Type::of_node(&cur))
 }
 
-/// The type of `schema` in expressions: the instance object.
-fn instance_type(spec_schema: &Value, schemas: &Schemas) -> Type {
+/// The type of `schema` in expressions: the instance object. Also the editor's (`ide`).
+pub(crate) fn instance_type(spec_schema: &Value, schemas: &Schemas) -> Type {
     let spec = if spec_schema.is_object() {
         spec_schema.clone()
     } else {

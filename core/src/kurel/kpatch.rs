@@ -419,8 +419,8 @@ fn expand_sections(kind: &str, segs: Vec<Seg>) -> Vec<Seg> {
     out
 }
 
-/// Parse a header `[ns/kind.name.section…]` (without the brackets).
-fn parse_header(inner: &str) -> Result<(Target, Vec<Seg>), String> {
+/// Parse a header `[ns/kind.name.section…]` (without the brackets). Also the editor's (`ide`).
+pub(crate) fn parse_header(inner: &str) -> Result<(Target, Vec<Seg>), String> {
     let parts = split_outside(inner.trim(), '.');
     if parts.len() < 2 {
         return Err(format!(

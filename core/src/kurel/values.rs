@@ -224,16 +224,20 @@ pub fn merge_checked(
                     Some(existing) => merge_checked(existing, v, &p, report),
                     None => {
                         if let Some(hint) = undeclared(b, k, at.is_empty()) {
+                            let near = near_miss(b, k).map(str::to_string);
                             report(
                                 &p,
-                                Diagnostic::warning(
-                                    codes::KUREL_UNKNOWN_PARAMETER,
-                                    format!(
-                                        "parameter {} is not declared in parameters.yaml",
-                                        quote(&p.to_string())
-                                    ),
-                                )
-                                .with_hint(hint),
+                                crate::suggest::suggesting(
+                                    Diagnostic::warning(
+                                        codes::KUREL_UNKNOWN_PARAMETER,
+                                        format!(
+                                            "parameter {} is not declared in parameters.yaml",
+                                            quote(&p.to_string())
+                                        ),
+                                    )
+                                    .with_hint(hint),
+                                    near.as_deref(),
+                                ),
                             );
                         }
                         b.insert(k.clone(), v.clone());
@@ -266,16 +270,20 @@ pub fn merge_checked(
     }
 }
 
+/// The key of `map` that a new `key` is a near miss of.
+fn near_miss<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m str> {
+    // One edit turns any short key into another (`a` → `b`): short keys are not near misses.
+    (key.chars().count() >= 4)
+        .then(|| crate::suggest::nearest(key, map.keys().map(String::as_str)))
+        .flatten()
+}
+
 /// Whether a key an override adds to a map of the parameters is worth a warning, and its hint.
 /// Every new top-level key is (only declared parameters can be referenced); deeper down, maps
 /// are often open (labels, resources), so only a near miss of a key already there is (`replcias`
 /// beside `replicas`).
 fn undeclared(map: &Map<String, Value>, key: &str, top: bool) -> Option<String> {
-    // One edit turns any short key into another (`a` → `b`): short keys are not near misses.
-    let near = (key.chars().count() >= 4)
-        .then(|| crate::suggest::nearest(key, map.keys().map(String::as_str)))
-        .flatten();
-    match near {
+    match near_miss(map, key) {
         Some(near) => Some(crate::suggest::did_you_mean(near)),
         None if top => {
             Some("check the spelling; only declared parameters can be referenced".to_string())
@@ -553,6 +561,20 @@ mod tests {
             diags.0[0].hint.as_deref(),
             Some("did you mean \"replicas\"?")
         );
+    }
+
+    #[test]
+    fn a_near_miss_keeps_the_key_it_suggests_for_the_editor() {
+        let mut base = json!({"app": {"replicas": 2}});
+        let mut got = Vec::new();
+        merge_checked(
+            &mut base,
+            &json!({"app": {"replcias": 3, "zzzz": 1}}),
+            &FieldPath::root(),
+            &mut |_, d| got.push(d.suggestion),
+        );
+        // `zzzz` is no near miss of anything: a warning without a suggestion.
+        assert_eq!(got, [Some("replicas".to_string())]);
     }
 
     #[test]

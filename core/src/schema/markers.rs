@@ -33,6 +33,27 @@ pub(crate) enum MarkerKind {
     ListMapKey,
 }
 
+/// Every marker key, in kro's order (`pkg/simpleschema/markers.go`): what an editor offers
+/// after `|`. A test holds it to [`MarkerKind::from_key`].
+pub const MARKER_KEYS: &[&str] = &[
+    "required",
+    "default",
+    "description",
+    "minimum",
+    "maximum",
+    "validation",
+    "enum",
+    "immutable",
+    "pattern",
+    "uniqueItems",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "listType",
+    "listMapKey",
+];
+
 impl MarkerKind {
     fn from_key(key: &str) -> Option<Self> {
         Some(match key {
@@ -407,6 +428,15 @@ mod tests {
     use super::*;
     use serde_json::json;
     use MarkerKind::*;
+
+    #[test]
+    fn every_marker_key_is_one_the_parser_knows() {
+        for k in MARKER_KEYS {
+            assert!(MarkerKind::from_key(k).is_some(), "{k}");
+        }
+        // Sixteen variants, sixteen keys: none is left out of the list.
+        assert_eq!(MARKER_KEYS.len(), 16);
+    }
 
     fn m(kind: MarkerKind, value: &str) -> Marker {
         Marker {

@@ -20,5 +20,6 @@ mod typeexpr;
 mod validate;
 
 pub use defaults::{apply_defaults, DefaultsPlan};
+pub use markers::MARKER_KEYS;
 pub use simple::{simple_to_openapi, SchemaError};
 pub use validate::{validate, validate_at, Violation};
