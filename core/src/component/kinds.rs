@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::diag::{codes, Code, Diagnostic};
 use crate::document::Document;
@@ -1168,17 +1168,6 @@ impl Model {
     }
 }
 
-/// The fields of an upstream ReleaseBinding's spec kiln acts on.
-const BINDING_SPEC_FIELDS: &[&str] = &[
-    "owner",
-    "environment",
-    "releaseName",
-    "componentTypeEnvironmentConfigs",
-    "traitEnvironmentConfigs",
-    "workloadOverrides",
-    "state",
-];
-
 /// Refuse a spec field kiln does not act on: upstream's controller would render something for
 /// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
 fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
@@ -1835,6 +1824,9 @@ pub(crate) fn release_binding_def<'a>(
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseBindingDef<'a>> {
+    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
+        return upstream_binding_def(loc, v, errors);
+    }
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let component = r.string(
@@ -1880,19 +1872,6 @@ pub(crate) fn release_binding_def<'a>(
             }
         }
     }
-    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
-        check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
-        if let Some(state) = r.opt_string(v, &spec_path("state")) {
-            if state != "Active" {
-                r.errors.push(r.loc.error(
-                    codes::UNSUPPORTED_FEATURE,
-                    &spec_path("state"),
-                    format!("ReleaseBinding state {state:?} is not implemented by kiln"),
-                    "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
-                ));
-            }
-        }
-    }
     let workload_overrides = workload_overrides(&mut r, v);
     let release_name = r
         .opt_string(v, &spec_path("releaseName"))
@@ -1910,6 +1889,163 @@ pub(crate) fn release_binding_def<'a>(
         workload_overrides,
         release_name,
     })
+}
+
+/// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`). `owner.projectName` is
+/// required by the CRD (the API server refuses a binding without it); kiln selects by component.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BindingSpec {
+    owner: ComponentOwner,
+    environment: String,
+    release_name: Option<String>,
+    component_type_environment_configs: Option<Value>,
+    #[serde(default)]
+    trait_environment_configs: BTreeMap<String, Value>,
+    workload_overrides: Option<Map<String, Value>>,
+    state: Option<String>,
+}
+
+/// `spec.owner` of the kinds a component owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ComponentOwner {
+    component_name: String,
+}
+
+/// `workloadOverrides.container` (`ContainerOverride`); `resources` is kiln's addition
+/// ([`crd`] adds it to the schema).
+#[derive(Deserialize)]
+struct ContainerOverrideSpec {
+    #[serde(default)]
+    env: Vec<Map<String, Value>>,
+    #[serde(default)]
+    files: Vec<Map<String, Value>>,
+    resources: Option<Value>,
+}
+
+/// Read an upstream ReleaseBinding: its CRD, then what kiln does not render (a `state` other
+/// than `Active`; `workloadOverrides` fields beside `container`, which the CRD preserves
+/// unvalidated) and kiln's own rules (an environment, unique override keys).
+fn upstream_binding_def<'a>(
+    loc: Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseBindingDef<'a>> {
+    let before = errors.len();
+    let spec: BindingSpec = crd::spec(&loc, "ReleaseBinding", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    if spec.environment.is_empty() {
+        s.invalid(
+            &spec_path("environment"),
+            "environment is required",
+            "e.g. environment: production",
+        );
+    }
+    if let Some(state) = spec.state.filter(|st| st != "Active") {
+        s.errors.push(loc.error(
+            codes::UNSUPPORTED_FEATURE,
+            &spec_path("state"),
+            format!("ReleaseBinding state {state:?} is not implemented by kiln"),
+            "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
+        ));
+    }
+    let overrides_at = spec_path("componentTypeEnvironmentConfigs");
+    let overrides = s.map(spec.component_type_environment_configs, &overrides_at);
+    let ao_at = spec_path("traitEnvironmentConfigs");
+    let addon_overrides = (spec.trait_environment_configs.into_iter())
+        .map(|(k, x)| {
+            let at = ao_at.key(&k);
+            (k, (x, at))
+        })
+        .collect();
+    let workload_overrides = spec
+        .workload_overrides
+        .and_then(|wo| s.container_override(wo));
+    if errors.len() > before {
+        return None;
+    }
+    Some(ReleaseBindingDef {
+        loc: loc.clone(),
+        component: spec.owner.component_name,
+        environment: spec.environment,
+        overrides,
+        overrides_at,
+        addon_overrides,
+        workload_overrides,
+        release_name: spec.release_name.filter(|n| !n.is_empty()),
+    })
+}
+
+impl Semantic<'_, '_> {
+    /// `workloadOverrides`: only `container` is acted on (the CRD keeps other fields unvalidated;
+    /// kiln refuses them rather than ignore them).
+    fn container_override(&mut self, wo: Map<String, Value>) -> Option<WorkloadOverrides> {
+        let outer = spec_path("workloadOverrides");
+        let mut container = None;
+        for (k, x) in wo {
+            if k == "container" {
+                container = Some(x);
+            } else {
+                self.invalid(
+                    &outer.key(&k),
+                    format!("workloadOverrides.{k} is not supported"),
+                    "workload overrides are container.env, container.files and container.resources",
+                );
+            }
+        }
+        let at = outer.key("container");
+        let c: ContainerOverrideSpec = match serde_json::from_value(container?) {
+            Ok(c) => c,
+            // The schema has typed `container`; this is the schema and the type disagreeing.
+            Err(e) => {
+                self.invalid(
+                    &at,
+                    format!("container does not read: {e}"),
+                    "compare with upstream's ReleaseBinding CRD",
+                );
+                return None;
+            }
+        };
+        Some(WorkloadOverrides {
+            env: self.keyed_list(c.env, &at.key("env")),
+            files: self.keyed_list(c.files, &at.key("files")),
+            resources: c.resources,
+        })
+    }
+
+    /// Override entries by `key`: kiln's rule that a key is given once and is not empty (an
+    /// override that names no variable, or names one twice, is a mistake).
+    fn keyed_list(&mut self, list: Vec<Map<String, Value>>, at: &FieldPath) -> KeyedList {
+        let mut out = KeyedList::default();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, e) in list.into_iter().enumerate() {
+            let k_at = at.index(i).key("key");
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if key.is_empty() {
+                self.invalid(
+                    &k_at,
+                    "key is required",
+                    "every entry is identified by its key",
+                );
+                continue;
+            }
+            if let Some(prev) = seen.insert(key.clone(), i) {
+                self.invalid(
+                    &k_at,
+                    format!("key {key:?} is overridden twice (entries {prev} and {i})"),
+                    "give each key one override",
+                );
+                continue;
+            }
+            out.entries.push((key, Value::Object(e)));
+        }
+        out
+    }
 }
 
 /// `configurationOverrides.{env, files}` (proposal era; the first implementation's JSON name for
@@ -3037,6 +3173,49 @@ mod tests {
                 (Some(5), "spec.owner.resourceName".to_string()),
             ]
         );
+    }
+
+    /// A ReleaseBinding: its CRD (which requires `owner.projectName`), `container.resources`
+    /// read although the CRD lacks it, and kiln's rules once the schema holds.
+    #[test]
+    fn release_binding_reads_through_its_crd() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  releaseName: \"\"\n  traitEnvironmentConfigs: {logs: {level: debug}}\n  workloadOverrides:\n    container:\n      env: [{key: A, value: \"1\"}]\n      resources: {limits: {cpu: \"1\"}}\n");
+        let mut errors = Vec::new();
+        let b = release_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            (b.component.as_str(), b.environment.as_str()),
+            ("api", "dev")
+        );
+        assert_eq!(b.release_name, None);
+        assert_eq!(b.overrides, json!({}));
+        assert_eq!(b.addon_overrides["logs"].0, json!({"level": "debug"}));
+        let wo = b.workload_overrides.unwrap();
+        assert_eq!(wo.env.entries[0].0, "A");
+        assert_eq!(wo.resources, Some(json!({"limits": {"cpu": "1"}})));
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {componentName: api}\n  environment: dev\n  state: Paused\n");
+        let mut errors = Vec::new();
+        assert!(release_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(5), "spec.owner.projectName".to_string()),
+                (Some(7), "spec.state".to_string()),
+            ]
+        );
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  state: Undeploy\n  workloadOverrides: {replicas: 2}\n");
+        let mut errors = Vec::new();
+        assert!(release_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(7), "spec.state".to_string()),
+                (Some(8), "spec.workloadOverrides.replicas".to_string()),
+            ]
+        );
+        assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
     }
 }
 
