@@ -943,7 +943,11 @@ impl Semantic<'_, '_> {
         } else {
             ("preRenderValidations", pre)
         };
-        let at = spec_path(key);
+        self.rules(list, &spec_path(key))
+    }
+
+    /// The rules of the list at `at`, each one `${…}`.
+    fn rules(&mut self, list: Vec<RuleSpec>, at: &FieldPath) -> Vec<Validation> {
         let mut out = Vec::new();
         for (i, v) in list.into_iter().enumerate() {
             let e_at = at.index(i);
@@ -1166,86 +1170,6 @@ impl Model {
             Model::Proposal
         }
     }
-}
-
-/// Refuse a spec field kiln does not act on: upstream's controller would render something for
-/// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
-fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    check_fields_at(r, v, &FieldPath::root().key("spec"), known, what);
-}
-
-/// [`check_fields`] of the spec at `spec_at`.
-fn check_fields_at(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    spec_at: &FieldPath,
-    known: &[&str],
-    what: &str,
-) {
-    let keys: Vec<String> = get(v, spec_at)
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    for k in keys {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        let (msg, hint) = (
-            format!("{what} field spec.{k} is not known to kiln"),
-            format!(
-                "kiln acts on {}; a newer upstream field may change what renders, so it is refused rather than ignored",
-                known.join(", ")
-            ),
-        );
-        r.errors.push(
-            r.loc
-                .error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint),
-        );
-    }
-}
-
-/// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
-fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
-    let pre = spec_path("preRenderValidations");
-    if !r.list(v, &pre).is_empty() && !r.list(v, &spec_path("validations")).is_empty() {
-        // Upstream's CRD rule.
-        r.invalid(
-            &pre,
-            "set only one of spec.validations and spec.preRenderValidations",
-            "validations is deprecated upstream; move its rules to preRenderValidations",
-        );
-    }
-    let key = if r.list(v, &pre).is_empty() {
-        "validations"
-    } else {
-        "preRenderValidations"
-    };
-    let at = spec_path(key);
-    let mut out = Vec::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        let rule = r.control(v, &e_at.key("rule"));
-        if get(v, &e_at.key("rule")).is_none() {
-            r.invalid(
-                &e_at.key("rule"),
-                "a validation needs a rule",
-                "e.g. rule: ${size(workload.endpoints) > 0}",
-            );
-        }
-        let message = r.string(
-            v,
-            &e_at.key("message"),
-            "the message shown when the rule is false",
-        );
-        if let (Some(rule), Some(message)) = (rule, message) {
-            out.push(Validation {
-                rule,
-                message,
-                at: e_at,
-            });
-        }
-    }
-    out
 }
 
 fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
@@ -2281,6 +2205,73 @@ pub(crate) fn snapshot_def<'a>(
     })
 }
 
+/// The spec of a current upstream ComponentRelease (`ComponentReleaseSpec`). The frozen type's
+/// and traits' specs and the workload are validated by the readers of their own kinds.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseSpec {
+    owner: ReleaseOwner,
+    component_type: Frozen,
+    #[serde(default)]
+    traits: Vec<Frozen>,
+    #[serde(default)]
+    component_profile: Map<String, Value>,
+    workload: Value,
+}
+
+/// `spec.owner` of a ComponentRelease.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseOwner {
+    project_name: String,
+    component_name: String,
+}
+
+/// A frozen definition of a ComponentRelease: `{kind, name, spec}`.
+#[derive(Deserialize)]
+struct Frozen {
+    kind: String,
+    name: String,
+    spec: Value,
+}
+
+/// What a ComponentRelease's spec holds, whichever version wrote it: the frozen type, traits,
+/// component profile and workload, each with where it is.
+struct ReleaseParts<'a> {
+    project: Option<String>,
+    component_name: String,
+    ty: (Value, Loc<'a>),
+    traits: Vec<(Value, Loc<'a>)>,
+    profile: Map<String, Value>,
+    /// `None` when missing (reported), so the other frozen definitions are still read.
+    workload: Option<Value>,
+}
+
+/// Whether a ComponentRelease is its first version: a bare ComponentType spec (no `spec` inside
+/// `componentType`) or traits as a map. Anything else is read as current upstream, through its
+/// CRD.
+fn first_version_release(v: &Value) -> bool {
+    let spec = v.get("spec");
+    let ct = spec.and_then(|s| s.get("componentType"));
+    let bare_type = ct.and_then(Value::as_object).is_some_and(|m| {
+        !m.contains_key("spec") && (m.contains_key("workloadType") || m.contains_key("resources"))
+    });
+    bare_type
+        || spec
+            .and_then(|s| s.get("traits"))
+            .is_some_and(Value::is_object)
+}
+
+/// A definition a release froze, as an object of its kind named `name`.
+fn frozen_object(kind: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": super::API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+}
+
 /// Read a ComponentRelease. Current upstream embeds `componentType: {kind, name, spec}` and
 /// `traits: [{kind, name, spec}]`; its first version embedded the bare ComponentType spec and a
 /// map of trait name → spec. Both are read. The component profile (`parameters`, `traits[]`) and
@@ -2295,139 +2286,21 @@ pub(crate) fn release_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the released Component",
-    );
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
-
-    // componentType: `{kind, name, spec}`, or the bare spec.
-    let ct_at = spec_path("componentType");
-    let mut ty: Option<(Value, Loc<'a>)> = None;
-    match get(v, &ct_at) {
-        Some(Value::Object(m)) if m.get("spec").is_some_and(Value::is_object) => {
-            let full = m.get("name").and_then(Value::as_str).unwrap_or("");
-            let short = full.rsplit('/').next().unwrap_or("").to_string();
-            if short.is_empty() {
-                r.invalid(
-                    &ct_at.key("name"),
-                    "componentType.name is required",
-                    "the ComponentType's name, e.g. deployment/web-app",
-                );
-            } else {
-                let kind = m
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("ComponentType");
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": kind,
-                    "metadata": {"name": short},
-                    "spec": m.get("spec").cloned().unwrap_or_default(),
-                });
-                ty = Some((obj, loc.nested(&ct_at)));
-            }
-        }
-        Some(Value::Object(m)) if m.contains_key("workloadType") || m.contains_key("resources") => {
-            // The first version: the ComponentType spec itself, without a name. It froze the
-            // first implementation's definitions, which render with the proposal's context.
-            let obj = json!({
-                "apiVersion": super::API_VERSION,
-                "kind": "ComponentTypeDefinition",
-                "metadata": {"name": name.clone().unwrap_or_default()},
-                "spec": Value::Object(m.clone()),
-            });
-            ty = Some((obj, loc.nested_spec(&ct_at)));
-        }
-        _ => r.invalid(
-            &ct_at,
-            "spec.componentType must embed the frozen ComponentType ({kind, name, spec})",
-            "a ComponentRelease freezes its ComponentType; write componentType: {kind: ComponentType, name: deployment/web-app, spec: {...}}",
-        ),
-    }
-
-    // traits: `[{kind, name, spec}]`, or a map name → spec.
-    let tr_at = spec_path("traits");
-    let mut traits: Vec<(Value, Loc<'a>)> = Vec::new();
-    match get(v, &tr_at) {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for (i, t) in items.iter().enumerate() {
-                let at = tr_at.index(i);
-                let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
-                if tname.is_empty() || !t.get("spec").is_some_and(Value::is_object) {
-                    r.invalid(
-                        &at,
-                        "a frozen trait needs a name and a spec",
-                        "write {kind: Trait, name: NAME, spec: {...}}",
-                    );
-                    continue;
-                }
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": t.get("kind").and_then(Value::as_str).unwrap_or("Trait"),
-                    "metadata": {"name": tname},
-                    "spec": t.get("spec").cloned().unwrap_or_default(),
-                });
-                traits.push((obj, loc.nested(&at)));
-            }
-        }
-        Some(Value::Object(m)) => {
-            for (tname, spec) in m {
-                let at = tr_at.key(tname);
-                if !spec.is_object() {
-                    r.invalid(
-                        &at,
-                        format!("the frozen spec of trait {tname:?} must be a map"),
-                        "write the Trait's spec",
-                    );
-                    continue;
-                }
-                // The first version's traits, like its type, keep the proposal's context.
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": "Addon",
-                    "metadata": {"name": tname},
-                    "spec": spec,
-                });
-                traits.push((obj, loc.nested_spec(&at)));
-            }
-        }
-        Some(other) => r.invalid(
-            &tr_at,
-            format!("spec.traits must be a list, not {}", type_word(other)),
-            "write [{kind: Trait, name: NAME, spec: {...}}]",
-        ),
-    }
-
-    // componentProfile → a Component; workload → a Workload.
-    let prof_at = spec_path("componentProfile");
-    let profile = r.map(v, &prof_at);
-    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(k.as_str(), "parameters" | "traits") {
-            r.invalid(
-                &prof_at.key(k),
-                format!("unknown field {k:?} in componentProfile"),
-                "a component profile has parameters and traits",
-            );
-        }
-    }
-    let wl_at = spec_path("workload");
-    let workload = match get(v, &wl_at) {
-        Some(w @ Value::Object(_)) => Some(w.clone()),
-        _ => {
-            r.invalid(
-                &wl_at,
-                "spec.workload must embed the frozen Workload spec",
-                "write the Workload's spec (container, endpoints, …) under spec.workload",
-            );
-            None
-        }
+    let parts = if first_version_release(v) {
+        first_release_parts(&loc, v, name.as_deref().unwrap_or_default(), errors)
+    } else {
+        upstream_release_parts(&loc, v, errors)
     };
     // The frozen definitions are read even after a problem above, so every error is reported.
-    let (name, component_name) = (name?, component_name?);
-    let (ty_value, ty_loc) = ty?;
+    let (name, parts) = (name?, parts?);
+    let ReleaseParts {
+        project,
+        component_name,
+        ty: (ty_value, ty_loc),
+        traits,
+        profile,
+        workload,
+    } = parts;
     let type_def = type_def(ty_loc, &ty_value, errors);
     let mut addons = Vec::new();
     let mut names: BTreeMap<String, FieldPath> = BTreeMap::new();
@@ -2471,18 +2344,14 @@ pub(crate) fn release_def<'a>(
         "metadata": Value::Object(comp_md),
         "spec": Value::Object(comp_spec),
     });
+    let prof_at = spec_path("componentProfile");
     let component = component_def(loc.nested_spec(&prof_at), Cow::Owned(comp_obj), errors);
+    let wl_at = spec_path("workload");
     let workload = workload.and_then(|w| {
-        let full = w.get("kind").and_then(Value::as_str) == Some("Workload");
-        if full {
+        if w.get("kind").and_then(Value::as_str) == Some("Workload") {
             workload_def(loc.nested(&wl_at), Cow::Owned(w), errors)
         } else {
-            let obj = json!({
-                "apiVersion": super::API_VERSION,
-                "kind": "Workload",
-                "metadata": {"name": component_name},
-                "spec": w,
-            });
+            let obj = frozen_object("Workload", &component_name, w);
             workload_def(loc.nested_spec(&wl_at), Cow::Owned(obj), errors)
         }
     });
@@ -2501,6 +2370,153 @@ pub(crate) fn release_def<'a>(
     })
 }
 
+/// The parts of a current upstream ComponentRelease: its CRD (owner, the frozen type's and
+/// traits' `{kind, name, spec}`, the profile), then the frozen definitions as objects of their
+/// kinds, read (and validated) by their own readers.
+fn upstream_release_parts<'a>(
+    loc: &Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseParts<'a>> {
+    let spec: ReleaseSpec = crd::spec(loc, "ComponentRelease", v, errors)?;
+    let ct_at = spec_path("componentType");
+    let ct = spec.component_type;
+    // `name` may be `deployment/web-app`; the type is named by its last part.
+    let short = ct.name.rsplit('/').next().unwrap_or_default();
+    if short.is_empty() {
+        errors.push(loc.error(
+            codes::COMPONENT_INVALID,
+            &ct_at.key("name"),
+            format!("componentType.name {:?} names no ComponentType", ct.name),
+            "the ComponentType's name, e.g. deployment/web-app",
+        ));
+        return None;
+    }
+    let ty = (frozen_object(&ct.kind, short, ct.spec), loc.nested(&ct_at));
+    let traits = (spec.traits.into_iter().enumerate())
+        .map(|(i, t)| {
+            let at = spec_path("traits").index(i);
+            (frozen_object(&t.kind, &t.name, t.spec), loc.nested(&at))
+        })
+        .collect();
+    Some(ReleaseParts {
+        project: Some(spec.owner.project_name),
+        component_name: spec.owner.component_name,
+        ty,
+        traits,
+        profile: spec.component_profile,
+        workload: Some(spec.workload),
+    })
+}
+
+/// The parts of a first-version ComponentRelease: the bare ComponentType spec (named after the
+/// release) and a map of trait name → spec, which froze the first implementation's definitions
+/// and render with the proposal's context.
+fn first_release_parts<'a>(
+    loc: &Loc<'a>,
+    v: &Value,
+    release_name: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseParts<'a>> {
+    let mut r = Reader { loc, errors };
+    let component_name = r.string(
+        v,
+        &spec_path("owner").key("componentName"),
+        "the name of the released Component",
+    );
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let ct_at = spec_path("componentType");
+    let ty = get(v, &ct_at).filter(|x| x.is_object()).map(|m| {
+        (
+            frozen_object("ComponentTypeDefinition", release_name, m.clone()),
+            loc.nested_spec(&ct_at),
+        )
+    });
+    if ty.is_none() {
+        r.invalid(
+            &ct_at,
+            "spec.componentType must embed the frozen ComponentType spec",
+            "a ComponentRelease freezes its ComponentType",
+        );
+    }
+    // traits: a map name → spec, or (beside a bare type) current upstream's `[{kind, name, spec}]`.
+    let tr_at = spec_path("traits");
+    let mut traits = Vec::new();
+    match get(v, &tr_at) {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, t) in items.iter().enumerate() {
+                let at = tr_at.index(i);
+                let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
+                let spec = t.get("spec").filter(|x| x.is_object());
+                let (false, Some(spec)) = (tname.is_empty(), spec) else {
+                    r.invalid(
+                        &at,
+                        "a frozen trait needs a name and a spec",
+                        "write {kind: Trait, name: NAME, spec: {...}}",
+                    );
+                    continue;
+                };
+                let kind = t.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+                traits.push((frozen_object(kind, tname, spec.clone()), loc.nested(&at)));
+            }
+        }
+        Some(Value::Object(m)) => {
+            for (tname, spec) in m {
+                let at = tr_at.key(tname);
+                if !spec.is_object() {
+                    r.invalid(
+                        &at,
+                        format!("the frozen spec of trait {tname:?} must be a map"),
+                        "write the Trait's spec",
+                    );
+                    continue;
+                }
+                traits.push((
+                    frozen_object("Addon", tname, spec.clone()),
+                    loc.nested_spec(&at),
+                ));
+            }
+        }
+        Some(other) => r.invalid(
+            &tr_at,
+            format!("spec.traits must be a list, not {}", type_word(other)),
+            "write [{kind: Trait, name: NAME, spec: {...}}]",
+        ),
+    }
+    let prof_at = spec_path("componentProfile");
+    let profile = r.map(v, &prof_at);
+    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(k.as_str(), "parameters" | "traits") {
+            r.invalid(
+                &prof_at.key(k),
+                format!("unknown field {k:?} in componentProfile"),
+                "a component profile has parameters and traits",
+            );
+        }
+    }
+    let wl_at = spec_path("workload");
+    let workload = get(v, &wl_at).filter(|w| w.is_object()).cloned();
+    if workload.is_none() {
+        r.invalid(
+            &wl_at,
+            "spec.workload must embed the frozen Workload spec",
+            "write the Workload's spec (container, endpoints, …) under spec.workload",
+        );
+    }
+    Some(ReleaseParts {
+        project,
+        component_name: component_name?,
+        ty: ty?,
+        traits,
+        profile: match profile {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
+        workload,
+    })
+}
+
 /// An upstream ProjectType or ClusterProjectType: what upstream's project pipeline
 /// (`internal/pipeline/project`) renders for each ProjectReleaseBinding of a Project of the type.
 #[derive(Debug, Clone)]
@@ -2515,15 +2531,19 @@ pub(crate) struct ProjectTypeDef<'a> {
     pub resources: Vec<ResourceTpl>,
 }
 
-/// The fields of a ProjectType's spec (`ProjectTypeSpec`).
-const PROJECT_TYPE_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "validations",
-    "resources",
-];
+/// The spec of a ProjectType or ClusterProjectType (`ProjectTypeSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectTypeSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    resources: Vec<TemplateSpec>,
+}
 
-/// Read a ProjectType or ClusterProjectType.
+/// Read a ProjectType or ClusterProjectType: its CRD (at least one resource, ids unique, `var`
+/// with `forEach` by its CEL rule), then control fields that are one `${…}` each.
 pub(crate) fn project_type_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2533,33 +2553,23 @@ pub(crate) fn project_type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
-    let schemas = schemas(&mut r, v);
-    let validations = validations(&mut r, v);
-    let res_at = spec_path("resources");
-    let mut resources = Vec::new();
-    let mut ids = BTreeSet::new();
-    for i in 0..r.list(v, &res_at).len() {
-        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, Some("item")) {
-            if let Some(id) = &t.id {
-                if !ids.insert(id.clone()) {
-                    r.invalid(
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id",
-                    );
-                }
-            }
-            resources.push(t);
-        }
-    }
-    if resources.is_empty() && r.errors.len() == before {
-        r.invalid(
-            &res_at,
-            "a project type must render at least the project's Namespace",
-            "add a resource with template {apiVersion: v1, kind: Namespace, metadata: {name: ${metadata.namespace}}}",
-        );
-    }
+    let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType");
+    let kind = if cluster {
+        "ClusterProjectType"
+    } else {
+        "ProjectType"
+    };
+    let spec: ProjectTypeSpec = crd::spec(&loc, kind, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let validations = s.rules(spec.validations, &spec_path("validations"));
+    let resources = (spec.resources.into_iter().enumerate())
+        .map(|(i, t)| s.template(t, spec_path("resources").index(i)))
+        .collect();
     if errors.len() > before {
         return None;
     }
@@ -2567,7 +2577,7 @@ pub(crate) fn project_type_def<'a>(
         loc: loc.clone(),
         name: name?,
         namespace,
-        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType"),
+        cluster,
         schemas,
         validations,
         resources,
@@ -2672,32 +2682,45 @@ pub(crate) enum OutputSource {
     ConfigMapKeyRef { name: String, key: String },
 }
 
-/// The fields of a ResourceType's spec (`ResourceTypeSpec`).
-const RESOURCE_TYPE_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "retainPolicy",
-    "outputs",
-    "resources",
-];
+/// The spec of a ResourceType or ClusterResourceType (`ResourceTypeSpec`), also frozen in a
+/// ResourceRelease. `retainPolicy` only decides what deletion keeps: the schema checks it,
+/// nothing renders from it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceTypeSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    resources: Vec<ResourceEntrySpec>,
+    #[serde(default)]
+    outputs: Vec<OutputSpec>,
+}
 
-/// The fields of one `spec.resources` entry (`ResourceTypeManifest`): no forEach, no
+/// One `spec.resources` entry of a resource type (`ResourceTypeManifest`): no forEach, no
 /// targetPlane, unlike a component type's.
-const RESOURCE_TYPE_ENTRY_FIELDS: &[&str] = &["id", "includeWhen", "template", "readyWhen"];
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceEntrySpec {
+    id: String,
+    include_when: Option<String>,
+    ready_when: Option<String>,
+    template: Value,
+}
 
-/// Upstream's `ResourceRetainPolicy`: what happens to provisioned data when the binding goes.
-const RETAIN_POLICIES: &[&str] = &["Delete", "Retain"];
+/// One `spec.outputs` entry (`ResourceTypeOutput`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OutputSpec {
+    name: String,
+    value: Option<String>,
+    secret_key_ref: Option<KeyRefSpec>,
+    config_map_key_ref: Option<KeyRefSpec>,
+}
 
-fn retain_policy(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) {
-    if let Some(p) = r.opt_string(v, at) {
-        if !RETAIN_POLICIES.contains(&p.as_str()) {
-            r.invalid(
-                at,
-                format!("retainPolicy {p:?} is not one of Delete, Retain"),
-                "upstream's ResourceRetainPolicy is Delete (the default) or Retain",
-            );
-        }
-    }
+/// An output's `secretKeyRef` / `configMapKeyRef`.
+#[derive(Deserialize)]
+struct KeyRefSpec {
+    name: String,
+    key: String,
 }
 
 /// Read a ResourceType or ClusterResourceType.
@@ -2711,98 +2734,118 @@ pub(crate) fn resource_type_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
-    let parts = resource_type_spec(&mut r, v, &FieldPath::root().key("spec"));
+    let kind = if cluster {
+        "ClusterResourceType"
+    } else {
+        "ResourceType"
+    };
+    let spec: ResourceTypeSpec = crd::spec(&loc, kind, v, errors)?;
+    let spec_at = FieldPath::root().key("spec");
+    let parts = Semantic { loc: &loc, errors }.resource_type(spec, &spec_at);
     if errors.len() > before {
         return None;
     }
-    let (schemas, resources, ready_when, outputs) = parts;
     Some(ResourceTypeDef {
         loc: loc.clone(),
         name: name?,
         namespace,
         cluster,
-        schemas,
-        resources,
-        ready_when,
-        outputs,
+        schemas: parts.schemas,
+        resources: parts.resources,
+        ready_when: parts.ready_when,
+        outputs: parts.outputs,
     })
 }
 
-type ResourceTypeParts = (
-    Schemas,
-    Vec<ResourceTpl>,
-    Vec<(String, FieldPath)>,
-    Vec<ResourceOutput>,
-);
+/// What a resource type's spec renders from (a type's, or one a ResourceRelease froze).
+struct ResourceTypeParts {
+    schemas: Schemas,
+    resources: Vec<ResourceTpl>,
+    ready_when: Vec<(String, FieldPath)>,
+    outputs: Vec<ResourceOutput>,
+}
 
-/// The spec of a resource type at `spec_at` (`ResourceTypeSpec`: a type's `spec`, or a
-/// ResourceRelease's `spec.resourceType.spec`).
-fn resource_type_spec(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> ResourceTypeParts {
-    let before = r.errors.len();
-    check_fields_at(r, v, spec_at, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
-    let schemas = schemas_at(r, v, spec_at);
-    retain_policy(r, v, &spec_at.key("retainPolicy"));
-    let res_at = spec_at.key("resources");
-    let mut resources = Vec::new();
-    let mut ready_when = Vec::new();
-    let mut ids = BTreeSet::new();
-    for i in 0..r.list(v, &res_at).len() {
-        let at = res_at.index(i);
-        if let Some(m) = get(v, &at).and_then(Value::as_object) {
-            for k in m.keys() {
-                if !RESOURCE_TYPE_ENTRY_FIELDS.contains(&k.as_str()) {
-                    r.errors.push(r.loc.error(
-                        codes::UNSUPPORTED_FEATURE,
-                        &at.key(k),
-                        format!("ResourceType resource field {k} is not known to kiln"),
-                        format!(
-                            "a resource type's resource has {}; a newer upstream field may change what renders, so it is refused rather than ignored",
-                            RESOURCE_TYPE_ENTRY_FIELDS.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(rw) = r.control(v, &at.key("readyWhen")) {
-            ready_when.push((rw, at.key("readyWhen")));
-        }
-        if let Some(t) = resource_tpl(r, v, &at, true, Some("item")) {
-            if let Some(id) = &t.id {
-                if !ids.insert(id.clone()) {
-                    r.invalid(
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id: upstream reads applied.<id> by it",
-                    );
-                }
-            }
-            resources.push(t);
-        }
-    }
-    if resources.is_empty() && r.errors.len() == before {
-        r.invalid(
-            &res_at,
-            "a resource type must render at least one resource",
-            "add an entry with id and template (upstream's CRD requires one)",
+impl Semantic<'_, '_> {
+    /// The semantic rules of a resource type's spec at `spec_at` (its CRD has checked the
+    /// shape, ids and output names unique, at least one resource): control fields that are one
+    /// `${…}` each, and exactly one source per output (the CRD's CEL rule).
+    fn resource_type(&mut self, spec: ResourceTypeSpec, spec_at: &FieldPath) -> ResourceTypeParts {
+        let schemas = self.schemas(
+            spec.parameters.as_ref(),
+            spec.environment_configs.as_ref(),
+            spec_at,
         );
-    }
-    let out_at = spec_at.key("outputs");
-    let mut outputs = Vec::new();
-    let mut names = BTreeSet::new();
-    for i in 0..r.list(v, &out_at).len() {
-        let at = out_at.index(i);
-        if let Some(o) = resource_output(r, v, &at) {
-            if !names.insert(o.name.clone()) {
-                r.invalid(
-                    &at.key("name"),
-                    format!("output {:?} is declared more than once", o.name),
-                    "give every output its own name",
-                );
+        let mut resources = Vec::new();
+        let mut ready_when = Vec::new();
+        for (i, e) in spec.resources.into_iter().enumerate() {
+            let at = spec_at.key("resources").index(i);
+            if let Some(rw) = self.control(e.ready_when.as_deref(), &at.key("readyWhen")) {
+                ready_when.push((rw, at.key("readyWhen")));
             }
-            outputs.push(o);
+            let t = TemplateSpec {
+                id: Some(e.id),
+                target_plane: None,
+                include_when: e.include_when,
+                for_each: None,
+                var: None,
+                template: e.template,
+            };
+            resources.push(self.template(t, at));
+        }
+        let outputs = (spec.outputs.into_iter().enumerate())
+            .filter_map(|(i, o)| self.output(o, spec_at.key("outputs").index(i)))
+            .collect();
+        ResourceTypeParts {
+            schemas,
+            resources,
+            ready_when,
+            outputs,
         }
     }
-    (schemas, resources, ready_when, outputs)
+
+    /// One output: exactly one of `value`, `secretKeyRef`, `configMapKeyRef` (the CRD's CEL
+    /// rule).
+    fn output(&mut self, o: OutputSpec, at: FieldPath) -> Option<ResourceOutput> {
+        let set: Vec<&str> = [
+            ("value", o.value.is_some()),
+            ("secretKeyRef", o.secret_key_ref.is_some()),
+            ("configMapKeyRef", o.config_map_key_ref.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect();
+        let source = match (o.value, o.secret_key_ref, o.config_map_key_ref) {
+            (Some(v), None, None) => OutputSource::Value(v),
+            (None, Some(r), None) => OutputSource::SecretKeyRef {
+                name: r.name,
+                key: r.key,
+            },
+            (None, None, Some(r)) => OutputSource::ConfigMapKeyRef {
+                name: r.name,
+                key: r.key,
+            },
+            _ => {
+                self.invalid(
+                    &at,
+                    format!(
+                        "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
+                        if set.is_empty() {
+                            "none".to_string()
+                        } else {
+                            set.join(", ")
+                        }
+                    ),
+                    "upstream's CRD rule: exactly one source per output",
+                );
+                return None;
+            }
+        };
+        Some(ResourceOutput {
+            name: o.name,
+            source,
+            at,
+        })
+    }
 }
 
 /// An upstream ResourceRelease: the frozen type and parameters a binding's `spec.resourceRelease`
@@ -2821,7 +2864,25 @@ pub(crate) struct ResourceReleaseDef<'a> {
     pub parameters: Value,
 }
 
-/// Read a ResourceRelease.
+/// The spec of a ResourceRelease (`ResourceReleaseSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceReleaseSpec {
+    owner: ResourceOwner,
+    resource_type: FrozenResourceType,
+    parameters: Option<Value>,
+}
+
+/// A ResourceRelease's `spec.resourceType`: the CRD requires all three.
+#[derive(Deserialize)]
+struct FrozenResourceType {
+    kind: String,
+    name: String,
+    spec: ResourceTypeSpec,
+}
+
+/// Read a ResourceRelease: its CRD (which validates the frozen type's spec as a
+/// ResourceType's), then the frozen type's semantic rules.
 pub(crate) fn resource_release_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2831,129 +2892,31 @@ pub(crate) fn resource_release_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(
-        &mut r,
-        v,
-        &["owner", "resourceType", "parameters"],
-        "ResourceRelease",
-    );
-    let project = r.string(
-        v,
-        &spec_path("owner").key("projectName"),
-        "the owning Project's name",
-    );
-    let resource = r.string(
-        v,
-        &spec_path("owner").key("resourceName"),
-        "the Resource's name",
-    );
-    let rt = spec_path("resourceType");
-    if let Some(m) = get(v, &rt).and_then(Value::as_object) {
-        for k in m.keys() {
-            if !["kind", "name", "spec"].contains(&k.as_str()) {
-                r.errors.push(loc.error(
-                    codes::UNSUPPORTED_FEATURE,
-                    &rt.key(k),
-                    format!("ResourceRelease field spec.resourceType.{k} is not known to kiln"),
-                    "a release's resourceType has kind, name and spec",
-                ));
-            }
-        }
-    }
-    let type_kind = r
-        .opt_string(v, &rt.key("kind"))
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "ResourceType".into());
-    let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
-    let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
-    let parameters = r.map(v, &spec_path("parameters"));
+    let spec: ResourceReleaseSpec = crd::spec(&loc, "ResourceRelease", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let rt = spec.resource_type;
+    let parts = s.resource_type(rt.spec, &spec_path("resourceType").key("spec"));
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
     if errors.len() > before {
         return None;
     }
-    let (schemas, resources, ready_when, outputs) = parts;
     Some(ResourceReleaseDef {
         loc: loc.clone(),
         name: name?,
         namespace: namespace.clone(),
-        project: project?,
-        resource: resource?,
+        project: spec.owner.project_name,
+        resource: spec.owner.resource_name,
         type_def: ResourceTypeDef {
             loc: loc.clone(),
-            name: type_name?,
+            name: rt.name,
             namespace,
-            cluster: type_kind == "ClusterResourceType",
-            schemas,
-            resources,
-            ready_when,
-            outputs,
+            cluster: rt.kind == "ClusterResourceType",
+            schemas: parts.schemas,
+            resources: parts.resources,
+            ready_when: parts.ready_when,
+            outputs: parts.outputs,
         },
         parameters,
-    })
-}
-
-fn resource_output(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<ResourceOutput> {
-    let Some(m) = get(v, at).and_then(Value::as_object) else {
-        r.invalid(
-            at,
-            "an output must be a map",
-            "write name and one of value, secretKeyRef, configMapKeyRef",
-        );
-        return None;
-    };
-    for k in m.keys() {
-        if !["name", "value", "secretKeyRef", "configMapKeyRef"].contains(&k.as_str()) {
-            r.errors.push(r.loc.error(
-                codes::UNSUPPORTED_FEATURE,
-                &at.key(k),
-                format!("ResourceType output field {k} is not known to kiln"),
-                "an output has name and one of value, secretKeyRef, configMapKeyRef; a newer upstream field may change what resolves, so it is refused rather than ignored",
-            ));
-        }
-    }
-    let name = r.string(v, &at.key("name"), "name the output, e.g. name: host");
-    let set: Vec<&str> = ["value", "secretKeyRef", "configMapKeyRef"]
-        .into_iter()
-        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null() && x != ""))
-        .collect();
-    if set.len() != 1 {
-        r.invalid(
-            at,
-            format!(
-                "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
-                if set.is_empty() {
-                    "none".to_string()
-                } else {
-                    set.join(", ")
-                }
-            ),
-            "upstream's CRD rule: exactly one source per output",
-        );
-        return None;
-    }
-    let key_ref = |r: &mut Reader<'_, '_>, k: &str| -> Option<(String, String)> {
-        let n = r.string(
-            v,
-            &at.key(k).key("name"),
-            "the object's name, e.g. ${metadata.name}-creds",
-        );
-        let key = r.string(v, &at.key(k).key("key"), "the key inside the object");
-        Some((n?, key?))
-    };
-    let source = match set[0] {
-        "value" => OutputSource::Value(r.string(v, &at.key("value"), "a string or ${…}")?),
-        "secretKeyRef" => {
-            let (name, key) = key_ref(r, "secretKeyRef")?;
-            OutputSource::SecretKeyRef { name, key }
-        }
-        _ => {
-            let (name, key) = key_ref(r, "configMapKeyRef")?;
-            OutputSource::ConfigMapKeyRef { name, key }
-        }
-    };
-    Some(ResourceOutput {
-        name: name?,
-        source,
-        at: at.clone(),
     })
 }
 
@@ -3216,6 +3179,73 @@ mod tests {
             ]
         );
         assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
+    }
+
+    /// A ResourceRelease through its CRD: the frozen type's `kind` is required, and its spec is
+    /// validated as a ResourceType's, then by the CEL rule of one source per output.
+    #[test]
+    fn resource_release_reads_through_its_crd() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceRelease\nmetadata: {name: r}\nspec:\n  owner: {projectName: shop, resourceName: db}\n";
+        let d = doc(&format!("{head}  resourceType:\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}}}]\n"));
+        let mut errors = Vec::new();
+        assert!(resource_release_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(6), "spec.resourceType.kind".to_string())]
+        );
+
+        let d = doc(&format!("{head}  resourceType:\n    kind: ClusterResourceType\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}, readyWhen: \"${{true}}\"}}]\n      outputs:\n        - {{name: host, value: h}}\n        - {{name: both, value: h, configMapKeyRef: {{name: cm, key: k}}}}\n"));
+        let mut errors = Vec::new();
+        assert!(resource_release_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(13), "spec.resourceType.spec.outputs[1]".to_string())],
+            "{errors:?}"
+        );
+
+        let d = doc(&format!("{head}  resourceType:\n    kind: ClusterResourceType\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}, readyWhen: \"${{true}}\"}}]\n      outputs: [{{name: host, secretKeyRef: {{name: sec, key: k}}}}]\n  parameters: {{size: 1}}\n"));
+        let mut errors = Vec::new();
+        let r = resource_release_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(r.type_def.cluster);
+        assert_eq!(r.type_def.ready_when[0].0, "true");
+        assert!(matches!(
+            r.type_def.outputs[0].source,
+            OutputSource::SecretKeyRef { .. }
+        ));
+        assert_eq!(r.parameters, json!({"size": 1}));
+    }
+
+    /// A ProjectType's resource with forEach and no var: the CRD's CEL rule.
+    #[test]
+    fn project_type_needs_var_with_for_each() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterProjectType\nmetadata: {name: t}\nspec:\n  resources:\n    - {id: ns, template: {}}\n    - {id: a, forEach: \"${[1]}\", template: {}}\n");
+        let mut errors = Vec::new();
+        assert!(project_type_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(7), "spec.resources[1].var".to_string())]
+        );
+    }
+
+    /// A current ComponentRelease's envelope through its CRD; the frozen type is validated once,
+    /// by the ComponentType reader, at its place in the release.
+    #[test]
+    fn component_release_envelope_reads_through_its_crd() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n  owner: {componentName: web}\n  componentType:\n    kind: ComponentType\n    name: deployment/web\n    spec: {workloadType: deployment, colour: red, resources: [{id: deployment, template: {}}]}\n  workload: {}\n");
+        let mut errors = Vec::new();
+        assert!(release_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(5), "spec.owner.projectName".to_string())]
+        );
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n  owner: {projectName: shop, componentName: web}\n  componentType:\n    kind: ComponentType\n    name: deployment/web\n    spec: {workloadType: deployment, colour: red, resources: [{id: deployment, template: {}}]}\n  workload: {}\n");
+        let mut errors = Vec::new();
+        assert!(release_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![(Some(9), "spec.componentType.spec.colour".to_string())]
+        );
     }
 }
 
