@@ -26,18 +26,30 @@ use super::kinds::Loc;
 /// The bundled schemas: kind → the schema of its `spec`.
 static CRDS: &str = include_str!("../../data/openchoreo/crds.json");
 
-/// Fields kiln renders from that upstream's CRD at the vendored commit does not declare: (kind,
-/// JSON pointer of the object schema in its `spec` schema, field, the field's schema). Each is a
-/// disagreement with upstream kiln keeps on purpose and docs/component-types.md records.
-const KILN_ADDITIONS: &[(&str, &str, &str, &str)] = &[(
-    // A binding of a proposal-era type applies it as a ComponentDeployment's overrides do
-    // (golden `release-binding-resources-override`); rendering an upstream type refuses it,
-    // as upstream's Workload has no such field (`bad/component/upstream-override-resources`).
-    "ReleaseBinding",
-    "/properties/workloadOverrides/properties/container/properties",
-    "resources",
-    r#"{"type": "object", "x-kubernetes-preserve-unknown-fields": true}"#,
-)];
+/// Fields (or values of a field) kiln renders from that upstream's CRD at the vendored commit
+/// does not declare: (kind, JSON pointer of the `properties` in its `spec` schema, field, the
+/// field's schema, replacing upstream's). Each is a disagreement with upstream kiln keeps on
+/// purpose and docs/component-types.md records.
+const KILN_ADDITIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        // Upstream's controller resolves an endpoint dependency of visibility `external`
+        // (`resolveURLForVisibility`) though its CRD's enum lists only project and namespace;
+        // kiln resolves it too (golden `upstream-dependencies-external-in-run`).
+        "Workload",
+        "/properties/dependencies/properties/endpoints/items/properties",
+        "visibility",
+        r#"{"type": "string", "enum": ["project", "namespace", "external"]}"#,
+    ),
+    (
+        // A binding of a proposal-era type applies it as a ComponentDeployment's overrides do
+        // (golden `release-binding-resources-override`); rendering an upstream type refuses it,
+        // as upstream's Workload has no such field (`bad/component/upstream-override-resources`).
+        "ReleaseBinding",
+        "/properties/workloadOverrides/properties/container/properties",
+        "resources",
+        r#"{"type": "object", "x-kubernetes-preserve-unknown-fields": true}"#,
+    ),
+];
 
 /// Parts of a kind's schema validated by another kind's reader, left free here so a violation is
 /// reported once: a ComponentRelease's frozen type and traits are read as a ComponentType and

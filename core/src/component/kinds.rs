@@ -1570,12 +1570,56 @@ fn upstream_trait_def<'a>(
     })
 }
 
+/// The spec of an upstream Component (`ComponentSpec`). `autoDeploy`, `autoBuild` and
+/// `workflow` govern builds and promotion, not what renders: the schema checks them, nothing
+/// reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ComponentSpec {
+    owner: ProjectOwner,
+    component_type: ComponentTypeRef,
+    parameters: Option<Value>,
+    #[serde(default)]
+    traits: Vec<TraitUseSpec>,
+}
+
+/// A Component's `spec.componentType`: `name` is `workloadType/name` (the CRD's pattern).
+#[derive(Deserialize)]
+struct ComponentTypeRef {
+    kind: Option<String>,
+    name: String,
+}
+
+/// One of a Component's `spec.traits` (`ComponentTrait`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TraitUseSpec {
+    name: String,
+    kind: Option<String>,
+    instance_name: String,
+    parameters: Option<Value>,
+}
+
+/// Whether a Component is upstream's shape (`componentType: {kind, name}`, none of the
+/// proposal's `addons` and `build`), read through the CRD; the proposal's keeps its rules.
+fn upstream_component(v: &Value) -> bool {
+    let spec = v.get("spec");
+    let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
+    v.pointer("/spec/componentType")
+        .is_some_and(Value::is_object)
+        && !has("addons")
+        && !has("build")
+}
+
 /// Read a Component.
 pub(crate) fn component_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ComponentDef<'a>> {
+    if upstream_component(&value) {
+        return upstream_component_def(loc, value, errors);
+    }
     let v: &Value = &value;
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
@@ -1706,6 +1750,112 @@ pub(crate) fn component_def<'a>(
     })
 }
 
+/// Read an upstream Component: its CRD (owner with project, the type reference's pattern, each
+/// trait's name and instance), then kiln's rule that instance names are unique (KLN6008).
+fn upstream_component_def<'a>(
+    loc: Loc<'a>,
+    value: Cow<'a, Value>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ComponentDef<'a>> {
+    let v: &Value = &value;
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let labels = r.map(v, &metadata_path("labels"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    let spec: ComponentSpec = crd::spec(&loc, "Component", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // The CRD's pattern has checked `workloadType/name`.
+    let (workload_type, type_name) = spec
+        .component_type
+        .name
+        .split_once('/')
+        .map(|(w, n)| (w.to_string(), n.to_string()))
+        .unwrap_or_default();
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
+    let mut addons = Vec::new();
+    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
+    for (i, t) in spec.traits.into_iter().enumerate() {
+        let at = spec_path("traits").index(i);
+        if let Some(prev) = seen.get(&t.instance_name) {
+            s.errors.push(loc.error(
+                codes::DUPLICATE_INSTANCE,
+                &at.key("instanceName"),
+                format!(
+                    "addon instance name {:?} is already used by {prev}",
+                    t.instance_name
+                ),
+                "give every addon instance its own instanceName",
+            ));
+            continue;
+        }
+        seen.insert(t.instance_name.clone(), loc.at(&at));
+        addons.push(AddonUse {
+            name: t.name,
+            kind: t.kind,
+            instance: t.instance_name,
+            config: s.map(t.parameters, &at.key("parameters")),
+            config_at: at.key("parameters"),
+            at,
+        });
+    }
+    if errors.len() > before {
+        return None;
+    }
+    Some(ComponentDef {
+        loc: loc.clone(),
+        name: name?,
+        uid: v
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+        type_kind: spec.component_type.kind,
+        namespace,
+        labels,
+        annotations,
+        project: Some(spec.owner.project_name),
+        workload_type,
+        type_name,
+        parameters,
+        addons,
+        build: json!({}),
+        value,
+    })
+}
+
+/// The part of an upstream Workload's spec kiln reads itself; templates read the whole spec
+/// as `workload`.
+#[derive(Deserialize)]
+struct WorkloadSpec {
+    owner: WorkloadOwner,
+}
+
+/// `spec.owner` of a Workload.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkloadOwner {
+    component_name: String,
+}
+
+/// Whether a Workload document is upstream's shape, read through the CRD: upstream's owner
+/// reference (`owner.projectName`, which its CRD requires and the proposal's owner does not
+/// have) and no proposal-era field (`containers`, `connections`, a top-level `image`). The
+/// proposal's Workload (`container` or `containers`, an owner with only `componentName`, or
+/// none) keeps its rules, and one rendered with an upstream type is checked then
+/// (`upstream::workload_data`). A Workload frozen in a ComponentRelease is not a document of
+/// its own and has no owner; it is read as it was frozen.
+fn upstream_workload(loc: &Loc<'_>, v: &Value) -> bool {
+    let spec = v.get("spec");
+    let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
+    loc.base.0.is_empty()
+        && v.pointer("/spec/owner/projectName").is_some()
+        && !["containers", "connections", "image"]
+            .iter()
+            .any(|k| has(k))
+}
+
 /// Read a Workload.
 pub(crate) fn workload_def<'a>(
     loc: Loc<'a>,
@@ -1716,6 +1866,17 @@ pub(crate) fn workload_def<'a>(
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
+    if upstream_workload(&loc, v) {
+        let spec: Option<WorkloadSpec> = crd::spec(&loc, "Workload", v, errors);
+        let (name, spec) = (name?, spec?);
+        return Some(WorkloadDef {
+            loc: loc.clone(),
+            name,
+            component: spec.owner.component_name,
+            spec: v.get("spec").cloned().unwrap_or_default(),
+            value,
+        });
+    }
     let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
     let spec = r.map(v, &FieldPath::root().key("spec"));
     for key in ["containers", "endpoints", "connections"] {
