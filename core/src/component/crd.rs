@@ -87,9 +87,33 @@ fn schemas() -> &'static BTreeMap<String, Value> {
     })
 }
 
-/// The schema of `spec` of an upstream kind, when kiln bundles one.
+/// The schemas kiln wrote for the proposal-era kinds, which have no CRD: kind → the schema of
+/// its `spec` (the file's `_note` says why).
+static PROPOSAL: &str = include_str!("../../data/proposal/schemas.json");
+
+fn proposal_schemas() -> &'static BTreeMap<String, Value> {
+    static PARSED: OnceLock<BTreeMap<String, Value>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        // Checked by `tests::every_kind`.
+        let mut all: BTreeMap<String, Value> = serde_json::from_str(PROPOSAL).unwrap_or_default();
+        all.remove("_note");
+        all
+    })
+}
+
+/// The schema of `spec` of a kind, when kiln bundles one: upstream's CRD, or for a kind only
+/// the proposal has, kiln's own.
 pub(crate) fn spec_schema(kind: &str) -> Option<&'static Value> {
-    schemas().get(kind)
+    schemas().get(kind).or_else(|| proposal_schemas().get(kind))
+}
+
+/// Whose schema a kind's is, for diagnostics.
+fn origin(kind: &str) -> String {
+    if schemas().contains_key(kind) {
+        format!("upstream's {kind} CRD (at the commit kiln follows)")
+    } else {
+        format!("the proposal's {kind} (as kiln's core/data/proposal/schemas.json states it)")
+    }
 }
 
 /// Hints for a violation, by the name of the field it is at (or under): what shape the field
@@ -227,12 +251,20 @@ fn violation(
     };
     let field = viol.path.clone();
     if viol.rule == "unknown field" {
+        // Upstream's kinds: a field of a newer upstream, which kiln does not implement. The
+        // proposal's: a mistake, as every other violation of the kind's shape.
+        let code = if schemas().contains_key(kind) {
+            codes::UNSUPPORTED_FEATURE
+        } else {
+            codes::COMPONENT_INVALID
+        };
         return loc.error(
-            codes::UNSUPPORTED_FEATURE,
+            code,
             &at,
             format!("{kind} field {field} is not known to kiln"),
             format!(
-                "upstream's {kind} (CRD at the commit kiln follows) has no such field; a newer upstream field may change what renders, so it is refused rather than ignored"
+                "{} has no such field; a newer field may change what renders, so it is refused rather than ignored",
+                origin(kind)
             ),
         );
     }
@@ -252,12 +284,7 @@ fn violation(
             crate::fieldpath::Segment::Index(_) => None,
         })
         .map(str::to_string)
-        .unwrap_or_else(|| {
-            format!(
-                "upstream's {kind} CRD constrains this field ({})",
-                viol.rule
-            )
-        });
+        .unwrap_or_else(|| format!("{} constrains this field ({})", origin(kind), viol.rule));
     loc.error(
         codes::COMPONENT_INVALID,
         &at,
@@ -297,6 +324,11 @@ mod tests {
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
         assert_eq!(schemas().len(), 16, "a bundled kind nobody reads");
+        for kind in ["ComponentDeployment"] {
+            let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
+            assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
+        }
+        assert_eq!(proposal_schemas().len(), 1, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {
@@ -336,6 +368,24 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
         assert_eq!(errors[0].line, Some(7));
+    }
+
+    /// A proposal-era kind is validated against the schema kiln wrote for it; a field it does not
+    /// declare is a mistake (KLN6001), not an upstream feature kiln lacks.
+    #[test]
+    fn proposal_kind_has_kilns_schema() {
+        let errors = check(
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentDeployment\nmetadata: {name: d}\nspec:\n  owner: {}\n  environment: prod\n  colour: red\n",
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors[0].code, codes::COMPONENT_INVALID);
+        assert_eq!(errors[0].line, Some(7));
+        assert!(errors[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("the proposal's ComponentDeployment"));
+        assert_eq!(errors[1].line, Some(5));
     }
 
     #[test]

@@ -1903,81 +1903,9 @@ pub(crate) fn workload_def<'a>(
     })
 }
 
-/// Read a ReleaseBinding, or the proposal's ComponentDeployment.
-pub(crate) fn release_binding_def<'a>(
-    loc: Loc<'a>,
-    v: &Value,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<ReleaseBindingDef<'a>> {
-    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
-        return upstream_binding_def(loc, v, errors);
-    }
-    let before = errors.len();
-    let mut r = Reader { loc: &loc, errors };
-    let component = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the Component this deployment configures",
-    );
-    let environment = r.string(v, &spec_path("environment"), "e.g. environment: production");
-    let pick = |a: &str, b: &str| {
-        if v.get("spec").and_then(|s| s.get(b)).is_some()
-            && v.get("spec").and_then(|s| s.get(a)).is_none()
-        {
-            b.to_string()
-        } else {
-            a.to_string()
-        }
-    };
-    let ov_key = pick("overrides", "componentTypeEnvironmentConfigs");
-    let ao_key = pick("addonOverrides", "traitEnvironmentConfigs");
-    let overrides_at = spec_path(&ov_key);
-    let overrides = r.map(v, &overrides_at);
-    let ao_at = spec_path(&ao_key);
-    let ao = r.map(v, &ao_at);
-    let mut addon_overrides = BTreeMap::new();
-    if let Value::Object(m) = &ao {
-        for (k, x) in m {
-            let at = ao_at.key(k);
-            match x {
-                Value::Object(_) => {
-                    addon_overrides.insert(k.clone(), (x.clone(), at));
-                }
-                Value::Null => {
-                    addon_overrides.insert(k.clone(), (json!({}), at));
-                }
-                other => r.invalid(
-                    &at,
-                    format!(
-                        "overrides of instance {k:?} must be a map, not {}",
-                        type_word(other)
-                    ),
-                    "write field: value pairs",
-                ),
-            }
-        }
-    }
-    let workload_overrides = workload_overrides(&mut r, v);
-    let release_name = r
-        .opt_string(v, &spec_path("releaseName"))
-        .filter(|s| !s.is_empty());
-    if errors.iter().skip(before).any(Diagnostic::is_error) {
-        return None;
-    }
-    Some(ReleaseBindingDef {
-        loc: loc.clone(),
-        component: component?,
-        environment: environment?,
-        overrides,
-        overrides_at,
-        addon_overrides,
-        workload_overrides,
-        release_name,
-    })
-}
-
-/// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`). `owner.projectName` is
-/// required by the CRD (the API server refuses a binding without it); kiln selects by component.
+/// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`) or the proposal's
+/// ComponentDeployment, which also takes the upstream names. `owner.projectName` is required by
+/// upstream's CRD (the API server refuses a binding without it); kiln selects by component.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct BindingSpec {
@@ -1985,10 +1913,13 @@ struct BindingSpec {
     environment: String,
     release_name: Option<String>,
     component_type_environment_configs: Option<Value>,
-    #[serde(default)]
-    trait_environment_configs: BTreeMap<String, Value>,
+    trait_environment_configs: Option<BTreeMap<String, Value>>,
     workload_overrides: Option<Map<String, Value>>,
     state: Option<String>,
+    // The proposal's ComponentDeployment.
+    overrides: Option<Value>,
+    addon_overrides: Option<BTreeMap<String, Value>>,
+    configuration_overrides: Option<ConfigurationOverridesSpec>,
 }
 
 /// `spec.owner` of the kinds a component owns.
@@ -2009,16 +1940,32 @@ struct ContainerOverrideSpec {
     resources: Option<Value>,
 }
 
-/// Read an upstream ReleaseBinding: its CRD, then what kiln does not render (a `state` other
+/// A ComponentDeployment's `configurationOverrides` (the first implementation's JSON name for
+/// `files` was `file`).
+#[derive(Deserialize)]
+struct ConfigurationOverridesSpec {
+    #[serde(default)]
+    env: Vec<Map<String, Value>>,
+    files: Option<Vec<Map<String, Value>>>,
+    file: Option<Vec<Map<String, Value>>>,
+}
+
+/// Read a ReleaseBinding, or the proposal's ComponentDeployment: its schema (upstream's CRD, or
+/// the one kiln wrote for the proposal's kind), then what kiln does not render (a `state` other
 /// than `Active`; `workloadOverrides` fields beside `container`, which the CRD preserves
-/// unvalidated) and kiln's own rules (an environment, unique override keys).
-fn upstream_binding_def<'a>(
+/// unvalidated) and kiln's own rules (an environment, unique override keys, one name of each
+/// override).
+pub(crate) fn release_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseBindingDef<'a>> {
     let before = errors.len();
-    let spec: BindingSpec = crd::spec(&loc, "ReleaseBinding", v, errors)?;
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("ReleaseBinding");
+    let spec: BindingSpec = crd::spec(&loc, kind, v, errors)?;
     let mut s = Semantic { loc: &loc, errors };
     if spec.environment.is_empty() {
         s.invalid(
@@ -2035,18 +1982,44 @@ fn upstream_binding_def<'a>(
             "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
         ));
     }
-    let overrides_at = spec_path("componentTypeEnvironmentConfigs");
-    let overrides = s.map(spec.component_type_environment_configs, &overrides_at);
-    let ao_at = spec_path("traitEnvironmentConfigs");
-    let addon_overrides = (spec.trait_environment_configs.into_iter())
+    // A ComponentDeployment may use either name; the proposal's wins, as it always has.
+    let (ov_key, overrides) = match spec.overrides {
+        Some(o) => ("overrides", Some(o)),
+        None => (
+            "componentTypeEnvironmentConfigs",
+            spec.component_type_environment_configs,
+        ),
+    };
+    let overrides_at = spec_path(ov_key);
+    let overrides = s.map(overrides, &overrides_at);
+    let (ao_key, addon_overrides) = match spec.addon_overrides {
+        Some(o) => ("addonOverrides", o),
+        None => (
+            "traitEnvironmentConfigs",
+            spec.trait_environment_configs.unwrap_or_default(),
+        ),
+    };
+    let ao_at = spec_path(ao_key);
+    let addon_overrides = (addon_overrides.into_iter())
         .map(|(k, x)| {
             let at = ao_at.key(&k);
+            let x = if x.is_null() { json!({}) } else { x };
             (k, (x, at))
         })
         .collect();
-    let workload_overrides = spec
-        .workload_overrides
-        .and_then(|wo| s.container_override(wo));
+    let workload_overrides = match (spec.configuration_overrides, spec.workload_overrides) {
+        (Some(_), Some(_)) => {
+            s.invalid(
+                &spec_path("workloadOverrides"),
+                "both configurationOverrides and workloadOverrides are set",
+                "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
+            );
+            None
+        }
+        (Some(co), None) => Some(s.configuration_overrides(co)),
+        (None, Some(wo)) => s.container_override(wo),
+        (None, None) => None,
+    };
     if errors.len() > before {
         return None;
     }
@@ -2099,6 +2072,23 @@ impl Semantic<'_, '_> {
         })
     }
 
+    /// A ComponentDeployment's `configurationOverrides.{env, files}` (or `file`).
+    fn configuration_overrides(&mut self, co: ConfigurationOverridesSpec) -> WorkloadOverrides {
+        let at = spec_path("configurationOverrides");
+        if co.file.is_some() && co.files.is_some() {
+            self.invalid(&at.key("file"), "both file and files are set", "use files");
+        }
+        let (files_key, files) = match co.file {
+            Some(f) if co.files.is_none() => ("file", f),
+            _ => ("files", co.files.unwrap_or_default()),
+        };
+        WorkloadOverrides {
+            env: self.keyed_list(co.env, &at.key("env")),
+            files: self.keyed_list(files, &at.key(files_key)),
+            resources: None,
+        }
+    }
+
     /// Override entries by `key`: kiln's rule that a key is given once and is not empty (an
     /// override that names no variable, or names one twice, is a mistake).
     fn keyed_list(&mut self, list: Vec<Map<String, Value>>, at: &FieldPath) -> KeyedList {
@@ -2131,117 +2121,6 @@ impl Semantic<'_, '_> {
         }
         out
     }
-}
-
-/// `configurationOverrides.{env, files}` (proposal era; the first implementation's JSON name for
-/// files was `file`) or `workloadOverrides.container.{env, files, resources}` (upstream).
-fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverrides> {
-    let given = |k: &str| {
-        v.get("spec")
-            .and_then(|s| s.get(k))
-            .is_some_and(|x| !x.is_null())
-    };
-    let (co, wo) = (given("configurationOverrides"), given("workloadOverrides"));
-    if co && wo {
-        r.invalid(
-            &spec_path("workloadOverrides"),
-            "both configurationOverrides and workloadOverrides are set",
-            "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
-        );
-        return None;
-    }
-    let (at, allowed): (FieldPath, &[&str]) = if co {
-        (
-            spec_path("configurationOverrides"),
-            &["env", "files", "file"],
-        )
-    } else if wo {
-        let outer = spec_path("workloadOverrides");
-        let m = r.map(v, &outer);
-        for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
-            if k != "container" {
-                r.invalid(
-                    &outer.key(k),
-                    format!("workloadOverrides.{k} is not supported"),
-                    "workload overrides are container.env, container.files and container.resources",
-                );
-            }
-        }
-        if m.get("container").is_none_or(Value::is_null) {
-            return None;
-        }
-        (outer.key("container"), &["env", "files", "resources"])
-    } else {
-        return None;
-    };
-    let m = r.map(v, &at);
-    for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !allowed.contains(&k.as_str()) {
-            r.invalid(
-                &at.key(k),
-                format!("unknown override {k:?}"),
-                format!("overridable here: {}", allowed.join(", ")),
-            );
-        }
-    }
-    if m.get("file").is_some() && m.get("files").is_some() {
-        r.invalid(&at.key("file"), "both file and files are set", "use files");
-    }
-    let files_key = if m.get("file").is_some() {
-        "file"
-    } else {
-        "files"
-    };
-    let env = keyed_list(r, v, &at.key("env"));
-    let files = keyed_list(r, v, &at.key(files_key));
-    let resources = match m.get("resources") {
-        None | Some(Value::Null) => None,
-        Some(x @ Value::Object(_)) => Some(x.clone()),
-        Some(other) => {
-            r.invalid(
-                &at.key("resources"),
-                format!("resources must be a map, not {}", type_word(other)),
-                "write requests and limits, as in a container",
-            );
-            None
-        }
-    };
-    Some(WorkloadOverrides {
-        env,
-        files,
-        resources,
-    })
-}
-
-/// A list of `{key, …}` entries; keys must be unique.
-fn keyed_list(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> KeyedList {
-    let mut out = KeyedList::default();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, e) in r.list(v, at).iter().enumerate() {
-        let e_at = at.index(i);
-        if !e.is_object() {
-            r.invalid(
-                &e_at,
-                format!("entry must be a map with a key, not {}", type_word(e)),
-                "e.g. {key: LOG_LEVEL, value: debug}",
-            );
-            continue;
-        }
-        let Some(key) = r.string(v, &e_at.key("key"), "every entry is identified by its key")
-        else {
-            continue;
-        };
-        if let Some(prev) = seen.insert(key.clone(), i) {
-            r.invalid(
-                &e_at.key("key"),
-                format!("key {key:?} is overridden twice (entries {prev} and {i})"),
-                "give each key one override",
-            );
-            continue;
-        }
-        out.entries.push((key, e.clone()));
-    }
-    out
 }
 
 /// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
