@@ -237,6 +237,23 @@ fn prune_nulls(schema: &Value, v: &mut Value) {
     }
 }
 
+/// Hints for an unknown field that is a known one written in the wrong place, by its name.
+const MISPLACED: &[(&str, &str)] = &[(
+    "where",
+    "where belongs inside the target: target: {group: …, version: …, kind: …, where: ${…}}",
+)];
+
+/// The hint for an unknown field at `rel` that belongs somewhere else.
+fn misplaced(rel: &FieldPath) -> Option<String> {
+    let crate::fieldpath::Segment::Key(k) = rel.0.last()? else {
+        return None;
+    };
+    MISPLACED
+        .iter()
+        .find(|(f, _)| f == k)
+        .map(|(_, hint)| (*hint).to_string())
+}
+
 fn violation(
     loc: &Loc<'_>,
     kind: &str,
@@ -262,10 +279,16 @@ fn violation(
             code,
             &at,
             format!("{kind} field {field} is not known to kiln"),
-            format!(
-                "{} has no such field; a newer field may change what renders, so it is refused rather than ignored",
-                origin(kind)
-            ),
+            misplaced(&rel).unwrap_or_else(|| {
+                if code == codes::UNSUPPORTED_FEATURE {
+                    format!(
+                        "{} has no such field; a newer upstream field may change what renders, so it is refused rather than ignored",
+                        origin(kind)
+                    )
+                } else {
+                    format!("{} has no such field; check its spelling and place", origin(kind))
+                }
+            }),
         );
     }
     // The diagnostic carries the path; the message need not repeat it.
@@ -324,11 +347,11 @@ mod tests {
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
         assert_eq!(schemas().len(), 16, "a bundled kind nobody reads");
-        for kind in ["ComponentDeployment"] {
+        for kind in ["ComponentDeployment", "Addon"] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 1, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 2, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

@@ -736,15 +736,12 @@ pub(crate) fn type_def<'a>(
         if let Some(id) = &t.id {
             if let Some(prev) = seen.insert(id, 0) {
                 let _ = prev;
-                errors_push(
-                    r.errors,
-                    loc.error(
-                        codes::WORKLOAD_TYPE,
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id",
-                    ),
-                );
+                r.errors.push(loc.error(
+                    codes::WORKLOAD_TYPE,
+                    &t.at.key("id"),
+                    format!("resource id {id:?} is used more than once"),
+                    "give every resource its own id",
+                ));
             }
         }
     }
@@ -1172,173 +1169,6 @@ impl Model {
     }
 }
 
-fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
-    errors.push(d);
-}
-
-fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "operation must be a map with op, path and value",
-            "e.g. {op: add, path: /spec/x, value: 1}",
-        );
-        return None;
-    }
-    let op_name = r.string(
-        v,
-        &at.key("op"),
-        "one of add, replace, remove, mergeShallow",
-    )?;
-    let op = match op_name.to_ascii_lowercase().as_str() {
-        "add" => Op::Add,
-        "replace" => Op::Replace,
-        "remove" => Op::Remove,
-        "mergeshallow" => Op::MergeShallow,
-        _ => {
-            r.invalid(
-                &at.key("op"),
-                format!("unsupported patch operation {op_name:?}"),
-                "use add, replace, remove or mergeShallow",
-            );
-            return None;
-        }
-    };
-    let path = r.string(
-        v,
-        &at.key("path"),
-        "a JSON Pointer such as /spec/template/spec/volumes/-",
-    )?;
-    let value = entry.get("value").cloned();
-    if op != Op::Remove && value.is_none() {
-        r.invalid(
-            &at.key("value"),
-            format!("{op_name} needs a value"),
-            "add value: …",
-        );
-        return None;
-    }
-    Some(OpDef {
-        op,
-        path,
-        value,
-        at: at.clone(),
-    })
-}
-
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "patch must be a map with target and operations",
-            "see docs/component-types.md",
-        );
-        return None;
-    }
-    let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch");
-    let ops_at = at.key("operations");
-    let n = r.list(v, &ops_at).len();
-    if n == 0 {
-        r.invalid(
-            &ops_at,
-            "patch needs at least one operation",
-            "add operations: [{op: add, path: …, value: …}]",
-        );
-    }
-    let mut ops = Vec::new();
-    for i in 0..n {
-        if let Some(o) = op_def(r, v, &ops_at.index(i)) {
-            ops.push(o);
-        }
-    }
-    Some(PatchDef {
-        for_each,
-        var,
-        target: target?,
-        ops,
-        at: at.clone(),
-    })
-}
-
-/// A patch's or remove's `target` in the proposal's Addon: `{group, version, kind, where}`, a
-/// missing `group` matching any group (upstream's CRDs require it: [`TargetSpec`]).
-fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
-    if !get(v, t).is_some_and(Value::is_object) {
-        r.invalid(
-            t,
-            format!("{what} needs a target (group, version, kind)"),
-            "e.g. target: {group: apps, version: v1, kind: Deployment}",
-        );
-        return None;
-    }
-    let group = r.opt_string(v, &t.key("group"));
-    let version = r.string(v, &t.key("version"), "e.g. version: v1");
-    let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
-    let where_ = r.control(v, &t.key("where"));
-    Some(Target {
-        group,
-        version: version?,
-        kind: kind?,
-        where_,
-    })
-}
-
-/// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
-const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
-
-fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "remove must be a map with a target",
-            "e.g. {target: {group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}",
-        );
-        return None;
-    }
-    for key in entry.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(key.as_str(), "forEach" | "var" | "target" | "targetPlane") {
-            r.invalid(
-                &at.key(key),
-                format!("unknown field {key:?} in a remove"),
-                if key == "where" {
-                    "where belongs inside the target: target: {group: …, version: …, kind: …, where: ${…}}"
-                } else {
-                    "a remove has forEach, var and target (group, version, kind, where)"
-                },
-            );
-        }
-    }
-    let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove")?;
-    if let Some((path, msg, hint)) = workload_removal(&target.kind, at) {
-        r.invalid(&path, msg, hint);
-        return None;
-    }
-    Some(RemoveDef {
-        for_each,
-        var,
-        target,
-        at: at.clone(),
-    })
-}
-
-/// The refusal of a remove whose target is a workload resource kind (upstream's Trait webhook):
-/// where it is, what is wrong and the hint. Both the proposal's Addon reader and the upstream
-/// Trait reader ask it.
-fn workload_removal(kind: &str, at: &FieldPath) -> Option<(FieldPath, String, &'static str)> {
-    UNREMOVABLE_KINDS.contains(&kind).then(|| {
-        (
-            at.key("target").key("kind"),
-            format!("an addon may not remove the workload resource kind {kind}"),
-            "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
-        )
-    })
-}
-
 /// Read an Addon, or an upstream Trait or ClusterTrait.
 pub(crate) fn trait_def<'a>(
     loc: Loc<'a>,
@@ -1353,28 +1183,20 @@ pub(crate) fn trait_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
-    let c_at = spec_path("creates");
-    let mut creates = Vec::new();
-    for i in 0..r.list(v, &c_at).len() {
-        // Upstream's Trait creates default their forEach variable to `item`, as patches do.
-        if let Some(t) = resource_tpl(&mut r, v, &c_at.index(i), false, Some("item")) {
-            creates.push(t);
-        }
-    }
-    let p_at = spec_path("patches");
-    let mut patches = Vec::new();
-    for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
-            patches.push(pd);
-        }
-    }
-    let r_at = spec_path("removes");
-    let mut removes = Vec::new();
-    for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
-            removes.push(rd);
-        }
-    }
+    // The proposal's Addon, and the first implementation's Trait written with its shorthand
+    // `spec.schema`, have one shape: kiln's schema of the Addon.
+    let spec: AddonSpec = crd::spec(&loc, "Addon", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // Upstream's Trait creates default their forEach variable to `item`, as patches do.
+    let creates = (spec.creates.into_iter().enumerate())
+        .map(|(i, t)| s.proposal_template(t, spec_path("creates").index(i)))
+        .collect();
+    let patches = (spec.patches.into_iter().enumerate())
+        .filter_map(|(i, p)| s.proposal_patch(p, spec_path("patches").index(i)))
+        .collect();
+    let removes = (spec.removes.into_iter().enumerate())
+        .filter_map(|(i, rm)| s.proposal_remove(rm, spec_path("removes").index(i)))
+        .collect();
     if errors.len() > before {
         return None;
     }
@@ -1392,6 +1214,172 @@ pub(crate) fn trait_def<'a>(
         value: v.clone(),
     })
 }
+
+/// The spec of the proposal's Addon (kiln's schema, `core/data/proposal/schemas.json`).
+/// `displayName` and `description` document the addon; `schema` (or the sections
+/// `parameters` / `environmentConfigs`) is read by [`schemas`].
+#[derive(Deserialize)]
+struct AddonSpec {
+    #[serde(default)]
+    creates: Vec<TemplateSpec>,
+    #[serde(default)]
+    patches: Vec<AddonPatchSpec>,
+    #[serde(default)]
+    removes: Vec<AddonRemoveSpec>,
+}
+
+/// A patch or remove target of the proposal's Addon: `group` absent matches any group.
+#[derive(Deserialize)]
+struct AddonTargetSpec {
+    group: Option<String>,
+    version: String,
+    kind: String,
+    #[serde(rename = "where")]
+    where_: Option<String>,
+}
+
+/// An Addon's `patches[]` entry; `op` is matched without regard to case, as the proposal's
+/// implementation did, and `mergeShallow` is one of them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddonPatchSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: AddonTargetSpec,
+    operations: Vec<OpSpec>,
+}
+
+/// An Addon's `removes[]` entry.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddonRemoveSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: AddonTargetSpec,
+}
+
+impl Semantic<'_, '_> {
+    /// `forEach` and `var` of an Addon's entry: `var` defaults to `item`, and may not hide a
+    /// context variable.
+    fn proposal_for_each(
+        &mut self,
+        for_each: Option<&str>,
+        var: Option<&str>,
+        at: &FieldPath,
+    ) -> (Option<String>, String) {
+        let fe = self.control(for_each, &at.key("forEach"));
+        let var = var.unwrap_or("item");
+        if RESERVED_VARS.contains(&var) {
+            self.invalid(
+                &at.key("var"),
+                format!("var {var:?} would hide a context variable"),
+                format!("use an identifier other than {}", RESERVED_VARS.join(", ")),
+            );
+        }
+        (fe, var.to_string())
+    }
+
+    fn proposal_template(&mut self, t: TemplateSpec, at: FieldPath) -> ResourceTpl {
+        let include_when = self.control(t.include_when.as_deref(), &at.key("includeWhen"));
+        let (for_each, var) = self.proposal_for_each(t.for_each.as_deref(), t.var.as_deref(), &at);
+        ResourceTpl {
+            id: t.id,
+            target_plane: t.target_plane,
+            include_when,
+            for_each,
+            var,
+            template: t.template,
+            at,
+        }
+    }
+
+    fn proposal_target(&mut self, t: AddonTargetSpec, at: &FieldPath) -> Target {
+        let where_ = self.control(t.where_.as_deref(), &at.key("where"));
+        Target {
+            group: t.group,
+            version: t.version,
+            kind: t.kind,
+            where_,
+        }
+    }
+
+    fn proposal_patch(&mut self, p: AddonPatchSpec, at: FieldPath) -> Option<PatchDef> {
+        let (for_each, var) = self.proposal_for_each(p.for_each.as_deref(), p.var.as_deref(), &at);
+        let target = self.proposal_target(p.target, &at.key("target"));
+        let mut ops = Vec::new();
+        for (i, o) in p.operations.into_iter().enumerate() {
+            let o_at = at.key("operations").index(i);
+            let op = match o.op.to_ascii_lowercase().as_str() {
+                "add" => Op::Add,
+                "replace" => Op::Replace,
+                "remove" => Op::Remove,
+                "mergeshallow" => Op::MergeShallow,
+                _ => {
+                    self.invalid(
+                        &o_at.key("op"),
+                        format!("unsupported patch operation {:?}", o.op),
+                        "use add, replace, remove or mergeShallow",
+                    );
+                    continue;
+                }
+            };
+            if op != Op::Remove && o.value.is_none() {
+                self.invalid(
+                    &o_at.key("value"),
+                    format!("{} needs a value", o.op),
+                    "add value: …",
+                );
+                continue;
+            }
+            ops.push(OpDef {
+                op,
+                path: o.path,
+                value: o.value,
+                at: o_at,
+            });
+        }
+        Some(PatchDef {
+            for_each,
+            var,
+            target,
+            ops,
+            at,
+        })
+    }
+
+    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
+    fn proposal_remove(&mut self, rm: AddonRemoveSpec, at: FieldPath) -> Option<RemoveDef> {
+        let (for_each, var) =
+            self.proposal_for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
+        let target = self.proposal_target(rm.target, &at.key("target"));
+        self.removal(RemoveDef {
+            for_each,
+            var,
+            target,
+            at,
+        })
+    }
+
+    /// Refuse a remove whose target is a workload resource kind (upstream's Trait webhook rule,
+    /// which kiln applies to the proposal's Addon too).
+    fn removal(&mut self, rm: RemoveDef) -> Option<RemoveDef> {
+        if UNREMOVABLE_KINDS.contains(&rm.target.kind.as_str()) {
+            self.invalid(
+                &rm.at.key("target").key("kind"),
+                format!(
+                    "an addon may not remove the workload resource kind {}",
+                    rm.target.kind
+                ),
+                "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+            );
+            return None;
+        }
+        Some(rm)
+    }
+}
+
+/// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
+const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
 /// The spec of an upstream Trait or ClusterTrait (`TraitSpec`).
 #[derive(Deserialize)]
@@ -1507,11 +1495,7 @@ impl Semantic<'_, '_> {
         let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
         self.target_plane(rm.target_plane.as_deref(), &at);
         let target = self.target(rm.target, &at.key("target"));
-        if let Some((path, msg, hint)) = workload_removal(&target.kind, &at) {
-            self.invalid(&path, msg, hint);
-            return None;
-        }
-        Some(RemoveDef {
+        self.removal(RemoveDef {
             for_each,
             var,
             target,
@@ -3447,6 +3431,57 @@ mod model_tests {
 
     const TRAIT: &str =
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterTrait\nmetadata: {name: t}\nspec:\n";
+
+    /// The proposal's Addon through kiln's schema of it: a missing `group` matches any group,
+    /// ops are read without regard to case (`mergeShallow` among them), `var` defaults to
+    /// `item`; every violation of the shape at once, then kiln's rules.
+    #[test]
+    fn proposal_addon_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: Addon\nmetadata: {name: a}\nspec:\n";
+        let (a, errors) = addon(&format!("{head}  displayName: A\n  patches:\n    - target: {{version: v1, kind: Service}}\n      forEach: ${{[1]}}\n      operations: [{{op: MergeShallow, path: /a, value: {{}}}}]\n  removes:\n    - target: {{group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}\n"));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.patches[0].target.group, None);
+        assert_eq!(a.patches[0].var, "item");
+        assert_eq!(a.patches[0].ops[0].op, Op::MergeShallow);
+        assert_eq!(a.removes.len(), 1);
+
+        let (a, errors) = addon(&format!("{head}  colour: red\n  patches:\n    - target: {{kind: Service}}\n      operations: []\n  removes:\n    - target: {{version: v1, kind: Service}}\n      where: ${{true}}\n"));
+        assert!(a.is_none());
+        let at: Vec<_> = errors
+            .iter()
+            .map(|d| (d.line, d.path.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            at,
+            vec![
+                (Some(5), "spec.colour".to_string()),
+                (Some(8), "spec.patches[0].operations".to_string()),
+                (Some(7), "spec.patches[0].target.version".to_string()),
+                (Some(11), "spec.removes[0].where".to_string()),
+            ]
+        );
+        assert!(
+            errors[3]
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("inside the target"),
+            "{errors:?}"
+        );
+
+        let (a, errors) = addon(&format!("{head}  patches:\n    - target: {{version: v1, kind: Service}}\n      operations: [{{op: move, path: /a}}, {{op: add, path: /b}}]\n  removes:\n    - target: {{version: v1, kind: Deployment}}\n"));
+        assert!(a.is_none());
+        let msgs: Vec<_> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "unsupported patch operation \"move\"",
+                "add needs a value",
+                "an addon may not remove the workload resource kind Deployment",
+            ]
+        );
+    }
 
     #[test]
     fn upstream_trait_reads() {
