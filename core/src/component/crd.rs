@@ -347,11 +347,11 @@ mod tests {
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
         assert_eq!(schemas().len(), 16, "a bundled kind nobody reads");
-        for kind in ["ComponentDeployment", "Addon"] {
+        for kind in ["ComponentDeployment", "Addon", "ComponentTypeDefinition"] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 2, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 3, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

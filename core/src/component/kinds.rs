@@ -457,80 +457,6 @@ impl Reader<'_, '_> {
             }
         }
     }
-
-    /// A control field: one `${…}`.
-    fn control(&mut self, v: &Value, at: &FieldPath) -> Option<String> {
-        match get(v, at) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => match super::template::standalone(s) {
-                Some(e) => Some(e),
-                None => {
-                    self.errors.push(self.loc.error(
-                        codes::NOT_STANDALONE,
-                        at,
-                        format!(
-                            "{} must be exactly one ${{…}} expression, got {s:?}",
-                            last(at)
-                        ),
-                        "write e.g. ${parameters.autoscaling.enabled}",
-                    ));
-                    None
-                }
-            },
-            Some(other) => {
-                self.invalid(
-                    at,
-                    format!(
-                        "{} must be a ${{…}} expression string, not {}",
-                        last(at),
-                        type_word(other)
-                    ),
-                    "write e.g. ${parameters.autoscaling.enabled}",
-                );
-                None
-            }
-        }
-    }
-
-    /// forEach and its variable.
-    fn for_each(
-        &mut self,
-        v: &Value,
-        at: &FieldPath,
-        default_var: Option<&str>,
-    ) -> (Option<String>, String) {
-        let fe = self.control(v, &at.key("forEach"));
-        let var = self.opt_string(v, &at.key("var"));
-        if let Some(name) = &var {
-            let ok = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ok || RESERVED_VARS.contains(&name.as_str()) {
-                self.invalid(
-                    &at.key("var"),
-                    format!("var {name:?} is not a valid loop variable name"),
-                    format!(
-                        "use an identifier ([a-zA-Z_][a-zA-Z0-9_]*) other than {}",
-                        RESERVED_VARS.join(", ")
-                    ),
-                );
-            }
-        }
-        if get(v, &at.key("forEach")).is_some() && var.is_none() && default_var.is_none() {
-            self.invalid(
-                &at.key("var"),
-                "var is required when forEach is specified",
-                "name the loop variable, e.g. var: item",
-            );
-        }
-        (
-            fe,
-            var.or(default_var.map(str::to_string))
-                .unwrap_or_else(|| "item".into()),
-        )
-    }
 }
 
 /// Names a loop variable may not take: they would hide a context variable.
@@ -642,53 +568,6 @@ fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas
     }
 }
 
-fn resource_tpl(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    at: &FieldPath,
-    with_id: bool,
-    default_var: Option<&str>,
-) -> Option<ResourceTpl> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(at, "entry must be a map", "write id and template");
-        return None;
-    }
-    let id = if with_id {
-        Some(r.string(
-            v,
-            &at.key("id"),
-            "give every resource an id, e.g. id: deployment",
-        )?)
-    } else {
-        None
-    };
-    let include_when = r.control(v, &at.key("includeWhen"));
-    let (for_each, var) = r.for_each(v, at, default_var);
-    let template = match get(v, &at.key("template")) {
-        Some(t @ Value::Object(_)) => t.clone(),
-        Some(_) | None => {
-            r.invalid(
-                &at.key("template"),
-                "template must be a Kubernetes object (a map)",
-                "write the resource with apiVersion, kind and metadata",
-            );
-            return None;
-        }
-    };
-    Some(ResourceTpl {
-        id,
-        target_plane: get(v, &at.key("targetPlane"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        include_when,
-        for_each,
-        var,
-        template,
-        at: at.clone(),
-    })
-}
-
 /// Read a ComponentTypeDefinition, or an upstream ComponentType or ClusterComponentType.
 pub(crate) fn type_def<'a>(
     loc: Loc<'a>,
@@ -702,61 +581,12 @@ pub(crate) fn type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let wt_at = spec_path("workloadType");
-    let workload_type = r.string(v, &wt_at, "one of deployment, statefulset, cronjob, job");
-    if let Some(wt) = &workload_type {
-        if !WORKLOAD_TYPES.contains(&wt.as_str()) {
-            r.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &wt_at,
-                format!("workloadType {wt:?} is not supported"),
-                "use one of deployment, statefulset, cronjob, job",
-            ));
-        }
-    }
     let schemas = schemas(&mut r, v);
-    let res_at = spec_path("resources");
-    let n = r.list(v, &res_at).len();
-    let mut resources = Vec::new();
-    for i in 0..n {
-        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, None) {
-            resources.push(t);
-        }
-    }
-    if n == 0 && get(v, &res_at).is_none_or(|x| x.is_array()) {
-        r.invalid(
-            &res_at,
-            "resources must list at least one resource",
-            "add the primary workload resource, e.g. id: deployment",
-        );
-    }
-    // The workload-type constraint: exactly one primary resource whose id is the workloadType.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &resources {
-        if let Some(id) = &t.id {
-            if let Some(prev) = seen.insert(id, 0) {
-                let _ = prev;
-                r.errors.push(loc.error(
-                    codes::WORKLOAD_TYPE,
-                    &t.at.key("id"),
-                    format!("resource id {id:?} is used more than once"),
-                    "give every resource its own id",
-                ));
-            }
-        }
-    }
-    if let Some(wt) = &workload_type {
-        if n > 0 && WORKLOAD_TYPES.contains(&wt.as_str()) && !seen.contains_key(wt.as_str()) {
-            r.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &res_at,
-                format!(
-                    "resources must contain a primary resource with id {wt:?} (the workloadType)"
-                ),
-                format!("give the {wt} resource `id: {wt}`"),
-            ));
-        }
-    }
+    // The proposal's ComponentTypeDefinition, and the first implementation's ComponentType
+    // written with its shorthand `spec.schema`: kiln's schema of the definition.
+    let spec: ProposalTypeSpec = crd::spec(&loc, "ComponentTypeDefinition", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let resources = s.type_resources(&spec.workload_type, spec.resources);
     if errors.len() > before {
         return None;
     }
@@ -764,7 +594,7 @@ pub(crate) fn type_def<'a>(
         loc: loc.clone(),
         name: name?,
         namespace,
-        workload_type: workload_type?,
+        workload_type: spec.workload_type,
         schemas,
         resources,
         model: Model::Proposal,
@@ -773,6 +603,58 @@ pub(crate) fn type_def<'a>(
         embedded: Vec::new(),
         value: v.clone(),
     })
+}
+
+/// The spec of the proposal's ComponentTypeDefinition (kiln's schema,
+/// `core/data/proposal/schemas.json`); `schema` is read by [`schemas`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalTypeSpec {
+    workload_type: String,
+    resources: Vec<TemplateSpec>,
+}
+
+impl Semantic<'_, '_> {
+    /// A type's resources and the rules on them both models share: a workload type kiln
+    /// renders, unique ids, and a primary resource whose id is the workload type (upstream's CEL
+    /// rule; the proposal's workload-type constraint).
+    fn type_resources(&mut self, wt: &str, list: Vec<TemplateSpec>) -> Vec<ResourceTpl> {
+        if !WORKLOAD_TYPES.contains(&wt) {
+            self.errors.push(self.loc.error(
+                codes::WORKLOAD_TYPE,
+                &spec_path("workloadType"),
+                format!("workloadType {wt:?} is not supported"),
+                "use one of deployment, statefulset, cronjob, job",
+            ));
+        }
+        let res_at = spec_path("resources");
+        let mut resources = Vec::new();
+        let mut ids = BTreeSet::new();
+        for (i, t) in list.into_iter().enumerate() {
+            let t = self.template(t, res_at.index(i));
+            let id = t.id.clone().unwrap_or_default();
+            if !ids.insert(id.clone()) {
+                self.errors.push(self.loc.error(
+                    codes::WORKLOAD_TYPE,
+                    &t.at.key("id"),
+                    format!("resource id {id:?} is used more than once"),
+                    "give every resource its own id",
+                ));
+            }
+            resources.push(t);
+        }
+        if WORKLOAD_TYPES.contains(&wt) && !ids.contains(wt) {
+            self.errors.push(self.loc.error(
+                codes::WORKLOAD_TYPE,
+                &res_at,
+                format!(
+                    "resources must contain a primary resource with id {wt:?} (the workloadType)"
+                ),
+                format!("give the {wt} resource `id: {wt}`"),
+            ));
+        }
+        resources
+    }
 }
 
 /// The spec of an upstream ComponentType or ClusterComponentType (`ComponentTypeSpec`).
@@ -1059,43 +941,12 @@ fn upstream_type_def<'a>(
     let spec = spec?;
     let mut s = Semantic { loc: &loc, errors };
     let wt = spec.workload_type;
-    if !WORKLOAD_TYPES.contains(&wt.as_str()) {
-        s.errors.push(loc.error(
-            codes::WORKLOAD_TYPE,
-            &spec_path("workloadType"),
-            format!("workloadType {wt:?} is not supported"),
-            "use one of deployment, statefulset, cronjob, job",
-        ));
-    }
     let schemas = s.schemas(
         spec.parameters.as_ref(),
         spec.environment_configs.as_ref(),
         &FieldPath::root().key("spec"),
     );
-    let res_at = spec_path("resources");
-    let mut resources = Vec::new();
-    let mut ids = BTreeSet::new();
-    for (i, t) in spec.resources.into_iter().enumerate() {
-        let t = s.template(t, res_at.index(i));
-        let id = t.id.clone().unwrap_or_default();
-        if !ids.insert(id.clone()) {
-            s.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &t.at.key("id"),
-                format!("resource id {id:?} is used more than once"),
-                "give every resource its own id",
-            ));
-        }
-        resources.push(t);
-    }
-    if WORKLOAD_TYPES.contains(&wt.as_str()) && !ids.contains(&wt) {
-        s.errors.push(loc.error(
-            codes::WORKLOAD_TYPE,
-            &res_at,
-            format!("resources must contain a primary resource with id {wt:?} (the workloadType)"),
-            format!("give the {wt} resource `id: {wt}`"),
-        ));
-    }
+    let resources = s.type_resources(&wt, spec.resources);
     let validations = s.validations(spec.validations, spec.pre_render_validations);
     let post_validations = s.post_validations(spec.post_render_validations);
     let tr_at = spec_path("traits");
@@ -3301,6 +3152,45 @@ mod type_tests {
 
     const HEAD: &str =
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
+
+    /// The proposal's ComponentTypeDefinition through kiln's schema of it, then the rules it
+    /// shares with upstream's type (the workload-type constraint, unique ids).
+    #[test]
+    fn proposal_type_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentTypeDefinition\nmetadata: {name: web}\nspec:\n";
+        let (t, f) = read(&format!("{head}  workloadType: deployment\n  schema: {{parameters: {{replicas: integer | default=1}}}}\n  resources:\n    - {{id: deployment, template: {{kind: Deployment}}}}\n"));
+        assert!(f.is_empty(), "{f:?}");
+        let t = t.unwrap();
+        assert_eq!((t.model, t.resources.len()), (Model::Proposal, 1));
+
+        let (t, f) = read(&format!("{head}  workloadType: deployment\n  colour: red\n  resources:\n    - {{template: {{kind: Deployment}}}}\n"));
+        assert!(t.is_none());
+        assert_eq!(
+            f,
+            vec![
+                (codes::COMPONENT_INVALID, Some(6), "spec.colour".to_string()),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(8),
+                    "spec.resources[0].id".to_string()
+                ),
+            ]
+        );
+
+        let (t, f) = read(&format!("{head}  workloadType: job\n  resources:\n    - {{id: main, template: {{}}}}\n    - {{id: main, template: {{}}}}\n"));
+        assert!(t.is_none());
+        assert_eq!(
+            f,
+            vec![
+                (
+                    codes::WORKLOAD_TYPE,
+                    Some(8),
+                    "spec.resources[1].id".to_string()
+                ),
+                (codes::WORKLOAD_TYPE, Some(6), "spec.resources".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn upstream_type_reads_with_the_crd_defaults() {
