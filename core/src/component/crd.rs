@@ -112,7 +112,8 @@ fn origin(kind: &str) -> String {
     if schemas().contains_key(kind) {
         format!("upstream's {kind} CRD (at the commit kiln follows)")
     } else {
-        format!("the proposal's {kind} (as kiln's core/data/proposal/schemas.json states it)")
+        let shown = kind.strip_prefix("Proposal").unwrap_or(kind);
+        format!("the proposal's {shown} (as kiln's core/data/proposal/schemas.json states it)")
     }
 }
 
@@ -260,6 +261,8 @@ fn violation(
     spec_at: &FieldPath,
     viol: schema::Violation,
 ) -> Diagnostic {
+    // A proposal kind whose name upstream reuses is keyed `Proposal<Kind>`; it is named as written.
+    let shown = kind.strip_prefix("Proposal").unwrap_or(kind);
     let rel = FieldPath::parse(&viol.path).unwrap_or_default();
     // `rel` starts with `spec`; the document's spec may be further in.
     let at = match rel.0.split_first() {
@@ -278,7 +281,7 @@ fn violation(
         return loc.error(
             code,
             &at,
-            format!("{kind} field {field} is not known to kiln"),
+            format!("{shown} field {field} is not known to kiln"),
             misplaced(&rel).unwrap_or_else(|| {
                 if code == codes::UNSUPPORTED_FEATURE {
                     format!(
@@ -347,11 +350,16 @@ mod tests {
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
         assert_eq!(schemas().len(), 16, "a bundled kind nobody reads");
-        for kind in ["ComponentDeployment", "Addon", "ComponentTypeDefinition"] {
+        for kind in [
+            "ComponentDeployment",
+            "Addon",
+            "ComponentTypeDefinition",
+            "ProposalComponent",
+        ] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 3, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 4, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

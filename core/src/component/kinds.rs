@@ -1433,6 +1433,8 @@ struct TraitUseSpec {
     kind: Option<String>,
     instance_name: String,
     parameters: Option<Value>,
+    /// The proposal's name of `parameters` (upstream's schema has no such field).
+    config: Option<Value>,
 }
 
 /// Whether a Component is upstream's shape (`componentType: {kind, name}`, none of the
@@ -1462,16 +1464,26 @@ pub(crate) fn component_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let labels = r.map(v, &metadata_path("labels"));
     let annotations = r.map(v, &metadata_path("annotations"));
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    // The proposal's Component (and one built from a release or snapshot): kiln's schema of it.
+    let spec: ProposalComponentSpec = crd::spec(&loc, PROPOSAL_COMPONENT, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // `workloadType/name`, or upstream's `{kind, name}` beside the proposal's fields.
     let ct_at = spec_path("componentType");
-    let ct = match get(v, &ct_at) {
-        Some(Value::String(s)) => Some((s.clone(), ct_at.clone())),
-        // Current upstream: `{kind: ComponentType, name: deployment/web-app}`.
-        Some(Value::Object(_)) => r
-            .string(v, &ct_at.key("name"), "e.g. name: deployment/web-app")
-            .map(|s| (s, ct_at.key("name"))),
+    let ct = match &spec.component_type {
+        Value::String(t) => Some((t.clone(), ct_at.clone())),
+        Value::Object(m) => match m.get("name") {
+            Some(Value::String(t)) if !t.is_empty() => Some((t.clone(), ct_at.key("name"))),
+            _ => {
+                s.invalid(
+                    &ct_at.key("name"),
+                    "name is required",
+                    "e.g. name: deployment/web-app",
+                );
+                None
+            }
+        },
         _ => {
-            r.invalid(
+            s.invalid(
                 &ct_at,
                 "componentType is required (workloadType/name)",
                 "e.g. componentType: deployment/web-app",
@@ -1479,83 +1491,29 @@ pub(crate) fn component_def<'a>(
             None
         }
     };
-    let mut wt_name = None;
-    if let Some((s, at)) = &ct {
-        match s.split_once('/') {
-            Some((wt, n)) if !wt.is_empty() && !n.is_empty() && !n.contains('/') => {
-                wt_name = Some((wt.to_string(), n.to_string()));
-            }
-            _ => r.invalid(
-                at,
-                format!("componentType {s:?} is not of the form workloadType/name"),
-                "e.g. componentType: deployment/web-app",
-            ),
+    let wt_name = ct.and_then(|(t, at)| match t.split_once('/') {
+        Some((wt, n)) if !wt.is_empty() && !n.is_empty() && !n.contains('/') => {
+            Some((wt.to_string(), n.to_string()))
         }
-    }
-    let params_at = spec_path("parameters");
-    let parameters = r.map(v, &params_at);
-    let build = r.map(v, &spec_path("build"));
+        _ => {
+            s.invalid(
+                &at,
+                format!("componentType {t:?} is not of the form workloadType/name"),
+                "e.g. componentType: deployment/web-app",
+            );
+            None
+        }
+    });
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
+    let build = s.map(spec.build, &spec_path("build"));
     // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
     // with `parameters`.
-    let mut addons = Vec::new();
-    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
-    for list_key in ["addons", "traits"] {
-        let at = spec_path(list_key);
-        for i in 0..r.list(v, &at).len() {
-            let e_at = at.index(i);
-            let Some(entry) = get(v, &e_at) else { continue };
-            if !entry.is_object() {
-                r.invalid(
-                    &e_at,
-                    "addon entry must be a map with name, instanceName and config",
-                    "e.g. {name: add-volume, instanceName: data, config: {...}}",
-                );
-                continue;
-            }
-            let an = r.string(v, &e_at.key("name"), "the Addon's metadata.name");
-            let inst = r.string(
-                v,
-                &e_at.key("instanceName"),
-                "a name unique within this component, e.g. data",
-            );
-            let (cfg_key, other) = if entry.get("config").is_some() {
-                ("config", "parameters")
-            } else {
-                ("parameters", "config")
-            };
-            if entry.get("config").is_some() && entry.get("parameters").is_some() {
-                r.invalid(
-                    &e_at.key(other),
-                    "both config and parameters are set",
-                    "use one of them",
-                );
-            }
-            let config = r.map(v, &e_at.key(cfg_key));
-            if let (Some(an), Some(inst)) = (an, inst) {
-                if let Some(prev) = seen.get(&inst) {
-                    r.errors.push(loc.error(
-                        codes::DUPLICATE_INSTANCE,
-                        &e_at.key("instanceName"),
-                        format!("addon instance name {inst:?} is already used by {prev}"),
-                        "give every addon instance its own instanceName",
-                    ));
-                    continue;
-                }
-                seen.insert(inst.clone(), loc.at(&e_at));
-                addons.push(AddonUse {
-                    name: an,
-                    kind: entry
-                        .get("kind")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    instance: inst,
-                    config,
-                    at: e_at.clone(),
-                    config_at: e_at.key(cfg_key),
-                });
-            }
-        }
-    }
+    let uses = [("addons", spec.addons), ("traits", spec.traits)]
+        .into_iter()
+        .flat_map(|(key, list)| {
+            (list.into_iter().enumerate()).map(move |(i, t)| (spec_path(key).index(i), t))
+        });
+    let addons = s.addon_uses(uses);
     if errors.len() > before {
         return None;
     }
@@ -1575,7 +1533,7 @@ pub(crate) fn component_def<'a>(
         namespace,
         labels,
         annotations,
-        project,
+        project: spec.owner.and_then(|o| o.project_name),
         workload_type,
         type_name,
         parameters,
@@ -1583,6 +1541,79 @@ pub(crate) fn component_def<'a>(
         build,
         value,
     })
+}
+
+/// The key of kiln's schema of the proposal's Component in `core/data/proposal/schemas.json`
+/// (upstream's Component is the CRD's).
+const PROPOSAL_COMPONENT: &str = "ProposalComponent";
+
+/// The spec of the proposal's Component (kiln's schema).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalComponentSpec {
+    owner: Option<ProposalOwner>,
+    component_type: Value,
+    parameters: Option<Value>,
+    build: Option<Value>,
+    #[serde(default)]
+    addons: Vec<TraitUseSpec>,
+    #[serde(default)]
+    traits: Vec<TraitUseSpec>,
+}
+
+/// The proposal's `spec.owner`: the project is optional.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalOwner {
+    project_name: Option<String>,
+}
+
+impl Semantic<'_, '_> {
+    /// A Component's addon (trait) instances, each with where it is: `config` or `parameters`
+    /// (one of them), and kiln's rule that instance names are unique (KLN6008).
+    fn addon_uses(
+        &mut self,
+        list: impl Iterator<Item = (FieldPath, TraitUseSpec)>,
+    ) -> Vec<AddonUse> {
+        let mut out = Vec::new();
+        let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
+        for (at, t) in list {
+            if t.config.is_some() && t.parameters.is_some() {
+                self.invalid(
+                    &at.key("parameters"),
+                    "both config and parameters are set",
+                    "use one of them",
+                );
+                continue;
+            }
+            if let Some(prev) = seen.get(&t.instance_name) {
+                self.errors.push(self.loc.error(
+                    codes::DUPLICATE_INSTANCE,
+                    &at.key("instanceName"),
+                    format!(
+                        "addon instance name {:?} is already used by {prev}",
+                        t.instance_name
+                    ),
+                    "give every addon instance its own instanceName",
+                ));
+                continue;
+            }
+            seen.insert(t.instance_name.clone(), self.loc.at(&at));
+            let (key, config) = match t.config {
+                Some(c) => ("config", Some(c)),
+                None => ("parameters", t.parameters),
+            };
+            out.push(AddonUse {
+                name: t.name,
+                kind: t.kind,
+                instance: t.instance_name,
+                config: self.map(config, &at.key(key)),
+                config_at: at.key(key),
+                at,
+            });
+        }
+        out
+    }
 }
 
 /// Read an upstream Component: its CRD (owner with project, the type reference's pattern, each
@@ -1609,32 +1640,9 @@ fn upstream_component_def<'a>(
         .map(|(w, n)| (w.to_string(), n.to_string()))
         .unwrap_or_default();
     let parameters = s.map(spec.parameters, &spec_path("parameters"));
-    let mut addons = Vec::new();
-    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
-    for (i, t) in spec.traits.into_iter().enumerate() {
-        let at = spec_path("traits").index(i);
-        if let Some(prev) = seen.get(&t.instance_name) {
-            s.errors.push(loc.error(
-                codes::DUPLICATE_INSTANCE,
-                &at.key("instanceName"),
-                format!(
-                    "addon instance name {:?} is already used by {prev}",
-                    t.instance_name
-                ),
-                "give every addon instance its own instanceName",
-            ));
-            continue;
-        }
-        seen.insert(t.instance_name.clone(), loc.at(&at));
-        addons.push(AddonUse {
-            name: t.name,
-            kind: t.kind,
-            instance: t.instance_name,
-            config: s.map(t.parameters, &at.key("parameters")),
-            config_at: at.key("parameters"),
-            at,
-        });
-    }
+    let uses =
+        (spec.traits.into_iter().enumerate()).map(|(i, t)| (spec_path("traits").index(i), t));
+    let addons = s.addon_uses(uses);
     if errors.len() > before {
         return None;
     }
@@ -3120,6 +3128,42 @@ mod tests {
         assert_eq!(
             lines(&errors),
             vec![(Some(9), "spec.componentType.spec.colour".to_string())]
+        );
+    }
+
+    /// The proposal's Component through kiln's schema of it, then kiln's rules: one of
+    /// `config` and `parameters`, instance names unique across `addons` and `traits`.
+    #[test]
+    fn proposal_component_reads_through_kilns_schema() {
+        let read = |text: &str| {
+            let d = doc(text);
+            let mut errors = Vec::new();
+            let c = component_def(Loc::new(&d), Cow::Borrowed(&d.value), &mut errors)
+                .map(|c| (c.workload_type, c.type_name, c.addons.len(), c.build));
+            (c, lines(&errors))
+        };
+        let head =
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata: {name: c}\nspec:\n";
+        let (c, found) = read(&format!("{head}  componentType: deployment/web\n  build: {{image: x}}\n  addons: [{{name: a, instanceName: one, config: {{size: 1}}}}]\n  traits: [{{name: b, instanceName: two, parameters: {{}}}}]\n"));
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(
+            c.unwrap(),
+            ("deployment".into(), "web".into(), 2, json!({"image": "x"}))
+        );
+
+        let (c, found) = read(&format!("{head}  componentType: web\n  colour: red\n"));
+        assert!(c.is_none());
+        assert_eq!(found, vec![(Some(6), "spec.colour".to_string())]);
+
+        let (c, found) = read(&format!("{head}  componentType: web\n  addons:\n    - {{name: a, instanceName: one, config: {{}}, parameters: {{}}}}\n    - {{name: a, instanceName: two}}\n  traits:\n    - {{name: b, instanceName: two}}\n"));
+        assert!(c.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(5), "spec.componentType".to_string()),
+                (Some(7), "spec.addons[0].parameters".to_string()),
+                (Some(10), "spec.traits[0].instanceName".to_string()),
+            ]
         );
     }
 }
