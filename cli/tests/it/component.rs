@@ -339,7 +339,7 @@ fn a_binding_with_release_name_renders_the_release_not_the_live_component() {
     let (defs, binding) = live.rsplit_once("---\n").unwrap();
     assert!(binding.contains("kind: ReleaseBinding"));
     let bound = format!(
-        "{defs}---\napiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {{name: api-prod, namespace: default}}\nspec:\n  owner: {{componentName: api}}\n  environment: prod\n  releaseName: api-1a2b3c\n"
+        "{defs}---\napiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {{name: api-prod, namespace: default}}\nspec:\n  owner: {{projectName: shop, componentName: api}}\n  environment: prod\n  releaseName: api-1a2b3c\n"
     );
     fs::write(tmp.path().join("live.yaml"), bound).unwrap();
     fs::copy(

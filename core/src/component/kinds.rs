@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::diag::{codes, Code, Diagnostic};
 use crate::document::Document;
@@ -457,80 +457,6 @@ impl Reader<'_, '_> {
             }
         }
     }
-
-    /// A control field: one `${…}`.
-    fn control(&mut self, v: &Value, at: &FieldPath) -> Option<String> {
-        match get(v, at) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => match super::template::standalone(s) {
-                Some(e) => Some(e),
-                None => {
-                    self.errors.push(self.loc.error(
-                        codes::NOT_STANDALONE,
-                        at,
-                        format!(
-                            "{} must be exactly one ${{…}} expression, got {s:?}",
-                            last(at)
-                        ),
-                        "write e.g. ${parameters.autoscaling.enabled}",
-                    ));
-                    None
-                }
-            },
-            Some(other) => {
-                self.invalid(
-                    at,
-                    format!(
-                        "{} must be a ${{…}} expression string, not {}",
-                        last(at),
-                        type_word(other)
-                    ),
-                    "write e.g. ${parameters.autoscaling.enabled}",
-                );
-                None
-            }
-        }
-    }
-
-    /// forEach and its variable.
-    fn for_each(
-        &mut self,
-        v: &Value,
-        at: &FieldPath,
-        default_var: Option<&str>,
-    ) -> (Option<String>, String) {
-        let fe = self.control(v, &at.key("forEach"));
-        let var = self.opt_string(v, &at.key("var"));
-        if let Some(name) = &var {
-            let ok = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ok || RESERVED_VARS.contains(&name.as_str()) {
-                self.invalid(
-                    &at.key("var"),
-                    format!("var {name:?} is not a valid loop variable name"),
-                    format!(
-                        "use an identifier ([a-zA-Z_][a-zA-Z0-9_]*) other than {}",
-                        RESERVED_VARS.join(", ")
-                    ),
-                );
-            }
-        }
-        if get(v, &at.key("forEach")).is_some() && var.is_none() && default_var.is_none() {
-            self.invalid(
-                &at.key("var"),
-                "var is required when forEach is specified",
-                "name the loop variable, e.g. var: item",
-            );
-        }
-        (
-            fe,
-            var.or(default_var.map(str::to_string))
-                .unwrap_or_else(|| "item".into()),
-        )
-    }
 }
 
 /// Names a loop variable may not take: they would hide a context variable.
@@ -581,6 +507,14 @@ fn metadata_path(key: &str) -> FieldPath {
 
 fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
     r.string(v, &metadata_path("name"), "give the object a metadata.name")
+}
+
+/// `metadata.uid`, when the object was exported from a cluster.
+fn metadata_uid(v: &Value) -> Option<String> {
+    v.pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 fn metadata_namespace(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
@@ -653,53 +587,6 @@ fn schemas_at(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> Schemas
     }
 }
 
-fn resource_tpl(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    at: &FieldPath,
-    with_id: bool,
-    default_var: Option<&str>,
-) -> Option<ResourceTpl> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(at, "entry must be a map", "write id and template");
-        return None;
-    }
-    let id = if with_id {
-        Some(r.string(
-            v,
-            &at.key("id"),
-            "give every resource an id, e.g. id: deployment",
-        )?)
-    } else {
-        None
-    };
-    let include_when = r.control(v, &at.key("includeWhen"));
-    let (for_each, var) = r.for_each(v, at, default_var);
-    let template = match get(v, &at.key("template")) {
-        Some(t @ Value::Object(_)) => t.clone(),
-        Some(_) | None => {
-            r.invalid(
-                &at.key("template"),
-                "template must be a Kubernetes object (a map)",
-                "write the resource with apiVersion, kind and metadata",
-            );
-            return None;
-        }
-    };
-    Some(ResourceTpl {
-        id,
-        target_plane: get(v, &at.key("targetPlane"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        include_when,
-        for_each,
-        var,
-        template,
-        at: at.clone(),
-    })
-}
-
 /// Read a ComponentTypeDefinition, or an upstream ComponentType or ClusterComponentType.
 pub(crate) fn type_def<'a>(
     loc: Loc<'a>,
@@ -713,64 +600,12 @@ pub(crate) fn type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let wt_at = spec_path("workloadType");
-    let workload_type = r.string(v, &wt_at, "one of deployment, statefulset, cronjob, job");
-    if let Some(wt) = &workload_type {
-        if !WORKLOAD_TYPES.contains(&wt.as_str()) {
-            r.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &wt_at,
-                format!("workloadType {wt:?} is not supported"),
-                "use one of deployment, statefulset, cronjob, job",
-            ));
-        }
-    }
     let schemas = schemas(&mut r, v);
-    let res_at = spec_path("resources");
-    let n = r.list(v, &res_at).len();
-    let mut resources = Vec::new();
-    for i in 0..n {
-        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, None) {
-            resources.push(t);
-        }
-    }
-    if n == 0 && get(v, &res_at).is_none_or(|x| x.is_array()) {
-        r.invalid(
-            &res_at,
-            "resources must list at least one resource",
-            "add the primary workload resource, e.g. id: deployment",
-        );
-    }
-    // The workload-type constraint: exactly one primary resource whose id is the workloadType.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in &resources {
-        if let Some(id) = &t.id {
-            if let Some(prev) = seen.insert(id, 0) {
-                let _ = prev;
-                errors_push(
-                    r.errors,
-                    loc.error(
-                        codes::WORKLOAD_TYPE,
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id",
-                    ),
-                );
-            }
-        }
-    }
-    if let Some(wt) = &workload_type {
-        if n > 0 && WORKLOAD_TYPES.contains(&wt.as_str()) && !seen.contains_key(wt.as_str()) {
-            r.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &res_at,
-                format!(
-                    "resources must contain a primary resource with id {wt:?} (the workloadType)"
-                ),
-                format!("give the {wt} resource `id: {wt}`"),
-            ));
-        }
-    }
+    // The proposal's ComponentTypeDefinition, and the first implementation's ComponentType
+    // written with its shorthand `spec.schema`: kiln's schema of the definition.
+    let spec: ProposalTypeSpec = crd::spec(&loc, "ComponentTypeDefinition", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let resources = s.type_resources(&spec.workload_type, spec.resources);
     if errors.len() > before {
         return None;
     }
@@ -778,7 +613,7 @@ pub(crate) fn type_def<'a>(
         loc: loc.clone(),
         name: name?,
         namespace,
-        workload_type: workload_type?,
+        workload_type: spec.workload_type,
         schemas,
         resources,
         model: Model::Proposal,
@@ -787,6 +622,58 @@ pub(crate) fn type_def<'a>(
         embedded: Vec::new(),
         value: v.clone(),
     })
+}
+
+/// The spec of the proposal's ComponentTypeDefinition (kiln's schema,
+/// `core/data/proposal/schemas.json`); `schema` is read by [`schemas`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalTypeSpec {
+    workload_type: String,
+    resources: Vec<TemplateSpec>,
+}
+
+impl Semantic<'_, '_> {
+    /// A type's resources and the rules on them both models share: a workload type kiln
+    /// renders, unique ids, and a primary resource whose id is the workload type (upstream's CEL
+    /// rule; the proposal's workload-type constraint).
+    fn type_resources(&mut self, wt: &str, list: Vec<TemplateSpec>) -> Vec<ResourceTpl> {
+        if !WORKLOAD_TYPES.contains(&wt) {
+            self.errors.push(self.loc.error(
+                codes::WORKLOAD_TYPE,
+                &spec_path("workloadType"),
+                format!("workloadType {wt:?} is not supported"),
+                "use one of deployment, statefulset, cronjob, job",
+            ));
+        }
+        let res_at = spec_path("resources");
+        let mut resources = Vec::new();
+        let mut ids = BTreeSet::new();
+        for (i, t) in list.into_iter().enumerate() {
+            let t = self.template(t, res_at.index(i), None);
+            let id = t.id.clone().unwrap_or_default();
+            if !ids.insert(id.clone()) {
+                self.errors.push(self.loc.error(
+                    codes::WORKLOAD_TYPE,
+                    &t.at.key("id"),
+                    format!("resource id {id:?} is used more than once"),
+                    "give every resource its own id",
+                ));
+            }
+            resources.push(t);
+        }
+        if WORKLOAD_TYPES.contains(&wt) && !ids.contains(wt) {
+            self.errors.push(self.loc.error(
+                codes::WORKLOAD_TYPE,
+                &res_at,
+                format!(
+                    "resources must contain a primary resource with id {wt:?} (the workloadType)"
+                ),
+                format!("give the {wt} resource `id: {wt}`"),
+            ));
+        }
+        resources
+    }
 }
 
 /// The spec of an upstream ComponentType or ClusterComponentType (`ComponentTypeSpec`).
@@ -899,11 +786,13 @@ impl Semantic<'_, '_> {
     /// `forEach` and `var` of the entry at `at`. Upstream's CRDs carry the CEL rule "var is
     /// required when forEach is specified" on every entry with a loop, so the API server refuses
     /// such an entry even though upstream's renderer would default the variable to `item`.
+    /// The proposal's Addon instead defaults `var` to `default` (`item`).
     fn for_each(
         &mut self,
         for_each: Option<&str>,
         var: Option<&str>,
         at: &FieldPath,
+        default: Option<&str>,
     ) -> (Option<String>, String) {
         let fe = self.control(for_each, &at.key("forEach"));
         if let Some(name) = var {
@@ -914,20 +803,20 @@ impl Semantic<'_, '_> {
                     format!("use an identifier other than {}", RESERVED_VARS.join(", ")),
                 );
             }
-        } else if for_each.is_some() {
+        } else if for_each.is_some() && default.is_none() {
             self.invalid(
                 &at.key("var"),
                 "var is required when forEach is specified",
                 "name the loop variable, e.g. var: item (upstream's CRD rule)",
             );
         }
-        (fe, var.unwrap_or("item").to_string())
+        (fe, var.or(default).unwrap_or("item").to_string())
     }
 
-    /// A templated resource at `at`.
-    fn template(&mut self, t: TemplateSpec, at: FieldPath) -> ResourceTpl {
+    /// A templated resource at `at` (`default`: its loop variable when `var` is not given).
+    fn template(&mut self, t: TemplateSpec, at: FieldPath, default: Option<&str>) -> ResourceTpl {
         let include_when = self.control(t.include_when.as_deref(), &at.key("includeWhen"));
-        let (for_each, var) = self.for_each(t.for_each.as_deref(), t.var.as_deref(), &at);
+        let (for_each, var) = self.for_each(t.for_each.as_deref(), t.var.as_deref(), &at, default);
         ResourceTpl {
             id: t.id,
             target_plane: t.target_plane,
@@ -954,7 +843,11 @@ impl Semantic<'_, '_> {
         } else {
             ("preRenderValidations", pre)
         };
-        let at = spec_path(key);
+        self.rules(list, &spec_path(key))
+    }
+
+    /// The rules of the list at `at`, each one `${…}`.
+    fn rules(&mut self, list: Vec<RuleSpec>, at: &FieldPath) -> Vec<Validation> {
         let mut out = Vec::new();
         for (i, v) in list.into_iter().enumerate() {
             let e_at = at.index(i);
@@ -975,7 +868,8 @@ impl Semantic<'_, '_> {
         for (i, v) in list.into_iter().enumerate() {
             let e_at = at.index(i);
             let when = self.control(v.when.as_deref(), &e_at.key("when"));
-            let (for_each, var) = self.for_each(v.for_each.as_deref(), v.var.as_deref(), &e_at);
+            let (for_each, var) =
+                self.for_each(v.for_each.as_deref(), v.var.as_deref(), &e_at, None);
             let must_match = v.target.must_match.unwrap_or(true);
             let target = self.target(v.target, &e_at.key("target"));
             let rule = self.control(Some(&v.rule), &e_at.key("rule"));
@@ -1069,43 +963,12 @@ fn upstream_type_def<'a>(
     let spec = spec?;
     let mut s = Semantic { loc: &loc, errors };
     let wt = spec.workload_type;
-    if !WORKLOAD_TYPES.contains(&wt.as_str()) {
-        s.errors.push(loc.error(
-            codes::WORKLOAD_TYPE,
-            &spec_path("workloadType"),
-            format!("workloadType {wt:?} is not supported"),
-            "use one of deployment, statefulset, cronjob, job",
-        ));
-    }
     let schemas = s.schemas(
         spec.parameters.as_ref(),
         spec.environment_configs.as_ref(),
         &FieldPath::root().key("spec"),
     );
-    let res_at = spec_path("resources");
-    let mut resources = Vec::new();
-    let mut ids = BTreeSet::new();
-    for (i, t) in spec.resources.into_iter().enumerate() {
-        let t = s.template(t, res_at.index(i));
-        let id = t.id.clone().unwrap_or_default();
-        if !ids.insert(id.clone()) {
-            s.errors.push(loc.error(
-                codes::WORKLOAD_TYPE,
-                &t.at.key("id"),
-                format!("resource id {id:?} is used more than once"),
-                "give every resource its own id",
-            ));
-        }
-        resources.push(t);
-    }
-    if WORKLOAD_TYPES.contains(&wt.as_str()) && !ids.contains(&wt) {
-        s.errors.push(loc.error(
-            codes::WORKLOAD_TYPE,
-            &res_at,
-            format!("resources must contain a primary resource with id {wt:?} (the workloadType)"),
-            format!("give the {wt} resource `id: {wt}`"),
-        ));
-    }
+    let resources = s.type_resources(&wt, spec.resources);
     let validations = s.validations(spec.validations, spec.pre_render_validations);
     let post_validations = s.post_validations(spec.post_render_validations);
     let tr_at = spec_path("traits");
@@ -1179,264 +1042,6 @@ impl Model {
     }
 }
 
-/// The fields of an upstream ReleaseBinding's spec kiln acts on.
-const BINDING_SPEC_FIELDS: &[&str] = &[
-    "owner",
-    "environment",
-    "releaseName",
-    "componentTypeEnvironmentConfigs",
-    "traitEnvironmentConfigs",
-    "workloadOverrides",
-    "state",
-];
-
-/// Refuse a spec field kiln does not act on: upstream's controller would render something for
-/// it (or a newer upstream added it), and an offline render that silently leaves it out differs.
-fn check_fields(r: &mut Reader<'_, '_>, v: &Value, known: &[&str], what: &str) {
-    check_fields_at(r, v, &FieldPath::root().key("spec"), known, what);
-}
-
-/// [`check_fields`] of the spec at `spec_at`.
-fn check_fields_at(
-    r: &mut Reader<'_, '_>,
-    v: &Value,
-    spec_at: &FieldPath,
-    known: &[&str],
-    what: &str,
-) {
-    let keys: Vec<String> = get(v, spec_at)
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    for k in keys {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        let (msg, hint) = (
-            format!("{what} field spec.{k} is not known to kiln"),
-            format!(
-                "kiln acts on {}; a newer upstream field may change what renders, so it is refused rather than ignored",
-                known.join(", ")
-            ),
-        );
-        r.errors.push(
-            r.loc
-                .error(codes::UNSUPPORTED_FEATURE, &spec_at.key(&k), msg, hint),
-        );
-    }
-}
-
-/// `spec.validations` (or `spec.preRenderValidations`, which upstream prefers when set).
-fn validations(r: &mut Reader<'_, '_>, v: &Value) -> Vec<Validation> {
-    let pre = spec_path("preRenderValidations");
-    if !r.list(v, &pre).is_empty() && !r.list(v, &spec_path("validations")).is_empty() {
-        // Upstream's CRD rule.
-        r.invalid(
-            &pre,
-            "set only one of spec.validations and spec.preRenderValidations",
-            "validations is deprecated upstream; move its rules to preRenderValidations",
-        );
-    }
-    let key = if r.list(v, &pre).is_empty() {
-        "validations"
-    } else {
-        "preRenderValidations"
-    };
-    let at = spec_path(key);
-    let mut out = Vec::new();
-    for i in 0..r.list(v, &at).len() {
-        let e_at = at.index(i);
-        let rule = r.control(v, &e_at.key("rule"));
-        if get(v, &e_at.key("rule")).is_none() {
-            r.invalid(
-                &e_at.key("rule"),
-                "a validation needs a rule",
-                "e.g. rule: ${size(workload.endpoints) > 0}",
-            );
-        }
-        let message = r.string(
-            v,
-            &e_at.key("message"),
-            "the message shown when the rule is false",
-        );
-        if let (Some(rule), Some(message)) = (rule, message) {
-            out.push(Validation {
-                rule,
-                message,
-                at: e_at,
-            });
-        }
-    }
-    out
-}
-
-fn errors_push(errors: &mut Vec<Diagnostic>, d: Diagnostic) {
-    errors.push(d);
-}
-
-fn op_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<OpDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "operation must be a map with op, path and value",
-            "e.g. {op: add, path: /spec/x, value: 1}",
-        );
-        return None;
-    }
-    let op_name = r.string(
-        v,
-        &at.key("op"),
-        "one of add, replace, remove, mergeShallow",
-    )?;
-    let op = match op_name.to_ascii_lowercase().as_str() {
-        "add" => Op::Add,
-        "replace" => Op::Replace,
-        "remove" => Op::Remove,
-        "mergeshallow" => Op::MergeShallow,
-        _ => {
-            r.invalid(
-                &at.key("op"),
-                format!("unsupported patch operation {op_name:?}"),
-                "use add, replace, remove or mergeShallow",
-            );
-            return None;
-        }
-    };
-    let path = r.string(
-        v,
-        &at.key("path"),
-        "a JSON Pointer such as /spec/template/spec/volumes/-",
-    )?;
-    let value = entry.get("value").cloned();
-    if op != Op::Remove && value.is_none() {
-        r.invalid(
-            &at.key("value"),
-            format!("{op_name} needs a value"),
-            "add value: …",
-        );
-        return None;
-    }
-    Some(OpDef {
-        op,
-        path,
-        value,
-        at: at.clone(),
-    })
-}
-
-fn patch_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<PatchDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "patch must be a map with target and operations",
-            "see docs/component-types.md",
-        );
-        return None;
-    }
-    let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "patch");
-    let ops_at = at.key("operations");
-    let n = r.list(v, &ops_at).len();
-    if n == 0 {
-        r.invalid(
-            &ops_at,
-            "patch needs at least one operation",
-            "add operations: [{op: add, path: …, value: …}]",
-        );
-    }
-    let mut ops = Vec::new();
-    for i in 0..n {
-        if let Some(o) = op_def(r, v, &ops_at.index(i)) {
-            ops.push(o);
-        }
-    }
-    Some(PatchDef {
-        for_each,
-        var,
-        target: target?,
-        ops,
-        at: at.clone(),
-    })
-}
-
-/// A patch's or remove's `target` in the proposal's Addon: `{group, version, kind, where}`, a
-/// missing `group` matching any group (upstream's CRDs require it: [`TargetSpec`]).
-fn target(r: &mut Reader<'_, '_>, v: &Value, t: &FieldPath, what: &str) -> Option<Target> {
-    if !get(v, t).is_some_and(Value::is_object) {
-        r.invalid(
-            t,
-            format!("{what} needs a target (group, version, kind)"),
-            "e.g. target: {group: apps, version: v1, kind: Deployment}",
-        );
-        return None;
-    }
-    let group = r.opt_string(v, &t.key("group"));
-    let version = r.string(v, &t.key("version"), "e.g. version: v1");
-    let kind = r.string(v, &t.key("kind"), "e.g. kind: Deployment");
-    let where_ = r.control(v, &t.key("where"));
-    Some(Target {
-        group,
-        version: version?,
-        kind: kind?,
-        where_,
-    })
-}
-
-/// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
-const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
-
-fn remove_def(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<RemoveDef> {
-    let entry = get(v, at)?;
-    if !entry.is_object() {
-        r.invalid(
-            at,
-            "remove must be a map with a target",
-            "e.g. {target: {group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}",
-        );
-        return None;
-    }
-    for key in entry.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(key.as_str(), "forEach" | "var" | "target" | "targetPlane") {
-            r.invalid(
-                &at.key(key),
-                format!("unknown field {key:?} in a remove"),
-                if key == "where" {
-                    "where belongs inside the target: target: {group: …, version: …, kind: …, where: ${…}}"
-                } else {
-                    "a remove has forEach, var and target (group, version, kind, where)"
-                },
-            );
-        }
-    }
-    let (for_each, var) = r.for_each(v, at, Some("item"));
-    let target = target(r, v, &at.key("target"), "remove")?;
-    if let Some((path, msg, hint)) = workload_removal(&target.kind, at) {
-        r.invalid(&path, msg, hint);
-        return None;
-    }
-    Some(RemoveDef {
-        for_each,
-        var,
-        target,
-        at: at.clone(),
-    })
-}
-
-/// The refusal of a remove whose target is a workload resource kind (upstream's Trait webhook):
-/// where it is, what is wrong and the hint. Both the proposal's Addon reader and the upstream
-/// Trait reader ask it.
-fn workload_removal(kind: &str, at: &FieldPath) -> Option<(FieldPath, String, &'static str)> {
-    UNREMOVABLE_KINDS.contains(&kind).then(|| {
-        (
-            at.key("target").key("kind"),
-            format!("an addon may not remove the workload resource kind {kind}"),
-            "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
-        )
-    })
-}
-
 /// Read an Addon, or an upstream Trait or ClusterTrait.
 pub(crate) fn trait_def<'a>(
     loc: Loc<'a>,
@@ -1451,28 +1056,20 @@ pub(crate) fn trait_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let schemas = schemas(&mut r, v);
-    let c_at = spec_path("creates");
-    let mut creates = Vec::new();
-    for i in 0..r.list(v, &c_at).len() {
-        // Upstream's Trait creates default their forEach variable to `item`, as patches do.
-        if let Some(t) = resource_tpl(&mut r, v, &c_at.index(i), false, Some("item")) {
-            creates.push(t);
-        }
-    }
-    let p_at = spec_path("patches");
-    let mut patches = Vec::new();
-    for i in 0..r.list(v, &p_at).len() {
-        if let Some(pd) = patch_def(&mut r, v, &p_at.index(i)) {
-            patches.push(pd);
-        }
-    }
-    let r_at = spec_path("removes");
-    let mut removes = Vec::new();
-    for i in 0..r.list(v, &r_at).len() {
-        if let Some(rd) = remove_def(&mut r, v, &r_at.index(i)) {
-            removes.push(rd);
-        }
-    }
+    // The proposal's Addon, and the first implementation's Trait written with its shorthand
+    // `spec.schema`, have one shape: kiln's schema of the Addon.
+    let spec: AddonSpec = crd::spec(&loc, "Addon", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // Upstream's Trait creates default their forEach variable to `item`, as patches do.
+    let creates = (spec.creates.into_iter().enumerate())
+        .map(|(i, t)| s.template(t, spec_path("creates").index(i), Some("item")))
+        .collect();
+    let patches = (spec.patches.into_iter().enumerate())
+        .filter_map(|(i, p)| s.proposal_patch(p, spec_path("patches").index(i)))
+        .collect();
+    let removes = (spec.removes.into_iter().enumerate())
+        .filter_map(|(i, rm)| s.proposal_remove(rm, spec_path("removes").index(i)))
+        .collect();
     if errors.len() > before {
         return None;
     }
@@ -1490,6 +1087,126 @@ pub(crate) fn trait_def<'a>(
         value: v.clone(),
     })
 }
+
+/// The spec of the proposal's Addon (kiln's schema, `core/data/proposal/schemas.json`).
+/// `displayName` and `description` document the addon; `schema` (or the sections
+/// `parameters` / `environmentConfigs`) is read by [`schemas`].
+#[derive(Deserialize)]
+struct AddonSpec {
+    #[serde(default)]
+    creates: Vec<TemplateSpec>,
+    #[serde(default)]
+    patches: Vec<AddonPatchSpec>,
+    #[serde(default)]
+    removes: Vec<AddonRemoveSpec>,
+}
+
+/// A patch or remove target of the proposal's Addon: `group` absent matches any group.
+#[derive(Deserialize)]
+struct AddonTargetSpec {
+    group: Option<String>,
+    version: String,
+    kind: String,
+    #[serde(rename = "where")]
+    where_: Option<String>,
+}
+
+/// An Addon's `patches[]` entry; `op` is matched without regard to case, as the proposal's
+/// implementation did, and `mergeShallow` is one of them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddonPatchSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: AddonTargetSpec,
+    operations: Vec<OpSpec>,
+}
+
+/// An Addon's `removes[]` entry.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddonRemoveSpec {
+    for_each: Option<String>,
+    var: Option<String>,
+    target: AddonTargetSpec,
+}
+
+impl Semantic<'_, '_> {
+    fn proposal_target(&mut self, t: AddonTargetSpec, at: &FieldPath) -> Target {
+        let where_ = self.control(t.where_.as_deref(), &at.key("where"));
+        Target {
+            group: t.group,
+            version: t.version,
+            kind: t.kind,
+            where_,
+        }
+    }
+
+    fn proposal_patch(&mut self, p: AddonPatchSpec, at: FieldPath) -> Option<PatchDef> {
+        let (for_each, var) =
+            self.for_each(p.for_each.as_deref(), p.var.as_deref(), &at, Some("item"));
+        let target = self.proposal_target(p.target, &at.key("target"));
+        let mut ops = Vec::new();
+        for (i, o) in p.operations.into_iter().enumerate() {
+            let o_at = at.key("operations").index(i);
+            let op = match o.op.to_ascii_lowercase().as_str() {
+                "add" => Op::Add,
+                "replace" => Op::Replace,
+                "remove" => Op::Remove,
+                "mergeshallow" => Op::MergeShallow,
+                _ => {
+                    self.invalid(
+                        &o_at.key("op"),
+                        format!("unsupported patch operation {:?}", o.op),
+                        "use add, replace, remove or mergeShallow",
+                    );
+                    continue;
+                }
+            };
+            ops.extend(self.operation(op, o, o_at));
+        }
+        Some(PatchDef {
+            for_each,
+            var,
+            target,
+            ops,
+            at,
+        })
+    }
+
+    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
+    fn proposal_remove(&mut self, rm: AddonRemoveSpec, at: FieldPath) -> Option<RemoveDef> {
+        let (for_each, var) =
+            self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at, Some("item"));
+        let target = self.proposal_target(rm.target, &at.key("target"));
+        self.removal(RemoveDef {
+            for_each,
+            var,
+            target,
+            at,
+        })
+    }
+
+    /// Refuse a remove whose target is a workload resource kind (upstream's Trait webhook rule,
+    /// which kiln applies to the proposal's Addon too).
+    fn removal(&mut self, rm: RemoveDef) -> Option<RemoveDef> {
+        if UNREMOVABLE_KINDS.contains(&rm.target.kind.as_str()) {
+            self.invalid(
+                &rm.at.key("target").key("kind"),
+                format!(
+                    "an addon may not remove the workload resource kind {}",
+                    rm.target.kind
+                ),
+                "removes drop supporting resources (Services, HPAs, PDBs…); the workload resource belongs to the component type",
+            );
+            return None;
+        }
+        Some(rm)
+    }
+}
+
+/// Kinds an addon may not remove: the primary workload (upstream's Trait webhook rule).
+const UNREMOVABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"];
 
 /// The spec of an upstream Trait or ClusterTrait (`TraitSpec`).
 #[derive(Deserialize)]
@@ -1556,7 +1273,7 @@ impl Semantic<'_, '_> {
     }
 
     fn patch(&mut self, p: PatchSpec, at: FieldPath) -> PatchDef {
-        let (for_each, var) = self.for_each(p.for_each.as_deref(), p.var.as_deref(), &at);
+        let (for_each, var) = self.for_each(p.for_each.as_deref(), p.var.as_deref(), &at, None);
         self.target_plane(p.target_plane.as_deref(), &at);
         let target = self.target(p.target, &at.key("target"));
         let mut ops = Vec::new();
@@ -1567,29 +1284,7 @@ impl Semantic<'_, '_> {
                 "replace" => Op::Replace,
                 _ => Op::Remove,
             };
-            if o.path.is_empty() {
-                self.invalid(
-                    &o_at.key("path"),
-                    "path is required",
-                    "a JSON Pointer such as /spec/template/spec/volumes/-",
-                );
-                continue;
-            }
-            // Upstream's JSON patch would write null; a missing value is a mistake kiln names.
-            if op != Op::Remove && o.value.is_none() {
-                self.invalid(
-                    &o_at.key("value"),
-                    format!("{} needs a value", o.op),
-                    "add value: …",
-                );
-                continue;
-            }
-            ops.push(OpDef {
-                op,
-                path: o.path,
-                value: o.value,
-                at: o_at,
-            });
+            ops.extend(self.operation(op, o, o_at));
         }
         PatchDef {
             for_each,
@@ -1600,16 +1295,39 @@ impl Semantic<'_, '_> {
         }
     }
 
-    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
-    fn remove(&mut self, rm: RemoveSpec, at: FieldPath) -> Option<RemoveDef> {
-        let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at);
-        self.target_plane(rm.target_plane.as_deref(), &at);
-        let target = self.target(rm.target, &at.key("target"));
-        if let Some((path, msg, hint)) = workload_removal(&target.kind, &at) {
-            self.invalid(&path, msg, hint);
+    /// One operation of a patch, `op` read: a path, and a value unless it removes (upstream's
+    /// JSON patch would write null; a missing value is a mistake kiln names).
+    fn operation(&mut self, op: Op, o: OpSpec, at: FieldPath) -> Option<OpDef> {
+        if o.path.is_empty() {
+            self.invalid(
+                &at.key("path"),
+                "path is required",
+                "a JSON Pointer such as /spec/template/spec/volumes/-",
+            );
             return None;
         }
-        Some(RemoveDef {
+        if op != Op::Remove && o.value.is_none() {
+            self.invalid(
+                &at.key("value"),
+                format!("{} needs a value", o.op),
+                "add value: …",
+            );
+            return None;
+        }
+        Some(OpDef {
+            op,
+            path: o.path,
+            value: o.value,
+            at,
+        })
+    }
+
+    /// A remove; the workload resource kinds may not be removed (upstream's Trait webhook).
+    fn remove(&mut self, rm: RemoveSpec, at: FieldPath) -> Option<RemoveDef> {
+        let (for_each, var) = self.for_each(rm.for_each.as_deref(), rm.var.as_deref(), &at, None);
+        self.target_plane(rm.target_plane.as_deref(), &at);
+        let target = self.target(rm.target, &at.key("target"));
+        self.removal(RemoveDef {
             for_each,
             var,
             target,
@@ -1640,7 +1358,7 @@ fn upstream_trait_def<'a>(
         &FieldPath::root().key("spec"),
     );
     let creates = (spec.creates.into_iter().enumerate())
-        .map(|(i, t)| s.template(t, spec_path("creates").index(i)))
+        .map(|(i, t)| s.template(t, spec_path("creates").index(i), None))
         .collect();
     let patches = (spec.patches.into_iter().enumerate())
         .map(|(i, p)| s.patch(p, spec_path("patches").index(i)))
@@ -1668,8 +1386,216 @@ fn upstream_trait_def<'a>(
     })
 }
 
+/// The spec of an upstream Component (`ComponentSpec`). `autoDeploy`, `autoBuild` and
+/// `workflow` govern builds and promotion, not what renders: the schema checks them, nothing
+/// reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ComponentSpec {
+    owner: ProjectOwner,
+    component_type: ComponentTypeRef,
+    parameters: Option<Value>,
+    #[serde(default)]
+    traits: Vec<TraitUseSpec>,
+}
+
+/// A Component's `spec.componentType`: `name` is `workloadType/name` (the CRD's pattern).
+#[derive(Deserialize)]
+struct ComponentTypeRef {
+    kind: Option<String>,
+    name: String,
+}
+
+/// One of a Component's `spec.traits` (`ComponentTrait`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TraitUseSpec {
+    name: String,
+    kind: Option<String>,
+    instance_name: String,
+    parameters: Option<Value>,
+    /// The proposal's name of `parameters` (upstream's schema has no such field).
+    config: Option<Value>,
+}
+
+/// Whether a Component is upstream's shape (`componentType: {kind, name}`, none of the
+/// proposal's `addons` and `build`), read through the CRD; the proposal's keeps its rules.
+fn upstream_component(v: &Value) -> bool {
+    let spec = v.get("spec");
+    let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
+    v.pointer("/spec/componentType")
+        .is_some_and(Value::is_object)
+        && !has("addons")
+        && !has("build")
+}
+
 /// Read a Component.
 pub(crate) fn component_def<'a>(
+    loc: Loc<'a>,
+    value: Cow<'a, Value>,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ComponentDef<'a>> {
+    if upstream_component(&value) {
+        return upstream_component_def(loc, value, errors);
+    }
+    let v: &Value = &value;
+    let before = errors.len();
+    let mut r = Reader { loc: &loc, errors };
+    let name = metadata_name(&mut r, v);
+    let namespace = metadata_namespace(&mut r, v);
+    let labels = r.map(v, &metadata_path("labels"));
+    let annotations = r.map(v, &metadata_path("annotations"));
+    // The proposal's Component (and one built from a release or snapshot): kiln's schema of it.
+    let spec: ProposalComponentSpec = crd::spec(&loc, PROPOSAL_COMPONENT, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // `workloadType/name`, or upstream's `{kind, name}` beside the proposal's fields.
+    let ct_at = spec_path("componentType");
+    let ct = match &spec.component_type {
+        Value::String(t) => Some((t.clone(), ct_at.clone())),
+        Value::Object(m) => match m.get("name") {
+            Some(Value::String(t)) if !t.is_empty() => Some((t.clone(), ct_at.key("name"))),
+            _ => {
+                s.invalid(
+                    &ct_at.key("name"),
+                    "name is required",
+                    "e.g. name: deployment/web-app",
+                );
+                None
+            }
+        },
+        _ => {
+            s.invalid(
+                &ct_at,
+                "componentType is required (workloadType/name)",
+                "e.g. componentType: deployment/web-app",
+            );
+            None
+        }
+    };
+    let wt_name = ct.and_then(|(t, at)| match t.split_once('/') {
+        Some((wt, n)) if !wt.is_empty() && !n.is_empty() && !n.contains('/') => {
+            Some((wt.to_string(), n.to_string()))
+        }
+        _ => {
+            s.invalid(
+                &at,
+                format!("componentType {t:?} is not of the form workloadType/name"),
+                "e.g. componentType: deployment/web-app",
+            );
+            None
+        }
+    });
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
+    let build = s.map(spec.build, &spec_path("build"));
+    // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
+    // with `parameters`.
+    let uses = [("addons", spec.addons), ("traits", spec.traits)]
+        .into_iter()
+        .flat_map(|(key, list)| {
+            (list.into_iter().enumerate()).map(move |(i, t)| (spec_path(key).index(i), t))
+        });
+    let addons = s.addon_uses(uses);
+    if errors.len() > before {
+        return None;
+    }
+    let (workload_type, type_name) = wt_name?;
+    Some(ComponentDef {
+        loc: loc.clone(),
+        name: name?,
+        uid: metadata_uid(v),
+        type_kind: v
+            .pointer("/spec/componentType/kind")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        namespace,
+        labels,
+        annotations,
+        project: spec.owner.and_then(|o| o.project_name),
+        workload_type,
+        type_name,
+        parameters,
+        addons,
+        build,
+        value,
+    })
+}
+
+/// The key of kiln's schema of the proposal's Component in `core/data/proposal/schemas.json`
+/// (upstream's Component is the CRD's).
+const PROPOSAL_COMPONENT: &str = "ProposalComponent";
+
+/// The spec of the proposal's Component (kiln's schema).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalComponentSpec {
+    owner: Option<ProposalOwner>,
+    component_type: Value,
+    parameters: Option<Value>,
+    build: Option<Value>,
+    #[serde(default)]
+    addons: Vec<TraitUseSpec>,
+    #[serde(default)]
+    traits: Vec<TraitUseSpec>,
+}
+
+/// The proposal's `spec.owner`: the project is optional.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalOwner {
+    project_name: Option<String>,
+}
+
+impl Semantic<'_, '_> {
+    /// A Component's addon (trait) instances, each with where it is: `config` or `parameters`
+    /// (one of them), and kiln's rule that instance names are unique (KLN6008).
+    fn addon_uses(
+        &mut self,
+        list: impl Iterator<Item = (FieldPath, TraitUseSpec)>,
+    ) -> Vec<AddonUse> {
+        let mut out = Vec::new();
+        let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
+        for (at, t) in list {
+            if t.config.is_some() && t.parameters.is_some() {
+                self.invalid(
+                    &at.key("parameters"),
+                    "both config and parameters are set",
+                    "use one of them",
+                );
+                continue;
+            }
+            if let Some(prev) = seen.get(&t.instance_name) {
+                self.errors.push(self.loc.error(
+                    codes::DUPLICATE_INSTANCE,
+                    &at.key("instanceName"),
+                    format!(
+                        "addon instance name {:?} is already used by {prev}",
+                        t.instance_name
+                    ),
+                    "give every addon instance its own instanceName",
+                ));
+                continue;
+            }
+            seen.insert(t.instance_name.clone(), self.loc.at(&at));
+            let (key, config) = match t.config {
+                Some(c) => ("config", Some(c)),
+                None => ("parameters", t.parameters),
+            };
+            out.push(AddonUse {
+                name: t.name,
+                kind: t.kind,
+                instance: t.instance_name,
+                config: self.map(config, &at.key(key)),
+                config_at: at.key(key),
+                at,
+            });
+        }
+        out
+    }
+}
+
+/// Read an upstream Component: its CRD (owner with project, the type reference's pattern, each
+/// trait's name and instance), then kiln's rule that instance names are unique (KLN6008).
+fn upstream_component_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,
     errors: &mut Vec<Diagnostic>,
@@ -1681,127 +1607,69 @@ pub(crate) fn component_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let labels = r.map(v, &metadata_path("labels"));
     let annotations = r.map(v, &metadata_path("annotations"));
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
-    let ct_at = spec_path("componentType");
-    let ct = match get(v, &ct_at) {
-        Some(Value::String(s)) => Some((s.clone(), ct_at.clone())),
-        // Current upstream: `{kind: ComponentType, name: deployment/web-app}`.
-        Some(Value::Object(_)) => r
-            .string(v, &ct_at.key("name"), "e.g. name: deployment/web-app")
-            .map(|s| (s, ct_at.key("name"))),
-        _ => {
-            r.invalid(
-                &ct_at,
-                "componentType is required (workloadType/name)",
-                "e.g. componentType: deployment/web-app",
-            );
-            None
-        }
-    };
-    let mut wt_name = None;
-    if let Some((s, at)) = &ct {
-        match s.split_once('/') {
-            Some((wt, n)) if !wt.is_empty() && !n.is_empty() && !n.contains('/') => {
-                wt_name = Some((wt.to_string(), n.to_string()));
-            }
-            _ => r.invalid(
-                at,
-                format!("componentType {s:?} is not of the form workloadType/name"),
-                "e.g. componentType: deployment/web-app",
-            ),
-        }
-    }
-    let params_at = spec_path("parameters");
-    let parameters = r.map(v, &params_at);
-    let build = r.map(v, &spec_path("build"));
-    // Proposal: `addons[]` with `config` (the seed also writes `parameters`); upstream: `traits[]`
-    // with `parameters`.
-    let mut addons = Vec::new();
-    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
-    for list_key in ["addons", "traits"] {
-        let at = spec_path(list_key);
-        for i in 0..r.list(v, &at).len() {
-            let e_at = at.index(i);
-            let Some(entry) = get(v, &e_at) else { continue };
-            if !entry.is_object() {
-                r.invalid(
-                    &e_at,
-                    "addon entry must be a map with name, instanceName and config",
-                    "e.g. {name: add-volume, instanceName: data, config: {...}}",
-                );
-                continue;
-            }
-            let an = r.string(v, &e_at.key("name"), "the Addon's metadata.name");
-            let inst = r.string(
-                v,
-                &e_at.key("instanceName"),
-                "a name unique within this component, e.g. data",
-            );
-            let (cfg_key, other) = if entry.get("config").is_some() {
-                ("config", "parameters")
-            } else {
-                ("parameters", "config")
-            };
-            if entry.get("config").is_some() && entry.get("parameters").is_some() {
-                r.invalid(
-                    &e_at.key(other),
-                    "both config and parameters are set",
-                    "use one of them",
-                );
-            }
-            let config = r.map(v, &e_at.key(cfg_key));
-            if let (Some(an), Some(inst)) = (an, inst) {
-                if let Some(prev) = seen.get(&inst) {
-                    r.errors.push(loc.error(
-                        codes::DUPLICATE_INSTANCE,
-                        &e_at.key("instanceName"),
-                        format!("addon instance name {inst:?} is already used by {prev}"),
-                        "give every addon instance its own instanceName",
-                    ));
-                    continue;
-                }
-                seen.insert(inst.clone(), loc.at(&e_at));
-                addons.push(AddonUse {
-                    name: an,
-                    kind: entry
-                        .get("kind")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    instance: inst,
-                    config,
-                    at: e_at.clone(),
-                    config_at: e_at.key(cfg_key),
-                });
-            }
-        }
-    }
+    let spec: ComponentSpec = crd::spec(&loc, "Component", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // The CRD's pattern has checked `workloadType/name`.
+    let (workload_type, type_name) = spec
+        .component_type
+        .name
+        .split_once('/')
+        .map(|(w, n)| (w.to_string(), n.to_string()))
+        .unwrap_or_default();
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
+    let uses =
+        (spec.traits.into_iter().enumerate()).map(|(i, t)| (spec_path("traits").index(i), t));
+    let addons = s.addon_uses(uses);
     if errors.len() > before {
         return None;
     }
-    let (workload_type, type_name) = wt_name?;
     Some(ComponentDef {
         loc: loc.clone(),
         name: name?,
-        uid: v
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string),
-        type_kind: v
-            .pointer("/spec/componentType/kind")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        uid: metadata_uid(v),
+        type_kind: spec.component_type.kind,
         namespace,
         labels,
         annotations,
-        project,
+        project: Some(spec.owner.project_name),
         workload_type,
         type_name,
         parameters,
         addons,
-        build,
+        build: json!({}),
         value,
     })
+}
+
+/// The part of an upstream Workload's spec kiln reads itself; templates read the whole spec
+/// as `workload`.
+#[derive(Deserialize)]
+struct WorkloadSpec {
+    owner: WorkloadOwner,
+}
+
+/// `spec.owner` of a Workload.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkloadOwner {
+    component_name: String,
+}
+
+/// Whether a Workload document is upstream's shape, read through the CRD: upstream's owner
+/// reference (`owner.projectName`, which its CRD requires and the proposal's owner does not
+/// have) and no proposal-era field (`containers`, `connections`, a top-level `image`). The
+/// proposal's Workload (`container` or `containers`, an owner with only `componentName`, or
+/// none) keeps its rules, and one rendered with an upstream type is checked then
+/// (`upstream::workload_data`). A Workload frozen in a ComponentRelease is not a document of
+/// its own and has no owner; it is read as it was frozen.
+fn upstream_workload(loc: &Loc<'_>, v: &Value) -> bool {
+    let spec = v.get("spec");
+    let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
+    loc.base.0.is_empty()
+        && v.pointer("/spec/owner/projectName").is_some()
+        && !["containers", "connections", "image"]
+            .iter()
+            .any(|k| has(k))
 }
 
 /// Read a Workload.
@@ -1814,6 +1682,17 @@ pub(crate) fn workload_def<'a>(
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
+    if upstream_workload(&loc, v) {
+        let spec: Option<WorkloadSpec> = crd::spec(&loc, "Workload", v, errors);
+        let (name, spec) = (name?, spec?);
+        return Some(WorkloadDef {
+            loc: loc.clone(),
+            name,
+            component: spec.owner.component_name,
+            spec: v.get("spec").cloned().unwrap_or_default(),
+            value,
+        });
+    }
     let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
     let spec = r.map(v, &FieldPath::root().key("spec"));
     for key in ["containers", "endpoints", "connections"] {
@@ -1840,198 +1719,224 @@ pub(crate) fn workload_def<'a>(
     })
 }
 
-/// Read a ReleaseBinding, or the proposal's ComponentDeployment.
+/// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`) or the proposal's
+/// ComponentDeployment, which also takes the upstream names. `owner.projectName` is required by
+/// upstream's CRD (the API server refuses a binding without it); kiln selects by component.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BindingSpec {
+    owner: ComponentOwner,
+    environment: String,
+    release_name: Option<String>,
+    component_type_environment_configs: Option<Value>,
+    trait_environment_configs: Option<BTreeMap<String, Value>>,
+    workload_overrides: Option<Map<String, Value>>,
+    state: Option<String>,
+    // The proposal's ComponentDeployment.
+    overrides: Option<Value>,
+    addon_overrides: Option<BTreeMap<String, Value>>,
+    configuration_overrides: Option<ConfigurationOverridesSpec>,
+}
+
+/// `spec.owner` of the kinds a component owns.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ComponentOwner {
+    component_name: String,
+}
+
+/// `workloadOverrides.container` (`ContainerOverride`); `resources` is kiln's addition
+/// ([`crd`] adds it to the schema).
+#[derive(Deserialize)]
+struct ContainerOverrideSpec {
+    #[serde(default)]
+    env: Vec<Map<String, Value>>,
+    #[serde(default)]
+    files: Vec<Map<String, Value>>,
+    resources: Option<Value>,
+}
+
+/// A ComponentDeployment's `configurationOverrides` (the first implementation's JSON name for
+/// `files` was `file`).
+#[derive(Deserialize)]
+struct ConfigurationOverridesSpec {
+    #[serde(default)]
+    env: Vec<Map<String, Value>>,
+    files: Option<Vec<Map<String, Value>>>,
+    file: Option<Vec<Map<String, Value>>>,
+}
+
+/// Read a ReleaseBinding, or the proposal's ComponentDeployment: its schema (upstream's CRD, or
+/// the one kiln wrote for the proposal's kind), then what kiln does not render (a `state` other
+/// than `Active`; `workloadOverrides` fields beside `container`, which the CRD preserves
+/// unvalidated) and kiln's own rules (an environment, unique override keys, one name of each
+/// override).
 pub(crate) fn release_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseBindingDef<'a>> {
     let before = errors.len();
-    let mut r = Reader { loc: &loc, errors };
-    let component = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the Component this deployment configures",
-    );
-    let environment = r.string(v, &spec_path("environment"), "e.g. environment: production");
-    let pick = |a: &str, b: &str| {
-        if v.get("spec").and_then(|s| s.get(b)).is_some()
-            && v.get("spec").and_then(|s| s.get(a)).is_none()
-        {
-            b.to_string()
-        } else {
-            a.to_string()
-        }
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("ReleaseBinding");
+    let spec: BindingSpec = crd::spec(&loc, kind, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    if spec.environment.is_empty() {
+        s.invalid(
+            &spec_path("environment"),
+            "environment is required",
+            "e.g. environment: production",
+        );
+    }
+    if let Some(state) = spec.state.filter(|st| st != "Active") {
+        s.errors.push(loc.error(
+            codes::UNSUPPORTED_FEATURE,
+            &spec_path("state"),
+            format!("ReleaseBinding state {state:?} is not implemented by kiln"),
+            "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
+        ));
+    }
+    // A ComponentDeployment may use either name; the proposal's wins, as it always has.
+    let (ov_key, overrides) = match spec.overrides {
+        Some(o) => ("overrides", Some(o)),
+        None => (
+            "componentTypeEnvironmentConfigs",
+            spec.component_type_environment_configs,
+        ),
     };
-    let ov_key = pick("overrides", "componentTypeEnvironmentConfigs");
-    let ao_key = pick("addonOverrides", "traitEnvironmentConfigs");
-    let overrides_at = spec_path(&ov_key);
-    let overrides = r.map(v, &overrides_at);
-    let ao_at = spec_path(&ao_key);
-    let ao = r.map(v, &ao_at);
-    let mut addon_overrides = BTreeMap::new();
-    if let Value::Object(m) = &ao {
-        for (k, x) in m {
-            let at = ao_at.key(k);
-            match x {
-                Value::Object(_) => {
-                    addon_overrides.insert(k.clone(), (x.clone(), at));
-                }
-                Value::Null => {
-                    addon_overrides.insert(k.clone(), (json!({}), at));
-                }
-                other => r.invalid(
-                    &at,
-                    format!(
-                        "overrides of instance {k:?} must be a map, not {}",
-                        type_word(other)
-                    ),
-                    "write field: value pairs",
-                ),
-            }
+    let overrides_at = spec_path(ov_key);
+    let overrides = s.map(overrides, &overrides_at);
+    let (ao_key, addon_overrides) = match spec.addon_overrides {
+        Some(o) => ("addonOverrides", o),
+        None => (
+            "traitEnvironmentConfigs",
+            spec.trait_environment_configs.unwrap_or_default(),
+        ),
+    };
+    let ao_at = spec_path(ao_key);
+    let addon_overrides = (addon_overrides.into_iter())
+        .map(|(k, x)| {
+            let at = ao_at.key(&k);
+            let x = if x.is_null() { json!({}) } else { x };
+            (k, (x, at))
+        })
+        .collect();
+    let workload_overrides = match (spec.configuration_overrides, spec.workload_overrides) {
+        (Some(_), Some(_)) => {
+            s.invalid(
+                &spec_path("workloadOverrides"),
+                "both configurationOverrides and workloadOverrides are set",
+                "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
+            );
+            None
         }
-    }
-    if v.get("kind").and_then(Value::as_str) == Some("ReleaseBinding") {
-        check_fields(&mut r, v, BINDING_SPEC_FIELDS, "ReleaseBinding");
-        if let Some(state) = r.opt_string(v, &spec_path("state")) {
-            if state != "Active" {
-                r.errors.push(r.loc.error(
-                    codes::UNSUPPORTED_FEATURE,
-                    &spec_path("state"),
-                    format!("ReleaseBinding state {state:?} is not implemented by kiln"),
-                    "upstream stops deploying the release (Undeploy); kiln renders active bindings only — leave the binding out of the render",
-                ));
-            }
-        }
-    }
-    let workload_overrides = workload_overrides(&mut r, v);
-    let release_name = r
-        .opt_string(v, &spec_path("releaseName"))
-        .filter(|s| !s.is_empty());
-    if errors.iter().skip(before).any(Diagnostic::is_error) {
+        (Some(co), None) => Some(s.configuration_overrides(co)),
+        (None, Some(wo)) => s.container_override(wo),
+        (None, None) => None,
+    };
+    if errors.len() > before {
         return None;
     }
     Some(ReleaseBindingDef {
         loc: loc.clone(),
-        component: component?,
-        environment: environment?,
+        component: spec.owner.component_name,
+        environment: spec.environment,
         overrides,
         overrides_at,
         addon_overrides,
         workload_overrides,
-        release_name,
+        release_name: spec.release_name.filter(|n| !n.is_empty()),
     })
 }
 
-/// `configurationOverrides.{env, files}` (proposal era; the first implementation's JSON name for
-/// files was `file`) or `workloadOverrides.container.{env, files, resources}` (upstream).
-fn workload_overrides(r: &mut Reader<'_, '_>, v: &Value) -> Option<WorkloadOverrides> {
-    let given = |k: &str| {
-        v.get("spec")
-            .and_then(|s| s.get(k))
-            .is_some_and(|x| !x.is_null())
-    };
-    let (co, wo) = (given("configurationOverrides"), given("workloadOverrides"));
-    if co && wo {
-        r.invalid(
-            &spec_path("workloadOverrides"),
-            "both configurationOverrides and workloadOverrides are set",
-            "use configurationOverrides (ComponentDeployment) or workloadOverrides (ReleaseBinding), not both",
-        );
-        return None;
-    }
-    let (at, allowed): (FieldPath, &[&str]) = if co {
-        (
-            spec_path("configurationOverrides"),
-            &["env", "files", "file"],
-        )
-    } else if wo {
+impl Semantic<'_, '_> {
+    /// `workloadOverrides`: only `container` is acted on (the CRD keeps other fields unvalidated;
+    /// kiln refuses them rather than ignore them).
+    fn container_override(&mut self, wo: Map<String, Value>) -> Option<WorkloadOverrides> {
         let outer = spec_path("workloadOverrides");
-        let m = r.map(v, &outer);
-        for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
-            if k != "container" {
-                r.invalid(
-                    &outer.key(k),
+        let mut container = None;
+        for (k, x) in wo {
+            if k == "container" {
+                container = Some(x);
+            } else {
+                self.invalid(
+                    &outer.key(&k),
                     format!("workloadOverrides.{k} is not supported"),
                     "workload overrides are container.env, container.files and container.resources",
                 );
             }
         }
-        if m.get("container").is_none_or(Value::is_null) {
-            return None;
-        }
-        (outer.key("container"), &["env", "files", "resources"])
-    } else {
-        return None;
-    };
-    let m = r.map(v, &at);
-    for k in m.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !allowed.contains(&k.as_str()) {
-            r.invalid(
-                &at.key(k),
-                format!("unknown override {k:?}"),
-                format!("overridable here: {}", allowed.join(", ")),
-            );
-        }
-    }
-    if m.get("file").is_some() && m.get("files").is_some() {
-        r.invalid(&at.key("file"), "both file and files are set", "use files");
-    }
-    let files_key = if m.get("file").is_some() {
-        "file"
-    } else {
-        "files"
-    };
-    let env = keyed_list(r, v, &at.key("env"));
-    let files = keyed_list(r, v, &at.key(files_key));
-    let resources = match m.get("resources") {
-        None | Some(Value::Null) => None,
-        Some(x @ Value::Object(_)) => Some(x.clone()),
-        Some(other) => {
-            r.invalid(
-                &at.key("resources"),
-                format!("resources must be a map, not {}", type_word(other)),
-                "write requests and limits, as in a container",
-            );
-            None
-        }
-    };
-    Some(WorkloadOverrides {
-        env,
-        files,
-        resources,
-    })
-}
-
-/// A list of `{key, …}` entries; keys must be unique.
-fn keyed_list(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> KeyedList {
-    let mut out = KeyedList::default();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, e) in r.list(v, at).iter().enumerate() {
-        let e_at = at.index(i);
-        if !e.is_object() {
-            r.invalid(
-                &e_at,
-                format!("entry must be a map with a key, not {}", type_word(e)),
-                "e.g. {key: LOG_LEVEL, value: debug}",
-            );
-            continue;
-        }
-        let Some(key) = r.string(v, &e_at.key("key"), "every entry is identified by its key")
-        else {
-            continue;
+        let at = outer.key("container");
+        let c: ContainerOverrideSpec = match serde_json::from_value(container?) {
+            Ok(c) => c,
+            // The schema has typed `container`; this is the schema and the type disagreeing.
+            Err(e) => {
+                self.invalid(
+                    &at,
+                    format!("container does not read: {e}"),
+                    "compare with upstream's ReleaseBinding CRD",
+                );
+                return None;
+            }
         };
-        if let Some(prev) = seen.insert(key.clone(), i) {
-            r.invalid(
-                &e_at.key("key"),
-                format!("key {key:?} is overridden twice (entries {prev} and {i})"),
-                "give each key one override",
-            );
-            continue;
-        }
-        out.entries.push((key, e.clone()));
+        Some(WorkloadOverrides {
+            env: self.keyed_list(c.env, &at.key("env")),
+            files: self.keyed_list(c.files, &at.key("files")),
+            resources: c.resources,
+        })
     }
-    out
+
+    /// A ComponentDeployment's `configurationOverrides.{env, files}` (or `file`).
+    fn configuration_overrides(&mut self, co: ConfigurationOverridesSpec) -> WorkloadOverrides {
+        let at = spec_path("configurationOverrides");
+        if co.file.is_some() && co.files.is_some() {
+            self.invalid(&at.key("file"), "both file and files are set", "use files");
+        }
+        let (files_key, files) = match co.file {
+            Some(f) if co.files.is_none() => ("file", f),
+            _ => ("files", co.files.unwrap_or_default()),
+        };
+        WorkloadOverrides {
+            env: self.keyed_list(co.env, &at.key("env")),
+            files: self.keyed_list(files, &at.key(files_key)),
+            resources: None,
+        }
+    }
+
+    /// Override entries by `key`: kiln's rule that a key is given once and is not empty (an
+    /// override that names no variable, or names one twice, is a mistake).
+    fn keyed_list(&mut self, list: Vec<Map<String, Value>>, at: &FieldPath) -> KeyedList {
+        let mut out = KeyedList::default();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, e) in list.into_iter().enumerate() {
+            let k_at = at.index(i).key("key");
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if key.is_empty() {
+                self.invalid(
+                    &k_at,
+                    "key is required",
+                    "every entry is identified by its key",
+                );
+                continue;
+            }
+            if let Some(prev) = seen.insert(key.clone(), i) {
+                self.invalid(
+                    &k_at,
+                    format!("key {key:?} is overridden twice (entries {prev} and {i})"),
+                    "give each key one override",
+                );
+                continue;
+            }
+            out.entries.push((key, Value::Object(e)));
+        }
+        out
+    }
 }
 
 /// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
@@ -2156,6 +2061,73 @@ pub(crate) fn snapshot_def<'a>(
     })
 }
 
+/// The spec of a current upstream ComponentRelease (`ComponentReleaseSpec`). The frozen type's
+/// and traits' specs and the workload are validated by the readers of their own kinds.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseSpec {
+    owner: ReleaseOwner,
+    component_type: Frozen,
+    #[serde(default)]
+    traits: Vec<Frozen>,
+    #[serde(default)]
+    component_profile: Map<String, Value>,
+    workload: Value,
+}
+
+/// `spec.owner` of a ComponentRelease.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseOwner {
+    project_name: String,
+    component_name: String,
+}
+
+/// A frozen definition of a ComponentRelease: `{kind, name, spec}`.
+#[derive(Deserialize)]
+struct Frozen {
+    kind: String,
+    name: String,
+    spec: Value,
+}
+
+/// What a ComponentRelease's spec holds, whichever version wrote it: the frozen type, traits,
+/// component profile and workload, each with where it is.
+struct ReleaseParts<'a> {
+    project: Option<String>,
+    component_name: String,
+    ty: (Value, Loc<'a>),
+    traits: Vec<(Value, Loc<'a>)>,
+    profile: Map<String, Value>,
+    /// `None` when missing (reported), so the other frozen definitions are still read.
+    workload: Option<Value>,
+}
+
+/// Whether a ComponentRelease is its first version: a bare ComponentType spec (no `spec` inside
+/// `componentType`) or traits as a map. Anything else is read as current upstream, through its
+/// CRD.
+fn first_version_release(v: &Value) -> bool {
+    let spec = v.get("spec");
+    let ct = spec.and_then(|s| s.get("componentType"));
+    let bare_type = ct.and_then(Value::as_object).is_some_and(|m| {
+        !m.contains_key("spec") && (m.contains_key("workloadType") || m.contains_key("resources"))
+    });
+    bare_type
+        || spec
+            .and_then(|s| s.get("traits"))
+            .is_some_and(Value::is_object)
+}
+
+/// A definition a release froze, as an object of its kind named `name`.
+fn frozen_object(kind: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": super::API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+}
+
 /// Read a ComponentRelease. Current upstream embeds `componentType: {kind, name, spec}` and
 /// `traits: [{kind, name, spec}]`; its first version embedded the bare ComponentType spec and a
 /// map of trait name → spec. Both are read. The component profile (`parameters`, `traits[]`) and
@@ -2170,139 +2142,21 @@ pub(crate) fn release_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the released Component",
-    );
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
-
-    // componentType: `{kind, name, spec}`, or the bare spec.
-    let ct_at = spec_path("componentType");
-    let mut ty: Option<(Value, Loc<'a>)> = None;
-    match get(v, &ct_at) {
-        Some(Value::Object(m)) if m.get("spec").is_some_and(Value::is_object) => {
-            let full = m.get("name").and_then(Value::as_str).unwrap_or("");
-            let short = full.rsplit('/').next().unwrap_or("").to_string();
-            if short.is_empty() {
-                r.invalid(
-                    &ct_at.key("name"),
-                    "componentType.name is required",
-                    "the ComponentType's name, e.g. deployment/web-app",
-                );
-            } else {
-                let kind = m
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("ComponentType");
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": kind,
-                    "metadata": {"name": short},
-                    "spec": m.get("spec").cloned().unwrap_or_default(),
-                });
-                ty = Some((obj, loc.nested(&ct_at)));
-            }
-        }
-        Some(Value::Object(m)) if m.contains_key("workloadType") || m.contains_key("resources") => {
-            // The first version: the ComponentType spec itself, without a name. It froze the
-            // first implementation's definitions, which render with the proposal's context.
-            let obj = json!({
-                "apiVersion": super::API_VERSION,
-                "kind": "ComponentTypeDefinition",
-                "metadata": {"name": name.clone().unwrap_or_default()},
-                "spec": Value::Object(m.clone()),
-            });
-            ty = Some((obj, loc.nested_spec(&ct_at)));
-        }
-        _ => r.invalid(
-            &ct_at,
-            "spec.componentType must embed the frozen ComponentType ({kind, name, spec})",
-            "a ComponentRelease freezes its ComponentType; write componentType: {kind: ComponentType, name: deployment/web-app, spec: {...}}",
-        ),
-    }
-
-    // traits: `[{kind, name, spec}]`, or a map name → spec.
-    let tr_at = spec_path("traits");
-    let mut traits: Vec<(Value, Loc<'a>)> = Vec::new();
-    match get(v, &tr_at) {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for (i, t) in items.iter().enumerate() {
-                let at = tr_at.index(i);
-                let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
-                if tname.is_empty() || !t.get("spec").is_some_and(Value::is_object) {
-                    r.invalid(
-                        &at,
-                        "a frozen trait needs a name and a spec",
-                        "write {kind: Trait, name: NAME, spec: {...}}",
-                    );
-                    continue;
-                }
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": t.get("kind").and_then(Value::as_str).unwrap_or("Trait"),
-                    "metadata": {"name": tname},
-                    "spec": t.get("spec").cloned().unwrap_or_default(),
-                });
-                traits.push((obj, loc.nested(&at)));
-            }
-        }
-        Some(Value::Object(m)) => {
-            for (tname, spec) in m {
-                let at = tr_at.key(tname);
-                if !spec.is_object() {
-                    r.invalid(
-                        &at,
-                        format!("the frozen spec of trait {tname:?} must be a map"),
-                        "write the Trait's spec",
-                    );
-                    continue;
-                }
-                // The first version's traits, like its type, keep the proposal's context.
-                let obj = json!({
-                    "apiVersion": super::API_VERSION,
-                    "kind": "Addon",
-                    "metadata": {"name": tname},
-                    "spec": spec,
-                });
-                traits.push((obj, loc.nested_spec(&at)));
-            }
-        }
-        Some(other) => r.invalid(
-            &tr_at,
-            format!("spec.traits must be a list, not {}", type_word(other)),
-            "write [{kind: Trait, name: NAME, spec: {...}}]",
-        ),
-    }
-
-    // componentProfile → a Component; workload → a Workload.
-    let prof_at = spec_path("componentProfile");
-    let profile = r.map(v, &prof_at);
-    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(k.as_str(), "parameters" | "traits") {
-            r.invalid(
-                &prof_at.key(k),
-                format!("unknown field {k:?} in componentProfile"),
-                "a component profile has parameters and traits",
-            );
-        }
-    }
-    let wl_at = spec_path("workload");
-    let workload = match get(v, &wl_at) {
-        Some(w @ Value::Object(_)) => Some(w.clone()),
-        _ => {
-            r.invalid(
-                &wl_at,
-                "spec.workload must embed the frozen Workload spec",
-                "write the Workload's spec (container, endpoints, …) under spec.workload",
-            );
-            None
-        }
+    let parts = if first_version_release(v) {
+        first_release_parts(&loc, v, name.as_deref().unwrap_or_default(), errors)
+    } else {
+        upstream_release_parts(&loc, v, errors)
     };
     // The frozen definitions are read even after a problem above, so every error is reported.
-    let (name, component_name) = (name?, component_name?);
-    let (ty_value, ty_loc) = ty?;
+    let (name, parts) = (name?, parts?);
+    let ReleaseParts {
+        project,
+        component_name,
+        ty: (ty_value, ty_loc),
+        traits,
+        profile,
+        workload,
+    } = parts;
     let type_def = type_def(ty_loc, &ty_value, errors);
     let mut addons = Vec::new();
     let mut names: BTreeMap<String, FieldPath> = BTreeMap::new();
@@ -2346,18 +2200,14 @@ pub(crate) fn release_def<'a>(
         "metadata": Value::Object(comp_md),
         "spec": Value::Object(comp_spec),
     });
+    let prof_at = spec_path("componentProfile");
     let component = component_def(loc.nested_spec(&prof_at), Cow::Owned(comp_obj), errors);
+    let wl_at = spec_path("workload");
     let workload = workload.and_then(|w| {
-        let full = w.get("kind").and_then(Value::as_str) == Some("Workload");
-        if full {
+        if w.get("kind").and_then(Value::as_str) == Some("Workload") {
             workload_def(loc.nested(&wl_at), Cow::Owned(w), errors)
         } else {
-            let obj = json!({
-                "apiVersion": super::API_VERSION,
-                "kind": "Workload",
-                "metadata": {"name": component_name},
-                "spec": w,
-            });
+            let obj = frozen_object("Workload", &component_name, w);
             workload_def(loc.nested_spec(&wl_at), Cow::Owned(obj), errors)
         }
     });
@@ -2376,6 +2226,153 @@ pub(crate) fn release_def<'a>(
     })
 }
 
+/// The parts of a current upstream ComponentRelease: its CRD (owner, the frozen type's and
+/// traits' `{kind, name, spec}`, the profile), then the frozen definitions as objects of their
+/// kinds, read (and validated) by their own readers.
+fn upstream_release_parts<'a>(
+    loc: &Loc<'a>,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseParts<'a>> {
+    let spec: ReleaseSpec = crd::spec(loc, "ComponentRelease", v, errors)?;
+    let ct_at = spec_path("componentType");
+    let ct = spec.component_type;
+    // `name` may be `deployment/web-app`; the type is named by its last part.
+    let short = ct.name.rsplit('/').next().unwrap_or_default();
+    if short.is_empty() {
+        errors.push(loc.error(
+            codes::COMPONENT_INVALID,
+            &ct_at.key("name"),
+            format!("componentType.name {:?} names no ComponentType", ct.name),
+            "the ComponentType's name, e.g. deployment/web-app",
+        ));
+        return None;
+    }
+    let ty = (frozen_object(&ct.kind, short, ct.spec), loc.nested(&ct_at));
+    let traits = (spec.traits.into_iter().enumerate())
+        .map(|(i, t)| {
+            let at = spec_path("traits").index(i);
+            (frozen_object(&t.kind, &t.name, t.spec), loc.nested(&at))
+        })
+        .collect();
+    Some(ReleaseParts {
+        project: Some(spec.owner.project_name),
+        component_name: spec.owner.component_name,
+        ty,
+        traits,
+        profile: spec.component_profile,
+        workload: Some(spec.workload),
+    })
+}
+
+/// The parts of a first-version ComponentRelease: the bare ComponentType spec (named after the
+/// release) and a map of trait name → spec, which froze the first implementation's definitions
+/// and render with the proposal's context.
+fn first_release_parts<'a>(
+    loc: &Loc<'a>,
+    v: &Value,
+    release_name: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<ReleaseParts<'a>> {
+    let mut r = Reader { loc, errors };
+    let component_name = r.string(
+        v,
+        &spec_path("owner").key("componentName"),
+        "the name of the released Component",
+    );
+    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let ct_at = spec_path("componentType");
+    let ty = get(v, &ct_at).filter(|x| x.is_object()).map(|m| {
+        (
+            frozen_object("ComponentTypeDefinition", release_name, m.clone()),
+            loc.nested_spec(&ct_at),
+        )
+    });
+    if ty.is_none() {
+        r.invalid(
+            &ct_at,
+            "spec.componentType must embed the frozen ComponentType spec",
+            "a ComponentRelease freezes its ComponentType",
+        );
+    }
+    // traits: a map name → spec, or (beside a bare type) current upstream's `[{kind, name, spec}]`.
+    let tr_at = spec_path("traits");
+    let mut traits = Vec::new();
+    match get(v, &tr_at) {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, t) in items.iter().enumerate() {
+                let at = tr_at.index(i);
+                let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
+                let spec = t.get("spec").filter(|x| x.is_object());
+                let (false, Some(spec)) = (tname.is_empty(), spec) else {
+                    r.invalid(
+                        &at,
+                        "a frozen trait needs a name and a spec",
+                        "write {kind: Trait, name: NAME, spec: {...}}",
+                    );
+                    continue;
+                };
+                let kind = t.get("kind").and_then(Value::as_str).unwrap_or("Trait");
+                traits.push((frozen_object(kind, tname, spec.clone()), loc.nested(&at)));
+            }
+        }
+        Some(Value::Object(m)) => {
+            for (tname, spec) in m {
+                let at = tr_at.key(tname);
+                if !spec.is_object() {
+                    r.invalid(
+                        &at,
+                        format!("the frozen spec of trait {tname:?} must be a map"),
+                        "write the Trait's spec",
+                    );
+                    continue;
+                }
+                traits.push((
+                    frozen_object("Addon", tname, spec.clone()),
+                    loc.nested_spec(&at),
+                ));
+            }
+        }
+        Some(other) => r.invalid(
+            &tr_at,
+            format!("spec.traits must be a list, not {}", type_word(other)),
+            "write [{kind: Trait, name: NAME, spec: {...}}]",
+        ),
+    }
+    let prof_at = spec_path("componentProfile");
+    let profile = r.map(v, &prof_at);
+    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !matches!(k.as_str(), "parameters" | "traits") {
+            r.invalid(
+                &prof_at.key(k),
+                format!("unknown field {k:?} in componentProfile"),
+                "a component profile has parameters and traits",
+            );
+        }
+    }
+    let wl_at = spec_path("workload");
+    let workload = get(v, &wl_at).filter(|w| w.is_object()).cloned();
+    if workload.is_none() {
+        r.invalid(
+            &wl_at,
+            "spec.workload must embed the frozen Workload spec",
+            "write the Workload's spec (container, endpoints, …) under spec.workload",
+        );
+    }
+    Some(ReleaseParts {
+        project,
+        component_name: component_name?,
+        ty: ty?,
+        traits,
+        profile: match profile {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
+        workload,
+    })
+}
+
 /// An upstream ProjectType or ClusterProjectType: what upstream's project pipeline
 /// (`internal/pipeline/project`) renders for each ProjectReleaseBinding of a Project of the type.
 #[derive(Debug, Clone)]
@@ -2390,15 +2387,19 @@ pub(crate) struct ProjectTypeDef<'a> {
     pub resources: Vec<ResourceTpl>,
 }
 
-/// The fields of a ProjectType's spec (`ProjectTypeSpec`).
-const PROJECT_TYPE_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "validations",
-    "resources",
-];
+/// The spec of a ProjectType or ClusterProjectType (`ProjectTypeSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProjectTypeSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    #[serde(default)]
+    validations: Vec<RuleSpec>,
+    resources: Vec<TemplateSpec>,
+}
 
-/// Read a ProjectType or ClusterProjectType.
+/// Read a ProjectType or ClusterProjectType: its CRD (at least one resource, ids unique, `var`
+/// with `forEach` by its CEL rule), then control fields that are one `${…}` each.
 pub(crate) fn project_type_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2408,33 +2409,23 @@ pub(crate) fn project_type_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(&mut r, v, PROJECT_TYPE_SPEC_FIELDS, "ProjectType");
-    let schemas = schemas(&mut r, v);
-    let validations = validations(&mut r, v);
-    let res_at = spec_path("resources");
-    let mut resources = Vec::new();
-    let mut ids = BTreeSet::new();
-    for i in 0..r.list(v, &res_at).len() {
-        if let Some(t) = resource_tpl(&mut r, v, &res_at.index(i), true, Some("item")) {
-            if let Some(id) = &t.id {
-                if !ids.insert(id.clone()) {
-                    r.invalid(
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id",
-                    );
-                }
-            }
-            resources.push(t);
-        }
-    }
-    if resources.is_empty() && r.errors.len() == before {
-        r.invalid(
-            &res_at,
-            "a project type must render at least the project's Namespace",
-            "add a resource with template {apiVersion: v1, kind: Namespace, metadata: {name: ${metadata.namespace}}}",
-        );
-    }
+    let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType");
+    let kind = if cluster {
+        "ClusterProjectType"
+    } else {
+        "ProjectType"
+    };
+    let spec: ProjectTypeSpec = crd::spec(&loc, kind, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let schemas = s.schemas(
+        spec.parameters.as_ref(),
+        spec.environment_configs.as_ref(),
+        &FieldPath::root().key("spec"),
+    );
+    let validations = s.rules(spec.validations, &spec_path("validations"));
+    let resources = (spec.resources.into_iter().enumerate())
+        .map(|(i, t)| s.template(t, spec_path("resources").index(i), None))
+        .collect();
     if errors.len() > before {
         return None;
     }
@@ -2442,7 +2433,7 @@ pub(crate) fn project_type_def<'a>(
         loc: loc.clone(),
         name: name?,
         namespace,
-        cluster: v.get("kind").and_then(Value::as_str) == Some("ClusterProjectType"),
+        cluster,
         schemas,
         validations,
         resources,
@@ -2547,32 +2538,45 @@ pub(crate) enum OutputSource {
     ConfigMapKeyRef { name: String, key: String },
 }
 
-/// The fields of a ResourceType's spec (`ResourceTypeSpec`).
-const RESOURCE_TYPE_SPEC_FIELDS: &[&str] = &[
-    "parameters",
-    "environmentConfigs",
-    "retainPolicy",
-    "outputs",
-    "resources",
-];
+/// The spec of a ResourceType or ClusterResourceType (`ResourceTypeSpec`), also frozen in a
+/// ResourceRelease. `retainPolicy` only decides what deletion keeps: the schema checks it,
+/// nothing renders from it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceTypeSpec {
+    parameters: Option<Value>,
+    environment_configs: Option<Value>,
+    resources: Vec<ResourceEntrySpec>,
+    #[serde(default)]
+    outputs: Vec<OutputSpec>,
+}
 
-/// The fields of one `spec.resources` entry (`ResourceTypeManifest`): no forEach, no
+/// One `spec.resources` entry of a resource type (`ResourceTypeManifest`): no forEach, no
 /// targetPlane, unlike a component type's.
-const RESOURCE_TYPE_ENTRY_FIELDS: &[&str] = &["id", "includeWhen", "template", "readyWhen"];
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceEntrySpec {
+    id: String,
+    include_when: Option<String>,
+    ready_when: Option<String>,
+    template: Value,
+}
 
-/// Upstream's `ResourceRetainPolicy`: what happens to provisioned data when the binding goes.
-const RETAIN_POLICIES: &[&str] = &["Delete", "Retain"];
+/// One `spec.outputs` entry (`ResourceTypeOutput`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OutputSpec {
+    name: String,
+    value: Option<String>,
+    secret_key_ref: Option<KeyRefSpec>,
+    config_map_key_ref: Option<KeyRefSpec>,
+}
 
-fn retain_policy(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) {
-    if let Some(p) = r.opt_string(v, at) {
-        if !RETAIN_POLICIES.contains(&p.as_str()) {
-            r.invalid(
-                at,
-                format!("retainPolicy {p:?} is not one of Delete, Retain"),
-                "upstream's ResourceRetainPolicy is Delete (the default) or Retain",
-            );
-        }
-    }
+/// An output's `secretKeyRef` / `configMapKeyRef`.
+#[derive(Deserialize)]
+struct KeyRefSpec {
+    name: String,
+    key: String,
 }
 
 /// Read a ResourceType or ClusterResourceType.
@@ -2586,98 +2590,118 @@ pub(crate) fn resource_type_def<'a>(
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
     let cluster = v.get("kind").and_then(Value::as_str) == Some("ClusterResourceType");
-    let parts = resource_type_spec(&mut r, v, &FieldPath::root().key("spec"));
+    let kind = if cluster {
+        "ClusterResourceType"
+    } else {
+        "ResourceType"
+    };
+    let spec: ResourceTypeSpec = crd::spec(&loc, kind, v, errors)?;
+    let spec_at = FieldPath::root().key("spec");
+    let parts = Semantic { loc: &loc, errors }.resource_type(spec, &spec_at);
     if errors.len() > before {
         return None;
     }
-    let (schemas, resources, ready_when, outputs) = parts;
     Some(ResourceTypeDef {
         loc: loc.clone(),
         name: name?,
         namespace,
         cluster,
-        schemas,
-        resources,
-        ready_when,
-        outputs,
+        schemas: parts.schemas,
+        resources: parts.resources,
+        ready_when: parts.ready_when,
+        outputs: parts.outputs,
     })
 }
 
-type ResourceTypeParts = (
-    Schemas,
-    Vec<ResourceTpl>,
-    Vec<(String, FieldPath)>,
-    Vec<ResourceOutput>,
-);
+/// What a resource type's spec renders from (a type's, or one a ResourceRelease froze).
+struct ResourceTypeParts {
+    schemas: Schemas,
+    resources: Vec<ResourceTpl>,
+    ready_when: Vec<(String, FieldPath)>,
+    outputs: Vec<ResourceOutput>,
+}
 
-/// The spec of a resource type at `spec_at` (`ResourceTypeSpec`: a type's `spec`, or a
-/// ResourceRelease's `spec.resourceType.spec`).
-fn resource_type_spec(r: &mut Reader<'_, '_>, v: &Value, spec_at: &FieldPath) -> ResourceTypeParts {
-    let before = r.errors.len();
-    check_fields_at(r, v, spec_at, RESOURCE_TYPE_SPEC_FIELDS, "ResourceType");
-    let schemas = schemas_at(r, v, spec_at);
-    retain_policy(r, v, &spec_at.key("retainPolicy"));
-    let res_at = spec_at.key("resources");
-    let mut resources = Vec::new();
-    let mut ready_when = Vec::new();
-    let mut ids = BTreeSet::new();
-    for i in 0..r.list(v, &res_at).len() {
-        let at = res_at.index(i);
-        if let Some(m) = get(v, &at).and_then(Value::as_object) {
-            for k in m.keys() {
-                if !RESOURCE_TYPE_ENTRY_FIELDS.contains(&k.as_str()) {
-                    r.errors.push(r.loc.error(
-                        codes::UNSUPPORTED_FEATURE,
-                        &at.key(k),
-                        format!("ResourceType resource field {k} is not known to kiln"),
-                        format!(
-                            "a resource type's resource has {}; a newer upstream field may change what renders, so it is refused rather than ignored",
-                            RESOURCE_TYPE_ENTRY_FIELDS.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(rw) = r.control(v, &at.key("readyWhen")) {
-            ready_when.push((rw, at.key("readyWhen")));
-        }
-        if let Some(t) = resource_tpl(r, v, &at, true, Some("item")) {
-            if let Some(id) = &t.id {
-                if !ids.insert(id.clone()) {
-                    r.invalid(
-                        &t.at.key("id"),
-                        format!("resource id {id:?} is used more than once"),
-                        "give every resource its own id: upstream reads applied.<id> by it",
-                    );
-                }
-            }
-            resources.push(t);
-        }
-    }
-    if resources.is_empty() && r.errors.len() == before {
-        r.invalid(
-            &res_at,
-            "a resource type must render at least one resource",
-            "add an entry with id and template (upstream's CRD requires one)",
+impl Semantic<'_, '_> {
+    /// The semantic rules of a resource type's spec at `spec_at` (its CRD has checked the
+    /// shape, ids and output names unique, at least one resource): control fields that are one
+    /// `${…}` each, and exactly one source per output (the CRD's CEL rule).
+    fn resource_type(&mut self, spec: ResourceTypeSpec, spec_at: &FieldPath) -> ResourceTypeParts {
+        let schemas = self.schemas(
+            spec.parameters.as_ref(),
+            spec.environment_configs.as_ref(),
+            spec_at,
         );
-    }
-    let out_at = spec_at.key("outputs");
-    let mut outputs = Vec::new();
-    let mut names = BTreeSet::new();
-    for i in 0..r.list(v, &out_at).len() {
-        let at = out_at.index(i);
-        if let Some(o) = resource_output(r, v, &at) {
-            if !names.insert(o.name.clone()) {
-                r.invalid(
-                    &at.key("name"),
-                    format!("output {:?} is declared more than once", o.name),
-                    "give every output its own name",
-                );
+        let mut resources = Vec::new();
+        let mut ready_when = Vec::new();
+        for (i, e) in spec.resources.into_iter().enumerate() {
+            let at = spec_at.key("resources").index(i);
+            if let Some(rw) = self.control(e.ready_when.as_deref(), &at.key("readyWhen")) {
+                ready_when.push((rw, at.key("readyWhen")));
             }
-            outputs.push(o);
+            let t = TemplateSpec {
+                id: Some(e.id),
+                target_plane: None,
+                include_when: e.include_when,
+                for_each: None,
+                var: None,
+                template: e.template,
+            };
+            resources.push(self.template(t, at, None));
+        }
+        let outputs = (spec.outputs.into_iter().enumerate())
+            .filter_map(|(i, o)| self.output(o, spec_at.key("outputs").index(i)))
+            .collect();
+        ResourceTypeParts {
+            schemas,
+            resources,
+            ready_when,
+            outputs,
         }
     }
-    (schemas, resources, ready_when, outputs)
+
+    /// One output: exactly one of `value`, `secretKeyRef`, `configMapKeyRef` (the CRD's CEL
+    /// rule).
+    fn output(&mut self, o: OutputSpec, at: FieldPath) -> Option<ResourceOutput> {
+        let set: Vec<&str> = [
+            ("value", o.value.is_some()),
+            ("secretKeyRef", o.secret_key_ref.is_some()),
+            ("configMapKeyRef", o.config_map_key_ref.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect();
+        let source = match (o.value, o.secret_key_ref, o.config_map_key_ref) {
+            (Some(v), None, None) => OutputSource::Value(v),
+            (None, Some(r), None) => OutputSource::SecretKeyRef {
+                name: r.name,
+                key: r.key,
+            },
+            (None, None, Some(r)) => OutputSource::ConfigMapKeyRef {
+                name: r.name,
+                key: r.key,
+            },
+            _ => {
+                self.invalid(
+                    &at,
+                    format!(
+                        "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
+                        if set.is_empty() {
+                            "none".to_string()
+                        } else {
+                            set.join(", ")
+                        }
+                    ),
+                    "upstream's CRD rule: exactly one source per output",
+                );
+                return None;
+            }
+        };
+        Some(ResourceOutput {
+            name: o.name,
+            source,
+            at,
+        })
+    }
 }
 
 /// An upstream ResourceRelease: the frozen type and parameters a binding's `spec.resourceRelease`
@@ -2696,7 +2720,25 @@ pub(crate) struct ResourceReleaseDef<'a> {
     pub parameters: Value,
 }
 
-/// Read a ResourceRelease.
+/// The spec of a ResourceRelease (`ResourceReleaseSpec`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceReleaseSpec {
+    owner: ResourceOwner,
+    resource_type: FrozenResourceType,
+    parameters: Option<Value>,
+}
+
+/// A ResourceRelease's `spec.resourceType`: the CRD requires all three.
+#[derive(Deserialize)]
+struct FrozenResourceType {
+    kind: String,
+    name: String,
+    spec: ResourceTypeSpec,
+}
+
+/// Read a ResourceRelease: its CRD (which validates the frozen type's spec as a
+/// ResourceType's), then the frozen type's semantic rules.
 pub(crate) fn resource_release_def<'a>(
     loc: Loc<'a>,
     v: &Value,
@@ -2706,129 +2748,31 @@ pub(crate) fn resource_release_def<'a>(
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
     let namespace = metadata_namespace(&mut r, v);
-    check_fields(
-        &mut r,
-        v,
-        &["owner", "resourceType", "parameters"],
-        "ResourceRelease",
-    );
-    let project = r.string(
-        v,
-        &spec_path("owner").key("projectName"),
-        "the owning Project's name",
-    );
-    let resource = r.string(
-        v,
-        &spec_path("owner").key("resourceName"),
-        "the Resource's name",
-    );
-    let rt = spec_path("resourceType");
-    if let Some(m) = get(v, &rt).and_then(Value::as_object) {
-        for k in m.keys() {
-            if !["kind", "name", "spec"].contains(&k.as_str()) {
-                r.errors.push(loc.error(
-                    codes::UNSUPPORTED_FEATURE,
-                    &rt.key(k),
-                    format!("ResourceRelease field spec.resourceType.{k} is not known to kiln"),
-                    "a release's resourceType has kind, name and spec",
-                ));
-            }
-        }
-    }
-    let type_kind = r
-        .opt_string(v, &rt.key("kind"))
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "ResourceType".into());
-    let type_name = r.string(v, &rt.key("name"), "the (Cluster)ResourceType's name");
-    let parts = resource_type_spec(&mut r, v, &rt.key("spec"));
-    let parameters = r.map(v, &spec_path("parameters"));
+    let spec: ResourceReleaseSpec = crd::spec(&loc, "ResourceRelease", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let rt = spec.resource_type;
+    let parts = s.resource_type(rt.spec, &spec_path("resourceType").key("spec"));
+    let parameters = s.map(spec.parameters, &spec_path("parameters"));
     if errors.len() > before {
         return None;
     }
-    let (schemas, resources, ready_when, outputs) = parts;
     Some(ResourceReleaseDef {
         loc: loc.clone(),
         name: name?,
         namespace: namespace.clone(),
-        project: project?,
-        resource: resource?,
+        project: spec.owner.project_name,
+        resource: spec.owner.resource_name,
         type_def: ResourceTypeDef {
             loc: loc.clone(),
-            name: type_name?,
+            name: rt.name,
             namespace,
-            cluster: type_kind == "ClusterResourceType",
-            schemas,
-            resources,
-            ready_when,
-            outputs,
+            cluster: rt.kind == "ClusterResourceType",
+            schemas: parts.schemas,
+            resources: parts.resources,
+            ready_when: parts.ready_when,
+            outputs: parts.outputs,
         },
         parameters,
-    })
-}
-
-fn resource_output(r: &mut Reader<'_, '_>, v: &Value, at: &FieldPath) -> Option<ResourceOutput> {
-    let Some(m) = get(v, at).and_then(Value::as_object) else {
-        r.invalid(
-            at,
-            "an output must be a map",
-            "write name and one of value, secretKeyRef, configMapKeyRef",
-        );
-        return None;
-    };
-    for k in m.keys() {
-        if !["name", "value", "secretKeyRef", "configMapKeyRef"].contains(&k.as_str()) {
-            r.errors.push(r.loc.error(
-                codes::UNSUPPORTED_FEATURE,
-                &at.key(k),
-                format!("ResourceType output field {k} is not known to kiln"),
-                "an output has name and one of value, secretKeyRef, configMapKeyRef; a newer upstream field may change what resolves, so it is refused rather than ignored",
-            ));
-        }
-    }
-    let name = r.string(v, &at.key("name"), "name the output, e.g. name: host");
-    let set: Vec<&str> = ["value", "secretKeyRef", "configMapKeyRef"]
-        .into_iter()
-        .filter(|k| m.get(*k).is_some_and(|x| !x.is_null() && x != ""))
-        .collect();
-    if set.len() != 1 {
-        r.invalid(
-            at,
-            format!(
-                "an output needs exactly one of value, secretKeyRef, configMapKeyRef (has {})",
-                if set.is_empty() {
-                    "none".to_string()
-                } else {
-                    set.join(", ")
-                }
-            ),
-            "upstream's CRD rule: exactly one source per output",
-        );
-        return None;
-    }
-    let key_ref = |r: &mut Reader<'_, '_>, k: &str| -> Option<(String, String)> {
-        let n = r.string(
-            v,
-            &at.key(k).key("name"),
-            "the object's name, e.g. ${metadata.name}-creds",
-        );
-        let key = r.string(v, &at.key(k).key("key"), "the key inside the object");
-        Some((n?, key?))
-    };
-    let source = match set[0] {
-        "value" => OutputSource::Value(r.string(v, &at.key("value"), "a string or ${…}")?),
-        "secretKeyRef" => {
-            let (name, key) = key_ref(r, "secretKeyRef")?;
-            OutputSource::SecretKeyRef { name, key }
-        }
-        _ => {
-            let (name, key) = key_ref(r, "configMapKeyRef")?;
-            OutputSource::ConfigMapKeyRef { name, key }
-        }
-    };
-    Some(ResourceOutput {
-        name: name?,
-        source,
-        at: at.clone(),
     })
 }
 
@@ -2968,6 +2912,17 @@ mod tests {
             .remove(0)
     }
 
+    /// The (line, path) of every problem `read` finds in `text`, which it must refuse.
+    fn refused(
+        text: &str,
+        read: fn(&Document, &mut Vec<Diagnostic>) -> bool,
+    ) -> Vec<(Option<usize>, String)> {
+        let d = doc(text);
+        let mut errors = Vec::new();
+        assert!(!read(&d, &mut errors), "read although refused: {errors:?}");
+        lines(&errors)
+    }
+
     fn lines(errors: &[Diagnostic]) -> Vec<(Option<usize>, String)> {
         errors
             .iter()
@@ -3038,14 +2993,138 @@ mod tests {
         assert_eq!(b.release, None);
         assert_eq!((b.resource.as_str(), b.environment.as_str()), ("db", "dev"));
 
-        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: \"\"\n");
-        let mut errors = Vec::new();
-        assert!(resource_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
         assert_eq!(
-            lines(&errors),
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop}\n  environment: \"\"\n", |d, e| resource_binding_def(Loc::new(d), &d.value, e).is_some()),
             vec![
                 (Some(6), "spec.environment".to_string()),
                 (Some(5), "spec.owner.resourceName".to_string()),
+            ]
+        );
+    }
+
+    /// A ReleaseBinding: its CRD (which requires `owner.projectName`), `container.resources`
+    /// read although the CRD lacks it, and kiln's rules once the schema holds.
+    #[test]
+    fn release_binding_reads_through_its_crd() {
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  releaseName: \"\"\n  traitEnvironmentConfigs: {logs: {level: debug}}\n  workloadOverrides:\n    container:\n      env: [{key: A, value: \"1\"}]\n      resources: {limits: {cpu: \"1\"}}\n");
+        let mut errors = Vec::new();
+        let b = release_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            (b.component.as_str(), b.environment.as_str()),
+            ("api", "dev")
+        );
+        assert_eq!(b.release_name, None);
+        assert_eq!(b.overrides, json!({}));
+        assert_eq!(b.addon_overrides["logs"].0, json!({"level": "debug"}));
+        let wo = b.workload_overrides.unwrap();
+        assert_eq!(wo.env.entries[0].0, "A");
+        assert_eq!(wo.resources, Some(json!({"limits": {"cpu": "1"}})));
+
+        assert_eq!(
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {componentName: api}\n  environment: dev\n  state: Paused\n", |d, e| release_binding_def(Loc::new(d), &d.value, e).is_some()),
+            vec![
+                (Some(5), "spec.owner.projectName".to_string()),
+                (Some(7), "spec.state".to_string()),
+            ]
+        );
+
+        let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  state: Undeploy\n  workloadOverrides: {replicas: 2}\n");
+        let mut errors = Vec::new();
+        assert!(release_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert_eq!(
+            lines(&errors),
+            vec![
+                (Some(7), "spec.state".to_string()),
+                (Some(8), "spec.workloadOverrides.replicas".to_string()),
+            ]
+        );
+        assert_eq!(errors[0].code, codes::UNSUPPORTED_FEATURE);
+    }
+
+    /// A ResourceRelease through its CRD: the frozen type's `kind` is required, and its spec is
+    /// validated as a ResourceType's, then by the CEL rule of one source per output.
+    #[test]
+    fn resource_release_reads_through_its_crd() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ResourceRelease\nmetadata: {name: r}\nspec:\n  owner: {projectName: shop, resourceName: db}\n";
+        assert_eq!(
+            refused(&format!("{head}  resourceType:\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}}}]\n"), |d, e| resource_release_def(Loc::new(d), &d.value, e).is_some()),
+            vec![(Some(6), "spec.resourceType.kind".to_string())]
+        );
+
+        assert_eq!(
+            refused(&format!("{head}  resourceType:\n    kind: ClusterResourceType\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}, readyWhen: \"${{true}}\"}}]\n      outputs:\n        - {{name: host, value: h}}\n        - {{name: both, value: h, configMapKeyRef: {{name: cm, key: k}}}}\n"), |d, e| resource_release_def(Loc::new(d), &d.value, e).is_some()),
+            vec![(Some(13), "spec.resourceType.spec.outputs[1]".to_string())]
+        );
+
+        let d = doc(&format!("{head}  resourceType:\n    kind: ClusterResourceType\n    name: pg\n    spec:\n      resources: [{{id: a, template: {{}}, readyWhen: \"${{true}}\"}}]\n      outputs: [{{name: host, secretKeyRef: {{name: sec, key: k}}}}]\n  parameters: {{size: 1}}\n"));
+        let mut errors = Vec::new();
+        let r = resource_release_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        assert!(r.type_def.cluster);
+        assert_eq!(r.type_def.ready_when[0].0, "true");
+        assert!(matches!(
+            r.type_def.outputs[0].source,
+            OutputSource::SecretKeyRef { .. }
+        ));
+        assert_eq!(r.parameters, json!({"size": 1}));
+    }
+
+    /// A ProjectType's resource with forEach and no var: the CRD's CEL rule.
+    #[test]
+    fn project_type_needs_var_with_for_each() {
+        assert_eq!(
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterProjectType\nmetadata: {name: t}\nspec:\n  resources:\n    - {id: ns, template: {}}\n    - {id: a, forEach: \"${[1]}\", template: {}}\n", |d, e| project_type_def(Loc::new(d), &d.value, e).is_some()),
+            vec![(Some(7), "spec.resources[1].var".to_string())]
+        );
+    }
+
+    /// A current ComponentRelease's envelope through its CRD; the frozen type is validated once,
+    /// by the ComponentType reader, at its place in the release.
+    #[test]
+    fn component_release_envelope_reads_through_its_crd() {
+        assert_eq!(
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n  owner: {componentName: web}\n  componentType:\n    kind: ComponentType\n    name: deployment/web\n    spec: {workloadType: deployment, colour: red, resources: [{id: deployment, template: {}}]}\n  workload: {}\n", |d, e| release_def(Loc::new(d), &d.value, e).is_some()),
+            vec![(Some(5), "spec.owner.projectName".to_string())]
+        );
+
+        assert_eq!(
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n  owner: {projectName: shop, componentName: web}\n  componentType:\n    kind: ComponentType\n    name: deployment/web\n    spec: {workloadType: deployment, colour: red, resources: [{id: deployment, template: {}}]}\n  workload: {}\n", |d, e| release_def(Loc::new(d), &d.value, e).is_some()),
+            vec![(Some(9), "spec.componentType.spec.colour".to_string())]
+        );
+    }
+
+    /// The proposal's Component through kiln's schema of it, then kiln's rules: one of
+    /// `config` and `parameters`, instance names unique across `addons` and `traits`.
+    #[test]
+    fn proposal_component_reads_through_kilns_schema() {
+        let read = |text: &str| {
+            let d = doc(text);
+            let mut errors = Vec::new();
+            let c = component_def(Loc::new(&d), Cow::Borrowed(&d.value), &mut errors)
+                .map(|c| (c.workload_type, c.type_name, c.addons.len(), c.build));
+            (c, lines(&errors))
+        };
+        let head =
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata: {name: c}\nspec:\n";
+        let (c, found) = read(&format!("{head}  componentType: deployment/web\n  build: {{image: x}}\n  addons: [{{name: a, instanceName: one, config: {{size: 1}}}}]\n  traits: [{{name: b, instanceName: two, parameters: {{}}}}]\n"));
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(
+            c.unwrap(),
+            ("deployment".into(), "web".into(), 2, json!({"image": "x"}))
+        );
+
+        let (c, found) = read(&format!("{head}  componentType: web\n  colour: red\n"));
+        assert!(c.is_none());
+        assert_eq!(found, vec![(Some(6), "spec.colour".to_string())]);
+
+        let (c, found) = read(&format!("{head}  componentType: web\n  addons:\n    - {{name: a, instanceName: one, config: {{}}, parameters: {{}}}}\n    - {{name: a, instanceName: two}}\n  traits:\n    - {{name: b, instanceName: two}}\n"));
+        assert!(c.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(5), "spec.componentType".to_string()),
+                (Some(7), "spec.addons[0].parameters".to_string()),
+                (Some(10), "spec.traits[0].instanceName".to_string()),
             ]
         );
     }
@@ -3079,6 +3158,45 @@ mod type_tests {
 
     const HEAD: &str =
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentType\nmetadata: {name: web}\nspec:\n";
+
+    /// The proposal's ComponentTypeDefinition through kiln's schema of it, then the rules it
+    /// shares with upstream's type (the workload-type constraint, unique ids).
+    #[test]
+    fn proposal_type_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentTypeDefinition\nmetadata: {name: web}\nspec:\n";
+        let (t, f) = read(&format!("{head}  workloadType: deployment\n  schema: {{parameters: {{replicas: integer | default=1}}}}\n  resources:\n    - {{id: deployment, template: {{kind: Deployment}}}}\n"));
+        assert!(f.is_empty(), "{f:?}");
+        let t = t.unwrap();
+        assert_eq!((t.model, t.resources.len()), (Model::Proposal, 1));
+
+        let (t, f) = read(&format!("{head}  workloadType: deployment\n  colour: red\n  resources:\n    - {{template: {{kind: Deployment}}}}\n"));
+        assert!(t.is_none());
+        assert_eq!(
+            f,
+            vec![
+                (codes::COMPONENT_INVALID, Some(6), "spec.colour".to_string()),
+                (
+                    codes::COMPONENT_INVALID,
+                    Some(8),
+                    "spec.resources[0].id".to_string()
+                ),
+            ]
+        );
+
+        let (t, f) = read(&format!("{head}  workloadType: job\n  resources:\n    - {{id: main, template: {{}}}}\n    - {{id: main, template: {{}}}}\n"));
+        assert!(t.is_none());
+        assert_eq!(
+            f,
+            vec![
+                (
+                    codes::WORKLOAD_TYPE,
+                    Some(8),
+                    "spec.resources[1].id".to_string()
+                ),
+                (codes::WORKLOAD_TYPE, Some(6), "spec.resources".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn upstream_type_reads_with_the_crd_defaults() {
@@ -3209,6 +3327,57 @@ mod model_tests {
 
     const TRAIT: &str =
         "apiVersion: openchoreo.dev/v1alpha1\nkind: ClusterTrait\nmetadata: {name: t}\nspec:\n";
+
+    /// The proposal's Addon through kiln's schema of it: a missing `group` matches any group,
+    /// ops are read without regard to case (`mergeShallow` among them), `var` defaults to
+    /// `item`; every violation of the shape at once, then kiln's rules.
+    #[test]
+    fn proposal_addon_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: Addon\nmetadata: {name: a}\nspec:\n";
+        let (a, errors) = addon(&format!("{head}  displayName: A\n  patches:\n    - target: {{version: v1, kind: Service}}\n      forEach: ${{[1]}}\n      operations: [{{op: MergeShallow, path: /a, value: {{}}}}]\n  removes:\n    - target: {{group: autoscaling, version: v2, kind: HorizontalPodAutoscaler}}\n"));
+        assert!(errors.is_empty(), "{errors:?}");
+        let a = a.unwrap();
+        assert_eq!(a.patches[0].target.group, None);
+        assert_eq!(a.patches[0].var, "item");
+        assert_eq!(a.patches[0].ops[0].op, Op::MergeShallow);
+        assert_eq!(a.removes.len(), 1);
+
+        let (a, errors) = addon(&format!("{head}  colour: red\n  patches:\n    - target: {{kind: Service}}\n      operations: []\n  removes:\n    - target: {{version: v1, kind: Service}}\n      where: ${{true}}\n"));
+        assert!(a.is_none());
+        let at: Vec<_> = errors
+            .iter()
+            .map(|d| (d.line, d.path.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            at,
+            vec![
+                (Some(5), "spec.colour".to_string()),
+                (Some(8), "spec.patches[0].operations".to_string()),
+                (Some(7), "spec.patches[0].target.version".to_string()),
+                (Some(11), "spec.removes[0].where".to_string()),
+            ]
+        );
+        assert!(
+            errors[3]
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("inside the target"),
+            "{errors:?}"
+        );
+
+        let (a, errors) = addon(&format!("{head}  patches:\n    - target: {{version: v1, kind: Service}}\n      operations: [{{op: move, path: /a}}, {{op: add, path: /b}}]\n  removes:\n    - target: {{version: v1, kind: Deployment}}\n"));
+        assert!(a.is_none());
+        let msgs: Vec<_> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "unsupported patch operation \"move\"",
+                "add needs a value",
+                "an addon may not remove the workload resource kind Deployment",
+            ]
+        );
+    }
 
     #[test]
     fn upstream_trait_reads() {
