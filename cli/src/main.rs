@@ -875,7 +875,7 @@ fn run(cli: Cli) -> ExitCode {
             kurel,
             common,
         } => {
-            let mut req = request(
+            let req = request(
                 &paths,
                 env.as_deref(),
                 &pass_through,
@@ -883,10 +883,8 @@ fn run(cli: Cli) -> ExitCode {
                 &strategy,
                 &kurel,
                 &common,
-            );
-            // Without --env every environment is checked, each on its own: one component's
-            // releases for two environments are not duplicates of each other.
-            req.environments_apart = env.is_none();
+            )
+            .for_validation();
             validate_command(&req, &kurel, &common)
         }
         Command::Schema {
