@@ -17,6 +17,7 @@ mod hints;
 mod hostile;
 mod kurel;
 mod limits;
+mod lsp;
 mod paths;
 mod process;
 mod request;
