@@ -4,8 +4,8 @@
 //!
 //! The workspace is the folder the editor opened (`rootUri`, the first workspace folder, or the
 //! server's working directory), checked as `kiln validate FOLDER` checks it, with the editor's
-//! unsaved buffers over the files on disk. Every change of an open file checks the whole
-//! workspace again and publishes every file's diagnostics (an empty list for a file whose
+//! unsaved buffers over the files on disk. Once initialized, and on every change of an open
+//! file (and every save), the server checks the whole workspace again and publishes every file's diagnostics (an empty list for a file whose
 //! diagnostics are gone), so a change to an RGD re-checks its instances in other files.
 //!
 //! Every request is answered: an unknown method, bad parameters or a panic inside a handler is
@@ -52,8 +52,13 @@ pub fn serve(conn: &Connection, crds: Vec<PathBuf>) -> Result<bool, String> {
         "capabilities": capabilities(),
         "serverInfo": { "name": "kiln", "version": env!("CARGO_PKG_VERSION") },
     });
+    // Returns once the editor said `initialized`.
     conn.initialize_finish(id, result)
         .map_err(|e| format!("kiln lsp: {e}"))?;
+    // The first check: every problem of the folder, open in the editor or not.
+    for m in server.check() {
+        send(conn, m);
+    }
     for msg in &conn.receiver {
         match msg {
             Message::Request(req) => {
@@ -256,7 +261,12 @@ impl Server {
             .get(file)
             .or_else(|| self.workspace.texts().get(file))
             .cloned()
-            .or_else(|| std::fs::read_to_string(file).ok())
+            // A file kiln could not read as text (not UTF-8) still has lines to point at.
+            .or_else(|| {
+                std::fs::read(file)
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            })
             .unwrap_or_default()
     }
 
@@ -335,6 +345,7 @@ impl Server {
                 }
                 return self.check();
             }
+            // Files may have changed on disk.
             n_::DidSaveTextDocument::METHOD | n_::DidChangeWatchedFiles::METHOD => {
                 return self.check()
             }

@@ -3,7 +3,7 @@
 //! and codes, across files, every request answered, shutdown and exit.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kiln_test_support::lsp::{file_uri, Lsp};
 use serde_json::{json, Value};
@@ -287,4 +287,157 @@ fn exit_without_shutdown_or_a_closed_input_ends_with_1() {
     assert_eq!(lsp.wait().code(), Some(1));
     let (lsp, _) = Lsp::start(KILN, &ws);
     assert_eq!(lsp.wait().code(), Some(1));
+}
+
+/// The golden case folders of testdata/ (a folder with an `expected.yaml` or
+/// `expected-errors.txt`), as golden.rs finds them.
+fn case_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() && !p.is_symlink() {
+            if p.join("expected.yaml").exists() || p.join("expected-errors.txt").exists() {
+                out.push(p.clone());
+            }
+            case_dirs(&p, out);
+        }
+    }
+}
+
+/// The protocol's range of a diagnostic of `kiln validate --diagnostics json`, computed here
+/// from the file's text: 1-based lines and character columns to 0-based lines and UTF-16
+/// units; without an end, the end of the line.
+fn expected_range(d: &Value, text: &str) -> Value {
+    let Some(line) = d["line"].as_u64() else {
+        return range(0, 0, 0);
+    };
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = |line: u64, column: Option<u64>| {
+        let l = lines
+            .get(line as usize - 1)
+            .map_or("", |l| l.strip_suffix('\r').unwrap_or(l));
+        let chars = column.map_or(l.chars().count(), |c| c as usize - 1);
+        let units: usize = l.chars().take(chars).map(char::len_utf16).sum();
+        json!({"line": line - 1, "character": units})
+    };
+    let start = at(line, Some(d["column"].as_u64().unwrap_or(1)));
+    let end = match (d["end_line"].as_u64(), d["end_column"].as_u64()) {
+        (Some(l), Some(c)) => at(l, Some(c)),
+        _ => at(line, None),
+    };
+    json!({"start": start, "end": end})
+}
+
+/// One source of truth: for every case folder of testdata/, the diagnostics `kiln lsp`
+/// publishes for the folder as a workspace are those of `kiln validate --diagnostics json`
+/// for the folder: the same files, codes, severities, messages (with the hint) and ranges, in
+/// the same order; and what names no file is shown as a message.
+#[test]
+fn published_diagnostics_are_kiln_validates_for_every_case() {
+    let mut cases = Vec::new();
+    case_dirs(&root().join("testdata").canonicalize().unwrap(), &mut cases);
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for case in &cases {
+        let out = crate::common::kiln(
+            case,
+            &["validate", "--diagnostics", "json", case.to_str().unwrap()],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let want: Vec<Value> = if stderr.trim_start().starts_with('{') {
+            let json = &stderr[stderr.find('{').unwrap()..stderr.rfind('}').unwrap() + 1];
+            serde_json::from_str::<Value>(json).unwrap()["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let (mut lsp, _) = Lsp::start(KILN, case);
+        let got = lsp.sync();
+        let mut by_file: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+        let mut unplaced = Vec::new();
+        for d in &want {
+            match d["file"].as_str() {
+                Some(f) => by_file.entry(f.to_string()).or_default().push(d.clone()),
+                None => unplaced.push(d.clone()),
+            }
+        }
+        let published: Vec<&Value> = got
+            .iter()
+            .filter(|n| n["method"] == "textDocument/publishDiagnostics")
+            .collect();
+        if published.len() != by_file.len() {
+            failures.push(format!(
+                "{}: {} file(s) published, kiln validate names {}",
+                case.display(),
+                published.len(),
+                by_file.len()
+            ));
+        }
+        for (file, ds) in &by_file {
+            let uri = file_uri(Path::new(file));
+            let text = String::from_utf8_lossy(&fs::read(file).unwrap_or_default()).into_owned();
+            let Some(got) = Lsp::published(&got, &uri) else {
+                failures.push(format!("{}: nothing published for {file}", case.display()));
+                continue;
+            };
+            let expect: Vec<Value> = ds
+                .iter()
+                .map(|d| {
+                    let message = match d["hint"].as_str() {
+                        Some(h) => format!("{}\nhint: {h}", d["message"].as_str().unwrap()),
+                        None => d["message"].as_str().unwrap().to_string(),
+                    };
+                    json!({
+                        "code": d["code"],
+                        "severity": if d["severity"] == "error" { 1 } else { 2 },
+                        "message": message,
+                        "range": expected_range(d, &text),
+                    })
+                })
+                .collect();
+            let got: Vec<Value> = got
+                .iter()
+                .map(|d| {
+                    json!({"code": d["code"], "severity": d["severity"],
+                           "message": d["message"], "range": d["range"]})
+                })
+                .collect();
+            if got != expect {
+                failures.push(format!(
+                    "{}: {file}\n  kiln validate: {expect:#?}\n  kiln lsp: {got:#?}",
+                    case.display()
+                ));
+            }
+            compared += ds.len();
+        }
+        if !unplaced.is_empty() {
+            let shown: Vec<String> = got
+                .iter()
+                .filter(|n| n["method"] == "window/showMessage")
+                .map(|n| n["params"]["message"].as_str().unwrap_or("").to_string())
+                .collect();
+            for d in &unplaced {
+                let message = d["message"].as_str().unwrap();
+                if !shown.iter().any(|s| s.contains(message)) {
+                    failures.push(format!("{}: not shown: {message}", case.display()));
+                }
+            }
+            compared += unplaced.len();
+        }
+        assert!(lsp.shutdown().success());
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    assert!(compared > 100, "only {compared} diagnostics compared");
 }
