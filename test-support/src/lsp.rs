@@ -25,6 +25,8 @@ pub struct Lsp {
     next_id: i64,
     /// Notifications read while waiting for an answer, not yet taken.
     pending: Vec<Value>,
+    /// What the server wrote on stderr (its log), as it writes it.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 /// The `file://` URI of an absolute path (percent-encoding what a path may hold that a URI
@@ -42,15 +44,27 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 impl Lsp {
-    /// Start `program args` as a server (stderr is inherited: a server's log is the test's).
+    /// Start `program args` as a server; its stderr is kept ([`Lsp::log`]) and copied to the
+    /// test's.
     pub fn spawn(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Lsp {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the server starts");
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let keep = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("server: {line}");
+                let mut log = keep.lock().unwrap_or_else(|e| e.into_inner());
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = channel();
         std::thread::spawn(move || {
@@ -67,6 +81,7 @@ impl Lsp {
             from_server: rx,
             next_id: 0,
             pending: Vec::new(),
+            log,
         }
     }
 
@@ -196,6 +211,11 @@ impl Lsp {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// What the server wrote on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Whether the process is still running.

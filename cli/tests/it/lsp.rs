@@ -441,3 +441,112 @@ fn published_diagnostics_are_kiln_validates_for_every_case() {
     );
     assert!(compared > 100, "only {compared} diagnostics compared");
 }
+
+/// A small seeded generator (xorshift64*): the same edits on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// 1,000 seeded random edits of two open files (truncations, `${`, unbalanced quotes and
+/// brackets, tabs, characters of several UTF-16 units, positions past the end and inside a
+/// surrogate pair), each followed by a request: every request is answered, the server never
+/// exits, and afterwards it still checks a file right.
+#[test]
+fn random_edits_never_crash_or_hang_the_server() {
+    let (_dir, ws) = webapp();
+    let files = [ws.join("rgd.yaml"), ws.join("instances.yaml")];
+    let uris: Vec<String> = files.iter().map(|f| file_uri(f)).collect();
+    let (mut lsp, _) = Lsp::start(KILN, &ws);
+    let mut lines = Vec::new();
+    for (f, uri) in files.iter().zip(&uris) {
+        let text = fs::read_to_string(f).unwrap();
+        lines.push(text.lines().count() as u64 + 2);
+        lsp.open(uri, &text);
+    }
+    let inserts = [
+        "${",
+        "}",
+        "\"",
+        "'",
+        "\t",
+        "\n",
+        "${schema.spec.",
+        ": ",
+        "- ",
+        "[",
+        "{",
+        "é😀",
+        "|",
+        "",
+    ];
+    let mut rng = Rng(0x6b69_6c6e_2d6c_7370);
+    for i in 0..1000u64 {
+        let f = rng.below(2) as usize;
+        let pos = |rng: &mut Rng, lines: u64| json!({"line": rng.below(lines), "character": rng.below(90)});
+        let start = pos(&mut rng, lines[f]);
+        let change = match rng.below(4) {
+            // Truncate from a point to the end.
+            0 => {
+                json!({"range": {"start": start, "end": {"line": 100000, "character": 0}}, "text": ""})
+            }
+            // Delete a span (its end may come before its start).
+            1 => json!({"range": {"start": start, "end": pos(&mut rng, lines[f])}, "text": ""}),
+            // Insert.
+            _ => {
+                let text = inserts[rng.below(inserts.len() as u64) as usize];
+                json!({"range": {"start": start, "end": start}, "text": text})
+            }
+        };
+        lsp.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uris[f], "version": i + 2}, "contentChanges": [change]}),
+        );
+        let at = json!({"textDocument": {"uri": uris[f]}, "position": pos(&mut rng, lines[f])});
+        let (method, params) = match i % 5 {
+            0 => ("textDocument/hover", at),
+            1 => ("textDocument/completion", at),
+            2 => ("textDocument/definition", at),
+            3 => (
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uris[f]}}),
+            ),
+            _ => (
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uris[f]}, "range": {"start": pos(&mut rng, lines[f]), "end": pos(&mut rng, lines[f])}, "context": {"diagnostics": []}}),
+            ),
+        };
+        let r = lsp.request(method, params);
+        assert!(
+            r.get("result").is_some() || r.get("error").is_some(),
+            "edit {i}: {method}: {r}"
+        );
+        assert!(
+            r["error"]["code"] != -32603,
+            "edit {i}: {method} failed inside the server: {r}"
+        );
+        lsp.take_notifications();
+    }
+    assert!(lsp.is_running());
+    // No handler failed and was caught: a panic is a bug even when the server survives it.
+    let log = lsp.log();
+    assert!(!log.contains("a bug") && !log.contains("KLN9001"), "{log}");
+    // Still right: a known text gives its known diagnostic.
+    let bad = fs::read_to_string(&files[0])
+        .unwrap()
+        .replace("${schema.spec.replicas}", "${schema.spec.replica}");
+    lsp.change_all(&uris[1], 2000, &fs::read_to_string(&files[1]).unwrap());
+    let ds = Lsp::published(&lsp.change_all(&uris[0], 2001, &bad), &uris[0]).expect("published");
+    assert_eq!(ds.len(), 1, "{ds:#?}");
+    assert_eq!(ds[0]["code"], "KLN3008");
+    assert!(lsp.shutdown().success());
+}
