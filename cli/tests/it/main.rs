@@ -18,6 +18,7 @@ mod hostile;
 mod kurel;
 mod limits;
 mod lsp;
+mod lsp_editor;
 mod paths;
 mod process;
 mod request;
