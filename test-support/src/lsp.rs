@@ -140,6 +140,25 @@ impl Lsp {
         }
     }
 
+    /// Wait for the first message (a notification, or a response to a request sent with
+    /// [`Lsp::send`]) for which `wanted` holds; messages before it are kept as notifications.
+    pub fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from_server.recv_timeout(left) {
+                Ok(v) if wanted(&v) => return v,
+                Ok(v) => self.pending.push(v),
+                Err(_) => panic!("the awaited message did not come within {TIMEOUT:?}"),
+            }
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The notifications received so far, in order.
     pub fn take_notifications(&mut self) -> Vec<Value> {
         std::mem::take(&mut self.pending)
