@@ -1,5 +1,6 @@
-//! kiln-core's answers in the protocol's types: byte ranges become UTF-16 positions ([`text`]),
-//! files become URIs ([`uri`]), diagnostics gain their code's link into docs/errors.md.
+//! kiln-core's answers in the protocol's types: byte ranges become UTF-16 positions
+//! ([`crate::text`]), files become URIs ([`crate::uri`]), diagnostics gain their code's link
+//! into docs/errors.md.
 
 use kiln_core::diag::{Diagnostic, Severity};
 use kiln_core::ide;

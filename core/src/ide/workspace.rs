@@ -79,7 +79,7 @@ impl Workspace {
     }
 
     /// The text of every file the last check read, buffers over them (and every open buffer):
-    /// what the questions at a position ([`super::hover`], …) are asked over.
+    /// what the questions at a position ([`super::hover()`], …) are asked over.
     pub fn texts(&self) -> &Texts {
         &self.texts
     }
