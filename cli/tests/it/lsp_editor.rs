@@ -65,7 +65,7 @@ vim.api.nvim_create_autocmd('VimEnter', { callback = main })
 
 /// What Neovim received for examples/webapp's RGD with `replicas` misspelt (a comment after
 /// it, so the expression's range is not its line's): its diagnostics, one a line, and the
-/// hover text at the misspelt expression.
+/// hover text on `port` of `${schema.spec.port}`.
 fn in_neovim() -> (String, String, String) {
     let nvim = nvim();
     let dir = tempfile::tempdir().unwrap();
@@ -84,10 +84,15 @@ fn in_neovim() -> (String, String, String) {
     )
     .unwrap();
     fs::write(dir.path().join("init.lua"), INIT).unwrap();
-    let (line, _) = rgd
+    // The hover is asked on `port` of `${schema.spec.port}` (an ASCII line: bytes are UTF-16
+    // units).
+    let (line, column) = rgd
         .lines()
         .enumerate()
-        .find(|(_, l)| l.contains("${schema.spec.replica}"))
+        .find_map(|(n, l)| {
+            l.find("${schema.spec.port}")
+                .map(|c| (n, c + "${schema.spec.".len()))
+        })
         .unwrap();
     let (out, hover) = (dir.path().join("out.txt"), dir.path().join("hover.txt"));
     let status = Command::new(&nvim)
@@ -99,7 +104,7 @@ fn in_neovim() -> (String, String, String) {
         .env("OUT", &out)
         .env("HOVER_OUT", &hover)
         .env("HOVER_LINE", line.to_string())
-        .env("HOVER_COL", "30")
+        .env("HOVER_COL", column.to_string())
         .status()
         .expect("nvim runs");
     assert!(status.success(), "nvim: {status}");
@@ -131,10 +136,9 @@ fn neovim_shows_the_diagnostic_with_its_code_and_exact_range() {
 #[ignore = "needs ide::hover (branch h-ide41)"]
 fn neovim_shows_the_hover_of_an_expression() {
     let (_, hover, _) = in_neovim();
-    // `replicas` misspelt: the hover is at `schema.spec` of the expression, an object whose
-    // fields include the declared `replicas: integer`.
+    // `schema.spec.port` is declared `integer | default=8080`: its type, and its declaration.
     assert!(
-        hover.contains("replicas") && hover.contains("integer"),
+        hover.contains("integer") && hover.contains("8080"),
         "hover: {hover:?}"
     );
 }
