@@ -134,6 +134,9 @@ impl Document {
     }
 }
 
+/// How many `${` of one value [`named_expression`] looks at.
+const NAMED_EXPRESSIONS: usize = 64;
+
 /// `d`, located at a field whose value is `value` (bytes of `text`), given the exact span it is
 /// about: the `${…}` expression of the value its message names (quoted, as every expression
 /// diagnostic quotes it), else the field, from its key (where `d` starts) through its value.
@@ -153,10 +156,12 @@ fn spanned(d: Diagnostic, text: &str, value: std::ops::Range<usize>) -> Diagnost
 }
 
 /// The byte range in `value` (a scalar as written) of the first `${ e }` whose expression `e`
-/// the message quotes as `"e"`.
+/// the message quotes as `"e"`. Only the first [`NAMED_EXPRESSIONS`] `${` of a value are
+/// looked at: each may be searched to the value's end, and a hostile value holds millions.
 fn named_expression(value: &str, message: &str) -> Option<std::ops::Range<usize>> {
     let mut from = 0;
-    while let Some(at) = value[from..].find("${") {
+    for _ in 0..NAMED_EXPRESSIONS {
+        let at = value[from..].find("${")?;
         let start = from + at;
         let inner = &value[start + 2..];
         let mut depth = 0usize;
@@ -175,7 +180,7 @@ fn named_expression(value: &str, message: &str) -> Option<std::ops::Range<usize>
         });
         if let Some(close) = close {
             let e = inner[..close].trim();
-            if !e.is_empty() && message.contains(&format!("{e:?}")) {
+            if !e.is_empty() && e.len() < message.len() && message.contains(&format!("{e:?}")) {
                 return Some(start..start + 2 + close + 1);
             }
         }
@@ -1175,6 +1180,12 @@ mod tests {
         assert_eq!(at("spec.n", "bad"), (Some(5), Some(3), Some(8), Some(1)));
         // A missing field: its parent's position, and no end.
         assert_eq!(at("spec.zz", "bad"), (Some(3), Some(1), None, None));
+        // A hostile value: a million unclosed `${`, looked at within the bound.
+        let many = "${".repeat(1 << 20);
+        assert_eq!(named_expression(&many, "\"x\""), None);
+        let late = format!("{}${{x}}", "${} ".repeat(NAMED_EXPRESSIONS));
+        assert_eq!(named_expression(&late, "\"x\""), None, "past the bound");
+        assert_eq!(named_expression("${ x } ${x}", "\"x\""), Some(0..6));
         assert_eq!(line_column("aé\nb", 3), (1, 3));
         assert_eq!(
             line_column("aé\nb", 2),
