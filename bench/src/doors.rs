@@ -62,7 +62,7 @@ pub fn text(d: &Doors) -> String {
     for (label, value) in &d.rows {
         let _ = writeln!(out, "  {label:<width$}  {value}");
     }
-    let _ = writeln!(out, "\ngoals (issues 14, 15, 29 and 43; doors)");
+    let _ = writeln!(out, "\ngoals (issues 14, 15, 29, 41 and 43; doors)");
     for g in &d.goals {
         let _ = writeln!(out, "  {} {}: {}", g.status.label(), g.goal, g.detail);
     }

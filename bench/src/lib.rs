@@ -11,6 +11,7 @@ pub mod fleet;
 pub mod instructions;
 pub mod kcl;
 pub mod kustomize;
+pub mod lsp;
 pub mod measure;
 pub mod report;
 pub mod suite;

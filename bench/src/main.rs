@@ -35,7 +35,8 @@ options:
   --fleet-dir DIR    where fleets are generated (default target/bench-fleet)
   --fleets LIST      which fleets to run: webapp,component,kurel (default all; `none` for the
                      doors alone)
-  --no-doors         skip the doors' round trips (Argo CD, kpt, kustomize; see src/doors.rs)
+  --no-doors         skip the doors' round trips (Argo CD, kpt, kustomize, kiln lsp; see
+                     src/doors.rs and src/lsp.rs)
   --kiln PATH        measure this kiln binary instead of building target/release/kiln
   --no-build         do not run `cargo build --release -p kiln` first
   --kubectl PATH     kubectl to time `kubectl kustomize` with (default: kubectl on PATH)
@@ -376,7 +377,15 @@ fn run(args: Args) -> Result<ExitCode, String> {
             kpt: find_on_path("kpt").ok_or_else(|| "kpt not found on PATH".to_string()),
             kubectl: cfg.kubectl.clone(),
         };
-        doors::run(&root, &cfg.scratch, &tools, cfg.small_app_runs.min(20))
+        let mut d = doors::run(&root, &cfg.scratch, &tools, cfg.small_app_runs.min(20));
+        kiln_bench::lsp::run(
+            &mut d,
+            &root,
+            &cfg.scratch,
+            &kiln,
+            cfg.small_app_runs.min(20),
+        );
+        d
     });
     if let Some(d) = &doors {
         print!("{}", doors::text(d));

@@ -236,8 +236,9 @@ enum LayoutArg {
 }
 
 impl Command {
-    fn common(&self) -> &Common {
-        match self {
+    /// The options every command but `lsp` has.
+    fn common(&self) -> Option<&Common> {
+        Some(match self {
             Command::Render { common, .. }
             | Command::Validate { common, .. }
             | Command::Graph { common, .. }
@@ -249,7 +250,8 @@ impl Command {
             Command::Snapshot {
                 action: SnapshotAction::Create { common, .. },
             } => common,
-        }
+            Command::Lsp { .. } => return None,
+        })
     }
 
     /// A render or validate whose inputs are small ([`kiln_core::process::small_input`]): every
@@ -410,6 +412,15 @@ kiln diff --env prod --base-env staging components/   # what promoting staging t
         observed: Vec<String>,
         #[command(flatten)]
         common: Common,
+    },
+    /// Speak the Language Server Protocol on stdin and stdout: the diagnostics `kiln validate`
+    /// gives for the editor's workspace folder as you type, hover, completion, definitions,
+    /// references, outlines and quick fixes (docs/editors.md).
+    Lsp {
+        /// Files or directories of CustomResourceDefinitions that check templates of their
+        /// kinds (as `kiln validate --crds`; repeatable).
+        #[arg(long, value_name = "PATH")]
+        crds: Vec<PathBuf>,
     },
     /// Print the resource graph of each ResourceGraphDefinition.
     Graph {
@@ -839,10 +850,20 @@ fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    report::set_secret_paths(&cli.command.common().secret);
-    let all_limits = cli.command.common().limits();
-    let _ = OUTPUT_LIMIT.set((all_limits.output_bytes, cli.command.common().diagnostics));
+    if let Some(common) = cli.command.common() {
+        report::set_secret_paths(&common.secret);
+        let _ = OUTPUT_LIMIT.set((common.limits().output_bytes, common.diagnostics));
+    }
     match cli.command {
+        Command::Lsp { crds } => match kiln_lsp::serve_stdio(crds) {
+            Ok(true) => ExitCode::SUCCESS,
+            // `exit` without `shutdown`, or the editor went away: 1, as the protocol asks.
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        },
         Command::Render {
             paths,
             out,
@@ -875,7 +896,7 @@ fn run(cli: Cli) -> ExitCode {
             kurel,
             common,
         } => {
-            let mut req = request(
+            let req = request(
                 &paths,
                 env.as_deref(),
                 &pass_through,
@@ -883,10 +904,8 @@ fn run(cli: Cli) -> ExitCode {
                 &strategy,
                 &kurel,
                 &common,
-            );
-            // Without --env every environment is checked, each on its own: one component's
-            // releases for two environments are not duplicates of each other.
-            req.environments_apart = env.is_none();
+            )
+            .for_validation();
             validate_command(&req, &kurel, &common)
         }
         Command::Schema {
@@ -972,7 +991,7 @@ fn main_run() -> ExitCode {
     };
     // Worker threads evaluate nested CEL recursively; give them room.
     kiln_core::process::worker_pool(
-        cli.command.common().jobs.map(usize::from),
+        cli.command.common().and_then(|c| c.jobs).map(usize::from),
         cli.command.is_small(),
     );
     match std::panic::catch_unwind(|| run(cli)) {

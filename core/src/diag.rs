@@ -84,9 +84,18 @@ pub struct Diagnostic {
     /// 1-based line, when the parser gives it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
-    /// 1-based column, when known.
+    /// 1-based column (in characters), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
+    /// Where the span the diagnostic is about ends, when known: 1-based line and column (in
+    /// characters) of the position just past its last character. With `line`/`column` it is the
+    /// exact range an editor marks: the whole `${…}` expression the message names, or the field
+    /// (its key through its value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<usize>,
+    /// See `end_line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_column: Option<usize>,
     /// Field path inside the document, e.g. `spec.resources[2].template.spec.replicas`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -112,6 +121,8 @@ impl Diagnostic {
             file: None,
             line: None,
             column: None,
+            end_line: None,
+            end_column: None,
             path: None,
             hint: None,
             suggestion: None,
@@ -151,14 +162,24 @@ impl Diagnostic {
     pub fn at_line(mut self, line: usize, column: Option<usize>) -> Self {
         self.line = Some(line);
         self.column = column;
+        // A span found for the old position does not end this one.
+        self.end_line = None;
+        self.end_column = None;
+        self
+    }
+
+    /// Set where the span the diagnostic is about ends (1-based line and character column, just
+    /// past its last character).
+    pub fn ending_at(mut self, line: usize, column: usize) -> Self {
+        self.end_line = Some(line);
+        self.end_column = Some(column);
         self
     }
 
     /// Set line and column if known.
     pub fn with_position(mut self, line: Option<usize>, column: Option<usize>) -> Self {
-        if line.is_some() {
-            self.line = line;
-            self.column = column;
+        if let Some(line) = line {
+            self = self.at_line(line, column);
         }
         self
     }

@@ -123,11 +123,84 @@ impl Document {
         let mut d = d
             .in_document(&self.source.name, self.index)
             .at(path.to_string());
-        if let Some((line, col)) = locate(&self.source.text, self.index, path) {
+        let text = &self.source.text;
+        if let Some((line, col)) = locate(text, self.index, path) {
             d = d.at_line(line, Some(col));
+            if let Some(value) = locate_value(text, self.index, path) {
+                d = spanned(d, text, value);
+            }
         }
         d
     }
+}
+
+/// How many `${` of one value [`named_expression`] looks at.
+const NAMED_EXPRESSIONS: usize = 64;
+
+/// `d`, located at a field whose value is `value` (bytes of `text`), given the exact span it is
+/// about: the `${…}` expression of the value its message names (quoted, as every expression
+/// diagnostic quotes it), else the field, from its key (where `d` starts) through its value.
+fn spanned(d: Diagnostic, text: &str, value: std::ops::Range<usize>) -> Diagnostic {
+    let named = named_expression(&text[value.clone()], &d.message);
+    let span = match &named {
+        Some(r) => value.start + r.start..value.start + r.end,
+        None => value,
+    };
+    let (end_line, end_col) = line_column(text, span.end);
+    if named.is_some() {
+        let (line, col) = line_column(text, span.start);
+        d.at_line(line, Some(col)).ending_at(end_line, end_col)
+    } else {
+        d.ending_at(end_line, end_col)
+    }
+}
+
+/// The byte range in `value` (a scalar as written) of the first `${ e }` whose expression `e`
+/// the message quotes as `"e"`. Only the first [`NAMED_EXPRESSIONS`] `${` of a value are
+/// looked at: each may be searched to the value's end, and a hostile value holds millions.
+fn named_expression(value: &str, message: &str) -> Option<std::ops::Range<usize>> {
+    let mut from = 0;
+    for _ in 0..NAMED_EXPRESSIONS {
+        let at = value[from..].find("${")?;
+        let start = from + at;
+        let inner = &value[start + 2..];
+        let mut depth = 0usize;
+        // The closing brace, skipping braces of map literals (`{'a': 1}`) inside.
+        let close = inner.char_indices().find_map(|(i, c)| match c {
+            '{' => {
+                depth += 1;
+                None
+            }
+            '}' if depth == 0 => Some(i),
+            '}' => {
+                depth -= 1;
+                None
+            }
+            _ => None,
+        });
+        if let Some(close) = close {
+            let e = inner[..close].trim();
+            if !e.is_empty() && e.len() < message.len() && message.contains(&format!("{e:?}")) {
+                return Some(start..start + 2 + close + 1);
+            }
+        }
+        from = start + 2;
+    }
+    None
+}
+
+/// The 1-based line and character column of byte `offset` of `text`.
+pub fn line_column(text: &str, mut offset: usize) -> (usize, usize) {
+    offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 /// Parse a file's text into documents. JSON files (by extension) are read with serde_json, anything
@@ -1078,6 +1151,48 @@ mod tests {
             locate(text, 0, &FieldPath::parse("spec.a").unwrap()),
             Some((6, 3))
         );
+    }
+
+    #[test]
+    fn diagnostics_span_the_named_expression_or_the_field() {
+        let text =
+            "a: 1\n---\nspec:\n  é: \"${x} ${ schema.spec.nme }\"\n  n: |\n    two\n    lines\n";
+        let source = Arc::new(SourceFile {
+            name: "f.yaml".into(),
+            text: text.into(),
+        });
+        let doc = parse_source(&source, &YamlLimits::default())
+            .unwrap()
+            .remove(1);
+        let at = |p: &str, message: &str| {
+            let d = doc.diag(
+                Diagnostic::error(codes::YAML_SYNTAX, message),
+                &FieldPath::parse(p).unwrap(),
+            );
+            (d.line, d.column, d.end_line, d.end_column)
+        };
+        // The expression the message quotes, columns in characters (`é` is one).
+        let named = at("spec.é", "\"schema.spec.nme\": undefined field 'nme'");
+        assert_eq!(named, (Some(4), Some(12), Some(4), Some(32)));
+        // No expression named: the field, key through value.
+        assert_eq!(at("spec.é", "bad"), (Some(4), Some(3), Some(4), Some(33)));
+        // A block scalar ends past its last line's text.
+        assert_eq!(at("spec.n", "bad"), (Some(5), Some(3), Some(8), Some(1)));
+        // A missing field: its parent's position, and no end.
+        assert_eq!(at("spec.zz", "bad"), (Some(3), Some(1), None, None));
+        // A hostile value: a million unclosed `${`, looked at within the bound.
+        let many = "${".repeat(1 << 20);
+        assert_eq!(named_expression(&many, "\"x\""), None);
+        let late = format!("{}${{x}}", "${} ".repeat(NAMED_EXPRESSIONS));
+        assert_eq!(named_expression(&late, "\"x\""), None, "past the bound");
+        assert_eq!(named_expression("${ x } ${x}", "\"x\""), Some(0..6));
+        assert_eq!(line_column("aé\nb", 3), (1, 3));
+        assert_eq!(
+            line_column("aé\nb", 2),
+            (1, 2),
+            "inside a character: its start"
+        );
+        assert_eq!(line_column("aé\nb", 99), (2, 2));
     }
 
     #[test]

@@ -59,8 +59,6 @@ pub mod fieldpath;
 /// Flux postBuild variable substitution (`${var}` in rendered objects), for the Flux door.
 pub mod flux;
 pub mod graph;
-/// What an editor asks (the language server's analysis): diagnostics with ranges, hover,
-/// completion, definitions, outlines, fixes.
 pub mod ide;
 pub mod inplace;
 pub mod inventory;

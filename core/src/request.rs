@@ -127,7 +127,25 @@ pub struct Request {
     /// Leave out the provenance annotations (`kiln.dev/definition`, `kiln.dev/instance`,
     /// `kiln.dev/node`) that rendered objects otherwise carry.
     pub no_provenance: bool,
+    /// Texts read instead of the input files of these names (as diagnostics name them): an
+    /// editor's unsaved buffers over the files on disk ([`crate::ide::workspace`]). The walk
+    /// still decides which files are inputs; files a kurel package reads come from disk.
+    pub buffers: Buffers,
 }
+
+impl Request {
+    /// This request as `kiln validate` runs it: without an environment, every environment's
+    /// component releases are checked, each on its own (releases of one component for two
+    /// environments are not duplicates of each other). The command line and the editor's
+    /// workspace ([`crate::ide::workspace`]) both build their request with it.
+    pub fn for_validation(mut self) -> Self {
+        self.environments_apart = self.environment.is_none();
+        self
+    }
+}
+
+/// File name → the text read instead of the file ([`Request::buffers`]).
+pub type Buffers = Arc<std::collections::BTreeMap<String, String>>;
 
 /// Where a request's paths are read (module docs, **Paths and trust**).
 #[derive(Debug, Clone, Default)]
@@ -477,8 +495,14 @@ fn prepare(
     };
     let limits = &req.limits;
     let inputs = owned.unwrap_or_else(|| req.inputs.clone());
-    let loaded =
-        crate::source::load_owned_inputs_reusing(inputs, &access, &limits.yaml, true, taking);
+    let loaded = crate::source::load_owned_inputs_reusing(
+        inputs,
+        &access,
+        &limits.yaml,
+        true,
+        taking,
+        &req.buffers,
+    );
     let kept = (keep && !loaded.diagnostics.has_errors()).then(|| pair::ParsedFiles::of(&loaded));
     let mut files = loaded.files;
     let mut diags = loaded.diagnostics;

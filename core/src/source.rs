@@ -5,7 +5,7 @@
 //! template or package can never make kiln read `/etc/passwd` or block on `/dev/zero`. Directory walks
 //! are sorted, so the order of inputs never depends on the file system.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -806,7 +806,14 @@ pub fn load_owned_inputs_in(
     limits: &YamlLimits,
     find_packages: bool,
 ) -> Loaded {
-    load_owned_inputs_reusing(inputs, access, limits, find_packages, None)
+    load_owned_inputs_reusing(
+        inputs,
+        access,
+        limits,
+        find_packages,
+        None,
+        &BTreeMap::new(),
+    )
 }
 
 /// The documents of a file already parsed elsewhere (the other side of a diff), by the file's
@@ -817,13 +824,14 @@ pub fn load_owned_inputs_in(
 pub(crate) type Parsed<'a> = dyn Fn(&str, &str) -> Option<Vec<Document>> + Sync + 'a;
 
 /// [`load_owned_inputs_in`], taking the documents of files `parsed` holds instead of parsing
-/// them.
+/// them, and the text of files `buffers` names from there instead of from disk.
 pub(crate) fn load_owned_inputs_reusing(
     inputs: Vec<Input>,
     access: &Access,
     limits: &YamlLimits,
     find_packages: bool,
     parsed: Option<&Parsed<'_>>,
+    buffers: &BTreeMap<String, String>,
 ) -> Loaded {
     let mut texts: Vec<(String, String)> = Vec::new();
     // Values already parsed, by their position in `texts`.
@@ -893,8 +901,18 @@ pub(crate) fn load_owned_inputs_reusing(
                                 .par_iter()
                                 .with_max_len(crate::process::PIECE)
                                 .map(|f| {
-                                    root.read_walked(f, limits.max_input_bytes)
-                                        .map(|t| (root.display_name(&f.rel), t))
+                                    let name = root.display_name(&f.rel);
+                                    match buffers.get(&name) {
+                                        Some(t) => read_limited(
+                                            t.as_bytes(),
+                                            &name,
+                                            limits.max_input_bytes,
+                                        )
+                                        .map(|t| (name, t)),
+                                        None => root
+                                            .read_walked(f, limits.max_input_bytes)
+                                            .map(|t| (name, t)),
+                                    }
                                 })
                                 .collect();
                             for r in read {
@@ -908,6 +926,13 @@ pub(crate) fn load_owned_inputs_reusing(
                 }
                 Ok(_) => {
                     let name = access.display_name(p);
+                    if let Some(t) = buffers.get(&name) {
+                        match read_limited(t.as_bytes(), &name, limits.max_input_bytes) {
+                            Ok(t) => texts.push((name, t)),
+                            Err(d) => diags.push(d),
+                        }
+                        continue;
+                    }
                     match access.read_to_string(p, limits.max_input_bytes) {
                         Ok(t) => texts.push((name, t)),
                         Err(d) => diags.push(d),

@@ -17,6 +17,8 @@ mod hints;
 mod hostile;
 mod kurel;
 mod limits;
+mod lsp;
+mod lsp_editor;
 mod paths;
 mod process;
 mod request;

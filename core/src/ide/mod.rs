@@ -7,8 +7,9 @@
 //!
 //! - [`workspace`]: the request `kiln validate` would read for a folder, kept in memory, and
 //!   its diagnostics with exact ranges.
-//! - [`hover`], [`complete`], [`definition`], [`references`], [`symbols`], [`actions`]: the
-//!   questions asked at a position of one file, over the texts of the whole workspace.
+//! - [`hover`](fn@hover), [`complete`](fn@complete), [`definition`], [`references`],
+//!   [`symbols`](fn@symbols), [`actions`](fn@actions): the questions asked at a position of
+//!   one file, over the texts of the whole workspace.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
