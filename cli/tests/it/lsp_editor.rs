@@ -133,7 +133,6 @@ fn neovim_shows_the_diagnostic_with_its_code_and_exact_range() {
 }
 
 #[test]
-#[ignore = "needs ide::hover (branch h-ide41)"]
 fn neovim_shows_the_hover_of_an_expression() {
     let (_, hover, _) = in_neovim();
     // `schema.spec.port` is declared `integer | default=8080`: its type, and its declaration.
