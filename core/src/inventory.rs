@@ -257,9 +257,10 @@ pub fn check_builtin(api_version: &str, kind: &str) -> Option<Diagnostic> {
 pub fn check_rendered(objects: &[Value]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for o in objects {
+        // Every rendered object is asked: scanned, not hashed (`crate::lookup`).
         let (Some(api), Some(kind)) = (
-            o.get("apiVersion").and_then(Value::as_str),
-            o.get("kind").and_then(Value::as_str),
+            crate::lookup::field(o, "apiVersion").and_then(Value::as_str),
+            crate::lookup::field(o, "kind").and_then(Value::as_str),
         ) else {
             continue;
         };

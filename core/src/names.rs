@@ -80,11 +80,14 @@ pub fn check_namespaces(objects: &[Value]) -> Vec<Diagnostic> {
     objects
         .iter()
         .filter_map(|o| {
-            let ns = o.pointer("/metadata/namespace")?.as_str()?;
+            // Every rendered object is asked: its small maps are scanned, not hashed, and no
+            // pointer string is split and unescaped.
+            let meta = crate::lookup::field(o, "metadata");
+            let ns = crate::lookup::field(meta?, "namespace")?.as_str()?;
             let problem = namespace_problem(ns).filter(|_| !ns.is_empty())?;
             let field = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
-            let name = o
-                .pointer("/metadata/name")
+            let name = meta
+                .and_then(|m| m.get("name"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
             Some(

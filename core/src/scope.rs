@@ -46,7 +46,11 @@ impl Scopes {
     /// Whether objects of this apiVersion and kind are namespaced.
     pub fn is_namespaced(&self, api_version: &str, kind: &str) -> bool {
         let group = group_of(api_version);
-        if let Some(ns) = self.declared.get(&(group.to_string(), kind.to_string())) {
+        // Every rendered object asks: the key is built only when CRDs were declared.
+        let declared = (!self.declared.is_empty())
+            .then(|| self.declared.get(&(group.to_string(), kind.to_string())))
+            .flatten();
+        if let Some(ns) = declared {
             return *ns;
         }
         if let Some(k) = Schemas::bundled().lookup(api_version, kind) {

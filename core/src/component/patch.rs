@@ -25,10 +25,10 @@ pub(crate) fn apply(
     let patch_op = match op {
         Op::Add => {
             ensure_parents(doc, tokens)?;
-            PatchOperation::Add(AddOperation {
-                path: ptr,
-                value: value(),
-            })
+            match add_in_place(doc, tokens, value()) {
+                Ok(()) => return Ok(()),
+                Err(value) => PatchOperation::Add(AddOperation { path: ptr, value }),
+            }
         }
         Op::Replace => {
             if tokens.last().map(String::as_str) == Some("-") {
@@ -102,7 +102,7 @@ fn ensure_parents(doc: &mut Value, tokens: &[String]) -> Result<(), String> {
         };
         cur = match cur {
             Value::Object(m) => {
-                let missing = m.get(t).is_none_or(Value::is_null);
+                let missing = crate::lookup::get(m, t).is_none_or(Value::is_null);
                 if missing {
                     if next_is_index {
                         return Err(format!(
@@ -112,7 +112,7 @@ fn ensure_parents(doc: &mut Value, tokens: &[String]) -> Result<(), String> {
                     }
                     m.insert(t.clone(), fresh());
                 }
-                match m.get_mut(t) {
+                match crate::lookup::get_mut(m, t) {
                     Some(v) => v,
                     None => return Err(format!("cannot create /{}", tokens[..=i].join("/"))),
                 }
@@ -156,17 +156,71 @@ fn merge_shallow(doc: &mut Value, tokens: &[String], value: Value) -> Result<(),
         }
         _ => {
             ensure_parents(doc, tokens)?;
+            let value = match add_in_place(doc, tokens, Value::Object(overlay)) {
+                Ok(()) => return Ok(()),
+                Err(value) => value,
+            };
             let ptr = PointerBuf::from_tokens(tokens.iter().map(String::as_str));
             json_patch::patch(
                 doc,
-                &[PatchOperation::Add(AddOperation {
-                    path: ptr,
-                    value: Value::Object(overlay),
-                })],
+                &[PatchOperation::Add(AddOperation { path: ptr, value })],
             )
             .map_err(|e| describe(&e))
         }
     }
+}
+
+/// RFC 6902's `add` (json_patch's) where its outcome is sure: every parent exists, and the last
+/// token is a key of a map, or `-` or an index at most the length of a list. Every patch of every
+/// unit adds: json_patch finds the parent by a pointer string whose every token it unescapes
+/// into a fresh string and hashes, and copies the value once more. Anything else (a missing
+/// parent, an index out of range or spelled `01`, a scalar) gets the value back, for json_patch
+/// to answer with its own error.
+fn add_in_place(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), Value> {
+    let Some((last, parents)) = tokens.split_last() else {
+        return Err(value);
+    };
+    let mut cur = doc;
+    for t in parents {
+        let next = match cur {
+            Value::Object(m) => crate::lookup::get_mut(m, t),
+            Value::Array(a) => plain_index(t).and_then(|i| a.get_mut(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return Err(value),
+        }
+    }
+    match cur {
+        Value::Object(m) => {
+            m.insert(last.clone(), value);
+            Ok(())
+        }
+        Value::Array(a) => {
+            let at = match last.as_str() {
+                "-" => Some(a.len()),
+                i => plain_index(i).filter(|i| *i <= a.len()),
+            };
+            match at {
+                Some(i) => {
+                    a.insert(i, value);
+                    Ok(())
+                }
+                None => Err(value),
+            }
+        }
+        _ => Err(value),
+    }
+}
+
+/// A list index as JSON Pointer spells it: digits, no sign, no leading zero.
+fn plain_index(t: &str) -> Option<usize> {
+    let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits || (t.len() > 1 && t.starts_with('0')) {
+        return None;
+    }
+    t.parse().ok()
 }
 
 fn lookup_mut<'v>(doc: &'v mut Value, tokens: &[String]) -> Option<&'v mut Value> {
@@ -191,6 +245,48 @@ mod tests {
             .split('/')
             .map(str::to_string)
             .collect()
+    }
+
+    /// Where `add_in_place` adds, json_patch adds the same, and where it does not, json_patch is
+    /// asked: the same documents either way.
+    #[test]
+    fn adds_in_place_as_json_patch_adds() {
+        let docs = [
+            json!({"a": {"b": 1, "-": 2}, "l": [1, 2, {"k": []}], "s": "x"}),
+            json!([]),
+        ];
+        let paths = [
+            "/a/c", "/a/b", "/a/-", "/l/-", "/l/0", "/l/2", "/l/3", "/l/01", "/l/+1", "/l/x",
+            "/l/2/k/-", "/l/2/k/0", "/l/2/k/1", "/l/9/k", "/s/x", "/m/n", "/-", "/0", "/1",
+            "/a/b/c",
+        ];
+        for d in &docs {
+            for p in paths {
+                let tokens = t(p);
+                let mut fast = d.clone();
+                let done = add_in_place(&mut fast, &tokens, json!("v")).is_ok();
+                let mut slow = d.clone();
+                let ptr = PointerBuf::from_tokens(tokens.iter().map(String::as_str));
+                let patched = json_patch::patch(
+                    &mut slow,
+                    &[PatchOperation::Add(AddOperation {
+                        path: ptr,
+                        value: json!("v"),
+                    })],
+                );
+                if done {
+                    assert!(patched.is_ok(), "{d} {p}: json_patch refuses");
+                    assert_eq!(fast, slow, "{d} {p}");
+                } else {
+                    assert_eq!(&fast, d, "{d} {p}: left as it was");
+                }
+            }
+        }
+        let mut d = json!({"l": [1]});
+        assert!(add_in_place(&mut d, &t("/l/1"), json!(2)).is_ok());
+        assert!(add_in_place(&mut d, &t("/l/0"), json!(0)).is_ok());
+        assert!(add_in_place(&mut d, &t("/n"), json!(3)).is_ok());
+        assert_eq!(d, json!({"l": [0, 1, 2], "n": 3}));
     }
 
     #[test]

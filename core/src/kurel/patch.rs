@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::FieldPath;
-use crate::openapi::{FieldLookup, Schemas};
+use crate::openapi::{FieldRef, Schemas};
 
 use super::kpatch::{Action, Pos, Seg, Target};
 use super::package::PatchFile;
@@ -436,14 +436,17 @@ fn is_string_map(schemas: &Schemas, obj: &Value, path: &[Step]) -> bool {
     let api = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     let in_metadata = matches!(path, [Step::Key(m), Step::Key(l)] if m == "metadata" && (l == "labels" || l == "annotations"));
-    match schemas.lookup(api, kind).map(|k| k.field(&fp)) {
-        Some(FieldLookup::Schema(node)) => {
+    let Some(ks) = schemas.lookup(api, kind) else {
+        return in_metadata;
+    };
+    ks.field_with(&fp, |f| match f {
+        FieldRef::Schema(node) => {
             node.get("properties").is_none()
                 && matches!(node.get("additionalProperties"), Some(ap) if ap.get("type").and_then(Value::as_str) == Some("string")
                     || ap.get("type").and_then(Value::as_array).is_some_and(|a| a.iter().any(|t| t == "string")))
         }
         _ => in_metadata,
-    }
+    })
 }
 
 /// Join the tail of a path into one key where it enters a string map.

@@ -38,8 +38,8 @@ pub fn wants_string(schemas: &Schemas, api_version: &str, kind: &str, path: &Fie
     let Some(ks) = schemas.lookup(api_version, kind) else {
         return false;
     };
-    match ks.field(path) {
-        crate::openapi::FieldLookup::Schema(node) => {
+    ks.field_with(path, |f| match f {
+        crate::openapi::FieldRef::Schema(node) => {
             if node
                 .get("x-kubernetes-int-or-string")
                 .and_then(Value::as_bool)
@@ -61,7 +61,7 @@ pub fn wants_string(schemas: &Schemas, api_version: &str, kind: &str, path: &Fie
             }
         }
         _ => false,
-    }
+    })
 }
 
 /// Scope knowledge for the package: built-ins plus its CRDs.

@@ -69,7 +69,7 @@ pub fn scan(s: &str) -> Result<Vec<Piece>, VarError> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut rest = s;
-    while let Some(at) = rest.find("${") {
+    while let Some(at) = crate::delimiter::find_open(rest) {
         // `$${` is an escaped `${`.
         if at > 0 && rest[..at].ends_with('$') {
             text.push_str(&rest[..at - 1]);
@@ -108,6 +108,11 @@ fn reference(body: &str) -> String {
 }
 
 fn check_body(body: &str) -> Result<(), VarError> {
+    // Every reference of every template string of every instance is checked: the common
+    // spelling is answered without building its steps.
+    if is_plain_path(body) {
+        return Ok(());
+    }
     if let Some((var, default)) = body.split_once('|') {
         return Err(VarError::new(
             codes::KUREL_VARIABLE_SYNTAX,
@@ -125,6 +130,20 @@ fn check_body(body: &str) -> Result<(), VarError> {
         ));
     }
     parse_path(body).map(|_| ())
+}
+
+/// Whether `body` is keys of letters, digits, `_` and `-` separated by single dots, without
+/// indexes: a path [`parse_path`] accepts (it accepts more, and says why it refuses the rest).
+fn is_plain_path(body: &str) -> bool {
+    let mut key_len = 0;
+    for b in body.bytes() {
+        match b {
+            b'.' if key_len > 0 => key_len = 0,
+            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' => key_len += 1,
+            _ => return false,
+        }
+    }
+    key_len > 0
 }
 
 /// Parse a variable path: keys of letters, digits, `_` and `-`, separated by dots, each optionally
@@ -590,6 +609,33 @@ mod tests {
 
     fn r(params: Value, s: &str) -> Result<Value, VarError> {
         Resolver::new(&params, DEFAULT_MAX_DEPTH).resolve_str(s)
+    }
+
+    proptest::proptest! {
+        /// The shortcut of `check_body` accepts only paths `parse_path` parses, so no reference
+        /// it passes would have had a diagnostic; and it takes the common spellings.
+        #[test]
+        fn plain_paths_are_paths(body in "[a-c_.|\\[\\]0-9 -]{0,8}") {
+            if is_plain_path(&body) {
+                proptest::prop_assert!(parse_path(&body).is_ok(), "{body:?}");
+            }
+        }
+
+        /// `find_open` is `str::find("${")`.
+        #[test]
+        fn find_open_is_find(s in "[$${}a]{0,10}") {
+            proptest::prop_assert_eq!(crate::delimiter::find_open(&s), s.find("${"));
+        }
+    }
+
+    #[test]
+    fn common_paths_are_plain() {
+        for p in ["a", "app.replicas", "a-b.c_d.E9"] {
+            assert!(is_plain_path(p), "{p}");
+        }
+        for p in ["", ".", "a.", ".a", "a..b", "a[0]", "a|b", " a", "a b"] {
+            assert!(!is_plain_path(p), "{p:?}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! The bundled data is decompressed and parsed once per process (about 1.4 MB of JSON) and shared
 //! by every [`Schemas`] through an `Arc`, so [`Schemas::bundled`] is cheap to call per definition.
 
+mod compiled;
 mod node;
 mod walk;
 
@@ -53,12 +54,18 @@ pub(crate) struct Bundle {
     /// Each definition of `DEF_INDEX`, parsed when first asked for. Shared: schema nodes of a
     /// definition hold it rather than a copy (PodSpec alone is tens of kilobytes of JSON).
     parsed: Vec<OnceLock<Arc<Value>>>,
+    /// Each definition prepared for checking rendered objects, when first needed.
+    compiled: Vec<OnceLock<Arc<compiled::Compiled>>>,
+    /// The root schema of each built-in kind (`KIND_INDEX`), when first looked up.
+    kind_roots: Vec<OnceLock<Arc<Value>>>,
 }
 
 impl Bundle {
     fn load() -> Self {
         Self {
             parsed: DEF_INDEX.iter().map(|_| OnceLock::new()).collect(),
+            compiled: DEF_INDEX.iter().map(|_| OnceLock::new()).collect(),
+            kind_roots: KIND_INDEX.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -69,7 +76,7 @@ impl Bundle {
 
     /// A definition by `$defs` key, to share.
     pub(crate) fn def_shared(&self, key: &str) -> Option<&Arc<Value>> {
-        let i = DEF_INDEX.binary_search_by(|(k, ..)| (*k).cmp(key)).ok()?;
+        let i = self.def_index(key)?;
         Some(self.parsed[i].get_or_init(|| {
             let (_, start, end) = DEF_INDEX[i];
             // The data is part of the build (build.rs parsed it): failing here is a packaging
@@ -81,17 +88,30 @@ impl Bundle {
         }))
     }
 
-    /// The built-in kind `<apiVersion>/<kind>`.
-    fn kind(&self, api_version: &str, kind: &str) -> Option<BundledKind> {
-        let key = format!("{api_version}/{kind}");
-        let i = KIND_INDEX
-            .binary_search_by(|(k, ..)| (*k).cmp(key.as_str()))
-            .ok()?;
+    /// The index of a definition in `DEF_INDEX`, by `$defs` key.
+    fn def_index(&self, key: &str) -> Option<usize> {
+        DEF_INDEX.binary_search_by(|(k, ..)| (*k).cmp(key)).ok()
+    }
+
+    /// The built-in kind `<apiVersion>/<kind>`, and its position in `KIND_INDEX`.
+    fn kind(&self, api_version: &str, kind: &str) -> Option<(usize, BundledKind)> {
+        let i = kind_position(api_version, kind)?;
         let (_, def_key, namespaced) = KIND_INDEX[i];
-        Some(BundledKind {
-            def_key,
-            namespaced,
-        })
+        Some((
+            i,
+            BundledKind {
+                def_key,
+                namespaced,
+            },
+        ))
+    }
+
+    /// The root schema of the built-in kind at `i` of `KIND_INDEX`: a reference to its
+    /// definition, built once (every rendered object's check looks its kind up).
+    fn kind_root(&self, i: usize, def_key: &str) -> Arc<Value> {
+        self.kind_roots[i]
+            .get_or_init(|| Arc::new(serde_json::json!({ "$ref": format!("#/$defs/{def_key}") })))
+            .clone()
     }
 
     /// Every built-in kind, sorted by `<apiVersion>/<kind>`.
@@ -131,20 +151,24 @@ pub fn builtin_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// rendered object, so it searches the sorted table without building a key.
 pub fn is_builtin_kind(api_version: &str, kind: &str) -> bool {
     // A kind never holds `/`: without this, `apps` + `v1/Deployment` would spell a key.
-    !kind.contains('/')
-        && KIND_INDEX
-            .binary_search_by(|(key, ..)| {
-                // `key` is `<apiVersion>/<kind>`; compare it with the pair piecewise, in the
-                // order the table is sorted by (the whole key, byte by byte).
-                let k = key.as_bytes();
-                let (a, rest) = k.split_at(api_version.len().min(k.len()));
-                a.cmp(api_version.as_bytes())
-                    .then_with(|| match rest.split_first() {
-                        None => std::cmp::Ordering::Less,
-                        Some((&c, tail)) => c.cmp(&b'/').then_with(|| tail.cmp(kind.as_bytes())),
-                    })
-            })
-            .is_ok()
+    !kind.contains('/') && kind_position(api_version, kind).is_some()
+}
+
+/// The position of the key `<apiVersion>/<kind>` in `KIND_INDEX`, found without building the key.
+fn kind_position(api_version: &str, kind: &str) -> Option<usize> {
+    KIND_INDEX
+        .binary_search_by(|(key, ..)| {
+            // `key` is `<apiVersion>/<kind>`; compare it with the pair piecewise, in the
+            // order the table is sorted by (the whole key, byte by byte).
+            let k = key.as_bytes();
+            let (a, rest) = k.split_at(api_version.len().min(k.len()));
+            a.cmp(api_version.as_bytes())
+                .then_with(|| match rest.split_first() {
+                    None => std::cmp::Ordering::Less,
+                    Some((&c, tail)) => c.cmp(&b'/').then_with(|| tail.cmp(kind.as_bytes())),
+                })
+        })
+        .ok()
 }
 
 /// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
@@ -169,6 +193,9 @@ pub fn is_builtin_group(group: &str) -> bool {
 struct CrdKind {
     root: Arc<Value>,
     namespaced: bool,
+    /// `root` prepared for checking rendered objects, when first needed; shared by the clones
+    /// of the [`Schemas`] it was added to.
+    compiled: Arc<OnceLock<compiled::Compiled>>,
 }
 
 /// Schemas known to a static check: the bundled built-in kinds plus CRDs added from the inputs.
@@ -247,6 +274,7 @@ impl Schemas {
                 CrdKind {
                     root: Arc::new(root),
                     namespaced,
+                    compiled: Arc::default(),
                 },
             );
         }
@@ -261,18 +289,24 @@ impl Schemas {
 
     /// The schema of a kind, or `None` when neither the bundle nor an added CRD knows it.
     pub fn lookup(&self, api_version: &str, kind: &str) -> Option<KindSchema> {
-        if let Some(c) = self.crds.get(&(api_version.to_string(), kind.to_string())) {
+        // Every rendered object is looked up: the key is built only when there are CRDs.
+        let crd = (!self.crds.is_empty())
+            .then(|| self.crds.get(&(api_version.to_string(), kind.to_string())))
+            .flatten();
+        if let Some(c) = crd {
             return Some(KindSchema {
                 namespaced: c.namespaced,
                 root: c.root.clone(),
                 bundle: self.bundle.clone(),
+                compiled: CompiledRoot::Crd(c.compiled.clone()),
             });
         }
-        let k = self.bundle.kind(api_version, kind)?;
+        let (i, k) = self.bundle.kind(api_version, kind)?;
         Some(KindSchema {
             namespaced: k.namespaced,
-            root: Arc::new(serde_json::json!({ "$ref": format!("#/$defs/{}", k.def_key) })),
+            root: self.bundle.kind_root(i, k.def_key),
             bundle: self.bundle.clone(),
+            compiled: CompiledRoot::Bundled(k.def_key),
         })
     }
 }
@@ -284,6 +318,15 @@ pub struct KindSchema {
     pub namespaced: bool,
     root: Arc<Value>,
     bundle: Arc<Bundle>,
+    compiled: CompiledRoot,
+}
+
+/// Where a kind's compiled root is kept: with the bundle (a built-in kind, by `$defs` key) or
+/// with the CRD it came from.
+#[derive(Debug, Clone)]
+enum CompiledRoot {
+    Bundled(&'static str),
+    Crd(Arc<OnceLock<compiled::Compiled>>),
 }
 
 /// What a field path designates in a kind's schema.
@@ -301,6 +344,31 @@ pub enum FieldLookup {
     Anything,
 }
 
+/// [`FieldLookup`], the node borrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FieldRef<'a> {
+    /// The field exists; its schema node with `$ref`s and `allOf` at the top resolved.
+    Schema(&'a Value),
+    /// The segment at index `at` of the path does not exist in the schema.
+    Unknown {
+        /// Index of the first unknown segment.
+        at: usize,
+    },
+    /// The path goes below a node that accepts any content.
+    Anything,
+}
+
+impl FieldRef<'_> {
+    /// The [`FieldLookup`] that owns a copy of the node.
+    pub fn to_owned(self) -> FieldLookup {
+        match self {
+            FieldRef::Schema(v) => FieldLookup::Schema(v.clone()),
+            FieldRef::Unknown { at } => FieldLookup::Unknown { at },
+            FieldRef::Anything => FieldLookup::Anything,
+        }
+    }
+}
+
 impl KindSchema {
     /// The root node of the kind, for the type checker.
     pub fn node(&self) -> SchemaNode {
@@ -310,7 +378,13 @@ impl KindSchema {
     /// The schema at a field path, following `$ref`/`allOf`, `items` and `additionalProperties`.
     /// `metadata` is ObjectMeta and `apiVersion`/`kind` are strings for every kind.
     pub fn field(&self, path: &FieldPath) -> FieldLookup {
-        walk::field(&self.bundle, &self.root, path)
+        self.field_with(path, |f| f.to_owned())
+    }
+
+    /// [`KindSchema::field`], the node lent to `f` rather than copied: a caller that reads a
+    /// keyword or two of a node (a definition can be tens of kilobytes) asks this.
+    pub fn field_with<R>(&self, path: &FieldPath, f: impl FnOnce(FieldRef<'_>) -> R) -> R {
+        walk::field(&self.bundle, &self.root, path, f)
     }
 
     /// Check a literal template value against the schema the way kro does before it evaluates
@@ -336,14 +410,18 @@ impl KindSchema {
     /// expressions left. Returns `(path, message)` in document order.
     pub fn check_rendered(&self, value: &Value) -> Vec<(FieldPath, String)> {
         let mut out = Vec::new();
-        walk::check(
-            &self.bundle,
-            &self.root,
-            value,
-            &FieldPath::root(),
-            true,
-            &mut out,
-        );
+        let b = &self.bundle;
+        match &self.compiled {
+            CompiledRoot::Bundled(k) => match b.compiled_def(k) {
+                Some(c) => compiled::check(b, c, value, &mut out),
+                // Not reached: every kind of the bundle names a definition of it.
+                None => walk::check(b, &self.root, value, &FieldPath::root(), true, &mut out),
+            },
+            CompiledRoot::Crd(c) => {
+                let c = c.get_or_init(|| compiled::root(b, &self.root));
+                compiled::check(b, c, value, &mut out)
+            }
+        }
         out
     }
 }

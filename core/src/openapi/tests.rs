@@ -437,3 +437,106 @@ fn builtin_kind_lookup_agrees_with_the_table() {
     }
     assert!(is_builtin_group("") && is_builtin_group("apps") && !is_builtin_group("example.com"));
 }
+
+/// The walk of a rendered object on compiled nodes finds what the walk on the raw schema finds,
+/// message for message and in the same order, and again when the nodes are already compiled:
+/// properties, `$ref`s, `additionalProperties`, `items`, `oneOf`/`anyOf` branches, int-or-string,
+/// preserved fields, enums, the root's own rules and integers out of range.
+#[test]
+fn compiled_check_finds_what_the_walk_finds() {
+    let crd = yaml(
+        r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size: {x-kubernetes-int-or-string: true}
+                mode: {type: string, enum: [a, b]}
+                extra:
+                  type: object
+                  x-kubernetes-preserve-unknown-fields: true
+                  properties: {n: {type: integer}}
+                tags: {type: object, additionalProperties: {type: integer}}
+                either:
+                  oneOf:
+                    - properties: {left: {type: string}}
+                    - properties: {right: {type: boolean}}
+                list:
+                  type: array
+                  items:
+                    anyOf:
+                      - {type: string}
+                      - {type: integer}
+"#,
+    );
+    let mut s = Schemas::bundled();
+    s.add_crd(&crd).unwrap();
+    let objects = [
+        (
+            "example.com/v1",
+            "Widget",
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": "w", "labels": {"a": 1}, "bogus": 2},
+                "spec": {"size": "3", "mode": "c", "extra": {"x": [1], "n": "not checked"},
+                    "tags": {"t": "no", "u": 4},
+                    "either": {"left": 1, "right": "x", "middle": true},
+                    "list": ["a", 1, true, {"k": 1}], "unknown": null, "nope": 1}}),
+        ),
+        (
+            "apps/v1",
+            "Deployment",
+            json!({"apiVersion": "apps/v1", "kind": 7,
+                "metadata": {"name": "d", "annotations": {"a.b/c": 1}},
+                "spec": {"replicas": "2", "selector": {"matchLabels": {"app": "x"}},
+                    "template": {"metadata": {"labels": {"app": "x"}, "kind": "Pod"},
+                    "spec": {"containers": [
+                        {"name": "a", "image": "i", "imagePullPolicy": "Sometimes",
+                         "resources": {"limits": {"cpu": 1, "memory": "1Gi"}},
+                         "ports": [{"containerPort": 18446744073709551615u64, "protocol": "TCP"}]},
+                        {"name": "b", "image": "i", "ports": [{"containerPort": "80"}],
+                         "env": [{"name": "E", "value": 1, "valueFrom": {"fieldRef": {"x": 1}}}]}],
+                        "volumes": "none"}}}}),
+        ),
+        (
+            "v1",
+            "Service",
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                "spec": {"type": "Balanced", "ports": [{"port": 80, "targetPort": "http"},
+                    {"port": 1.5, "targetPort": true}], "selector": ["a"]}}),
+        ),
+    ];
+    for (api, kind, v) in &objects {
+        let ks = s.lookup(api, kind).unwrap();
+        let mut walked = Vec::new();
+        walk::check(
+            &ks.bundle,
+            &ks.root,
+            v,
+            &FieldPath::root(),
+            true,
+            &mut walked,
+        );
+        assert!(!walked.is_empty(), "{kind}: the case finds something");
+        assert_eq!(messages(&ks.check_rendered(v)), messages(&walked), "{kind}");
+        // Compiled nodes kept from the first check give the same findings.
+        assert_eq!(
+            messages(&ks.check_rendered(v)),
+            messages(&walked),
+            "{kind}, again"
+        );
+    }
+}

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::{Bundle, FieldLookup, OBJECT_META};
+use super::{Bundle, FieldRef, OBJECT_META};
 use crate::fieldpath::{FieldPath, Segment};
 // Schema nodes are small maps: scanning them beats hashing the keyword.
 use crate::lookup::field as key_in;
@@ -38,7 +38,7 @@ pub(super) fn flag(node: &Value, name: &str) -> bool {
 /// The `$defs` key a `$ref` names: what follows its last `#/$defs/`. Every visited node of every
 /// checked object asks; the references are almost all `#/$defs/KEY`, which are answered without
 /// setting up a substring search.
-fn def_key(r: &str) -> Option<&str> {
+pub(super) fn def_key(r: &str) -> Option<&str> {
     const DEFS: &str = "#/$defs/";
     match r.strip_prefix(DEFS) {
         Some(k) if !k.contains('#') => Some(k),
@@ -158,7 +158,7 @@ pub(super) fn additional_allowed(node: &Value) -> bool {
 }
 
 /// Where [`expected_into`] puts the type names it finds.
-trait TypeNames {
+pub(super) trait TypeNames {
     /// Add `t` unless it is there already.
     fn add(&mut self, t: &str);
     /// Add `t` even when it is there already (a node's own `type` list is printed as written).
@@ -183,8 +183,8 @@ impl TypeNames for Vec<String> {
 
 /// The type names a value's kind is compared with, as bits, without allocating: the check of
 /// every field of every object asks, and only a mismatch needs the names themselves.
-#[derive(Default)]
-struct TypeMask {
+#[derive(Default, Clone, Copy)]
+pub(super) struct TypeMask {
     bits: u16,
     names: usize,
 }
@@ -203,7 +203,7 @@ impl TypeMask {
     }
 
     /// Whether a value of type `t` is allowed: `t` is among the names, or `"any"` is.
-    fn allows(&self, t: &str) -> bool {
+    pub(super) fn allows(&self, t: &str) -> bool {
         self.bits & (Self::bit(t) | 1) != 0
     }
 }
@@ -228,7 +228,7 @@ pub(super) fn expected_types(b: &Bundle, node: &Value) -> Vec<String> {
     types
 }
 
-fn expected_into(b: &Bundle, node: &Value, types: &mut impl TypeNames) {
+pub(super) fn expected_into(b: &Bundle, node: &Value, types: &mut impl TypeNames) {
     if flag(node, PRESERVE) {
         return types.add("any");
     }
@@ -343,26 +343,37 @@ pub(super) fn child_index<'a>(b: &'a Bundle, node: &'a Value) -> Child<'a> {
     }
 }
 
-/// The schema at `path[i..]` below `schema`.
-fn field_at(b: &Bundle, schema: &Value, path: &[Segment], i: usize) -> FieldLookup {
+/// What `path[i..]` designates below `schema`, given to `f` without copying the node.
+fn field_at<R>(
+    b: &Bundle,
+    schema: &Value,
+    path: &[Segment],
+    i: usize,
+    f: impl FnOnce(FieldRef<'_>) -> R,
+) -> R {
     let node = resolve(b, schema, 0);
     let Some(seg) = path.get(i) else {
-        return FieldLookup::Schema(node.into_owned());
+        return f(FieldRef::Schema(&node));
     };
     let child = match seg {
         Segment::Key(k) => child_key(b, &node, k, i == 0),
         Segment::Index(_) => child_index(b, &node),
     };
     match child {
-        Child::Schema(s) => field_at(b, &s, path, i + 1),
-        Child::Anything => FieldLookup::Anything,
-        Child::Missing => FieldLookup::Unknown { at: i },
+        Child::Schema(s) => field_at(b, &s, path, i + 1, f),
+        Child::Anything => f(FieldRef::Anything),
+        Child::Missing => f(FieldRef::Unknown { at: i }),
     }
 }
 
-/// See [`super::KindSchema::field`].
-pub(super) fn field(b: &Bundle, root: &Value, path: &FieldPath) -> FieldLookup {
-    field_at(b, root, &path.0, 0)
+/// See [`super::KindSchema::field_with`].
+pub(super) fn field<R>(
+    b: &Bundle,
+    root: &Value,
+    path: &FieldPath,
+    f: impl FnOnce(FieldRef<'_>) -> R,
+) -> R {
+    field_at(b, root, &path.0, 0, f)
 }
 
 /// kro's name for the type of a literal (`got %s`): Go's `%T` for floats, hence `float64`.
@@ -390,18 +401,18 @@ fn mismatch(types: &[String], path: &FieldPath, v: &Value) -> String {
 /// [`FieldPath`] is written out only for a finding; building one per visited field (a copy of
 /// every segment above it) was most of the cost of checking an object that is fine.
 #[derive(Clone, Copy)]
-enum Trail<'a> {
+pub(super) enum Trail<'a> {
     Base(&'a FieldPath),
     Key(&'a Trail<'a>, &'a str),
     Index(&'a Trail<'a>, usize),
 }
 
 impl Trail<'_> {
-    fn is_root(&self) -> bool {
+    pub(super) fn is_root(&self) -> bool {
         matches!(self, Trail::Base(p) if p.is_empty())
     }
 
-    fn path(&self) -> FieldPath {
+    pub(super) fn path(&self) -> FieldPath {
         let mut steps = Vec::new();
         let mut t = self;
         let base = loop {
@@ -449,9 +460,8 @@ fn check_at(
     }
     // Expressions (standalone or interpolated) are typed by the CEL checks, not here. A rendered
     // object has none left: its strings holding `${` are checked against `enum` but not typed.
-    let expression = crate::delimiter::has_open;
     if let (false, Value::String(s)) = (enums, value) {
-        if expression(s) {
+        if crate::delimiter::has_open(s) {
             return;
         }
     }
@@ -459,22 +469,12 @@ fn check_at(
     if flag(&node, PRESERVE) {
         return;
     }
-    if let (true, Value::String(s)) = (enums, value) {
-        check_enum(&node, s, trail, out);
-    }
     let mut types = TypeMask::default();
     expected_into(b, &node, &mut types);
-    let allows = |t: &str| types.allows(t);
-    let wrong_type = |out: &mut Vec<(FieldPath, String)>| {
-        let path = trail.path();
-        let msg = mismatch(&expected_types(b, &node), &path, value);
-        out.push((path, msg));
-    };
     match value {
         Value::Object(m) => {
-            if !allows("object") && !additional_allowed(&node) {
-                wrong_type(out);
-                return;
+            if !types.allows("object") && !additional_allowed(&node) {
+                return wrong_type(b, &node, value, trail, out);
             }
             let at_root = trail.is_root();
             for (k, v) in m {
@@ -489,9 +489,8 @@ fn check_at(
             }
         }
         Value::Array(items) => {
-            if !allows("array") {
-                wrong_type(out);
-                return;
+            if !types.allows("array") {
+                return wrong_type(b, &node, value, trail, out);
             }
             if let Child::Schema(s) = child_index(b, &node) {
                 for (i, v) in items.iter().enumerate() {
@@ -499,16 +498,49 @@ fn check_at(
                 }
             }
         }
+        _ => check_scalar(b, &node, &types, value, trail, enums, out),
+    }
+}
+
+/// The finding of a value whose kind `node` does not allow.
+pub(super) fn wrong_type(
+    b: &Bundle,
+    node: &Value,
+    value: &Value,
+    trail: &Trail<'_>,
+    out: &mut Vec<(FieldPath, String)>,
+) {
+    let path = trail.path();
+    let msg = mismatch(&expected_types(b, node), &path, value);
+    out.push((path, msg));
+}
+
+/// The check of a string, boolean or number at resolved `node`, whose types are `types`; with
+/// `enums`, a string is also checked against the node's `enum`.
+pub(super) fn check_scalar(
+    b: &Bundle,
+    node: &Value,
+    types: &TypeMask,
+    value: &Value,
+    trail: &Trail<'_>,
+    enums: bool,
+    out: &mut Vec<(FieldPath, String)>,
+) {
+    let allows = |t: &str| types.allows(t);
+    match value {
         Value::String(s) => {
+            if enums {
+                check_enum(node, s, trail, out);
+            }
             // A rendered object's `${` string was checked against its enum only.
-            let expression_left = enums && expression(s);
+            let expression_left = enums && crate::delimiter::has_open(s);
             if !(allows("string") || expression_left) {
-                wrong_type(out);
+                wrong_type(b, node, value, trail, out);
             }
         }
         Value::Bool(_) => {
             if !allows("boolean") && !allows("bool") {
-                wrong_type(out);
+                wrong_type(b, node, value, trail, out);
             }
         }
         Value::Number(n) => {
@@ -525,10 +557,10 @@ fn check_at(
                 );
                 out.push((path, msg));
             } else if !ok {
-                wrong_type(out);
+                wrong_type(b, node, value, trail, out);
             }
         }
-        Value::Null => {}
+        Value::Null | Value::Object(_) | Value::Array(_) => {}
     }
 }
 
