@@ -257,14 +257,21 @@ impl Failed {
 }
 
 impl<T> Rendered<T> {
+    /// Every secret value of the run: its inputs', `named`'s, and the Secrets among `rendered`
+    /// (the output objects).
+    pub fn secrets(&self, named: &[SecretPath], rendered: &[Value]) -> Secrets {
+        let mut s = collect_secrets(&self.files, &self.extra_documents, named);
+        s.add_objects(rendered, named);
+        s
+    }
+
     /// The warnings with every secret value blanked out; `rendered` are the output objects
     /// (their Secrets count too).
     pub fn redacted_warnings(&self, named: &[SecretPath], rendered: &[Value]) -> Vec<Diagnostic> {
         if self.warnings.is_empty() {
             return Vec::new();
         }
-        let mut s = collect_secrets(&self.files, &self.extra_documents, named);
-        s.add_objects(rendered, named);
+        let s = self.secrets(named, rendered);
         self.warnings
             .iter()
             .map(|d| s.redact_diagnostic(d))

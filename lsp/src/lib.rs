@@ -182,7 +182,12 @@ impl Server {
             r::HoverRequest::METHOD => {
                 let p: lsp::HoverParams = params(p)?;
                 let (file, text, at) = self.at(&p.text_document_position_params)?;
-                let h = ide::hover(self.workspace.texts(), &file, at);
+                // An answer quotes the texts (a declaration, a default): a secret value in it
+                // is blanked as in diagnostics.
+                let h = ide::hover(self.workspace.texts(), &file, at).map(|h| ide::Hover {
+                    markdown: self.workspace.redact(&h.markdown),
+                    ..h
+                });
                 json(serde_json::to_value(h.map(|h| convert::hover(h, &text))))
             }
             r::Completion::METHOD => {
@@ -190,6 +195,10 @@ impl Server {
                 let (file, text, at) = self.at(&p.text_document_position)?;
                 let items: Vec<_> = ide::complete(self.workspace.texts(), &file, at)
                     .into_iter()
+                    .map(|c| ide::Completion {
+                        detail: c.detail.map(|d| self.workspace.redact(&d)),
+                        ..c
+                    })
                     .map(|c| convert::completion(c, &text))
                     .collect();
                 json(serde_json::to_value(items))

@@ -19,6 +19,7 @@ mod kurel;
 mod limits;
 mod lsp;
 mod lsp_editor;
+mod lsp_queries;
 mod paths;
 mod process;
 mod request;

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::Texts;
 use crate::diag::Diagnostic;
+use crate::redact::Secrets;
 use crate::request::{self, Request};
 use crate::source::Input;
 
@@ -30,6 +31,8 @@ pub struct Workspace {
     published: BTreeSet<String>,
     /// The texts of every file the last run read, buffers over them.
     texts: Texts,
+    /// The secret values the last run found: what an answer quoting the texts must blank.
+    secrets: Secrets,
 }
 
 /// What [`Workspace::diagnostics`] found.
@@ -52,6 +55,7 @@ impl Workspace {
             buffers: BTreeMap::new(),
             published: BTreeSet::new(),
             texts: Texts::new(),
+            secrets: Secrets::default(),
         }
     }
 
@@ -95,6 +99,12 @@ impl Workspace {
         .for_validation()
     }
 
+    /// `text` (an answer quoting the workspace's texts: a hover, a completion's detail) with
+    /// every secret value the last check found blanked, as `kiln validate` blanks diagnostics.
+    pub fn redact(&self, text: &str) -> String {
+        self.secrets.redact(text)
+    }
+
     /// Check the workspace: every diagnostic `kiln validate` gives for it, per file, with the
     /// values of secrets blanked as `kiln validate` blanks them.
     pub fn diagnostics(&mut self) -> Published {
@@ -103,9 +113,13 @@ impl Workspace {
             match request::render_units(&req, |objects| Ok(secret_objects(objects))) {
                 Ok(r) => {
                     let kept: Vec<Value> = r.units.concat();
+                    self.secrets = r.secrets(&[], &kept);
                     (r.redacted_warnings(&[], &kept), r.files)
                 }
-                Err(failed) => (failed.redacted(&[]), failed.files),
+                Err(failed) => {
+                    self.secrets = failed.secrets(&[]);
+                    (failed.redacted(&[]), failed.files)
+                }
             };
         self.texts = files
             .iter()
