@@ -5,8 +5,9 @@
 //! The workspace is the folder the editor opened (`rootUri`, the first workspace folder, or the
 //! server's working directory), checked as `kiln validate FOLDER` checks it, with the editor's
 //! unsaved buffers over the files on disk. Once initialized, and on every change of an open
-//! file (and every save), the server checks the whole workspace again and publishes every file's diagnostics (an empty list for a file whose
-//! diagnostics are gone), so a change to an RGD re-checks its instances in other files.
+//! file (and every save), the server checks the whole workspace again and publishes every
+//! file's diagnostics (an empty list for a file whose diagnostics are gone), so a change to an
+//! RGD re-checks its instances in other files.
 //!
 //! Every request is answered: an unknown method, bad parameters or a panic inside a handler is
 //! an error response, and the server goes on. Initialization options: `crds` (paths, as
@@ -123,14 +124,23 @@ struct Server {
     unplaced: Vec<Diagnostic>,
     errors_doc: String,
     shut_down: bool,
+    /// Settings not acted on, told to the editor with the first check.
+    refused: Vec<String>,
 }
 
 impl Server {
     fn new(params: &Value, mut crds: Vec<PathBuf>) -> Self {
         let root = root_of(params);
         let options = &params["initializationOptions"];
-        if let Some(more) = options["crds"].as_array() {
-            crds.extend(more.iter().filter_map(Value::as_str).map(|c| root.join(c)));
+        // Editor settings can come with the repository (`.vscode/settings.json`,
+        // `.helix/languages.toml`): their paths are read inside the folder, never outside it.
+        let mut refused = Vec::new();
+        for c in options["crds"].as_array().into_iter().flatten() {
+            match c.as_str().map(|c| inside(&root, c)) {
+                Some(Ok(p)) => crds.push(p),
+                Some(Err(why)) => refused.push(why),
+                None => refused.push(format!("kiln lsp: crds: {c} is not a path; not read")),
+            }
         }
         let errors_doc = options["errorsDocument"]
             .as_str()
@@ -143,6 +153,7 @@ impl Server {
             unplaced: Vec::new(),
             errors_doc,
             shut_down: false,
+            refused,
         }
     }
 
@@ -370,7 +381,18 @@ impl Server {
     /// Check the workspace and publish every file's diagnostics.
     fn check(&mut self) -> Vec<Message> {
         let found = self.workspace.diagnostics();
-        let mut out = Vec::new();
+        let mut out: Vec<Message> = std::mem::take(&mut self.refused)
+            .into_iter()
+            .map(|message| {
+                Message::Notification(Notification::new(
+                    lsp::notification::ShowMessage::METHOD.to_string(),
+                    lsp::ShowMessageParams {
+                        typ: lsp::MessageType::ERROR,
+                        message,
+                    },
+                ))
+            })
+            .collect();
         for (file, diagnostics) in &found.files {
             let Some(uri) = self.uri_of(file) else {
                 continue;
@@ -439,6 +461,27 @@ fn root_of(params: &Value) -> PathBuf {
         .or_else(|| params["rootPath"].as_str().map(PathBuf::from))
         .unwrap_or_else(|| cwd.clone());
     cwd.join(root)
+}
+
+/// `path`, a setting's path, read inside `root`: relative, no `..`, and (where it exists) not
+/// reaching out through a symbolic link.
+fn inside(root: &Path, path: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let shown: String = path.chars().take(120).collect();
+    let refused = |why: &str| Err(format!("kiln lsp: crds: {shown:?} {why}; not read"));
+    let p = Path::new(path);
+    if p.components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return refused("leaves the workspace folder (absolute, or with `..`)");
+    }
+    let joined = root.join(p);
+    if let (Ok(r), Ok(j)) = (root.canonicalize(), joined.canonicalize()) {
+        if !j.starts_with(&r) {
+            return refused("reaches outside the workspace folder through a symbolic link");
+        }
+    }
+    Ok(joined)
 }
 
 /// docs/errors.md of the checkout kiln was built from.

@@ -88,6 +88,15 @@ impl Lsp {
     /// Start `kiln lsp` (`kiln` is the executable's path) and initialize it for the folder
     /// `root`; returns the server and the `initialize` result.
     pub fn start(kiln: impl AsRef<std::ffi::OsStr>, root: &Path) -> (Lsp, Value) {
+        Lsp::start_with(kiln, root, json!(null))
+    }
+
+    /// [`Lsp::start`] with the editor's `initializationOptions`.
+    pub fn start_with(
+        kiln: impl AsRef<std::ffi::OsStr>,
+        root: &Path,
+        options: Value,
+    ) -> (Lsp, Value) {
         let mut lsp = Lsp::spawn(kiln, &["lsp"]);
         let init = lsp.request(
             "initialize",
@@ -95,6 +104,7 @@ impl Lsp {
                 "processId": null,
                 "rootUri": file_uri(root),
                 "capabilities": {},
+                "initializationOptions": options,
             }),
         );
         assert!(init.get("error").is_none(), "initialize failed: {init}");

@@ -550,3 +550,31 @@ fn random_edits_never_crash_or_hang_the_server() {
     assert_eq!(ds[0]["code"], "KLN3008");
     assert!(lsp.shutdown().success());
 }
+
+#[test]
+fn settings_paths_stay_inside_the_workspace_folder() {
+    // Editor settings can come with the repository: a CRD path that leaves the folder is not
+    // read, and the editor is told so.
+    let (dir, ws) = webapp();
+    let outside = dir.path().canonicalize().unwrap().join("outside.yaml");
+    fs::write(&outside, "not: read\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, ws.join("link.yaml")).unwrap();
+    let (mut lsp, _) = Lsp::start_with(
+        KILN,
+        &ws,
+        json!({"crds": ["../outside.yaml", outside.to_str().unwrap(), "link.yaml"]}),
+    );
+    let notes = lsp.sync();
+    let shown: Vec<&str> = notes
+        .iter()
+        .filter(|n| n["method"] == "window/showMessage")
+        .map(|n| n["params"]["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown.len(), 3, "{notes:#?}");
+    assert!(shown[0].contains("\"../outside.yaml\" leaves the workspace folder"));
+    assert!(shown[1].contains("leaves the workspace folder"));
+    #[cfg(unix)]
+    assert!(shown[2].contains("through a symbolic link"), "{}", shown[2]);
+    assert!(lsp.shutdown().success());
+}
