@@ -145,7 +145,7 @@ impl Request {
 }
 
 /// File name → the text read instead of the file ([`Request::buffers`]).
-pub type Buffers = Arc<std::collections::BTreeMap<String, String>>;
+pub use crate::source::Buffers;
 
 /// Where a request's paths are read (module docs, **Paths and trust**).
 #[derive(Debug, Clone, Default)]

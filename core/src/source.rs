@@ -69,7 +69,14 @@ pub struct Root {
     canonical: PathBuf,
     /// The path as the user gave it, used to name files in diagnostics.
     display: PathBuf,
+    /// Texts read instead of the files they name (an editor's unsaved buffers), by the name
+    /// diagnostics give the file.
+    overlay: Option<Buffers>,
 }
+
+/// File name (as diagnostics name it) → the text read instead of the file: an editor's
+/// unsaved buffers.
+pub type Buffers = std::sync::Arc<BTreeMap<String, String>>;
 
 impl Root {
     /// Open a root directory.
@@ -83,6 +90,7 @@ impl Root {
         Ok(Self {
             canonical,
             display: dir.to_path_buf(),
+            overlay: None,
         })
     }
 
@@ -217,10 +225,21 @@ impl Root {
         }
     }
 
-    /// Read a regular file inside the root as UTF-8 text, with a size limit.
+    /// This root, reading `buffers`' texts instead of the files they name.
+    pub fn with_overlay(mut self, buffers: Option<Buffers>) -> Self {
+        self.overlay = buffers.filter(|b| !b.is_empty());
+        self
+    }
+
+    /// Read a regular file inside the root as UTF-8 text, with a size limit (a buffer of the
+    /// overlay instead, once the path is known to stay inside).
     pub fn read_to_string(&self, rel: &Path, max_bytes: usize) -> Result<String, Diagnostic> {
         let real = self.resolve(rel)?;
-        read_regular_file(&real, &self.display_name(rel), max_bytes)
+        let name = self.display_name(rel);
+        if let Some(text) = self.overlay.as_ref().and_then(|b| b.get(&name)) {
+            return read_limited(text.as_bytes(), &name, max_bytes);
+        }
+        read_regular_file(&real, &name, max_bytes)
     }
 
     /// All manifest files (by [`MANIFEST_EXTENSIONS`]) under `rel`, recursively, as paths relative to

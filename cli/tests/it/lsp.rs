@@ -578,3 +578,36 @@ fn settings_paths_stay_inside_the_workspace_folder() {
     assert!(shown[2].contains("through a symbolic link"), "{}", shown[2]);
     assert!(lsp.shutdown().success());
 }
+
+#[test]
+fn a_kurel_packages_unsaved_files_are_checked() {
+    // The files a package reads (its parameters, resources and patches) are read from the
+    // editor's buffers too, not only the files of the folder's walk.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap().join("app.kurel");
+    fs::create_dir_all(ws.join("resources")).unwrap();
+    fs::write(ws.join("kurel.yaml"), "name: app\nversion: 1.0.0\n").unwrap();
+    fs::write(ws.join("parameters.yaml"), "app:\n  replicas: 2\n").unwrap();
+    let saved = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: app\ndata:\n  replicas: \"${app.replicas}\"\n";
+    let file = ws.join("resources/config.yaml");
+    fs::write(&file, saved).unwrap();
+    let uri = file_uri(&file);
+    let (mut lsp, _) = Lsp::start(KILN, &ws);
+    let published = lsp.open(&uri, saved);
+    assert_eq!(Lsp::published(&published, &uri), None, "{published:?}");
+    let typed = saved.replace("${app.replicas}", "${app.replica}");
+    let published = lsp.change_all(&uri, 2, &typed);
+    let ds = Lsp::published(&published, &uri).expect("the unsaved resource is checked");
+    assert_eq!(ds.len(), 1, "{ds:#?}");
+    assert!(
+        ds[0]["message"].as_str().unwrap().contains("app.replica"),
+        "{:#}",
+        ds[0]
+    );
+    // The parameters file unsaved too: declaring the name clears it.
+    let params = file_uri(&ws.join("parameters.yaml"));
+    lsp.open(&params, "app:\n  replicas: 2\n");
+    let published = lsp.change_all(&params, 2, "app:\n  replicas: 2\n  replica: 3\n");
+    assert_eq!(Lsp::published(&published, &uri), Some(Vec::new()));
+    assert!(lsp.shutdown().success());
+}

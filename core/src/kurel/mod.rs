@@ -60,7 +60,9 @@ use crate::scope::Scopes;
 
 /// What a package directory is: the input walk decides it (it stops there), in [`crate::source`].
 pub use crate::source::is_kurel_package as is_package;
-pub use package::{load, load_with_limits, LoadError, Origin, Package, PatchFile};
+pub use package::{
+    load, load_with_buffers, load_with_limits, LoadError, Origin, Package, PatchFile,
+};
 
 /// Rendering options.
 #[derive(Debug, Clone, PartialEq, Eq)]

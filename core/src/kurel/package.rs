@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::{parse_source_with_warnings, Document, SourceFile, YamlLimits};
 use crate::fieldpath::FieldPath;
-use crate::source::Root;
+use crate::source::{Buffers, Root};
 
 use super::kpatch::{self, Op};
 use super::parameters::{self, Metadata, MetadataSource};
@@ -171,6 +171,8 @@ struct Loader {
     diags: Diagnostics,
     files: Vec<Arc<SourceFile>>,
     limits: YamlLimits,
+    /// An editor's unsaved buffers, read instead of the files they name.
+    buffers: Option<Buffers>,
 }
 
 impl Loader {
@@ -277,13 +279,23 @@ pub fn load(dir: &Path) -> Result<Package, LoadError> {
 
 /// [`load`] with reading limits for every file of the package (kpatch values included).
 pub fn load_with_limits(dir: &Path, limits: &YamlLimits) -> Result<Package, LoadError> {
+    load_with_buffers(dir, limits, None)
+}
+
+/// [`load_with_limits`], reading an editor's unsaved `buffers` instead of the files they name.
+pub fn load_with_buffers(
+    dir: &Path,
+    limits: &YamlLimits,
+    buffers: Option<Buffers>,
+) -> Result<Package, LoadError> {
     let mut l = Loader {
         diags: Diagnostics::new(),
         files: Vec::new(),
         limits: *limits,
+        buffers,
     };
     let display = dir.display().to_string();
-    let root = match Root::new(dir) {
+    let root = match Root::new(dir).map(|r| r.with_overlay(l.buffers.clone())) {
         Ok(r) => r,
         Err(d) => {
             return Err(LoadError {
@@ -947,7 +959,7 @@ fn load_local(l: &mut Loader, dir: &Path, patches: &mut Vec<PatchFile>) -> Optio
         );
         return None;
     }
-    let root = match Root::new(Path::new(&display)) {
+    let root = match Root::new(Path::new(&display)).map(|r| r.with_overlay(l.buffers.clone())) {
         Ok(r) => r,
         Err(d) => {
             l.diags.push(d);

@@ -36,32 +36,34 @@ where
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
     let limits = &req.limits;
-    let package = match kurel::load_with_limits(&found.path, &limits.yaml) {
-        Ok(p) => p,
-        Err(e) => {
-            // Broken patch files do not hide the rest: the package without them is checked
-            // too. A patch that requires a broken one is explained by the broken one's errors.
-            let mut diags = e.diagnostics.0;
-            if let Some(partial) = e.partial {
-                let options = kurel::Options {
-                    namespace: req.namespace.clone(),
-                    max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
-                    crds: run_crds.to_vec(),
-                    provenance: false,
-                };
-                let rest = kurel::Prepared::new(&partial, &kurel::Instance::default(), &options)
-                    .and_then(|p| p.render(None).map(|_| ()));
-                if let Err(more) = rest {
-                    diags.extend(
-                        more.0
-                            .into_iter()
-                            .filter(|d| d.is_error() && d.code != codes::KUREL_PATCH_REFERENCE),
-                    );
+    let package =
+        match kurel::load_with_buffers(&found.path, &limits.yaml, Some(req.buffers.clone())) {
+            Ok(p) => p,
+            Err(e) => {
+                // Broken patch files do not hide the rest: the package without them is checked
+                // too. A patch that requires a broken one is explained by the broken one's errors.
+                let mut diags = e.diagnostics.0;
+                if let Some(partial) = e.partial {
+                    let options = kurel::Options {
+                        namespace: req.namespace.clone(),
+                        max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
+                        crds: run_crds.to_vec(),
+                        provenance: false,
+                    };
+                    let rest =
+                        kurel::Prepared::new(&partial, &kurel::Instance::default(), &options)
+                            .and_then(|p| p.render(None).map(|_| ()));
+                    if let Err(more) = rest {
+                        diags.extend(
+                            more.0
+                                .into_iter()
+                                .filter(|d| d.is_error() && d.code != codes::KUREL_PATCH_REFERENCE),
+                        );
+                    }
                 }
+                return Err((diags, e.files));
             }
-            return Err((diags, e.files));
-        }
-    };
+        };
     let mut files = package.files.clone();
     // The request's overrides: checked above to belong to this package alone.
     let (values, vfiles, mut diags) = read_values(access, &req.values, &limits.yaml);
