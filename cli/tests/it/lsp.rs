@@ -583,14 +583,9 @@ fn settings_paths_stay_inside_the_workspace_folder() {
 fn a_kurel_packages_unsaved_files_are_checked() {
     // The files a package reads (its parameters, resources and patches) are read from the
     // editor's buffers too, not only the files of the folder's walk.
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap().join("app.kurel");
-    fs::create_dir_all(ws.join("resources")).unwrap();
-    fs::write(ws.join("kurel.yaml"), "name: app\nversion: 1.0.0\n").unwrap();
-    fs::write(ws.join("parameters.yaml"), "app:\n  replicas: 2\n").unwrap();
     let saved = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: app\ndata:\n  replicas: \"${app.replicas}\"\n";
-    let file = ws.join("resources/config.yaml");
-    fs::write(&file, saved).unwrap();
+    let (_dir, ws, file) =
+        crate::lsp_queries::kurel_package("app:\n  replicas: 2\n", "config.yaml", saved);
     let uri = file_uri(&file);
     let (mut lsp, _) = Lsp::start(KILN, &ws);
     let published = lsp.open(&uri, saved);

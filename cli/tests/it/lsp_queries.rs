@@ -226,22 +226,33 @@ fn a_misspelt_id_has_a_quick_fix_that_names_the_right_one() {
     assert!(lsp.shutdown().success());
 }
 
-#[test]
-fn a_hover_never_shows_a_secret_value() {
-    // A kurel package whose parameter becomes a Secret's value: hovering its use quotes the
-    // declaration, and the value is blanked there as in every diagnostic.
+/// A kurel package `app.kurel` in a scratch folder, with its `parameters` and one resource
+/// file `resources/NAME` holding `text`; the package's path and the resource's.
+pub(crate) fn kurel_package(
+    parameters: &str,
+    name: &str,
+    text: &str,
+) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().canonicalize().unwrap().join("app.kurel");
     fs::create_dir_all(ws.join("resources")).unwrap();
     fs::write(ws.join("kurel.yaml"), "name: app\nversion: 1.0.0\n").unwrap();
-    fs::write(
-        ws.join("parameters.yaml"),
-        "db:\n  password: hunter2-very-secret\n",
-    )
-    .unwrap();
+    fs::write(ws.join("parameters.yaml"), parameters).unwrap();
+    let file = ws.join("resources").join(name);
+    fs::write(&file, text).unwrap();
+    (dir, ws, file)
+}
+
+#[test]
+fn a_hover_never_shows_a_secret_value() {
+    // A kurel package whose parameter becomes a Secret's value: hovering its use quotes the
+    // declaration, and the value is blanked there as in every diagnostic.
     let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: app\nstringData:\n  password: ${db.password}\n";
-    let file = ws.join("resources/secret.yaml");
-    fs::write(&file, secret).unwrap();
+    let (_dir, ws, file) = kurel_package(
+        "db:\n  password: hunter2-very-secret\n",
+        "secret.yaml",
+        secret,
+    );
     let (mut lsp, _) = Lsp::start(KILN, &ws);
     let uri = file_uri(&file);
     lsp.open(&uri, secret);
