@@ -32,6 +32,16 @@ pub fn did_you_mean(s: &str) -> String {
     format!("did you mean {s:?}?")
 }
 
+/// The word a text suggests with [`did_you_mean`] (a message that carries the suggestion of a
+/// stage below, such as the CEL checker's undefined field), when it is written plainly.
+pub fn suggested_in(text: &str) -> Option<String> {
+    let start = text.find("did you mean \"")? + "did you mean \"".len();
+    let rest = &text[start..];
+    let end = rest.find("\"?")?;
+    let word = &rest[..end];
+    (!word.is_empty() && !word.contains('\\')).then(|| word.to_string())
+}
+
 /// `d` with the word its hint suggests ([`did_you_mean`]) kept whole, for an editor's quick fix
 /// that replaces the misspelt word with it.
 pub fn suggesting(d: crate::diag::Diagnostic, s: Option<&str>) -> crate::diag::Diagnostic {
@@ -68,6 +78,16 @@ pub fn distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_suggestion_is_read_back_from_a_message() {
+        let msg = format!("undefined field 'replica' ({})", did_you_mean("replicas"));
+        assert_eq!(suggested_in(&msg).as_deref(), Some("replicas"));
+        assert_eq!(suggested_in("undefined field 'x'"), None);
+        // Escaped by the quoting: not a word an editor can put back as written.
+        assert_eq!(suggested_in(&did_you_mean("a\"b")), None);
+        assert_eq!(suggested_in(&did_you_mean("")), None);
+    }
 
     #[test]
     fn slips_of_the_keyboard_are_near() {

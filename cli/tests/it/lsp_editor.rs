@@ -127,7 +127,7 @@ fn neovim_shows_the_diagnostic_with_its_code_and_exact_range() {
     let start = text.find("${").unwrap();
     let end = start + "${schema.spec.replica}".len();
     let want = format!(
-        "KLN3008 {line}:{start}-{line}:{end} resource \"deployment\": failed to compile template expression at path \"spec.replicas\": \"schema.spec.replica\": undefined field 'replica'\n"
+        "KLN3008 {line}:{start}-{line}:{end} resource \"deployment\": failed to compile template expression at path \"spec.replicas\": \"schema.spec.replica\": undefined field 'replica' (did you mean \"replicas\"?)\n"
     );
     assert_eq!(diagnostics, want);
 }

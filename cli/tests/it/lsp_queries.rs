@@ -265,3 +265,26 @@ fn a_hover_never_shows_a_secret_value() {
     assert!(!md.contains("hunter2"), "the value is blanked: {md}");
     assert!(lsp.shutdown().success());
 }
+
+#[test]
+fn an_undefined_field_has_a_quick_fix_to_the_declared_one() {
+    let text = rgd_text().replace(
+        "replicas: ${schema.spec.replicas}",
+        "replicas: ${schema.spec.replica}",
+    );
+    let (_dir, mut lsp, uri, text) = open_rgd(Some(&text));
+    let (line, start, end) = span_of(&text, "${schema.spec.replica}", 0);
+    let r = lsp.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range((line, start, end)),
+               "context": {"diagnostics": []}}),
+    );
+    assert_eq!(
+        r["result"],
+        json!([{"title": "Replace with `replicas`", "kind": "quickfix",
+                "edit": {"changes": {uri.clone(): [
+                    {"range": range((line, end - 8, end - 1)), "newText": "replicas"}]}}}]),
+        "{r}"
+    );
+    assert!(lsp.shutdown().success());
+}

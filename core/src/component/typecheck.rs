@@ -460,12 +460,16 @@ impl<'e> Checker<'e> {
                     "check the field name against the value's schema (a resource has its kind's fields)"
                         .to_string()
                 };
-                sink.push(
+                let d = sink.loc.error(
                     codes::TYPE_CHECK,
                     at,
                     format!("expression {src:?} does not type-check: {msg}"),
-                    &hint,
+                    hint,
                 );
+                // An undefined field's nearest declared one, for an editor's quick fix.
+                let suggested = crate::suggest::suggested_in(&msg);
+                sink.diags
+                    .push(crate::suggest::suggesting(d, suggested.as_deref()));
                 None
             }
         }

@@ -123,7 +123,20 @@ fn select(t: &Type, field: &str) -> Result<Type, String> {
         Type::Object(n) => match n.field(field) {
             NodeChild::Node(c) => Ok(Type::of_node(&c)),
             NodeChild::Anything => Ok(Type::Dyn),
-            NodeChild::Missing => Err(format!("undefined field '{field}'")),
+            NodeChild::Missing => {
+                // The nearest declared field, for the message and an editor's quick fix
+                // (`suggest::suggested_in` reads it back).
+                let declared = n.value().get("properties").and_then(|p| p.as_object());
+                let near = declared
+                    .and_then(|p| crate::suggest::nearest(field, p.keys().map(String::as_str)));
+                Err(match near {
+                    Some(s) => format!(
+                        "undefined field '{field}' ({})",
+                        crate::suggest::did_you_mean(s)
+                    ),
+                    None => format!("undefined field '{field}'"),
+                })
+            }
         },
         Type::Map(_, v) => Ok((**v).clone()),
         Type::Optional(inner) => Ok(Type::optional(select(inner, field)?)),

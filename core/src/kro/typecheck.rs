@@ -104,12 +104,12 @@ impl Checker<'_> {
         match infer(e.compiled.program.expression(), scope) {
             Ok(t) => Some(t),
             Err(msg) => {
-                self.push(
-                    codes::TYPE_CHECK,
-                    format!("{what} {:?}: {msg}", e.source()),
-                    "check field names against the kind's schema; convert types explicitly (string(x), int(x))",
-                    e,
-                );
+                let d = Diagnostic::error(codes::TYPE_CHECK, format!("{what} {:?}: {msg}", e.source()))
+                    .with_hint("check field names against the kind's schema; convert types explicitly (string(x), int(x))");
+                // An undefined field's nearest declared one, for an editor's quick fix.
+                let d =
+                    crate::suggest::suggesting(d, crate::suggest::suggested_in(&msg).as_deref());
+                self.errors.push(self.doc.diag(d, &e.path));
                 None
             }
         }
