@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use super::postbuild::{opted_out, strings};
+use super::postbuild::{opted_out, strings, At};
 use super::{DISABLED, SUBSTITUTE_KEY};
 use crate::diag::{codes, Diagnostic};
 use crate::fieldpath::FieldPath;
@@ -79,14 +79,12 @@ pub fn text_hazards(text: &str) -> (bool, bool) {
 pub fn lint(object: &Value) -> Vec<Finding> {
     let mut out = Vec::new();
     if !opted_out(object) {
-        strings(object, &FieldPath::root(), &mut |path, s, in_key| {
-            check(s, path, in_key, &mut out)
-        });
+        strings(object, &mut |at, s, in_key| check(s, at, in_key, &mut out));
     }
     out
 }
 
-fn check(s: &str, path: &FieldPath, in_key: bool, out: &mut Vec<Finding>) {
+fn check(s: &str, at: &At<'_, '_>, in_key: bool, out: &mut Vec<Finding>) {
     let (reference, double) = text_hazards(s);
     for (on, hazard) in [
         (reference, Hazard::Reference),
@@ -94,7 +92,7 @@ fn check(s: &str, path: &FieldPath, in_key: bool, out: &mut Vec<Finding>) {
     ] {
         if on {
             out.push(Finding {
-                path: path.clone(),
+                path: at.path(),
                 in_key,
                 hazard,
             });

@@ -41,7 +41,7 @@ use super::variables::{VariableSource, Variables, NAME_PATTERN};
 use super::{DISABLED, SUBSTITUTE_KEY};
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::{parse_file, Document, YamlLimits};
-use crate::fieldpath::FieldPath;
+use crate::fieldpath::{FieldPath, Segment};
 
 /// When substitution runs (`spec.postBuild.substituteStrategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -714,7 +714,7 @@ fn locate(object: &Value, e: &envsubst::Error, id: &str, settings: &PostBuild) -
     let mut kinds = Vec::new();
     if !matches!(e.kind, ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork) {
         let opts = settings.options();
-        strings(object, &FieldPath::root(), &mut |path, s, _| {
+        strings(object, &mut |at, s, _| {
             if problems.len() >= MAX_PROBLEMS || !envsubst::is_affected(s) {
                 return;
             }
@@ -722,7 +722,7 @@ fn locate(object: &Value, e: &envsubst::Error, id: &str, settings: &PostBuild) -
                 if matches!(err.kind, ErrorKind::TooLarge(_) | ErrorKind::TooMuchWork) {
                     return;
                 }
-                problems.push((diagnostic(&err.kind, id), Some(path.clone())));
+                problems.push((diagnostic(&err.kind, id), Some(at.path())));
                 kinds.push(err.kind);
             }
         });
@@ -765,25 +765,61 @@ fn diagnostic(kind: &ErrorKind, id: &str) -> Diagnostic {
     }
 }
 
-/// Call `f` with every string of `v` and whether it is a key, keys included (a key's path is the
-/// path of its value), in the order kiln writes them.
-pub(super) fn strings(v: &Value, path: &FieldPath, f: &mut impl FnMut(&FieldPath, &str, bool)) {
-    match v {
-        Value::String(s) => f(path, s, false),
-        Value::Array(a) => {
-            for (i, item) in a.iter().enumerate() {
-                strings(item, &path.index(i), f);
-            }
-        }
-        Value::Object(m) => {
-            for (k, item) in m {
-                let p = path.key(k);
-                f(&p, k, true);
-                strings(item, &p, f);
-            }
-        }
-        _ => {}
+/// Where a string of [`strings`] is: the keys and indexes from the object's root, made into a
+/// [`FieldPath`] only when asked. Every string of every rendered object is visited and almost
+/// none is reported, so the walk builds no path of its own.
+pub(super) struct At<'s, 'v>(&'s [Step<'v>]);
+
+/// One step of an [`At`].
+pub(super) enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+impl At<'_, '_> {
+    /// The path of the string (a key's path is the path of its value).
+    pub(super) fn path(&self) -> FieldPath {
+        FieldPath(
+            self.0
+                .iter()
+                .map(|s| match s {
+                    Step::Key(k) => Segment::Key((*k).to_string()),
+                    Step::Index(i) => Segment::Index(*i),
+                })
+                .collect(),
+        )
     }
+}
+
+/// Call `f` with every string of `v` and whether it is a key, keys included, in the order kiln
+/// writes them.
+pub(super) fn strings<'v>(v: &'v Value, f: &mut impl FnMut(&At<'_, 'v>, &str, bool)) {
+    fn walk<'v>(
+        v: &'v Value,
+        steps: &mut Vec<Step<'v>>,
+        f: &mut impl FnMut(&At<'_, 'v>, &str, bool),
+    ) {
+        match v {
+            Value::String(s) => f(&At(steps), s, false),
+            Value::Array(a) => {
+                for (i, item) in a.iter().enumerate() {
+                    steps.push(Step::Index(i));
+                    walk(item, steps, f);
+                    steps.pop();
+                }
+            }
+            Value::Object(m) => {
+                for (k, item) in m {
+                    steps.push(Step::Key(k));
+                    f(&At(steps), k, true);
+                    walk(item, steps, f);
+                    steps.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(v, &mut Vec::new(), f);
 }
 
 /// Loader messages can quote text of the substituted YAML (values): drop what they quote and
