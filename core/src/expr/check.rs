@@ -663,9 +663,14 @@ mod tests {
             check("deployment.spec.template.spec.containers[0].image", &s).unwrap(),
             "string"
         );
+        // The nearest declared field is named; a field near none is named alone.
         assert_eq!(
             check("deployment.spec.replica", &s).unwrap_err(),
-            "undefined field 'replica'"
+            "undefined field 'replica' (did you mean \"replicas\"?)"
+        );
+        assert_eq!(
+            check("deployment.spec.zzz", &s).unwrap_err(),
+            "undefined field 'zzz'"
         );
         assert_eq!(check("has(deployment.spec.replicas)", &s).unwrap(), "bool");
         assert_eq!(
