@@ -184,6 +184,40 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if errors.len() > before {
         return None;
     }
+    match serde_json::from_value(spec_value(kind, v)) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(loc.error(
+                codes::COMPONENT_INVALID,
+                &spec_at,
+                format!("{kind} spec does not read: {e}"),
+                format!("compare the spec with {}", origin(kind)),
+            ));
+            None
+        }
+    }
+}
+
+/// [`spec`] for an envelope of whole definitions, each read by its own kind's reader (a
+/// ComponentEnvSnapshot, a first-version ComponentRelease). When the envelope does not conform,
+/// its violations are reported and the spec is still deserialized if it can be, so the embedded
+/// definitions are read too and their errors are reported with the envelope's, all at once. The
+/// caller fails the document when `errors` grew.
+pub(crate) fn envelope<T: serde::de::DeserializeOwned>(
+    loc: &Loc<'_>,
+    kind: &str,
+    v: &Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    if let Some(t) = spec(loc, kind, v, errors) {
+        return Some(t);
+    }
+    serde_json::from_value(spec_value(kind, v)).ok()
+}
+
+/// The `spec` of a document as it is deserialized: `{}` when absent, without the `null`s the
+/// API server prunes.
+fn spec_value(kind: &str, v: &Value) -> Value {
     let mut spec = v
         .get("spec")
         .filter(|s| !s.is_null())
@@ -192,18 +226,7 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if let Some(schema) = spec_schema(kind) {
         prune_nulls(schema, &mut spec);
     }
-    match serde_json::from_value(spec) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            errors.push(loc.error(
-                codes::COMPONENT_INVALID,
-                &spec_at,
-                format!("{kind} spec does not read: {e}"),
-                format!("compare the spec with upstream's {kind} CRD"),
-            ));
-            None
-        }
-    }
+    spec
 }
 
 /// Drop the `null` properties the schema declares without `nullable`, as the API server prunes
@@ -355,11 +378,12 @@ mod tests {
             "Addon",
             "ComponentTypeDefinition",
             "ProposalComponent",
+            "ComponentEnvSnapshot",
         ] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 4, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 5, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

@@ -441,22 +441,6 @@ impl Reader<'_, '_> {
             }
         }
     }
-
-    /// An optional list (missing or null → empty).
-    fn list<'v>(&mut self, v: &'v Value, at: &FieldPath) -> &'v [Value] {
-        match get(v, at) {
-            None | Some(Value::Null) => &[],
-            Some(Value::Array(a)) => a,
-            Some(other) => {
-                self.invalid(
-                    at,
-                    format!("{} must be a list, not {}", last(at), type_word(other)),
-                    "write a YAML list (- item)",
-                );
-                &[]
-            }
-        }
-    }
 }
 
 /// Names a loop variable may not take: they would hide a context variable.
@@ -1538,10 +1522,11 @@ struct ProposalComponentSpec {
     traits: Vec<TraitUseSpec>,
 }
 
-/// The proposal's `spec.owner`: the project is optional.
-#[derive(Deserialize)]
+/// The proposal's `spec.owner` (each kind's schema says which names it requires).
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ProposalOwner {
+    component_name: Option<String>,
     project_name: Option<String>,
 }
 
@@ -1941,124 +1926,119 @@ impl Semantic<'_, '_> {
 
 /// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
 /// `componentType` in the first implementation).
-pub(crate) const SNAPSHOT_TYPE_KEYS: &[&str] = &["componentTypeDefinition", "componentType"];
+pub(crate) const SNAPSHOT_TYPE_KEYS: [&str; 2] = ["componentTypeDefinition", "componentType"];
 
-/// Read a ComponentEnvSnapshot and the objects embedded in it.
+/// The spec of a ComponentEnvSnapshot (kiln's schema): the embedded definitions are whole
+/// objects, each read by its own kind's reader. Fields the schema requires are optional here so
+/// an envelope that does not conform is still read ([`crd::envelope`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    environment: Option<String>,
+    component_type_definition: Option<Value>,
+    component_type: Option<Value>,
+    component: Option<Value>,
+    workload: Option<Value>,
+    #[serde(default)]
+    addons: Vec<Value>,
+}
+
+/// Read a ComponentEnvSnapshot: kiln's schema of it, then the objects embedded in it.
 pub(crate) fn snapshot_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<SnapshotDef<'a>> {
     let before = errors.len();
-    let mut r = Reader { loc: &loc, errors };
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the snapshotted Component",
-    );
-    let environment = r.string(
-        v,
-        &spec_path("environment"),
-        "the environment this snapshot is deployed to",
-    );
-    let type_key = SNAPSHOT_TYPE_KEYS
-        .iter()
-        .find(|k| v.get("spec").and_then(|s| s.get(**k)).is_some())
-        .copied()
-        .unwrap_or("componentTypeDefinition");
-    let embedded = |r: &mut Reader<'_, '_>,
-                    key: &str,
-                    family: Family,
-                    want: &str|
-     -> Option<(Value, FieldPath)> {
-        let at = spec_path(key);
-        match get(v, &at) {
-            Some(o @ Value::Object(_)) => {
-                let kind = o
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .and_then(Family::of_embedded);
-                if kind != Some(family) {
-                    r.invalid(
-                        &at.key("kind"),
-                        format!("spec.{key} must embed a {want}"),
-                        "create snapshots with kiln snapshot create",
-                    );
-                    return None;
-                }
-                Some((o.clone(), at))
-            }
-            _ => {
-                r.invalid(
-                    &at,
-                    format!("spec.{key} must embed a full {want} object"),
-                    "create snapshots with kiln snapshot create",
-                );
-                None
-            }
+    let spec: SnapshotSpec = crd::envelope(&loc, "ComponentEnvSnapshot", v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    let [ctd, ct] = SNAPSHOT_TYPE_KEYS;
+    let ty = match (spec.component_type_definition, spec.component_type) {
+        // The digest covers one of them; the other would be neither checked nor rendered.
+        (Some(_), Some(_)) => {
+            s.invalid(
+                &spec_path(ct),
+                format!("both spec.{ctd} and spec.{ct} are set"),
+                format!("keep spec.{ctd}, as kiln snapshot create writes it"),
+            );
+            None
+        }
+        (Some(x), None) => Some((x, spec_path(ctd))),
+        (None, Some(x)) => Some((x, spec_path(ct))),
+        (None, None) => {
+            s.invalid(
+                &spec_path(ctd),
+                format!("spec.{ctd} must embed a full ComponentTypeDefinition object"),
+                "create snapshots with kiln snapshot create",
+            );
+            None
         }
     };
-    let t = embedded(
-        &mut r,
-        type_key,
-        Family::ComponentType,
-        "ComponentTypeDefinition",
-    );
-    let c = embedded(&mut r, "component", Family::Component, "Component");
-    let w = embedded(&mut r, "workload", Family::Workload, "Workload");
-    let a_at = spec_path("addons");
-    let n = r.list(v, &a_at).len();
-    let mut addons = Vec::new();
-    for i in 0..n {
-        let at = a_at.index(i);
-        if let Some(x) = get(v, &at) {
-            if x.get("kind")
-                .and_then(Value::as_str)
-                .and_then(Family::of_embedded)
-                != Some(Family::Trait)
-            {
-                r.invalid(
-                    &at.key("kind"),
-                    "spec.addons entries must embed Addons",
-                    "create snapshots with kiln snapshot create",
-                );
-                continue;
-            }
-            if let Some(a) = trait_def(loc.nested(&at), x, r.errors) {
-                addons.push(a);
-            }
-        }
-    }
+    let t = ty
+        .and_then(|(x, at)| s.embedded(x, at, Family::ComponentType, "a ComponentTypeDefinition"));
+    let c = (spec.component)
+        .and_then(|x| s.embedded(x, spec_path("component"), Family::Component, "a Component"));
+    let w = (spec.workload)
+        .and_then(|x| s.embedded(x, spec_path("workload"), Family::Workload, "a Workload"));
+    let a: Vec<_> = (spec.addons.into_iter().enumerate())
+        .filter_map(|(i, x)| s.embedded(x, spec_path("addons").index(i), Family::Trait, "an Addon"))
+        .collect();
+    let addons: Vec<_> = (a.into_iter())
+        .filter_map(|(x, at)| trait_def(loc.nested(&at), &x, errors))
+        .collect();
     let type_def = t.and_then(|(x, at)| type_def(loc.nested(&at), &x, errors));
     let component = c.and_then(|(x, at)| component_def(loc.nested(&at), Cow::Owned(x), errors));
     let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), Cow::Owned(x), errors));
     if errors.len() > before {
         return None;
     }
-    let component = component?;
-    if let Some(cn) = &component_name {
-        if *cn != component.name {
-            errors.push(loc.error(
-                codes::COMPONENT_INVALID,
-                &spec_path("owner").key("componentName"),
-                format!(
-                    "owner.componentName {cn:?} differs from the embedded component {:?}",
-                    component.name
-                ),
-                "create snapshots with kiln snapshot create",
-            ));
-            return None;
-        }
+    let (component, component_name) = (component?, spec.owner.component_name?);
+    if component_name != component.name {
+        errors.push(loc.error(
+            codes::COMPONENT_INVALID,
+            &spec_path("owner").key("componentName"),
+            format!(
+                "owner.componentName {component_name:?} differs from the embedded component {:?}",
+                component.name
+            ),
+            "create snapshots with kiln snapshot create",
+        ));
+        return None;
     }
     Some(SnapshotDef {
         loc: loc.clone(),
-        component_name: component_name?,
-        environment: environment?,
+        component_name,
+        environment: spec.environment?,
         type_def: type_def?,
         component,
         addons,
         workload: workload?,
     })
+}
+
+impl Semantic<'_, '_> {
+    /// A definition a snapshot embeds at `at`, which must be an object of `family` (`want`).
+    fn embedded(
+        &mut self,
+        x: Value,
+        at: FieldPath,
+        family: Family,
+        want: &str,
+    ) -> Option<(Value, FieldPath)> {
+        // Not an object: the schema has said so.
+        let kind = x.as_object()?.get("kind").and_then(Value::as_str);
+        if kind.and_then(Family::of_embedded) != Some(family) {
+            self.invalid(
+                &at.key("kind"),
+                format!("{at} must embed {want}"),
+                "create snapshots with kiln snapshot create",
+            );
+            return None;
+        }
+        Some((x, at))
+    }
 }
 
 /// The spec of a current upstream ComponentRelease (`ComponentReleaseSpec`). The frozen type's
@@ -3125,6 +3105,47 @@ mod tests {
                 (Some(5), "spec.componentType".to_string()),
                 (Some(7), "spec.addons[0].parameters".to_string()),
                 (Some(10), "spec.traits[0].instanceName".to_string()),
+            ]
+        );
+    }
+
+    /// A ComponentEnvSnapshot through kiln's schema of it, then the definitions it embeds: read
+    /// even when the envelope does not conform, so every error is reported at once.
+    #[test]
+    fn snapshot_reads_through_kilns_schema() {
+        let read = |spec: &str| {
+            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentEnvSnapshot\nmetadata: {{name: s}}\nspec:\n{spec}"));
+            let mut errors = Vec::new();
+            let s = snapshot_def(Loc::new(&d), &d.value, &mut errors)
+                .map(|s| (s.component_name, s.environment, s.addons.len()));
+            (s, lines(&errors))
+        };
+        let ty = "{kind: ComponentTypeDefinition, metadata: {name: t}, spec: {workloadType: deployment, resources: [{id: deployment, template: {}}]}}";
+        let wl = "{kind: Workload, metadata: {name: web}, spec: {image: nginx}}";
+        let comp = "{kind: Component, metadata: {name: web}, spec: {componentType: deployment/t}}";
+        let (s, found) = read(&format!("  owner: {{projectName: p, componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{{kind: Addon, metadata: {{name: a}}, spec: {{}}}}]\n"));
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(s.unwrap(), ("web".into(), "dev".into(), 1));
+
+        let bad = "{kind: Component, metadata: {name: web}, spec: {componentType: web}}";
+        let (s, found) = read(&format!("  owner: {{componentName: web}}\n  colour: red\n  componentTypeDefinition: {ty}\n  component: {bad}\n  workload: {wl}\n"));
+        assert!(s.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(6), "spec.colour".to_string()),
+                (Some(4), "spec.environment".to_string()),
+                (Some(8), "spec.component.spec.componentType".to_string()),
+            ]
+        );
+
+        let (s, found) = read(&format!("  owner: {{componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  componentType: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{comp}]\n"));
+        assert!(s.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(8), "spec.componentType".to_string()),
+                (Some(11), "spec.addons[0].kind".to_string()),
             ]
         );
     }
