@@ -2245,6 +2245,28 @@ fn upstream_release_parts<'a>(
     })
 }
 
+/// The key of kiln's schema of a first-version ComponentRelease in
+/// `core/data/proposal/schemas.json` (a current one is upstream's CRD).
+const FIRST_RELEASE: &str = "ProposalComponentRelease";
+
+/// The spec of a first-version ComponentRelease (kiln's schema). The frozen type, traits and
+/// workload are read by their own kinds' readers, and the profile by the Component's, so the
+/// schema leaves them free. Fields the schema requires are optional here so an envelope that
+/// does not conform is still read ([`crd::envelope`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FirstReleaseSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    component_type: Option<Map<String, Value>>,
+    /// A map of trait name → spec, or (beside a bare type) current upstream's
+    /// `[{kind, name, spec}]`: a shape no structural schema states, so it is read here.
+    traits: Option<Value>,
+    #[serde(default)]
+    component_profile: Map<String, Value>,
+    workload: Option<Map<String, Value>>,
+}
+
 /// The parts of a first-version ComponentRelease: the bare ComponentType spec (named after the
 /// release) and a map of trait name → spec, which froze the first implementation's definitions
 /// and render with the proposal's context.
@@ -2254,39 +2276,26 @@ fn first_release_parts<'a>(
     release_name: &str,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseParts<'a>> {
-    let mut r = Reader { loc, errors };
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the released Component",
-    );
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let spec: FirstReleaseSpec = crd::envelope(loc, FIRST_RELEASE, v, errors)?;
+    let mut s = Semantic { loc, errors };
     let ct_at = spec_path("componentType");
-    let ty = get(v, &ct_at).filter(|x| x.is_object()).map(|m| {
+    let ty = spec.component_type.map(|m| {
         (
-            frozen_object("ComponentTypeDefinition", release_name, m.clone()),
+            frozen_object("ComponentTypeDefinition", release_name, Value::Object(m)),
             loc.nested_spec(&ct_at),
         )
     });
-    if ty.is_none() {
-        r.invalid(
-            &ct_at,
-            "spec.componentType must embed the frozen ComponentType spec",
-            "a ComponentRelease freezes its ComponentType",
-        );
-    }
-    // traits: a map name → spec, or (beside a bare type) current upstream's `[{kind, name, spec}]`.
     let tr_at = spec_path("traits");
     let mut traits = Vec::new();
-    match get(v, &tr_at) {
-        None | Some(Value::Null) => {}
+    match spec.traits {
+        None => {}
         Some(Value::Array(items)) => {
-            for (i, t) in items.iter().enumerate() {
+            for (i, t) in items.into_iter().enumerate() {
                 let at = tr_at.index(i);
                 let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
                 let spec = t.get("spec").filter(|x| x.is_object());
                 let (false, Some(spec)) = (tname.is_empty(), spec) else {
-                    r.invalid(
+                    s.invalid(
                         &at,
                         "a frozen trait needs a name and a spec",
                         "write {kind: Trait, name: NAME, spec: {...}}",
@@ -2299,57 +2308,31 @@ fn first_release_parts<'a>(
         }
         Some(Value::Object(m)) => {
             for (tname, spec) in m {
-                let at = tr_at.key(tname);
+                let at = tr_at.key(&tname);
                 if !spec.is_object() {
-                    r.invalid(
+                    s.invalid(
                         &at,
                         format!("the frozen spec of trait {tname:?} must be a map"),
                         "write the Trait's spec",
                     );
                     continue;
                 }
-                traits.push((
-                    frozen_object("Addon", tname, spec.clone()),
-                    loc.nested_spec(&at),
-                ));
+                traits.push((frozen_object("Addon", &tname, spec), loc.nested_spec(&at)));
             }
         }
-        Some(other) => r.invalid(
+        Some(other) => s.invalid(
             &tr_at,
-            format!("spec.traits must be a list, not {}", type_word(other)),
+            format!("spec.traits must be a list, not {}", type_word(&other)),
             "write [{kind: Trait, name: NAME, spec: {...}}]",
         ),
     }
-    let prof_at = spec_path("componentProfile");
-    let profile = r.map(v, &prof_at);
-    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(k.as_str(), "parameters" | "traits") {
-            r.invalid(
-                &prof_at.key(k),
-                format!("unknown field {k:?} in componentProfile"),
-                "a component profile has parameters and traits",
-            );
-        }
-    }
-    let wl_at = spec_path("workload");
-    let workload = get(v, &wl_at).filter(|w| w.is_object()).cloned();
-    if workload.is_none() {
-        r.invalid(
-            &wl_at,
-            "spec.workload must embed the frozen Workload spec",
-            "write the Workload's spec (container, endpoints, …) under spec.workload",
-        );
-    }
     Some(ReleaseParts {
-        project,
-        component_name: component_name?,
+        project: spec.owner.project_name,
+        component_name: spec.owner.component_name?,
         ty: ty?,
         traits,
-        profile: match profile {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        },
-        workload,
+        profile: spec.component_profile,
+        workload: spec.workload.map(Value::Object),
     })
 }
 
@@ -3146,6 +3129,44 @@ mod tests {
             vec![
                 (Some(8), "spec.componentType".to_string()),
                 (Some(11), "spec.addons[0].kind".to_string()),
+            ]
+        );
+    }
+
+    /// A first-version ComponentRelease through kiln's schema of it, then its frozen
+    /// definitions: read even when the envelope does not conform, so every error is reported at
+    /// once; traits as a map of specs.
+    #[test]
+    fn first_version_release_reads_through_kilns_schema() {
+        let read = |spec: &str| {
+            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {{name: r}}\nspec:\n{spec}"));
+            let mut errors = Vec::new();
+            let r = release_def(Loc::new(&d), &d.value, &mut errors)
+                .map(|r| (r.component_name, r.type_def.name, r.addons.len()));
+            (r, lines(&errors))
+        };
+        let (r, found) = read("  owner: {projectName: p, componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, template: {}}]}\n  traits: {label: {}}\n  componentProfile: {parameters: {}, traits: [{name: label, instanceName: l}]}\n  workload: {image: nginx}\n");
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(r.unwrap(), ("web".into(), "r".into(), 1));
+
+        let (r, found) = read("  owner: {componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, forEach: \"${x}\", template: {}}]}\n  componentProfile: {extra: 1}\n  workload: {image: nginx}\n  colour: red\n");
+        assert!(r.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(9), "spec.colour".to_string()),
+                (Some(7), "spec.componentProfile.extra".to_string()),
+                (Some(6), "spec.componentType.resources[0].var".to_string()),
+            ]
+        );
+
+        let (r, found) = read("  owner: {componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, template: {}}]}\n  traits: {a: 1}\n");
+        assert!(r.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(4), "spec.workload".to_string()),
+                (Some(7), "spec.traits.a".to_string()),
             ]
         );
     }
