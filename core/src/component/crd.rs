@@ -380,11 +380,12 @@ mod tests {
             "ProposalComponent",
             "ComponentEnvSnapshot",
             "ProposalComponentRelease",
+            "ProposalWorkload",
         ] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 6, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 7, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

@@ -1678,17 +1678,22 @@ pub(crate) fn workload_def<'a>(
             value,
         });
     }
-    let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
-    let spec = r.map(v, &FieldPath::root().key("spec"));
-    for key in ["containers", "endpoints", "connections"] {
-        if let Some(x) = spec.get(key) {
-            if !(x.is_object() || x.is_array() || x.is_null()) {
-                r.invalid(
-                    &spec_path(key),
-                    format!("{key} must be a map or a list"),
-                    "see the Workload example in docs/component-types.md",
-                );
-            }
+    // The proposal's Workload (and a frozen one): kiln's schema of it.
+    let spec: ProposalWorkloadSpec = crd::spec(&loc, PROPOSAL_WORKLOAD, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // A map by name (the first implementation) or a list (the proposal's text): a shape no
+    // structural schema states.
+    for (key, x) in [
+        ("containers", spec.containers),
+        ("endpoints", spec.endpoints),
+        ("connections", spec.connections),
+    ] {
+        if x.is_some_and(|x| !(x.is_object() || x.is_array())) {
+            s.invalid(
+                &spec_path(key),
+                format!("{key} must be a map or a list"),
+                "see the Workload example in docs/component-types.md",
+            );
         }
     }
     if errors.len() > before {
@@ -1697,11 +1702,30 @@ pub(crate) fn workload_def<'a>(
     let name = name?;
     Some(WorkloadDef {
         loc: loc.clone(),
-        component: owner.unwrap_or_else(|| name.clone()),
+        component: spec.owner.component_name.unwrap_or_else(|| name.clone()),
         name,
-        spec,
+        spec: v
+            .get("spec")
+            .filter(|s| !s.is_null())
+            .cloned()
+            .unwrap_or_else(|| json!({})),
         value,
     })
+}
+
+/// The key of kiln's schema of the proposal's Workload in `core/data/proposal/schemas.json`
+/// (upstream's Workload is the CRD's).
+const PROPOSAL_WORKLOAD: &str = "ProposalWorkload";
+
+/// The part of the proposal's Workload kiln reads itself (kiln's schema); templates read the
+/// whole spec as `workload`.
+#[derive(Deserialize)]
+struct ProposalWorkloadSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    containers: Option<Value>,
+    endpoints: Option<Value>,
+    connections: Option<Value>,
 }
 
 /// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`) or the proposal's
@@ -3169,6 +3193,47 @@ mod tests {
                 (Some(7), "spec.traits.a".to_string()),
             ]
         );
+    }
+
+    /// The proposal's Workload through kiln's schema of it: a field it does not declare is a
+    /// mistake (KLN6001); `containers`, `endpoints` and `connections` are a map or a list.
+    #[test]
+    fn proposal_workload_reads_through_kilns_schema() {
+        let read = |spec: &str| {
+            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {{name: web}}\nspec:\n{spec}"));
+            let mut errors = Vec::new();
+            let w = workload_def(Loc::new(&d), Cow::Borrowed(&d.value), &mut errors)
+                .map(|w| (w.component, w.spec));
+            let found_codes: Vec<Code> = errors.iter().map(|e| e.code).collect();
+            (w, lines(&errors), found_codes)
+        };
+        let (w, found, _) = read("  owner: {componentName: api}\n  containers: {app: {image: nginx}}\n  endpoints: [{name: http, port: 80}]\n");
+        assert!(found.is_empty(), "{found:?}");
+        let (component, spec) = w.unwrap();
+        assert_eq!(component, "api");
+        assert_eq!(spec["containers"], json!({"app": {"image": "nginx"}}));
+        let (w, found, _) = read("  image: nginx\n");
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(
+            w.unwrap().0,
+            "web",
+            "without owner, the Workload names its Component"
+        );
+
+        let (w, found, found_codes) = read("  image: [nginx]\n  colour: red\n");
+        assert!(w.is_none());
+        assert_eq!(
+            found,
+            vec![
+                (Some(6), "spec.colour".to_string()),
+                (Some(5), "spec.image".to_string()),
+            ]
+        );
+        assert_eq!(found_codes, vec![codes::COMPONENT_INVALID; 2]);
+
+        let (w, found, _) = read("  containers: app\n  connections: [{name: db}]\n");
+        assert!(w.is_none());
+        assert_eq!(found, vec![(Some(5), "spec.containers".to_string())]);
     }
 }
 
