@@ -198,20 +198,12 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// [`spec`] for an envelope of whole definitions, each read by its own kind's reader (a
-/// ComponentEnvSnapshot, a first-version ComponentRelease). When the envelope does not conform,
-/// its violations are reported and the spec is still deserialized if it can be, so the embedded
-/// definitions are read too and their errors are reported with the envelope's, all at once. The
-/// caller fails the document when `errors` grew.
-pub(crate) fn envelope<T: serde::de::DeserializeOwned>(
-    loc: &Loc<'_>,
-    kind: &str,
-    v: &Value,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<T> {
-    if let Some(t) = spec(loc, kind, v, errors) {
-        return Some(t);
-    }
+/// The spec deserialized without the schema's check, when it reads: for an envelope of whole
+/// definitions, each read by its own kind's reader (a ComponentEnvSnapshot, a first-version
+/// ComponentRelease), that does not conform. [`spec`] has reported its violations; the
+/// definitions it embeds are still read, so their errors are reported with the envelope's, all
+/// at once, and the caller fails the document on them.
+pub(crate) fn unchecked<T: serde::de::DeserializeOwned>(kind: &str, v: &Value) -> Option<T> {
     serde_json::from_value(spec_value(kind, v)).ok()
 }
 

@@ -1954,7 +1954,7 @@ pub(crate) const SNAPSHOT_TYPE_KEYS: [&str; 2] = ["componentTypeDefinition", "co
 
 /// The spec of a ComponentEnvSnapshot (kiln's schema): the embedded definitions are whole
 /// objects, each read by its own kind's reader. Fields the schema requires are optional here so
-/// an envelope that does not conform is still read ([`crd::envelope`]).
+/// an envelope that does not conform is still read ([`crd::unchecked`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SnapshotSpec {
@@ -1976,7 +1976,9 @@ pub(crate) fn snapshot_def<'a>(
     errors: &mut Vec<Diagnostic>,
 ) -> Option<SnapshotDef<'a>> {
     let before = errors.len();
-    let spec: SnapshotSpec = crd::envelope(&loc, "ComponentEnvSnapshot", v, errors)?;
+    let kind = "ComponentEnvSnapshot";
+    let spec: SnapshotSpec =
+        crd::spec(&loc, kind, v, errors).or_else(|| crd::unchecked(kind, v))?;
     let mut s = Semantic { loc: &loc, errors };
     let [ctd, ct] = SNAPSHOT_TYPE_KEYS;
     let ty = match (spec.component_type_definition, spec.component_type) {
@@ -2276,7 +2278,7 @@ const FIRST_RELEASE: &str = "ProposalComponentRelease";
 /// The spec of a first-version ComponentRelease (kiln's schema). The frozen type, traits and
 /// workload are read by their own kinds' readers, and the profile by the Component's, so the
 /// schema leaves them free. Fields the schema requires are optional here so an envelope that
-/// does not conform is still read ([`crd::envelope`]).
+/// does not conform is still read ([`crd::unchecked`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct FirstReleaseSpec {
@@ -2300,7 +2302,8 @@ fn first_release_parts<'a>(
     release_name: &str,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseParts<'a>> {
-    let spec: FirstReleaseSpec = crd::envelope(loc, FIRST_RELEASE, v, errors)?;
+    let spec: FirstReleaseSpec =
+        crd::spec(loc, FIRST_RELEASE, v, errors).or_else(|| crd::unchecked(FIRST_RELEASE, v))?;
     let mut s = Semantic { loc, errors };
     let ct_at = spec_path("componentType");
     let ty = spec.component_type.map(|m| {
@@ -2910,6 +2913,30 @@ mod tests {
         lines(&errors)
     }
 
+    /// What `read` makes of `text`, which it must read without a problem.
+    fn read_clean<T>(
+        text: &str,
+        read: impl FnOnce(&Document, &mut Vec<Diagnostic>) -> Option<T>,
+    ) -> T {
+        let d = doc(text);
+        let mut errors = Vec::new();
+        let t = read(&d, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        t.unwrap()
+    }
+
+    /// [`refused`], with the (line, path) of every problem `read` must find.
+    fn refused_at(
+        text: &str,
+        read: fn(&Document, &mut Vec<Diagnostic>) -> bool,
+        expected: &[(usize, &str)],
+    ) {
+        let want: Vec<_> = (expected.iter())
+            .map(|(line, path)| (Some(*line), path.to_string()))
+            .collect();
+        assert_eq!(refused(text, read), want);
+    }
+
     fn lines(errors: &[Diagnostic]) -> Vec<(Option<usize>, String)> {
         errors
             .iter()
@@ -3120,41 +3147,21 @@ mod tests {
     /// even when the envelope does not conform, so every error is reported at once.
     #[test]
     fn snapshot_reads_through_kilns_schema() {
-        let read = |spec: &str| {
-            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentEnvSnapshot\nmetadata: {{name: s}}\nspec:\n{spec}"));
-            let mut errors = Vec::new();
-            let s = snapshot_def(Loc::new(&d), &d.value, &mut errors)
-                .map(|s| (s.component_name, s.environment, s.addons.len()));
-            (s, lines(&errors))
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentEnvSnapshot\nmetadata: {name: s}\nspec:\n";
+        let read = |d: &Document, e: &mut Vec<Diagnostic>| {
+            snapshot_def(Loc::new(d), &d.value, e).is_some()
         };
         let ty = "{kind: ComponentTypeDefinition, metadata: {name: t}, spec: {workloadType: deployment, resources: [{id: deployment, template: {}}]}}";
         let wl = "{kind: Workload, metadata: {name: web}, spec: {image: nginx}}";
         let comp = "{kind: Component, metadata: {name: web}, spec: {componentType: deployment/t}}";
-        let (s, found) = read(&format!("  owner: {{projectName: p, componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{{kind: Addon, metadata: {{name: a}}, spec: {{}}}}]\n"));
-        assert!(found.is_empty(), "{found:?}");
-        assert_eq!(s.unwrap(), ("web".into(), "dev".into(), 1));
+        let s = read_clean(&format!("{head}  owner: {{projectName: p, componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{{kind: Addon, metadata: {{name: a}}, spec: {{}}}}]\n"), |d, e| {
+            snapshot_def(Loc::new(d), &d.value, e).map(|s| (s.component_name, s.environment, s.addons.len()))
+        });
+        assert_eq!(s, ("web".into(), "dev".into(), 1));
 
         let bad = "{kind: Component, metadata: {name: web}, spec: {componentType: web}}";
-        let (s, found) = read(&format!("  owner: {{componentName: web}}\n  colour: red\n  componentTypeDefinition: {ty}\n  component: {bad}\n  workload: {wl}\n"));
-        assert!(s.is_none());
-        assert_eq!(
-            found,
-            vec![
-                (Some(6), "spec.colour".to_string()),
-                (Some(4), "spec.environment".to_string()),
-                (Some(8), "spec.component.spec.componentType".to_string()),
-            ]
-        );
-
-        let (s, found) = read(&format!("  owner: {{componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  componentType: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{comp}]\n"));
-        assert!(s.is_none());
-        assert_eq!(
-            found,
-            vec![
-                (Some(8), "spec.componentType".to_string()),
-                (Some(11), "spec.addons[0].kind".to_string()),
-            ]
-        );
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  colour: red\n  componentTypeDefinition: {ty}\n  component: {bad}\n  workload: {wl}\n"), read, &[(6, "spec.colour"), (4, "spec.environment"), (8, "spec.component.spec.componentType")]);
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  componentType: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{comp}]\n"), read, &[(8, "spec.componentType"), (11, "spec.addons[0].kind")]);
     }
 
     /// A first-version ComponentRelease through kiln's schema of it, then its frozen
@@ -3162,78 +3169,58 @@ mod tests {
     /// once; traits as a map of specs.
     #[test]
     fn first_version_release_reads_through_kilns_schema() {
-        let read = |spec: &str| {
-            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {{name: r}}\nspec:\n{spec}"));
-            let mut errors = Vec::new();
-            let r = release_def(Loc::new(&d), &d.value, &mut errors)
-                .map(|r| (r.component_name, r.type_def.name, r.addons.len()));
-            (r, lines(&errors))
-        };
-        let (r, found) = read("  owner: {projectName: p, componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, template: {}}]}\n  traits: {label: {}}\n  componentProfile: {parameters: {}, traits: [{name: label, instanceName: l}]}\n  workload: {image: nginx}\n");
-        assert!(found.is_empty(), "{found:?}");
-        assert_eq!(r.unwrap(), ("web".into(), "r".into(), 1));
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n";
+        let read =
+            |d: &Document, e: &mut Vec<Diagnostic>| release_def(Loc::new(d), &d.value, e).is_some();
+        let r = read_clean(&format!("{head}  owner: {{projectName: p, componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, template: {{}}}}]}}\n  traits: {{label: {{}}}}\n  componentProfile: {{parameters: {{}}, traits: [{{name: label, instanceName: l}}]}}\n  workload: {{image: nginx}}\n"), |d, e| {
+            release_def(Loc::new(d), &d.value, e).map(|r| (r.component_name, r.type_def.name, r.addons.len()))
+        });
+        assert_eq!(r, ("web".into(), "r".into(), 1));
 
-        let (r, found) = read("  owner: {componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, forEach: \"${x}\", template: {}}]}\n  componentProfile: {extra: 1}\n  workload: {image: nginx}\n  colour: red\n");
-        assert!(r.is_none());
-        assert_eq!(
-            found,
-            vec![
-                (Some(9), "spec.colour".to_string()),
-                (Some(7), "spec.componentProfile.extra".to_string()),
-                (Some(6), "spec.componentType.resources[0].var".to_string()),
-            ]
-        );
-
-        let (r, found) = read("  owner: {componentName: web}\n  componentType: {workloadType: deployment, resources: [{id: deployment, template: {}}]}\n  traits: {a: 1}\n");
-        assert!(r.is_none());
-        assert_eq!(
-            found,
-            vec![
-                (Some(4), "spec.workload".to_string()),
-                (Some(7), "spec.traits.a".to_string()),
-            ]
-        );
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, forEach: \"${{x}}\", template: {{}}}}]}}\n  componentProfile: {{extra: 1}}\n  workload: {{image: nginx}}\n  colour: red\n"), read, &[(9, "spec.colour"), (7, "spec.componentProfile.extra"), (6, "spec.componentType.resources[0].var")]);
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, template: {{}}}}]}}\n  traits: {{a: 1}}\n"), read, &[(4, "spec.workload"), (7, "spec.traits.a")]);
     }
 
     /// The proposal's Workload through kiln's schema of it: a field it does not declare is a
     /// mistake (KLN6001); `containers`, `endpoints` and `connections` are a map or a list.
     #[test]
     fn proposal_workload_reads_through_kilns_schema() {
-        let read = |spec: &str| {
-            let d = doc(&format!("apiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {{name: web}}\nspec:\n{spec}"));
-            let mut errors = Vec::new();
-            let w = workload_def(Loc::new(&d), Cow::Borrowed(&d.value), &mut errors)
-                .map(|w| (w.component, w.spec));
-            let found_codes: Vec<Code> = errors.iter().map(|e| e.code).collect();
-            (w, lines(&errors), found_codes)
+        let head =
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {name: web}\nspec:\n";
+        let workload = |spec: &str| {
+            read_clean(&format!("{head}{spec}"), |d, e| {
+                workload_def(Loc::new(d), Cow::Borrowed(&d.value), e).map(|w| (w.component, w.spec))
+            })
         };
-        let (w, found, _) = read("  owner: {componentName: api}\n  containers: {app: {image: nginx}}\n  endpoints: [{name: http, port: 80}]\n");
-        assert!(found.is_empty(), "{found:?}");
-        let (component, spec) = w.unwrap();
+        let (component, spec) = workload("  owner: {componentName: api}\n  containers: {app: {image: nginx}}\n  endpoints: [{name: http, port: 80}]\n");
         assert_eq!(component, "api");
         assert_eq!(spec["containers"], json!({"app": {"image": "nginx"}}));
-        let (w, found, _) = read("  image: nginx\n");
-        assert!(found.is_empty(), "{found:?}");
+        let (component, _) = workload("  image: nginx\n");
         assert_eq!(
-            w.unwrap().0,
-            "web",
+            component, "web",
             "without owner, the Workload names its Component"
         );
 
-        let (w, found, found_codes) = read("  image: [nginx]\n  colour: red\n");
-        assert!(w.is_none());
-        assert_eq!(
-            found,
-            vec![
-                (Some(6), "spec.colour".to_string()),
-                (Some(5), "spec.image".to_string()),
-            ]
+        let read = |d: &Document, e: &mut Vec<Diagnostic>| {
+            let w = workload_def(Loc::new(d), Cow::Borrowed(&d.value), e);
+            assert!(
+                e.iter().all(|d| d.code == codes::COMPONENT_INVALID),
+                "{e:?}"
+            );
+            w.is_some()
+        };
+        refused_at(
+            &format!("{head}  image: [nginx]\n  colour: red\n"),
+            read,
+            &[(6, "spec.colour"), (5, "spec.image")],
         );
-        assert_eq!(found_codes, vec![codes::COMPONENT_INVALID; 2]);
-
-        let (w, found, _) = read("  containers: app\n  connections: [{name: db}]\n");
-        assert!(w.is_none());
-        assert_eq!(found, vec![(Some(5), "spec.containers".to_string())]);
+        assert_eq!(
+            refused(
+                &format!("{head}  containers: app\n  connections: [{{name: db}}]\n"),
+                read
+            ),
+            vec![(Some(5), "spec.containers".to_string())]
+        );
     }
 }
 
