@@ -184,6 +184,32 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if errors.len() > before {
         return None;
     }
+    match serde_json::from_value(spec_value(kind, v)) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(loc.error(
+                codes::COMPONENT_INVALID,
+                &spec_at,
+                format!("{kind} spec does not read: {e}"),
+                format!("compare the spec with {}", origin(kind)),
+            ));
+            None
+        }
+    }
+}
+
+/// The spec deserialized without the schema's check, when it reads: for an envelope of whole
+/// definitions, each read by its own kind's reader (a ComponentEnvSnapshot, a first-version
+/// ComponentRelease), that does not conform. [`spec`] has reported its violations; the
+/// definitions it embeds are still read, so their errors are reported with the envelope's, all
+/// at once, and the caller fails the document on them.
+pub(crate) fn unchecked<T: serde::de::DeserializeOwned>(kind: &str, v: &Value) -> Option<T> {
+    serde_json::from_value(spec_value(kind, v)).ok()
+}
+
+/// The `spec` of a document as it is deserialized: `{}` when absent, without the `null`s the
+/// API server prunes.
+fn spec_value(kind: &str, v: &Value) -> Value {
     let mut spec = v
         .get("spec")
         .filter(|s| !s.is_null())
@@ -192,18 +218,7 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if let Some(schema) = spec_schema(kind) {
         prune_nulls(schema, &mut spec);
     }
-    match serde_json::from_value(spec) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            errors.push(loc.error(
-                codes::COMPONENT_INVALID,
-                &spec_at,
-                format!("{kind} spec does not read: {e}"),
-                format!("compare the spec with upstream's {kind} CRD"),
-            ));
-            None
-        }
-    }
+    spec
 }
 
 /// Drop the `null` properties the schema declares without `nullable`, as the API server prunes
@@ -355,11 +370,14 @@ mod tests {
             "Addon",
             "ComponentTypeDefinition",
             "ProposalComponent",
+            "ComponentEnvSnapshot",
+            "ProposalComponentRelease",
+            "ProposalWorkload",
         ] {
             let s = spec_schema(kind).unwrap_or_else(|| panic!("no schema for {kind}"));
             assert_eq!(s.get("type"), Some(&json!("object")), "{kind}");
         }
-        assert_eq!(proposal_schemas().len(), 4, "a proposal kind nobody reads");
+        assert_eq!(proposal_schemas().len(), 7, "a proposal kind nobody reads");
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {

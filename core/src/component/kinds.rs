@@ -441,22 +441,6 @@ impl Reader<'_, '_> {
             }
         }
     }
-
-    /// An optional list (missing or null → empty).
-    fn list<'v>(&mut self, v: &'v Value, at: &FieldPath) -> &'v [Value] {
-        match get(v, at) {
-            None | Some(Value::Null) => &[],
-            Some(Value::Array(a)) => a,
-            Some(other) => {
-                self.invalid(
-                    at,
-                    format!("{} must be a list, not {}", last(at), type_word(other)),
-                    "write a YAML list (- item)",
-                );
-                &[]
-            }
-        }
-    }
 }
 
 /// Names a loop variable may not take: they would hide a context variable.
@@ -1538,10 +1522,11 @@ struct ProposalComponentSpec {
     traits: Vec<TraitUseSpec>,
 }
 
-/// The proposal's `spec.owner`: the project is optional.
-#[derive(Deserialize)]
+/// The proposal's `spec.owner` (each kind's schema says which names it requires).
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ProposalOwner {
+    component_name: Option<String>,
     project_name: Option<String>,
 }
 
@@ -1693,17 +1678,22 @@ pub(crate) fn workload_def<'a>(
             value,
         });
     }
-    let owner = r.opt_string(v, &spec_path("owner").key("componentName"));
-    let spec = r.map(v, &FieldPath::root().key("spec"));
-    for key in ["containers", "endpoints", "connections"] {
-        if let Some(x) = spec.get(key) {
-            if !(x.is_object() || x.is_array() || x.is_null()) {
-                r.invalid(
-                    &spec_path(key),
-                    format!("{key} must be a map or a list"),
-                    "see the Workload example in docs/component-types.md",
-                );
-            }
+    // The proposal's Workload (and a frozen one): kiln's schema of it.
+    let spec: ProposalWorkloadSpec = crd::spec(&loc, PROPOSAL_WORKLOAD, v, errors)?;
+    let mut s = Semantic { loc: &loc, errors };
+    // A map by name (the first implementation) or a list (the proposal's text): a shape no
+    // structural schema states.
+    for (key, x) in [
+        ("containers", spec.containers),
+        ("endpoints", spec.endpoints),
+        ("connections", spec.connections),
+    ] {
+        if x.is_some_and(|x| !(x.is_object() || x.is_array())) {
+            s.invalid(
+                &spec_path(key),
+                format!("{key} must be a map or a list"),
+                "see the Workload example in docs/component-types.md",
+            );
         }
     }
     if errors.len() > before {
@@ -1712,11 +1702,30 @@ pub(crate) fn workload_def<'a>(
     let name = name?;
     Some(WorkloadDef {
         loc: loc.clone(),
-        component: owner.unwrap_or_else(|| name.clone()),
+        component: spec.owner.component_name.unwrap_or_else(|| name.clone()),
         name,
-        spec,
+        spec: v
+            .get("spec")
+            .filter(|s| !s.is_null())
+            .cloned()
+            .unwrap_or_else(|| json!({})),
         value,
     })
+}
+
+/// The key of kiln's schema of the proposal's Workload in `core/data/proposal/schemas.json`
+/// (upstream's Workload is the CRD's).
+const PROPOSAL_WORKLOAD: &str = "ProposalWorkload";
+
+/// The part of the proposal's Workload kiln reads itself (kiln's schema); templates read the
+/// whole spec as `workload`.
+#[derive(Deserialize)]
+struct ProposalWorkloadSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    containers: Option<Value>,
+    endpoints: Option<Value>,
+    connections: Option<Value>,
 }
 
 /// The spec of an upstream ReleaseBinding (`ReleaseBindingSpec`) or the proposal's
@@ -1941,124 +1950,121 @@ impl Semantic<'_, '_> {
 
 /// The key of a snapshot's embedded type (`componentTypeDefinition` in the proposal text,
 /// `componentType` in the first implementation).
-pub(crate) const SNAPSHOT_TYPE_KEYS: &[&str] = &["componentTypeDefinition", "componentType"];
+pub(crate) const SNAPSHOT_TYPE_KEYS: [&str; 2] = ["componentTypeDefinition", "componentType"];
 
-/// Read a ComponentEnvSnapshot and the objects embedded in it.
+/// The spec of a ComponentEnvSnapshot (kiln's schema): the embedded definitions are whole
+/// objects, each read by its own kind's reader. Fields the schema requires are optional here so
+/// an envelope that does not conform is still read ([`crd::unchecked`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    environment: Option<String>,
+    component_type_definition: Option<Value>,
+    component_type: Option<Value>,
+    component: Option<Value>,
+    workload: Option<Value>,
+    #[serde(default)]
+    addons: Vec<Value>,
+}
+
+/// Read a ComponentEnvSnapshot: kiln's schema of it, then the objects embedded in it.
 pub(crate) fn snapshot_def<'a>(
     loc: Loc<'a>,
     v: &Value,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<SnapshotDef<'a>> {
     let before = errors.len();
-    let mut r = Reader { loc: &loc, errors };
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the snapshotted Component",
-    );
-    let environment = r.string(
-        v,
-        &spec_path("environment"),
-        "the environment this snapshot is deployed to",
-    );
-    let type_key = SNAPSHOT_TYPE_KEYS
-        .iter()
-        .find(|k| v.get("spec").and_then(|s| s.get(**k)).is_some())
-        .copied()
-        .unwrap_or("componentTypeDefinition");
-    let embedded = |r: &mut Reader<'_, '_>,
-                    key: &str,
-                    family: Family,
-                    want: &str|
-     -> Option<(Value, FieldPath)> {
-        let at = spec_path(key);
-        match get(v, &at) {
-            Some(o @ Value::Object(_)) => {
-                let kind = o
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .and_then(Family::of_embedded);
-                if kind != Some(family) {
-                    r.invalid(
-                        &at.key("kind"),
-                        format!("spec.{key} must embed a {want}"),
-                        "create snapshots with kiln snapshot create",
-                    );
-                    return None;
-                }
-                Some((o.clone(), at))
-            }
-            _ => {
-                r.invalid(
-                    &at,
-                    format!("spec.{key} must embed a full {want} object"),
-                    "create snapshots with kiln snapshot create",
-                );
-                None
-            }
+    let kind = "ComponentEnvSnapshot";
+    let spec: SnapshotSpec =
+        crd::spec(&loc, kind, v, errors).or_else(|| crd::unchecked(kind, v))?;
+    let mut s = Semantic { loc: &loc, errors };
+    let [ctd, ct] = SNAPSHOT_TYPE_KEYS;
+    let ty = match (spec.component_type_definition, spec.component_type) {
+        // The digest covers one of them; the other would be neither checked nor rendered.
+        (Some(_), Some(_)) => {
+            s.invalid(
+                &spec_path(ct),
+                format!("both spec.{ctd} and spec.{ct} are set"),
+                format!("keep spec.{ctd}, as kiln snapshot create writes it"),
+            );
+            None
+        }
+        (Some(x), None) => Some((x, spec_path(ctd))),
+        (None, Some(x)) => Some((x, spec_path(ct))),
+        (None, None) => {
+            s.invalid(
+                &spec_path(ctd),
+                format!("spec.{ctd} must embed a full ComponentTypeDefinition object"),
+                "create snapshots with kiln snapshot create",
+            );
+            None
         }
     };
-    let t = embedded(
-        &mut r,
-        type_key,
-        Family::ComponentType,
-        "ComponentTypeDefinition",
-    );
-    let c = embedded(&mut r, "component", Family::Component, "Component");
-    let w = embedded(&mut r, "workload", Family::Workload, "Workload");
-    let a_at = spec_path("addons");
-    let n = r.list(v, &a_at).len();
-    let mut addons = Vec::new();
-    for i in 0..n {
-        let at = a_at.index(i);
-        if let Some(x) = get(v, &at) {
-            if x.get("kind")
-                .and_then(Value::as_str)
-                .and_then(Family::of_embedded)
-                != Some(Family::Trait)
-            {
-                r.invalid(
-                    &at.key("kind"),
-                    "spec.addons entries must embed Addons",
-                    "create snapshots with kiln snapshot create",
-                );
-                continue;
-            }
-            if let Some(a) = trait_def(loc.nested(&at), x, r.errors) {
-                addons.push(a);
-            }
-        }
-    }
+    let t = ty
+        .and_then(|(x, at)| s.embedded(x, at, Family::ComponentType, "a ComponentTypeDefinition"));
+    let c = (spec.component)
+        .and_then(|x| s.embedded(x, spec_path("component"), Family::Component, "a Component"));
+    let w = (spec.workload)
+        .and_then(|x| s.embedded(x, spec_path("workload"), Family::Workload, "a Workload"));
+    let a: Vec<_> = (spec.addons.into_iter().enumerate())
+        .filter_map(|(i, x)| s.embedded(x, spec_path("addons").index(i), Family::Trait, "an Addon"))
+        .collect();
+    let addons: Vec<_> = (a.into_iter())
+        .filter_map(|(x, at)| trait_def(loc.nested(&at), &x, errors))
+        .collect();
     let type_def = t.and_then(|(x, at)| type_def(loc.nested(&at), &x, errors));
     let component = c.and_then(|(x, at)| component_def(loc.nested(&at), Cow::Owned(x), errors));
     let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), Cow::Owned(x), errors));
     if errors.len() > before {
         return None;
     }
-    let component = component?;
-    if let Some(cn) = &component_name {
-        if *cn != component.name {
-            errors.push(loc.error(
-                codes::COMPONENT_INVALID,
-                &spec_path("owner").key("componentName"),
-                format!(
-                    "owner.componentName {cn:?} differs from the embedded component {:?}",
-                    component.name
-                ),
-                "create snapshots with kiln snapshot create",
-            ));
-            return None;
-        }
+    let (component, component_name) = (component?, spec.owner.component_name?);
+    if component_name != component.name {
+        errors.push(loc.error(
+            codes::COMPONENT_INVALID,
+            &spec_path("owner").key("componentName"),
+            format!(
+                "owner.componentName {component_name:?} differs from the embedded component {:?}",
+                component.name
+            ),
+            "create snapshots with kiln snapshot create",
+        ));
+        return None;
     }
     Some(SnapshotDef {
         loc: loc.clone(),
-        component_name: component_name?,
-        environment: environment?,
+        component_name,
+        environment: spec.environment?,
         type_def: type_def?,
         component,
         addons,
         workload: workload?,
     })
+}
+
+impl Semantic<'_, '_> {
+    /// A definition a snapshot embeds at `at`, which must be an object of `family` (`want`).
+    fn embedded(
+        &mut self,
+        x: Value,
+        at: FieldPath,
+        family: Family,
+        want: &str,
+    ) -> Option<(Value, FieldPath)> {
+        // Not an object: the schema has said so.
+        let kind = x.as_object()?.get("kind").and_then(Value::as_str);
+        if kind.and_then(Family::of_embedded) != Some(family) {
+            self.invalid(
+                &at.key("kind"),
+                format!("{at} must embed {want}"),
+                "create snapshots with kiln snapshot create",
+            );
+            return None;
+        }
+        Some((x, at))
+    }
 }
 
 /// The spec of a current upstream ComponentRelease (`ComponentReleaseSpec`). The frozen type's
@@ -2265,6 +2271,28 @@ fn upstream_release_parts<'a>(
     })
 }
 
+/// The key of kiln's schema of a first-version ComponentRelease in
+/// `core/data/proposal/schemas.json` (a current one is upstream's CRD).
+const FIRST_RELEASE: &str = "ProposalComponentRelease";
+
+/// The spec of a first-version ComponentRelease (kiln's schema). The frozen type, traits and
+/// workload are read by their own kinds' readers, and the profile by the Component's, so the
+/// schema leaves them free. Fields the schema requires are optional here so an envelope that
+/// does not conform is still read ([`crd::unchecked`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FirstReleaseSpec {
+    #[serde(default)]
+    owner: ProposalOwner,
+    component_type: Option<Map<String, Value>>,
+    /// A map of trait name → spec, or (beside a bare type) current upstream's
+    /// `[{kind, name, spec}]`: a shape no structural schema states, so it is read here.
+    traits: Option<Value>,
+    #[serde(default)]
+    component_profile: Map<String, Value>,
+    workload: Option<Map<String, Value>>,
+}
+
 /// The parts of a first-version ComponentRelease: the bare ComponentType spec (named after the
 /// release) and a map of trait name → spec, which froze the first implementation's definitions
 /// and render with the proposal's context.
@@ -2274,39 +2302,27 @@ fn first_release_parts<'a>(
     release_name: &str,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseParts<'a>> {
-    let mut r = Reader { loc, errors };
-    let component_name = r.string(
-        v,
-        &spec_path("owner").key("componentName"),
-        "the name of the released Component",
-    );
-    let project = r.opt_string(v, &spec_path("owner").key("projectName"));
+    let spec: FirstReleaseSpec =
+        crd::spec(loc, FIRST_RELEASE, v, errors).or_else(|| crd::unchecked(FIRST_RELEASE, v))?;
+    let mut s = Semantic { loc, errors };
     let ct_at = spec_path("componentType");
-    let ty = get(v, &ct_at).filter(|x| x.is_object()).map(|m| {
+    let ty = spec.component_type.map(|m| {
         (
-            frozen_object("ComponentTypeDefinition", release_name, m.clone()),
+            frozen_object("ComponentTypeDefinition", release_name, Value::Object(m)),
             loc.nested_spec(&ct_at),
         )
     });
-    if ty.is_none() {
-        r.invalid(
-            &ct_at,
-            "spec.componentType must embed the frozen ComponentType spec",
-            "a ComponentRelease freezes its ComponentType",
-        );
-    }
-    // traits: a map name → spec, or (beside a bare type) current upstream's `[{kind, name, spec}]`.
     let tr_at = spec_path("traits");
     let mut traits = Vec::new();
-    match get(v, &tr_at) {
-        None | Some(Value::Null) => {}
+    match spec.traits {
+        None => {}
         Some(Value::Array(items)) => {
-            for (i, t) in items.iter().enumerate() {
+            for (i, t) in items.into_iter().enumerate() {
                 let at = tr_at.index(i);
                 let tname = t.get("name").and_then(Value::as_str).unwrap_or("");
                 let spec = t.get("spec").filter(|x| x.is_object());
                 let (false, Some(spec)) = (tname.is_empty(), spec) else {
-                    r.invalid(
+                    s.invalid(
                         &at,
                         "a frozen trait needs a name and a spec",
                         "write {kind: Trait, name: NAME, spec: {...}}",
@@ -2319,57 +2335,31 @@ fn first_release_parts<'a>(
         }
         Some(Value::Object(m)) => {
             for (tname, spec) in m {
-                let at = tr_at.key(tname);
+                let at = tr_at.key(&tname);
                 if !spec.is_object() {
-                    r.invalid(
+                    s.invalid(
                         &at,
                         format!("the frozen spec of trait {tname:?} must be a map"),
                         "write the Trait's spec",
                     );
                     continue;
                 }
-                traits.push((
-                    frozen_object("Addon", tname, spec.clone()),
-                    loc.nested_spec(&at),
-                ));
+                traits.push((frozen_object("Addon", &tname, spec), loc.nested_spec(&at)));
             }
         }
-        Some(other) => r.invalid(
+        Some(other) => s.invalid(
             &tr_at,
-            format!("spec.traits must be a list, not {}", type_word(other)),
+            format!("spec.traits must be a list, not {}", type_word(&other)),
             "write [{kind: Trait, name: NAME, spec: {...}}]",
         ),
     }
-    let prof_at = spec_path("componentProfile");
-    let profile = r.map(v, &prof_at);
-    for k in profile.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !matches!(k.as_str(), "parameters" | "traits") {
-            r.invalid(
-                &prof_at.key(k),
-                format!("unknown field {k:?} in componentProfile"),
-                "a component profile has parameters and traits",
-            );
-        }
-    }
-    let wl_at = spec_path("workload");
-    let workload = get(v, &wl_at).filter(|w| w.is_object()).cloned();
-    if workload.is_none() {
-        r.invalid(
-            &wl_at,
-            "spec.workload must embed the frozen Workload spec",
-            "write the Workload's spec (container, endpoints, …) under spec.workload",
-        );
-    }
     Some(ReleaseParts {
-        project,
-        component_name: component_name?,
+        project: spec.owner.project_name,
+        component_name: spec.owner.component_name?,
         ty: ty?,
         traits,
-        profile: match profile {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        },
-        workload,
+        profile: spec.component_profile,
+        workload: spec.workload.map(Value::Object),
     })
 }
 
@@ -2923,6 +2913,30 @@ mod tests {
         lines(&errors)
     }
 
+    /// What `read` makes of `text`, which it must read without a problem.
+    fn read_clean<T>(
+        text: &str,
+        read: impl FnOnce(&Document, &mut Vec<Diagnostic>) -> Option<T>,
+    ) -> T {
+        let d = doc(text);
+        let mut errors = Vec::new();
+        let t = read(&d, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        t.unwrap()
+    }
+
+    /// [`refused`], with the (line, path) of every problem `read` must find.
+    fn refused_at(
+        text: &str,
+        read: fn(&Document, &mut Vec<Diagnostic>) -> bool,
+        expected: &[(usize, &str)],
+    ) {
+        let want: Vec<_> = (expected.iter())
+            .map(|(line, path)| (Some(*line), path.to_string()))
+            .collect();
+        assert_eq!(refused(text, read), want);
+    }
+
     fn lines(errors: &[Diagnostic]) -> Vec<(Option<usize>, String)> {
         errors
             .iter()
@@ -3126,6 +3140,86 @@ mod tests {
                 (Some(7), "spec.addons[0].parameters".to_string()),
                 (Some(10), "spec.traits[0].instanceName".to_string()),
             ]
+        );
+    }
+
+    /// A ComponentEnvSnapshot through kiln's schema of it, then the definitions it embeds: read
+    /// even when the envelope does not conform, so every error is reported at once.
+    #[test]
+    fn snapshot_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentEnvSnapshot\nmetadata: {name: s}\nspec:\n";
+        let read = |d: &Document, e: &mut Vec<Diagnostic>| {
+            snapshot_def(Loc::new(d), &d.value, e).is_some()
+        };
+        let ty = "{kind: ComponentTypeDefinition, metadata: {name: t}, spec: {workloadType: deployment, resources: [{id: deployment, template: {}}]}}";
+        let wl = "{kind: Workload, metadata: {name: web}, spec: {image: nginx}}";
+        let comp = "{kind: Component, metadata: {name: web}, spec: {componentType: deployment/t}}";
+        let s = read_clean(&format!("{head}  owner: {{projectName: p, componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{{kind: Addon, metadata: {{name: a}}, spec: {{}}}}]\n"), |d, e| {
+            snapshot_def(Loc::new(d), &d.value, e).map(|s| (s.component_name, s.environment, s.addons.len()))
+        });
+        assert_eq!(s, ("web".into(), "dev".into(), 1));
+
+        let bad = "{kind: Component, metadata: {name: web}, spec: {componentType: web}}";
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  colour: red\n  componentTypeDefinition: {ty}\n  component: {bad}\n  workload: {wl}\n"), read, &[(6, "spec.colour"), (4, "spec.environment"), (8, "spec.component.spec.componentType")]);
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  environment: dev\n  componentTypeDefinition: {ty}\n  componentType: {ty}\n  component: {comp}\n  workload: {wl}\n  addons: [{comp}]\n"), read, &[(8, "spec.componentType"), (11, "spec.addons[0].kind")]);
+    }
+
+    /// A first-version ComponentRelease through kiln's schema of it, then its frozen
+    /// definitions: read even when the envelope does not conform, so every error is reported at
+    /// once; traits as a map of specs.
+    #[test]
+    fn first_version_release_reads_through_kilns_schema() {
+        let head = "apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentRelease\nmetadata: {name: r}\nspec:\n";
+        let read =
+            |d: &Document, e: &mut Vec<Diagnostic>| release_def(Loc::new(d), &d.value, e).is_some();
+        let r = read_clean(&format!("{head}  owner: {{projectName: p, componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, template: {{}}}}]}}\n  traits: {{label: {{}}}}\n  componentProfile: {{parameters: {{}}, traits: [{{name: label, instanceName: l}}]}}\n  workload: {{image: nginx}}\n"), |d, e| {
+            release_def(Loc::new(d), &d.value, e).map(|r| (r.component_name, r.type_def.name, r.addons.len()))
+        });
+        assert_eq!(r, ("web".into(), "r".into(), 1));
+
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, forEach: \"${{x}}\", template: {{}}}}]}}\n  componentProfile: {{extra: 1}}\n  workload: {{image: nginx}}\n  colour: red\n"), read, &[(9, "spec.colour"), (7, "spec.componentProfile.extra"), (6, "spec.componentType.resources[0].var")]);
+        refused_at(&format!("{head}  owner: {{componentName: web}}\n  componentType: {{workloadType: deployment, resources: [{{id: deployment, template: {{}}}}]}}\n  traits: {{a: 1}}\n"), read, &[(4, "spec.workload"), (7, "spec.traits.a")]);
+    }
+
+    /// The proposal's Workload through kiln's schema of it: a field it does not declare is a
+    /// mistake (KLN6001); `containers`, `endpoints` and `connections` are a map or a list.
+    #[test]
+    fn proposal_workload_reads_through_kilns_schema() {
+        let head =
+            "apiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {name: web}\nspec:\n";
+        let workload = |spec: &str| {
+            read_clean(&format!("{head}{spec}"), |d, e| {
+                workload_def(Loc::new(d), Cow::Borrowed(&d.value), e).map(|w| (w.component, w.spec))
+            })
+        };
+        let (component, spec) = workload("  owner: {componentName: api}\n  containers: {app: {image: nginx}}\n  endpoints: [{name: http, port: 80}]\n");
+        assert_eq!(component, "api");
+        assert_eq!(spec["containers"], json!({"app": {"image": "nginx"}}));
+        let (component, _) = workload("  image: nginx\n");
+        assert_eq!(
+            component, "web",
+            "without owner, the Workload names its Component"
+        );
+
+        let read = |d: &Document, e: &mut Vec<Diagnostic>| {
+            let w = workload_def(Loc::new(d), Cow::Borrowed(&d.value), e);
+            assert!(
+                e.iter().all(|d| d.code == codes::COMPONENT_INVALID),
+                "{e:?}"
+            );
+            w.is_some()
+        };
+        refused_at(
+            &format!("{head}  image: [nginx]\n  colour: red\n"),
+            read,
+            &[(6, "spec.colour"), (5, "spec.image")],
+        );
+        assert_eq!(
+            refused(
+                &format!("{head}  containers: app\n  connections: [{{name: db}}]\n"),
+                read
+            ),
+            vec![(Some(5), "spec.containers".to_string())]
         );
     }
 }
