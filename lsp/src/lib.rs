@@ -281,10 +281,18 @@ impl Server {
             .get(file)
             .or_else(|| self.workspace.texts().get(file))
             .cloned()
-            // A file kiln could not read as text (not UTF-8) still has lines to point at.
+            // A file kiln could not read as text (not UTF-8) still has lines to point at; only
+            // a regular file of the folder, within the reading limit (a URI can name anything,
+            // `/dev/zero` included).
             .or_else(|| {
-                std::fs::read(file)
-                    .ok()
+                let path = Path::new(file);
+                let limit = kiln_core::document::YamlLimits::default().max_input_bytes;
+                let meta = std::fs::metadata(path).ok()?;
+                (path.starts_with(self.workspace.root())
+                    && meta.is_file()
+                    && meta.len() <= limit as u64)
+                    .then(|| std::fs::read(path).ok())
+                    .flatten()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
             })
             .unwrap_or_default()

@@ -606,3 +606,17 @@ fn a_kurel_packages_unsaved_files_are_checked() {
     assert_eq!(Lsp::published(&published, &uri), Some(Vec::new()));
     assert!(lsp.shutdown().success());
 }
+
+#[test]
+fn a_uri_outside_the_folder_is_not_read() {
+    // A position in a file the editor names but the folder does not hold: the server answers
+    // without reading it (`/dev/zero` would never end).
+    let (_dir, ws) = webapp();
+    let (mut lsp, _) = Lsp::start(KILN, &ws);
+    let r = lsp.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///dev/zero"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["result"], Value::Null, "{r}");
+    assert!(lsp.shutdown().success());
+}
