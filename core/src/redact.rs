@@ -650,7 +650,7 @@ fn related(a: &FieldPath, b: &FieldPath) -> bool {
 }
 
 /// A cheap test before parsing a file again: can it hold a Secret or a sensitive marker?
-fn may_hold_secrets(text: &str) -> bool {
+pub(crate) fn may_hold_secrets(text: &str) -> bool {
     text.contains("ecret") || text.contains("oc:sensitive")
 }
 

@@ -223,12 +223,71 @@ fn release_file(file: &str, env: &str) -> String {
 }
 
 /// A file's units after the safety check, and what the check found.
-type Checked = (String, Vec<(OriginKind, Unit)>, Vec<Diagnostic>);
-
-/// A rendered unit: its objects (when the safety check or protection needs them) or its YAML.
+/// A rendered unit, finished on the worker that rendered it: its objects are not kept.
 struct Unit {
-    objects: Vec<Value>,
-    yaml: Option<String>,
+    /// Its YAML as the output holds it (protected, when protection is on).
+    yaml: String,
+    /// Its YAML as rendered, when protection changed it: what a pass-through unit (the user's
+    /// own documents, copied as written) writes instead.
+    plain: Option<String>,
+    /// The safety check's findings (no file yet: the unit's output file is decided later).
+    found: Vec<Diagnostic>,
+    /// The objects that may hold secret values (a Secret's data, `oc:sensitive` fields): kept
+    /// so that a warning never prints a rendered secret.
+    secrets: Vec<Value>,
+}
+
+impl Unit {
+    fn finish(objs: Vec<Value>, opts: &Options) -> Result<Unit, Diagnostic> {
+        let mut found = Vec::new();
+        // A protected object is what substitution gives back: nothing to warn about.
+        if opts.lint && opts.protect.is_none() {
+            for o in &objs {
+                found.extend(lint::diagnostics(o));
+            }
+        }
+        let (yaml, plain) = match opts.protect {
+            None => (output::yaml_stream(&objs)?, None),
+            Some(how) => {
+                let protected: Vec<Value> = objs
+                    .iter()
+                    .map(|o| match how {
+                        Protect::Escape => lint::escape(o),
+                        Protect::Annotate => {
+                            let mut o = o.clone();
+                            annotate(&mut o);
+                            o
+                        }
+                    })
+                    .collect();
+                let plain = (protected != objs)
+                    .then(|| output::yaml_stream(&objs))
+                    .transpose()?;
+                (output::yaml_stream(&protected)?, plain)
+            }
+        };
+        let text = plain.as_deref().unwrap_or(&yaml);
+        let secrets = if crate::redact::may_hold_secrets(text) {
+            objs
+        } else {
+            Vec::new()
+        };
+        Ok(Unit {
+            yaml,
+            plain,
+            found,
+            secrets,
+        })
+    }
+
+    /// What the output file holds of this unit, and the findings that go with it.
+    fn take(self, kind: OriginKind) -> (String, Vec<Diagnostic>) {
+        if is_passthrough(kind) {
+            (self.plain.unwrap_or(self.yaml), Vec::new())
+        } else {
+            (self.yaml, self.found)
+        }
+    }
 }
 
 /// Render the tree at `dir` in place. All or nothing: on any error, every diagnostic found.
@@ -309,24 +368,11 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         duplicates_per_directory: true,
         ..opts.request.clone()
     };
-    let keep = opts.protect.is_some() || opts.lint;
     let rendered = if req.inputs.is_empty() {
         None
     } else {
-        let r = request::render_units(&req, |objs| {
-            if keep {
-                Ok(Unit {
-                    objects: objs,
-                    yaml: None,
-                })
-            } else {
-                Ok(Unit {
-                    yaml: Some(output::yaml_stream(&objs)?),
-                    objects: Vec::new(),
-                })
-            }
-        })
-        .map_err(|f| Diagnostics(f.redacted(&[])))?;
+        let r = request::render_units(&req, |objs| Unit::finish(objs, opts))
+            .map_err(|f| Diagnostics(f.redacted(&[])))?;
         Some(r)
     };
 
@@ -335,7 +381,8 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
         pkgs.iter().map(|p| (display_in(dir, p), p)).collect();
     let mut warnings = Vec::new();
     let mut log = Vec::new();
-    let mut groups: BTreeMap<String, Vec<(OriginKind, Unit)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<(OriginKind, String)>> = BTreeMap::new();
+    let mut findings: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
     // Which input (a file, or a kurel package directory) each generated file comes from, for
     // the kustomizations that name the input.
     let mut produced: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -344,7 +391,7 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
     if let Some(r) = rendered {
         // Printed by the door as they are: blanked here, like the errors above.
         if !r.warnings.is_empty() {
-            let objects: Vec<Value> = r.units.iter().flat_map(|u| u.objects.clone()).collect();
+            let objects: Vec<Value> = r.units.iter().flat_map(|u| u.secrets.clone()).collect();
             warnings.extend(r.redacted_warnings(&[], &objects));
         }
         log.extend(r.log);
@@ -385,67 +432,24 @@ pub fn build(dir: &Path, files: Vec<tree::File>, opts: &Options) -> Result<Built
                     .or_default()
                     .insert(env.clone());
             }
-            groups.entry(key).or_default().push((origin.kind, unit));
+            let (yaml, found) = unit.take(origin.kind);
+            if !found.is_empty() {
+                let file = findings.entry(key.clone()).or_default();
+                file.extend(found.into_iter().map(|d| d.in_file(key.clone())));
+            }
+            groups.entry(key).or_default().push((origin.kind, yaml));
         }
     }
 
-    // Protection and the safety check, on kiln's own output (pass-through documents are the
-    // user's, copied as written).
-    if keep {
-        let checked: Vec<Checked> = std::mem::take(&mut groups)
-            .into_par_iter()
-            .map(|(key, units)| {
-                let mut found = Vec::new();
-                let units = units
-                    .into_iter()
-                    .map(|(kind, mut u)| {
-                        if !is_passthrough(kind) {
-                            for o in &mut u.objects {
-                                // A protected object is what substitution gives back:
-                                // nothing to warn about.
-                                if opts.lint && opts.protect.is_none() {
-                                    found.extend(
-                                        lint::diagnostics(o)
-                                            .into_iter()
-                                            .map(|d| d.in_file(key.clone())),
-                                    );
-                                }
-                                match opts.protect {
-                                    Some(Protect::Escape) => *o = lint::escape(o),
-                                    Some(Protect::Annotate) => annotate(o),
-                                    None => {}
-                                }
-                            }
-                        }
-                        let yaml = output::yaml_stream(&u.objects);
-                        (kind, u, yaml)
-                    })
-                    .map(|(kind, _, yaml)| match yaml {
-                        Ok(y) => Ok((
-                            kind,
-                            Unit {
-                                objects: Vec::new(),
-                                yaml: Some(y),
-                            },
-                        )),
-                        Err(d) => Err(d),
-                    })
-                    .collect::<Result<Vec<_>, Diagnostic>>();
-                match units {
-                    Ok(us) => (key, us, found),
-                    Err(d) => (key, Vec::new(), vec![d]),
-                }
-            })
-            .collect();
-        for (key, units, found) in checked {
-            for d in found {
-                if d.is_error() {
-                    diags.push(d);
-                } else {
-                    warnings.push(d);
-                }
+    // The safety check's findings, by output file (pass-through documents are the user's,
+    // copied as written: never checked).
+    if opts.protect.is_some() || opts.lint {
+        for d in findings.into_values().flatten() {
+            if d.is_error() {
+                diags.push(d);
+            } else {
+                warnings.push(d);
             }
-            groups.insert(key, units);
         }
         if diags.has_errors() {
             return Err(diags);
@@ -715,11 +719,8 @@ fn stem_of(file: &str) -> &str {
 
 /// The units of one file as one stream; a single unit (one instance in its own file, the
 /// common GitOps layout) is moved, not copied.
-fn joined(units: Vec<(OriginKind, Unit)>) -> String {
-    let mut streams: Vec<String> = units
-        .into_iter()
-        .map(|(_, u)| u.yaml.unwrap_or_default())
-        .collect();
+fn joined(units: Vec<(OriginKind, String)>) -> String {
+    let mut streams: Vec<String> = units.into_iter().map(|(_, yaml)| yaml).collect();
     if streams.len() == 1 {
         return streams.pop().unwrap_or_default();
     }
@@ -779,4 +780,103 @@ pub fn stream(files: &[OutFile]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RGD: &str = r#"apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: sites.example.com
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Site
+    group: example.com
+    spec:
+      image: string | required=true
+  resources:
+    - id: script
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}-start
+        data:
+          start.sh: ${"exec /app --home ${HOME}"}
+"#;
+
+    /// One file holding an instance and a plain manifest: a unit of each kind.
+    const MIXED: &str = r#"apiVersion: example.com/v1alpha1
+kind: Site
+metadata:
+  name: shop
+spec:
+  image: shop:1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  region: ${region}
+"#;
+
+    fn built(opts: &Options) -> (String, Vec<Diagnostic>) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [("rgd.yaml", RGD), ("sites.yaml", MIXED)]
+            .into_iter()
+            .map(|(rel, text)| tree::File {
+                rel: rel.into(),
+                bytes: text.as_bytes().to_vec(),
+                executable: false,
+            })
+            .collect();
+        let b = build(dir.path(), files, opts).unwrap();
+        let sites = b.files.iter().find(|f| f.rel == "sites.yaml").unwrap();
+        (String::from_utf8(sites.bytes.clone()).unwrap(), b.warnings)
+    }
+
+    /// Protection and the safety check are for kiln's own output: a document the user wrote,
+    /// passed through beside a rendered one in the same file, is copied as written.
+    #[test]
+    fn protection_and_the_check_leave_pass_through_documents_as_written() {
+        let (text, warnings) = built(&Options {
+            protect: Some(Protect::Escape),
+            ..Options::default()
+        });
+        assert!(text.contains("--home $${HOME}"), "{text}");
+        assert!(text.contains("region: ${region}"), "{text}");
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        let (text, warnings) = built(&Options {
+            lint: true,
+            ..Options::default()
+        });
+        assert!(text.contains("--home ${HOME}"), "{text}");
+        let found: Vec<String> = warnings.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            found,
+            ["ConfigMap shop-start: this field holds `${`, which Flux postBuild would substitute"],
+            "{warnings:?}"
+        );
+        assert_eq!(warnings[0].file.as_deref(), Some("sites.yaml"));
+    }
+
+    /// A unit's objects are not kept past its worker, but those that may hold a secret are:
+    /// warnings are blanked against them.
+    #[test]
+    fn a_unit_keeps_only_the_objects_that_may_hold_secrets() {
+        let opts = Options::default();
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s"}, "stringData": {"k": "v"}});
+        let plain = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"k": "v"}});
+        let u = Unit::finish(vec![plain.clone(), secret.clone()], &opts).unwrap();
+        assert_eq!(u.secrets, [plain.clone(), secret]);
+        let u = Unit::finish(vec![plain], &opts).unwrap();
+        assert!(u.secrets.is_empty());
+    }
 }
