@@ -650,6 +650,18 @@ fn related(a: &FieldPath, b: &FieldPath) -> bool {
 }
 
 /// A cheap test before parsing a file again: can it hold a Secret or a sensitive marker?
+/// What of a unit's objects redaction must still see once the unit is serialised (`yaml` is
+/// their text): all of them when the text may hold a secret value (a Secret's data, an
+/// `oc:sensitive` field), else none. Doors that serialise each unit on its worker keep these
+/// for their warnings ([`crate::request::Rendered::redacted_warnings`]).
+pub fn kept_for_redaction(yaml: &str, objects: Vec<Value>) -> Vec<Value> {
+    if may_hold_secrets(yaml) {
+        objects
+    } else {
+        Vec::new()
+    }
+}
+
 pub(crate) fn may_hold_secrets(text: &str) -> bool {
     text.contains("ecret") || text.contains("oc:sensitive")
 }
@@ -1204,6 +1216,27 @@ mod tests {
 
     fn values(s: &Secrets) -> Vec<&str> {
         s.iter().map(|x| x.value.as_str()).collect()
+    }
+
+    /// A unit serialised on its worker keeps the objects redaction needs: a rendered Secret's
+    /// value (computed, so in no input file) is still blanked from a warning.
+    #[test]
+    fn a_serialised_unit_keeps_what_redaction_needs() {
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db"}, "stringData": {"pw": "alice:Computed-42"}});
+        let plain = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"k": "v"}});
+        let objects = vec![plain.clone(), secret];
+        let yaml = crate::output::yaml_stream(&objects).unwrap();
+        let kept = kept_for_redaction(&yaml, objects);
+        assert_eq!(kept.len(), 2);
+        let mut s = Secrets::default();
+        s.add_objects(&kept, &[]);
+        let d = Diagnostic::warning(codes::EVALUATION, "value \"alice:Computed-42\" is odd");
+        assert!(!s.redact_diagnostic(&d).message.contains("Computed-42"));
+
+        let yaml = crate::output::yaml_stream(std::slice::from_ref(&plain)).unwrap();
+        assert!(kept_for_redaction(&yaml, vec![plain]).is_empty());
     }
 
     #[test]

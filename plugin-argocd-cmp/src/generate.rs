@@ -360,20 +360,27 @@ pub fn generate(cwd: &Path, env: &Env) -> Outcome {
         Ok(r) => r,
         Err(ds) => return failed(&ds),
     };
-    let mut rendered = match request::render(&req) {
+    // Each unit is serialised on the worker that rendered it: serialising and freeing every
+    // object on the main thread afterwards was the serial tail of a refresh.
+    let mut rendered = match request::render_units(&req, |objs| {
+        let yaml = kiln_core::output::yaml_stream(&objs)?;
+        let kept = kiln_core::redact::kept_for_redaction(&yaml, objs);
+        Ok((yaml, kept))
+    }) {
         Ok(r) => r,
         Err(f) => return failed(&in_repository(f.redacted(&[]), &place.root)),
     };
-    let objects: Vec<serde_json::Value> = std::mem::take(&mut rendered.units)
-        .into_iter()
-        .flatten()
-        .collect();
-    let warnings = rendered.redacted_warnings(&[], &objects);
+    let (streams, kept): (Vec<String>, Vec<Vec<serde_json::Value>>) =
+        std::mem::take(&mut rendered.units).into_iter().unzip();
+    let kept: Vec<serde_json::Value> = kept.into_iter().flatten().collect();
+    let warnings = rendered.redacted_warnings(&[], &kept);
+    let stdout = kiln_core::output::join_yaml(&streams);
+    kiln_core::process::discard((rendered, streams));
     finish(
         &place,
         env,
         &opts,
-        objects,
+        Ok(stdout),
         in_repository(warnings, &place.root),
     )
 }
@@ -386,7 +393,7 @@ fn generate_kustomized(place: &Place, env: &Env, opts: &Options) -> Outcome {
             place,
             env,
             opts,
-            b.objects,
+            kiln_core::output::yaml_stream(&b.objects),
             in_repository(b.warnings, &place.root),
         ),
         Err(f) => {
@@ -399,15 +406,20 @@ fn generate_kustomized(place: &Place, env: &Env, opts: &Options) -> Outcome {
     }
 }
 
-/// The objects on stdout, warnings on stderr; an empty result is refused unless allowed.
+/// The objects (`yaml`, a stream) on stdout, warnings on stderr; an empty result is refused
+/// unless allowed.
 fn finish(
     place: &Place,
     env: &Env,
     opts: &Options,
-    objects: Vec<serde_json::Value>,
+    yaml: Result<String, Diagnostic>,
     warnings: Vec<Diagnostic>,
 ) -> Outcome {
-    if objects.is_empty() && !opts.allow_empty {
+    let yaml = match yaml {
+        Ok(y) => y,
+        Err(d) => return failed(&[d]),
+    };
+    if yaml.is_empty() && !opts.allow_empty {
         // With auto-prune, an empty stream deletes every resource of the application.
         return failed(&[Diagnostic::error(
             codes::REQUEST_INVALID,
@@ -428,14 +440,11 @@ fn finish(
             .as_deref()
             .and_then(|v| kiln_core::request::cluster_version_warning(v, "KUBE_VERSION")),
     );
-    match kiln_core::output::yaml_stream(&objects) {
-        Ok(stdout) => Outcome {
-            stdout,
-            // Warnings go to stderr: Argo CD logs them, and they never fail the run unless strict.
-            stderr: report(&warnings),
-            code: 0,
-        },
-        Err(d) => failed(&[d]),
+    Outcome {
+        stdout: yaml,
+        // Warnings go to stderr: Argo CD logs them, and they never fail the run unless strict.
+        stderr: report(&warnings),
+        code: 0,
     }
 }
 

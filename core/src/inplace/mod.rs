@@ -266,12 +266,7 @@ impl Unit {
                 (output::yaml_stream(&protected)?, plain)
             }
         };
-        let text = plain.as_deref().unwrap_or(&yaml);
-        let secrets = if crate::redact::may_hold_secrets(text) {
-            objs
-        } else {
-            Vec::new()
-        };
+        let secrets = crate::redact::kept_for_redaction(plain.as_deref().unwrap_or(&yaml), objs);
         Ok(Unit {
             yaml,
             plain,
