@@ -284,6 +284,15 @@ fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diag
     let mut l = Loaded::default();
     let mut diags = Vec::new();
     let mut ahead = read_ahead(docs);
+    // Sized once: grown by doubling, the lists of a fleet's definitions were copied again and
+    // again on the main thread.
+    let count = |f: fn(&ReadAhead<'_>) -> bool| ahead.iter().flatten().filter(|a| f(a)).count();
+    l.components
+        .reserve(count(|a| matches!(a, ReadAhead::Component(..))));
+    l.workloads
+        .reserve(count(|a| matches!(a, ReadAhead::Workload(..))));
+    l.deployments
+        .reserve(count(|a| matches!(a, ReadAhead::Deployment(..))));
     for (i, &d) in docs.iter().enumerate() {
         let loc = Loc::new(d);
         let root = FieldPath::root();
@@ -515,67 +524,66 @@ fn check_digest(loc: &Loc<'_>, v: &Value, diags: &mut Vec<Diagnostic>) {
 }
 
 fn check_duplicates(l: &Loaded<'_>, diags: &mut Vec<Diagnostic>) {
-    fn dup<'x, T>(
-        items: impl Iterator<Item = (&'x T, String, &'x Loc<'x>)>,
+    /// `items` are each definition's key and place; `describe` writes a key for the message,
+    /// only for a duplicate (a fleet has tens of thousands of definitions and none).
+    fn dup<'x, K: Ord>(
+        items: impl Iterator<Item = (K, &'x Loc<'x>)>,
+        describe: impl Fn(&K) -> String,
         what: &str,
         at: &FieldPath,
         diags: &mut Vec<Diagnostic>,
-    ) where
-        T: 'x,
-    {
-        let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        for (_, key, loc) in items {
-            let here = loc.doc.file().to_string();
+    ) {
+        let mut seen: BTreeMap<K, &Loc<'_>> = BTreeMap::new();
+        for (key, loc) in items {
             if let Some(prev) = seen.get(&key) {
                 diags.push(loc.error(
                     codes::DUPLICATE_DEFINITION,
                     at,
-                    format!("{what} {key} is already defined in {prev}"),
+                    format!(
+                        "{what} {} is already defined in {}",
+                        describe(&key),
+                        prev.doc.file()
+                    ),
                     "remove or rename one of them",
                 ));
             } else {
-                seen.insert(key, here);
+                seen.insert(key, loc);
             }
         }
     }
     let name_at = FieldPath::root().key("metadata").key("name");
-    let ns = |n: &Option<String>| n.clone().unwrap_or_default();
+    fn ns(n: &Option<String>) -> &str {
+        n.as_deref().unwrap_or_default()
+    }
+    let named = |(n, ns): &(&str, &str)| format!("{n:?} (namespace {ns:?})");
     dup(
-        l.types.iter().map(|t| {
-            (
-                t,
-                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
-                &t.loc,
-            )
-        }),
+        l.types
+            .iter()
+            .map(|t| ((t.name.as_str(), ns(&t.namespace)), &t.loc)),
+        named,
         "ComponentTypeDefinition",
         &name_at,
         diags,
     );
     dup(
-        l.addons.iter().map(|t| {
-            (
-                t,
-                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
-                &t.loc,
-            )
-        }),
+        l.addons
+            .iter()
+            .map(|t| ((t.name.as_str(), ns(&t.namespace)), &t.loc)),
+        named,
         "Addon",
         &name_at,
         diags,
     );
     dup(
-        l.components
-            .iter()
-            .map(|t| (t, format!("{:?}", t.name), &t.loc)),
+        l.components.iter().map(|t| (t.name.as_str(), &t.loc)),
+        |n| format!("{n:?}"),
         "Component",
         &name_at,
         diags,
     );
     dup(
-        l.workloads
-            .iter()
-            .map(|t| (t, format!("for component {:?}", t.component), &t.loc)),
+        l.workloads.iter().map(|t| (t.component.as_str(), &t.loc)),
+        |c| format!("for component {c:?}"),
         "Workload",
         &FieldPath::root()
             .key("spec")
@@ -584,43 +592,28 @@ fn check_duplicates(l: &Loaded<'_>, diags: &mut Vec<Diagnostic>) {
         diags,
     );
     dup(
-        l.deployments.iter().map(|t| {
-            (
-                t,
-                format!(
-                    "for component {:?} in environment {:?}",
-                    t.component, t.environment
-                ),
-                &t.loc,
-            )
-        }),
+        l.deployments
+            .iter()
+            .map(|t| ((t.component.as_str(), t.environment.as_str()), &t.loc)),
+        |(c, e)| format!("for component {c:?} in environment {e:?}"),
         "ComponentDeployment",
         &FieldPath::root().key("spec").key("environment"),
         diags,
     );
     dup(
-        l.releases.iter().map(|t| {
-            (
-                t,
-                format!("{:?} (namespace {:?})", t.name, ns(&t.namespace)),
-                &t.loc,
-            )
-        }),
+        l.releases
+            .iter()
+            .map(|t| ((t.name.as_str(), ns(&t.namespace)), &t.loc)),
+        named,
         "ComponentRelease",
         &name_at,
         diags,
     );
     dup(
-        l.snapshots.iter().map(|t| {
-            (
-                t,
-                format!(
-                    "of component {:?} for environment {:?}",
-                    t.component_name, t.environment
-                ),
-                &t.loc,
-            )
-        }),
+        l.snapshots
+            .iter()
+            .map(|t| ((t.component_name.as_str(), t.environment.as_str()), &t.loc)),
+        |(c, e)| format!("of component {c:?} for environment {e:?}"),
         "ComponentEnvSnapshot",
         &FieldPath::root().key("spec").key("environment"),
         diags,
@@ -1764,6 +1757,11 @@ where
         errors.extend(warnings);
         return Err(Diagnostics(errors));
     }
+    // The definitions read are left for the process's exit: freeing them one by one was
+    // serial work on the main thread before the output could be written.
+    crate::process::discard(units);
+    crate::process::discard(platform);
+    crate::process::discard(l);
     Ok(RenderedUnits {
         units: out,
         origins,
