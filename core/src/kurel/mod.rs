@@ -48,12 +48,13 @@ pub mod variables;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
-use crate::document::Document;
+use crate::document::{Document, SourceFile};
 use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 use crate::scope::Scopes;
@@ -521,17 +522,78 @@ pub struct RenderedInstances<T> {
     pub log: Vec<String>,
     /// Lines for stderr with `-v`: each instance's patch operations, prefixed with its file.
     pub details: Vec<String>,
+    /// The instances' files, in instance order.
+    pub sources: Vec<Arc<SourceFile>>,
+    /// With [`Exchange::Keep`], each instance's [`Record`], in instance order (else empty).
+    pub records: Vec<Record>,
+}
+
+/// Everything one instance gave but its unit: what another run of the same package (the other
+/// side of a diff) takes with the unit instead of rendering the instance again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    objects: usize,
+    identities: Vec<Identity>,
+    warnings: Vec<Diagnostic>,
+    log: Vec<String>,
+    details: Vec<String>,
+}
+
+impl Record {
+    /// The record as a run that read the package from the directory `to` would have made it,
+    /// where this one's run read it from `from` (each the directory holding the package, as its
+    /// files are named; a revision is written out for its run, somewhere else each time): the
+    /// patch file that begins each `-v` line of an operation moves from one to the other.
+    /// `None` when anything else mentions `from` (a warning in a package file): that instance
+    /// renders again.
+    pub fn relocated(&self, from: &str, to: &str) -> Option<Record> {
+        if from == to {
+            return Some(self.clone());
+        }
+        let has = |s: &Option<String>| s.as_deref().is_some_and(|s| s.contains(from));
+        let warned = self.warnings.iter().any(|d| {
+            d.message.contains(from)
+                || has(&d.file)
+                || has(&d.path)
+                || has(&d.hint)
+                || has(&d.suggestion)
+        });
+        if warned || self.log.iter().any(|l| l.contains(from)) {
+            return None;
+        }
+        let mut details = Vec::with_capacity(self.details.len());
+        for l in &self.details {
+            // `  FILE:LINE: TARGET: OPERATION` ([`patch::apply_patch`]).
+            match l.strip_prefix("  ").and_then(|r| r.strip_prefix(from)) {
+                Some(rest) if !rest.contains(from) => details.push(format!("  {to}{rest}")),
+                _ if !l.contains(from) => details.push(l.clone()),
+                _ => return None,
+            }
+        }
+        Some(Record {
+            details,
+            ..self.clone()
+        })
+    }
+}
+
+/// Instances exchanged with another run of the same package ([`render_instances_exchanging`]).
+pub enum Exchange<'a, T> {
+    /// Nothing taken, nothing kept.
+    None,
+    /// Each instance's [`Record`] is kept in the result, for another run to take.
+    Keep,
+    /// The unit and record of an instance file (name and text) another run rendered, when it
+    /// did: the caller's promise is that the other run's package, its common values, `--set`
+    /// arguments and options were the same, so the same file renders the same.
+    Take(&'a (dyn Fn(&SourceFile) -> Option<(T, Record)> + Sync)),
 }
 
 /// What one instance gave, before the instances are put together.
 struct InstanceResult<T> {
     unit: Option<T>,
-    objects: usize,
-    identities: Vec<Identity>,
+    record: Record,
     errors: Diagnostics,
-    warnings: Vec<Diagnostic>,
-    log: Vec<String>,
-    details: Vec<String>,
 }
 
 /// What makes an object unique in a cluster: API group, kind, namespace, name.
@@ -566,28 +628,63 @@ fn identity(o: &Value) -> Option<Identity> {
 /// (KLN7030): applied together, one would overwrite the other.
 pub fn render_instances<T, F>(
     prep: &Prepared,
-    instances: &[Document],
+    instances: Vec<Document>,
     make_unit: F,
 ) -> Result<RenderedInstances<T>, Diagnostics>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    render_instances_exchanging(prep, instances, make_unit, Exchange::None)
+}
+
+/// [`render_instances`], exchanging instances with another run of the same package (`kiln
+/// diff`'s two sides): keeping each instance's [`Record`], or taking the unit and record of an
+/// instance the other run rendered instead of rendering it again. Each instance's parsed values
+/// are dropped on the worker once it is rendered: only the files' texts (for diagnostics) stay.
+pub fn render_instances_exchanging<T, F>(
+    prep: &Prepared,
+    instances: Vec<Document>,
+    make_unit: F,
+    exchange: Exchange<'_, T>,
+) -> Result<RenderedInstances<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let sources: Vec<Arc<SourceFile>> = instances.iter().map(|d| d.source.clone()).collect();
+    let take = match exchange {
+        Exchange::Take(t) => Some(t),
+        _ => None,
+    };
     let results: Vec<InstanceResult<T>> = instances
-        .par_iter()
+        .into_par_iter()
         .map(|doc| {
-            let out = prep.outcome(Some(doc));
+            if let Some((unit, record)) = take.and_then(|t| t(&doc.source)) {
+                return InstanceResult {
+                    unit: Some(unit),
+                    record,
+                    errors: Diagnostics::new(),
+                };
+            }
+            let out = prep.outcome(Some(&doc));
+            drop(doc);
             let mut errors = out.errors;
-            let (mut unit, mut identities, mut log, mut details) =
-                (None, Vec::new(), Vec::new(), Vec::new());
-            let mut count = 0;
-            if let Some((objects, l, d)) = out.rendered {
-                count = objects.len();
-                identities = objects.iter().filter_map(identity).collect();
-                identities.sort();
-                identities.dedup();
-                log = l;
-                details = d;
+            let mut unit = None;
+            let mut record = Record {
+                objects: 0,
+                identities: Vec::new(),
+                warnings: out.warnings,
+                log: Vec::new(),
+                details: Vec::new(),
+            };
+            if let Some((objects, log, details)) = out.rendered {
+                record.objects = objects.len();
+                record.identities = objects.iter().filter_map(identity).collect();
+                record.identities.sort();
+                record.identities.dedup();
+                record.log = log;
+                record.details = details;
                 match make_unit(objects) {
                     Ok(t) => unit = Some(t),
                     Err(d) => errors.push(d),
@@ -595,17 +692,13 @@ where
             }
             InstanceResult {
                 unit,
-                objects: count,
-                identities,
+                record,
                 errors,
-                warnings: out.warnings,
-                log,
-                details,
             }
         })
         .collect();
 
-    let names: Vec<&str> = instances.iter().map(Document::file).collect();
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
     let total = names.len();
     let mut errors = prep.structure.errors.clone();
     errors.extend(grouped(
@@ -613,12 +706,12 @@ where
         &names,
     ));
     errors.extend(duplicate_identities(
-        results.iter().map(|r| r.identities.as_slice()),
+        results.iter().map(|r| r.record.identities.as_slice()),
         &names,
     ));
     let mut warnings = prep.warnings.clone();
     warnings.extend(grouped(
-        results.iter().map(|r| r.warnings.as_slice()),
+        results.iter().map(|r| r.record.warnings.as_slice()),
         &names,
     ));
     if errors.has_errors() {
@@ -629,7 +722,7 @@ where
     let mut log: Vec<(String, Vec<usize>)> = Vec::new();
     let mut at: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, r) in results.iter().enumerate() {
-        for l in &r.log {
+        for l in &r.record.log {
             match at.get(l.as_str()) {
                 Some(&k) => log[k].1.push(i),
                 None => {
@@ -643,13 +736,18 @@ where
         .into_iter()
         .map(|(l, who)| format!("{}: {l}", instances_label(&who, &names, total)))
         .collect();
+    let keep = matches!(exchange, Exchange::Keep);
     let mut details = Vec::new();
     let mut units = Vec::with_capacity(total);
+    let mut records = Vec::with_capacity(if keep { total } else { 0 });
     let mut objects = 0;
     for (r, name) in results.into_iter().zip(&names) {
-        details.extend(r.details.into_iter().map(|d| format!("{name}: {d}")));
-        objects += r.objects;
+        details.extend(r.record.details.iter().map(|d| format!("{name}: {d}")));
+        objects += r.record.objects;
         units.extend(r.unit);
+        if keep {
+            records.push(r.record);
+        }
     }
     Ok(RenderedInstances {
         units,
@@ -657,6 +755,8 @@ where
         warnings,
         log,
         details,
+        sources,
+        records,
     })
 }
 
@@ -831,6 +931,45 @@ mod tests {
             messages,
             ["bad port (instances i/a.yaml and i/b.yaml)", "bad type"]
         );
+    }
+
+    /// A record moves from where one run read the package to where another did: the patch
+    /// file of each operation's `-v` line moves; anything else that names the old place (a
+    /// warning in a package file, a line that names it elsewhere) keeps the record from moving.
+    #[test]
+    fn records_move_only_their_patch_lines() {
+        let record = |warning_file: &str, details: &[&str]| Record {
+            objects: 1,
+            identities: Vec::new(),
+            warnings: vec![Diagnostic::warning(codes::KUREL_SCHEMA, "w").in_file(warning_file)],
+            log: vec!["enabling 10-a (required by 20-b)".into()],
+            details: details.iter().map(|d| d.to_string()).collect(),
+        };
+        let moved = record(
+            "i/a.yaml",
+            &[
+                "applying 10-a.kpatch (x = true)",
+                "  /t/1/shop/web.kurel/patches/10-a.kpatch:2: cm.a: k: v",
+            ],
+        )
+        .relocated("/t/1/shop/", "shop/")
+        .expect("moves");
+        assert_eq!(
+            moved.details,
+            [
+                "applying 10-a.kpatch (x = true)",
+                "  shop/web.kurel/patches/10-a.kpatch:2: cm.a: k: v"
+            ]
+        );
+        assert_eq!(moved.warnings, record("i/a.yaml", &[]).warnings);
+        let in_package = record("/t/1/shop/web.kurel/resources/a.yaml", &[]);
+        assert_eq!(in_package.relocated("/t/1/shop/", "shop/"), None);
+        assert_eq!(
+            in_package.relocated("/t/1/shop/", "/t/1/shop/"),
+            Some(in_package.clone())
+        );
+        let elsewhere = record("i/a.yaml", &["  x: /t/1/shop/web.kurel"]);
+        assert_eq!(elsewhere.relocated("/t/1/shop/", "shop/"), None);
     }
 
     #[test]
