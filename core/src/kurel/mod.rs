@@ -371,6 +371,13 @@ impl<'p> Prepared<'p> {
     }
 
     fn outcome(&self, values: Option<&Document>) -> Outcome {
+        self.outcome_with(values, false)
+    }
+
+    /// The outcome of one instance; patches change the objects in place unless `careful` (see
+    /// [`patch::apply_patch_in_place`]: when an operation fails, the instance is rendered again
+    /// with `careful`, for the diagnostics of every operation).
+    fn outcome_with(&self, values: Option<&Document>, careful: bool) -> Outcome {
         let pkg = self.pkg;
         let mut errors = Diagnostics::new();
         let mut warnings = Vec::new();
@@ -437,13 +444,27 @@ impl<'p> Prepared<'p> {
                     .map(|d| d.why.clone())
                     .unwrap_or_default();
                 details.push(format!("applying {} ({d})", p.id));
-                details.extend(patch::apply_patch(
-                    &mut objects,
-                    p,
-                    &resolver,
-                    &schemas,
-                    &mut op_errors,
-                ));
+                let applied = if careful {
+                    Some(patch::apply_patch(
+                        &mut objects,
+                        p,
+                        &resolver,
+                        &schemas,
+                        &mut op_errors,
+                    ))
+                } else {
+                    patch::apply_patch_in_place(
+                        &mut objects,
+                        p,
+                        &resolver,
+                        &schemas,
+                        &mut op_errors,
+                    )
+                };
+                match applied {
+                    Some(lines) => details.extend(lines),
+                    None => return self.outcome_with(values, true),
+                }
             }
             if resources_failed {
                 errors.extend(op_errors.into_iter().filter(|d| {
@@ -970,6 +991,40 @@ mod tests {
         );
         let elsewhere = record("i/a.yaml", &["  x: /t/1/shop/web.kurel"]);
         assert_eq!(elsewhere.relocated("/t/1/shop/", "shop/"), None);
+    }
+
+    /// Patches change objects in place; an operation that fails half way (it made the maps on
+    /// its path, then found no list) is reported as if it had never run: the next operation
+    /// sees the object as it was, and every operation is reported, as the careful way does.
+    #[test]
+    fn a_failing_operation_leaves_its_object_as_it_was() {
+        let dir = std::env::temp_dir().join(format!("kurel-in-place-{}", std::process::id()));
+        let pkg = dir.join("web.kurel");
+        std::fs::create_dir_all(pkg.join("resources")).unwrap();
+        std::fs::create_dir_all(pkg.join("patches")).unwrap();
+        let write = |p: &str, t: &str| std::fs::write(pkg.join(p), t).unwrap();
+        write(
+            "parameters.yaml",
+            "kurel: {name: web, version: 1.0.0, appVersion: '1'}\n",
+        );
+        write(
+            "resources/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+        );
+        write(
+            "patches/10-p.kpatch",
+            "[configmap.web]\nmetadata.extra.list[0]: a\nmetadata.extra[0]: b\n",
+        );
+        let package = load(&pkg).unwrap();
+        let errors = render(&package, &Instance::default(), &Options::default()).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let messages: Vec<&str> = errors
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[1].contains("null"), "{messages:?}");
     }
 
     #[test]
