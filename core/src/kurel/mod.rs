@@ -866,15 +866,23 @@ fn duplicate_identities<'a>(
     per_instance: impl Iterator<Item = &'a [Identity]>,
     names: &[&str],
 ) -> Vec<Diagnostic> {
-    let mut by_identity: BTreeMap<&Identity, Vec<usize>> = BTreeMap::new();
-    for (i, ids) in per_instance.enumerate() {
-        for id in ids {
-            by_identity.entry(id).or_default().push(i);
-        }
-    }
-    by_identity
-        .into_iter()
-        .filter(|(_, who)| who.len() > 1)
+    // Every (identity, instance) pair, sorted on all cores rather than gathered into one map on
+    // one thread (a fleet has an identity per object): each instance's identities are distinct,
+    // so the order is total, and the same identities come side by side, in order, each with its
+    // instances in order.
+    let mut all: Vec<(&Identity, usize)> = per_instance
+        .enumerate()
+        .flat_map(|(i, ids)| ids.iter().map(move |id| (id, i)))
+        .collect();
+    all.par_sort_unstable();
+    all.chunk_by(|a, b| a.0 == b.0)
+        .filter(|same| same.len() > 1)
+        .map(|same| {
+            (
+                same[0].0,
+                same.iter().map(|&(_, i)| i).collect::<Vec<usize>>(),
+            )
+        })
         .map(|((_, kind, ns, name), who)| {
             let object = if ns.is_empty() {
                 format!("{kind} {name}")
