@@ -92,6 +92,9 @@ pub struct Request {
     /// kurel: how deep `${…}` references between parameters may nest (wins over
     /// `limits.variable_depth`).
     pub kurel_max_depth: Option<usize>,
+    /// kurel: leave out the `-v` lines of a package's instances (each patch operation applied):
+    /// a run that does not print them need not hold lines for every instance.
+    pub kurel_no_details: bool,
     /// Paths whose values are secret (redacted from diagnostics).
     pub secrets: Vec<SecretPath>,
     /// Warnings fail the run.

@@ -78,6 +78,8 @@ pub struct Options {
     pub crds: Vec<Value>,
     /// Annotate rendered objects with the package, instance and resource file that made them.
     pub provenance: bool,
+    /// Keep each instance's `-v` lines ([`Rendered::details`]; on by default).
+    pub details: bool,
 }
 
 impl Default for Options {
@@ -87,6 +89,7 @@ impl Default for Options {
             namespace: None,
             crds: Vec::new(),
             provenance: false,
+            details: true,
         }
     }
 }
@@ -520,6 +523,9 @@ impl<'p> Prepared<'p> {
         }
         if self.options.provenance {
             self.stamp(&mut objects, values);
+        }
+        if !self.options.details {
+            details = Vec::new();
         }
         Outcome {
             rendered: Some((objects, plan.log, details)),

@@ -57,6 +57,7 @@ where
                         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
                         crds: run_crds.to_vec(),
                         provenance: false,
+                        details: true,
                     };
                     let rest =
                         kurel::Prepared::new(&partial, &kurel::Instance::default(), &options)
@@ -93,6 +94,8 @@ where
         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
         crds: run_crds.to_vec(),
         provenance: !req.no_provenance,
+        // A single render counts the patches it applied from them (its summary).
+        details: !(req.kurel_no_details && req.instances.is_some()),
     };
     let common = kurel::Instance {
         values,

@@ -66,7 +66,8 @@ pub(crate) struct KeptPackage {
 /// of equal name and text (the name reaches diagnostics and the provenance annotations), so one
 /// may take the other's (`kiln diff`, see `pair`). Every file the package's load read (the
 /// package, its local extension) and the common values files, by name and text; the `--set`
-/// arguments; the options of [`kurel::Options`]; the limits and Kubernetes version of the run.
+/// arguments; the options of [`kurel::Options`] (whether `-v` lines are kept too); the limits and
+/// Kubernetes version of the run.
 /// The run's CRDs are compared as text, as [`Context`]'s documents are.
 ///
 /// A package's files are named by where they were read (a revision is written out for its run,
@@ -81,6 +82,7 @@ pub(crate) struct PackageContext {
     namespace: Option<String>,
     max_depth: usize,
     provenance: bool,
+    details: bool,
     crds: String,
     limits: Limits,
     kube_version: Option<String>,
@@ -116,6 +118,7 @@ pub(super) fn package_context(
         namespace: options.namespace.clone(),
         max_depth: options.max_depth,
         provenance: options.provenance,
+        details: options.details,
         crds,
         limits: req.limits,
         kube_version: req.kube_version.clone(),
