@@ -1142,7 +1142,7 @@ mod tests {
             let prepared =
                 kiln_core::kurel::Prepared::new(&pkg, &Default::default(), &Default::default())
                     .expect("prepared");
-            let out = kiln_core::kurel::render_instances(&prepared, &docs, Ok)
+            let out = kiln_core::kurel::render_instances(&prepared, docs, Ok)
                 .unwrap_or_else(|d| panic!("kurel fleet does not render: {:#?}", d.0));
             assert!(out.warnings.is_empty(), "warnings: {:#?}", out.warnings);
             assert_eq!(out.objects, g.objects());

@@ -787,7 +787,7 @@ fn kurel_in_process(
     let start = Instant::now();
     let prepared = kurel::Prepared::new(&pkg, &common, &options)
         .map_err(|d| format!("in-process Prepared::new failed: {}", first_message(&d.0)))?;
-    let out = kurel::render_instances(&prepared, &docs, Ok).map_err(|d| {
+    let out = kurel::render_instances(&prepared, docs, Ok).map_err(|d| {
         format!(
             "in-process render_instances failed: {}",
             first_message(&d.0)

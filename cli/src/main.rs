@@ -482,6 +482,7 @@ fn request(
         crds: common.crds.iter().map(PathBuf::from).collect(),
         kube_version: common.kube_version.clone(),
         kurel_max_depth: kurel.max_depth.map(usize::from),
+        kurel_no_details: !kurel.verbose,
         secrets: common.secret.clone(),
         limits,
         // Warnings are printed with the rendered objects' secrets redacted, then fail the run

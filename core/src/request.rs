@@ -63,7 +63,7 @@ pub use checks::{cluster_version_warning, fatal_in_strict_mode};
 use duplicates::{check_unit, Checked};
 use packages::render_package;
 pub use pair::{render_pair, Pair, SharedFinish};
-use reuse::{context_of, is_instance, Context, Kept, Reuse};
+use reuse::{context_of, is_instance, Context, Kept, KeptPackage, KurelRecorded, Reuse};
 
 /// Everything one run needs, whatever door it came through.
 #[derive(Debug, Clone, Default)]
@@ -92,6 +92,9 @@ pub struct Request {
     /// kurel: how deep `${…}` references between parameters may nest (wins over
     /// `limits.variable_depth`).
     pub kurel_max_depth: Option<usize>,
+    /// kurel: leave out the `-v` lines of a package's instances (each patch operation applied):
+    /// a run that does not print them need not hold lines for every instance.
+    pub kurel_no_details: bool,
     /// Paths whose values are secret (redacted from diagnostics).
     pub secrets: Vec<SecretPath>,
     /// Warnings fail the run.
@@ -381,14 +384,38 @@ where
     }
     // Every unit has its output here (a unit with problems failed the run above), so unit
     // indices are those of the result.
-    if let (Some((context, keys)), Some(reuse)) = (recorded, reuse) {
+    if let Some(reuse) = reuse {
         let mut units = std::collections::HashMap::new();
-        for (i, (c, key)) in r.units.iter().zip(keys).enumerate() {
-            if let Some(k) = key {
-                units.insert(k, (i, c.ids.clone()));
+        let context = recorded.kro.map(|(context, keys)| {
+            for (i, (c, key)) in r.units.iter().zip(keys).enumerate() {
+                if let Some(k) = key {
+                    units.insert(k, (i, c.ids.clone()));
+                }
             }
+            context
+        });
+        let kurel: Vec<KeptPackage> = recorded
+            .kurel
+            .into_iter()
+            .map(|(context, holder, instances)| KeptPackage {
+                context,
+                holder,
+                instances: instances
+                    .into_iter()
+                    .map(|(file, i, record)| {
+                        let ids = r.units[i].ids.clone();
+                        (file.name.clone(), (file, i, ids, record))
+                    })
+                    .collect(),
+            })
+            .collect();
+        if context.is_some() || !kurel.is_empty() {
+            reuse.keep(Kept {
+                context,
+                units,
+                kurel,
+            });
         }
-        reuse.keep(Kept { context, units });
     }
     let rendered = Rendered {
         units: if crate::process::exits_soon() {
@@ -418,9 +445,14 @@ where
     Ok(rendered)
 }
 
-/// What [`render_checked`] records for the other side of a diff: its context, and each unit's
-/// instance key (`None` for units that are not kro instances).
-type Recorded = (Context, Vec<Option<String>>);
+/// What [`render_checked`] records for the other side of a diff: its context and each unit's
+/// instance key (`None` for units that are not kro instances), when it has kro definitions; and
+/// its kurel packages' instances, unit indices among the run's.
+#[derive(Default)]
+struct Recorded {
+    kro: Option<(Context, Vec<Option<String>>)>,
+    kurel: Vec<KurelRecorded>,
+}
 
 /// A run read and checked, not rendered yet: what [`prepare`] gives [`render_checked`]. A diff
 /// prepares the head side first, to know its context and kro instances before the base renders
@@ -566,7 +598,7 @@ fn render_checked<T, F>(
     prepared: Prepared,
     finish: F,
     reuse: Option<&dyn Reuse<T>>,
-) -> Result<(Rendered<Checked<T>>, Option<Recorded>), Failed>
+) -> Result<(Rendered<Checked<T>>, Recorded), Failed>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<Checked<T>, Diagnostic> + Sync,
@@ -643,9 +675,19 @@ where
         .collect();
     let mut details = Vec::new();
     let mut summaries = Vec::new();
+    let mut kurel_kept = Vec::new();
     for found in &packages {
-        match render_package(req, &access, found, &run_crds, &finish) {
+        match render_package(req, &access, found, &run_crds, &finish, reuse) {
             Ok(p) => {
+                if let Some((context, holder, instances)) = p.kept {
+                    // Unit indices among the run's: the package's units follow those before.
+                    let at = units.len();
+                    let instances = instances
+                        .into_iter()
+                        .map(|(f, i, record)| (f, at + i, record))
+                        .collect();
+                    kurel_kept.push((context, holder, instances));
+                }
                 files.extend(p.files);
                 warnings.extend(p.warnings);
                 if req.values.is_empty() && !found.values_beside.is_empty() {
@@ -741,10 +783,13 @@ where
         packages: summaries,
         extra_documents: extra,
     };
-    let recorded = if record {
-        context.map(|c| (c, keys))
-    } else {
-        None
+    let recorded = Recorded {
+        kro: if record {
+            context.map(|c| (c, keys))
+        } else {
+            None
+        },
+        kurel: kurel_kept,
     };
     Ok((rendered, recorded))
 }

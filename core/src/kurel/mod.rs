@@ -48,12 +48,13 @@ pub mod variables;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diag::{codes, Diagnostic, Diagnostics};
-use crate::document::Document;
+use crate::document::{Document, SourceFile};
 use crate::fieldpath::FieldPath;
 use crate::openapi::Schemas;
 use crate::scope::Scopes;
@@ -77,6 +78,8 @@ pub struct Options {
     pub crds: Vec<Value>,
     /// Annotate rendered objects with the package, instance and resource file that made them.
     pub provenance: bool,
+    /// Keep each instance's `-v` lines ([`Rendered::details`]; on by default).
+    pub details: bool,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             namespace: None,
             crds: Vec::new(),
             provenance: false,
+            details: true,
         }
     }
 }
@@ -370,6 +374,13 @@ impl<'p> Prepared<'p> {
     }
 
     fn outcome(&self, values: Option<&Document>) -> Outcome {
+        self.outcome_with(values, false)
+    }
+
+    /// The outcome of one instance; patches change the objects in place unless `careful` (see
+    /// [`patch::apply_patch_in_place`]: when an operation fails, the instance is rendered again
+    /// with `careful`, for the diagnostics of every operation).
+    fn outcome_with(&self, values: Option<&Document>, careful: bool) -> Outcome {
         let pkg = self.pkg;
         let mut errors = Diagnostics::new();
         let mut warnings = Vec::new();
@@ -436,13 +447,27 @@ impl<'p> Prepared<'p> {
                     .map(|d| d.why.clone())
                     .unwrap_or_default();
                 details.push(format!("applying {} ({d})", p.id));
-                details.extend(patch::apply_patch(
-                    &mut objects,
-                    p,
-                    &resolver,
-                    &schemas,
-                    &mut op_errors,
-                ));
+                let applied = if careful {
+                    Some(patch::apply_patch(
+                        &mut objects,
+                        p,
+                        &resolver,
+                        &schemas,
+                        &mut op_errors,
+                    ))
+                } else {
+                    patch::apply_patch_in_place(
+                        &mut objects,
+                        p,
+                        &resolver,
+                        &schemas,
+                        &mut op_errors,
+                    )
+                };
+                match applied {
+                    Some(lines) => details.extend(lines),
+                    None => return self.outcome_with(values, true),
+                }
             }
             if resources_failed {
                 errors.extend(op_errors.into_iter().filter(|d| {
@@ -499,6 +524,9 @@ impl<'p> Prepared<'p> {
         if self.options.provenance {
             self.stamp(&mut objects, values);
         }
+        if !self.options.details {
+            details = Vec::new();
+        }
         Outcome {
             rendered: Some((objects, plan.log, details)),
             errors,
@@ -521,17 +549,78 @@ pub struct RenderedInstances<T> {
     pub log: Vec<String>,
     /// Lines for stderr with `-v`: each instance's patch operations, prefixed with its file.
     pub details: Vec<String>,
+    /// The instances' files, in instance order.
+    pub sources: Vec<Arc<SourceFile>>,
+    /// With [`Exchange::Keep`], each instance's [`Record`], in instance order (else empty).
+    pub records: Vec<Record>,
+}
+
+/// Everything one instance gave but its unit: what another run of the same package (the other
+/// side of a diff) takes with the unit instead of rendering the instance again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    objects: usize,
+    identities: Vec<Identity>,
+    warnings: Vec<Diagnostic>,
+    log: Vec<String>,
+    details: Vec<String>,
+}
+
+impl Record {
+    /// The record as a run that read the package from the directory `to` would have made it,
+    /// where this one's run read it from `from` (each the directory holding the package, as its
+    /// files are named; a revision is written out for its run, somewhere else each time): the
+    /// patch file that begins each `-v` line of an operation moves from one to the other.
+    /// `None` when anything else mentions `from` (a warning in a package file): that instance
+    /// renders again.
+    pub fn relocated(&self, from: &str, to: &str) -> Option<Record> {
+        if from == to {
+            return Some(self.clone());
+        }
+        let has = |s: &Option<String>| s.as_deref().is_some_and(|s| s.contains(from));
+        let warned = self.warnings.iter().any(|d| {
+            d.message.contains(from)
+                || has(&d.file)
+                || has(&d.path)
+                || has(&d.hint)
+                || has(&d.suggestion)
+        });
+        if warned || self.log.iter().any(|l| l.contains(from)) {
+            return None;
+        }
+        let mut details = Vec::with_capacity(self.details.len());
+        for l in &self.details {
+            // `  FILE:LINE: TARGET: OPERATION` ([`patch::apply_patch`]).
+            match l.strip_prefix("  ").and_then(|r| r.strip_prefix(from)) {
+                Some(rest) if !rest.contains(from) => details.push(format!("  {to}{rest}")),
+                _ if !l.contains(from) => details.push(l.clone()),
+                _ => return None,
+            }
+        }
+        Some(Record {
+            details,
+            ..self.clone()
+        })
+    }
+}
+
+/// Instances exchanged with another run of the same package ([`render_instances_exchanging`]).
+pub enum Exchange<'a, T> {
+    /// Nothing taken, nothing kept.
+    None,
+    /// Each instance's [`Record`] is kept in the result, for another run to take.
+    Keep,
+    /// The unit and record of an instance file (name and text) another run rendered, when it
+    /// did: the caller's promise is that the other run's package, its common values, `--set`
+    /// arguments and options were the same, so the same file renders the same.
+    Take(&'a (dyn Fn(&SourceFile) -> Option<(T, Record)> + Sync)),
 }
 
 /// What one instance gave, before the instances are put together.
 struct InstanceResult<T> {
     unit: Option<T>,
-    objects: usize,
-    identities: Vec<Identity>,
+    record: Record,
     errors: Diagnostics,
-    warnings: Vec<Diagnostic>,
-    log: Vec<String>,
-    details: Vec<String>,
 }
 
 /// What makes an object unique in a cluster: API group, kind, namespace, name.
@@ -566,28 +655,63 @@ fn identity(o: &Value) -> Option<Identity> {
 /// (KLN7030): applied together, one would overwrite the other.
 pub fn render_instances<T, F>(
     prep: &Prepared,
-    instances: &[Document],
+    instances: Vec<Document>,
     make_unit: F,
 ) -> Result<RenderedInstances<T>, Diagnostics>
 where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    render_instances_exchanging(prep, instances, make_unit, Exchange::None)
+}
+
+/// [`render_instances`], exchanging instances with another run of the same package (`kiln
+/// diff`'s two sides): keeping each instance's [`Record`], or taking the unit and record of an
+/// instance the other run rendered instead of rendering it again. Each instance's parsed values
+/// are dropped on the worker once it is rendered: only the files' texts (for diagnostics) stay.
+pub fn render_instances_exchanging<T, F>(
+    prep: &Prepared,
+    instances: Vec<Document>,
+    make_unit: F,
+    exchange: Exchange<'_, T>,
+) -> Result<RenderedInstances<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
+    let sources: Vec<Arc<SourceFile>> = instances.iter().map(|d| d.source.clone()).collect();
+    let take = match exchange {
+        Exchange::Take(t) => Some(t),
+        _ => None,
+    };
     let results: Vec<InstanceResult<T>> = instances
-        .par_iter()
+        .into_par_iter()
         .map(|doc| {
-            let out = prep.outcome(Some(doc));
+            if let Some((unit, record)) = take.and_then(|t| t(&doc.source)) {
+                return InstanceResult {
+                    unit: Some(unit),
+                    record,
+                    errors: Diagnostics::new(),
+                };
+            }
+            let out = prep.outcome(Some(&doc));
+            drop(doc);
             let mut errors = out.errors;
-            let (mut unit, mut identities, mut log, mut details) =
-                (None, Vec::new(), Vec::new(), Vec::new());
-            let mut count = 0;
-            if let Some((objects, l, d)) = out.rendered {
-                count = objects.len();
-                identities = objects.iter().filter_map(identity).collect();
-                identities.sort();
-                identities.dedup();
-                log = l;
-                details = d;
+            let mut unit = None;
+            let mut record = Record {
+                objects: 0,
+                identities: Vec::new(),
+                warnings: out.warnings,
+                log: Vec::new(),
+                details: Vec::new(),
+            };
+            if let Some((objects, log, details)) = out.rendered {
+                record.objects = objects.len();
+                record.identities = objects.iter().filter_map(identity).collect();
+                record.identities.sort();
+                record.identities.dedup();
+                record.log = log;
+                record.details = details;
                 match make_unit(objects) {
                     Ok(t) => unit = Some(t),
                     Err(d) => errors.push(d),
@@ -595,17 +719,13 @@ where
             }
             InstanceResult {
                 unit,
-                objects: count,
-                identities,
+                record,
                 errors,
-                warnings: out.warnings,
-                log,
-                details,
             }
         })
         .collect();
 
-    let names: Vec<&str> = instances.iter().map(Document::file).collect();
+    let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
     let total = names.len();
     let mut errors = prep.structure.errors.clone();
     errors.extend(grouped(
@@ -613,12 +733,12 @@ where
         &names,
     ));
     errors.extend(duplicate_identities(
-        results.iter().map(|r| r.identities.as_slice()),
+        results.iter().map(|r| r.record.identities.as_slice()),
         &names,
     ));
     let mut warnings = prep.warnings.clone();
     warnings.extend(grouped(
-        results.iter().map(|r| r.warnings.as_slice()),
+        results.iter().map(|r| r.record.warnings.as_slice()),
         &names,
     ));
     if errors.has_errors() {
@@ -629,7 +749,7 @@ where
     let mut log: Vec<(String, Vec<usize>)> = Vec::new();
     let mut at: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, r) in results.iter().enumerate() {
-        for l in &r.log {
+        for l in &r.record.log {
             match at.get(l.as_str()) {
                 Some(&k) => log[k].1.push(i),
                 None => {
@@ -643,13 +763,18 @@ where
         .into_iter()
         .map(|(l, who)| format!("{}: {l}", instances_label(&who, &names, total)))
         .collect();
+    let keep = matches!(exchange, Exchange::Keep);
     let mut details = Vec::new();
     let mut units = Vec::with_capacity(total);
+    let mut records = Vec::with_capacity(if keep { total } else { 0 });
     let mut objects = 0;
     for (r, name) in results.into_iter().zip(&names) {
-        details.extend(r.details.into_iter().map(|d| format!("{name}: {d}")));
-        objects += r.objects;
+        details.extend(r.record.details.iter().map(|d| format!("{name}: {d}")));
+        objects += r.record.objects;
         units.extend(r.unit);
+        if keep {
+            records.push(r.record);
+        }
     }
     Ok(RenderedInstances {
         units,
@@ -657,6 +782,8 @@ where
         warnings,
         log,
         details,
+        sources,
+        records,
     })
 }
 
@@ -745,15 +872,23 @@ fn duplicate_identities<'a>(
     per_instance: impl Iterator<Item = &'a [Identity]>,
     names: &[&str],
 ) -> Vec<Diagnostic> {
-    let mut by_identity: BTreeMap<&Identity, Vec<usize>> = BTreeMap::new();
-    for (i, ids) in per_instance.enumerate() {
-        for id in ids {
-            by_identity.entry(id).or_default().push(i);
-        }
-    }
-    by_identity
-        .into_iter()
-        .filter(|(_, who)| who.len() > 1)
+    // Every (identity, instance) pair, sorted on all cores rather than gathered into one map on
+    // one thread (a fleet has an identity per object): each instance's identities are distinct,
+    // so the order is total, and the same identities come side by side, in order, each with its
+    // instances in order.
+    let mut all: Vec<(&Identity, usize)> = per_instance
+        .enumerate()
+        .flat_map(|(i, ids)| ids.iter().map(move |id| (id, i)))
+        .collect();
+    all.par_sort_unstable();
+    all.chunk_by(|a, b| a.0 == b.0)
+        .filter(|same| same.len() > 1)
+        .map(|same| {
+            (
+                same[0].0,
+                same.iter().map(|&(_, i)| i).collect::<Vec<usize>>(),
+            )
+        })
         .map(|((_, kind, ns, name), who)| {
             let object = if ns.is_empty() {
                 format!("{kind} {name}")
@@ -831,6 +966,79 @@ mod tests {
             messages,
             ["bad port (instances i/a.yaml and i/b.yaml)", "bad type"]
         );
+    }
+
+    /// A record moves from where one run read the package to where another did: the patch
+    /// file of each operation's `-v` line moves; anything else that names the old place (a
+    /// warning in a package file, a line that names it elsewhere) keeps the record from moving.
+    #[test]
+    fn records_move_only_their_patch_lines() {
+        let record = |warning_file: &str, details: &[&str]| Record {
+            objects: 1,
+            identities: Vec::new(),
+            warnings: vec![Diagnostic::warning(codes::KUREL_SCHEMA, "w").in_file(warning_file)],
+            log: vec!["enabling 10-a (required by 20-b)".into()],
+            details: details.iter().map(|d| d.to_string()).collect(),
+        };
+        let moved = record(
+            "i/a.yaml",
+            &[
+                "applying 10-a.kpatch (x = true)",
+                "  /t/1/shop/web.kurel/patches/10-a.kpatch:2: cm.a: k: v",
+            ],
+        )
+        .relocated("/t/1/shop/", "shop/")
+        .expect("moves");
+        assert_eq!(
+            moved.details,
+            [
+                "applying 10-a.kpatch (x = true)",
+                "  shop/web.kurel/patches/10-a.kpatch:2: cm.a: k: v"
+            ]
+        );
+        assert_eq!(moved.warnings, record("i/a.yaml", &[]).warnings);
+        let in_package = record("/t/1/shop/web.kurel/resources/a.yaml", &[]);
+        assert_eq!(in_package.relocated("/t/1/shop/", "shop/"), None);
+        assert_eq!(
+            in_package.relocated("/t/1/shop/", "/t/1/shop/"),
+            Some(in_package.clone())
+        );
+        let elsewhere = record("i/a.yaml", &["  x: /t/1/shop/web.kurel"]);
+        assert_eq!(elsewhere.relocated("/t/1/shop/", "shop/"), None);
+    }
+
+    /// Patches change objects in place; an operation that fails half way (it made the maps on
+    /// its path, then found no list) is reported as if it had never run: the next operation
+    /// sees the object as it was, and every operation is reported, as the careful way does.
+    #[test]
+    fn a_failing_operation_leaves_its_object_as_it_was() {
+        let dir = std::env::temp_dir().join(format!("kurel-in-place-{}", std::process::id()));
+        let pkg = dir.join("web.kurel");
+        std::fs::create_dir_all(pkg.join("resources")).unwrap();
+        std::fs::create_dir_all(pkg.join("patches")).unwrap();
+        let write = |p: &str, t: &str| std::fs::write(pkg.join(p), t).unwrap();
+        write(
+            "parameters.yaml",
+            "kurel: {name: web, version: 1.0.0, appVersion: '1'}\n",
+        );
+        write(
+            "resources/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+        );
+        write(
+            "patches/10-p.kpatch",
+            "[configmap.web]\nmetadata.extra.list[0]: a\nmetadata.extra[0]: b\n",
+        );
+        let package = load(&pkg).unwrap();
+        let errors = render(&package, &Instance::default(), &Options::default()).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let messages: Vec<&str> = errors
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[1].contains("null"), "{messages:?}");
     }
 
     #[test]

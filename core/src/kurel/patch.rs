@@ -499,7 +499,8 @@ fn matches_target(obj: &Value, t: &Target) -> bool {
         && t.namespace.as_deref().is_none_or(|want| ns == Some(want))
 }
 
-/// Apply one patch file's operations. Returns verbose detail lines; errors are collected.
+/// Apply one patch file's operations. Returns verbose detail lines; errors are collected, and a
+/// failing operation leaves its object as it was (the next operations see it unchanged).
 pub fn apply_patch(
     objects: &mut [Value],
     patch: &PatchFile,
@@ -507,6 +508,32 @@ pub fn apply_patch(
     schemas: &Schemas,
     errors: &mut Vec<Diagnostic>,
 ) -> Vec<String> {
+    apply(objects, patch, resolver, schemas, errors, true).unwrap_or_default()
+}
+
+/// [`apply_patch`] changing each object in place, without the copy that keeps a failing
+/// operation from leaving it half changed: `None` as soon as an operation fails, the objects
+/// then in no state to go on from. Operations rarely fail (and a failure fails the render), so
+/// a caller applies in place, and applies again with [`apply_patch`] from the start when it
+/// gets `None`, for the diagnostics of every operation.
+pub fn apply_patch_in_place(
+    objects: &mut [Value],
+    patch: &PatchFile,
+    resolver: &Resolver,
+    schemas: &Schemas,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
+    apply(objects, patch, resolver, schemas, errors, false)
+}
+
+fn apply(
+    objects: &mut [Value],
+    patch: &PatchFile,
+    resolver: &Resolver,
+    schemas: &Schemas,
+    errors: &mut Vec<Diagnostic>,
+    careful: bool,
+) -> Option<Vec<String>> {
     let mut details = Vec::new();
     for op in &patch.ops {
         let place = |code, message: String, hint: String| {
@@ -594,11 +621,15 @@ pub fn apply_patch(
         for i in hits {
             let obj = &mut objects[i];
             let path = join_string_map_keys(schemas, obj, path.clone(), &action);
-            // Work on a copy so a failing operation leaves the object as it was.
-            let mut work = obj.clone();
-            match act(&mut work, &path, &action) {
+            let done = if careful {
+                // Work on a copy so a failing operation leaves the object as it was.
+                let mut work = obj.clone();
+                act(&mut work, &path, &action).map(|()| *obj = work)
+            } else {
+                act(obj, &path, &action)
+            };
+            match done {
                 Ok(()) => {
-                    *obj = work;
                     details.push(format!(
                         "  {}:{}: {target}: {}",
                         patch.file,
@@ -606,6 +637,7 @@ pub fn apply_patch(
                         op.text
                     ));
                 }
+                Err(_) if !careful => return None,
                 Err(e) => errors.push(place(
                     e.code,
                     format!("patch {} on {target}: {}", patch.id, e.message),
@@ -614,7 +646,7 @@ pub fn apply_patch(
             }
         }
     }
-    details
+    Some(details)
 }
 
 #[cfg(test)]

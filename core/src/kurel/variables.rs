@@ -241,8 +241,7 @@ impl<'p> Resolver<'p> {
         at: &FieldPath,
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
-        let mut stack = Vec::new();
-        self.tree(v, &mut at.clone(), &|_| false, &mut stack, errors)
+        self.resolve_tree_typed(v, at, &|_| false, errors)
     }
 
     /// [`Resolver::resolve_tree`], writing a lone reference to a number or boolean as a string
@@ -255,63 +254,74 @@ impl<'p> Resolver<'p> {
         wants_string: &dyn Fn(&FieldPath) -> bool,
         errors: &mut Vec<(FieldPath, VarError)>,
     ) -> Value {
+        // A copy resolved in place: most of a template is plain text, and a copied map keeps
+        // its keys' hashes where a map built again would hash every key.
+        let mut out = v.clone();
         let mut stack = Vec::new();
-        self.tree(v, &mut at.clone(), wants_string, &mut stack, errors)
+        self.tree(&mut out, &mut at.clone(), wants_string, &mut stack, errors);
+        out
     }
 
     /// `at` is the path of `v`; it is extended and restored on the way down rather than copied
     /// per node, since most nodes hold no reference and never need it.
     fn tree(
         &self,
-        v: &Value,
+        v: &mut Value,
         at: &mut FieldPath,
         wants_string: &dyn Fn(&FieldPath) -> bool,
         stack: &mut Vec<String>,
         errors: &mut Vec<(FieldPath, VarError)>,
-    ) -> Value {
+    ) {
         match v {
-            Value::String(s) if !has_open(s) => v.clone(),
-            Value::String(s) => match self.string(s, stack) {
-                Ok(r) => match r.value {
-                    Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
-                    Value::Bool(b) if wants_string(at) => Value::String(b.to_string()),
-                    other => other,
-                },
-                Err(e) => {
-                    errors.push((at.clone(), e));
-                    Value::Null
+            Value::String(s) if !has_open(s) => {}
+            Value::String(s) => {
+                *v = match self.string(s, stack) {
+                    Ok(r) => match r.value {
+                        Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
+                        Value::Bool(b) if wants_string(at) => Value::String(b.to_string()),
+                        other => other,
+                    },
+                    Err(e) => {
+                        errors.push((at.clone(), e));
+                        Value::Null
+                    }
                 }
-            },
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        at.0.push(Segment::Index(i));
-                        let out = self.tree(x, at, wants_string, stack, errors);
-                        at.0.pop();
-                        out
-                    })
-                    .collect(),
-            ),
-            Value::Object(m) => {
-                let mut out = Map::with_capacity(m.len());
-                for (k, x) in m {
+            }
+            Value::Array(items) => {
+                for (i, x) in items.iter_mut().enumerate() {
+                    at.0.push(Segment::Index(i));
+                    self.tree(x, at, wants_string, stack, errors);
+                    at.0.pop();
+                }
+            }
+            Value::Object(m) if !m.keys().any(|k| has_open(k)) => {
+                for (k, x) in m.iter_mut() {
                     at.0.push(Segment::Key(k.clone()));
-                    let key = match self.text(k, stack) {
+                    self.tree(x, at, wants_string, stack, errors);
+                    at.0.pop();
+                }
+            }
+            Value::Object(m) => {
+                // Keys with references: the map is made again, each key resolved before its
+                // value (a key that resolves to an earlier one takes its place).
+                let old = std::mem::take(m);
+                let mut out = Map::with_capacity(old.len());
+                for (k, mut x) in old {
+                    at.0.push(Segment::Key(k.clone()));
+                    let key = match self.text(&k, stack) {
                         Ok(k2) => k2,
                         Err(e) => {
                             errors.push((at.clone(), e));
-                            k.clone()
+                            k
                         }
                     };
-                    let val = self.tree(x, at, wants_string, stack, errors);
+                    self.tree(&mut x, at, wants_string, stack, errors);
                     at.0.pop();
-                    out.insert(key, val);
+                    out.insert(key, x);
                 }
-                Value::Object(out)
+                *m = out;
             }
-            other => other.clone(),
+            _ => {}
         }
     }
 

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::duplicates::Checked;
+use super::reuse::{package_context, KurelRecorded, Reuse};
 use super::{PackageSummary, Request};
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::{Document, SourceFile};
@@ -20,20 +22,26 @@ pub(super) struct PackageOutput<T> {
     pub(super) details: Vec<String>,
     pub(super) files: Vec<Arc<SourceFile>>,
     pub(super) summary: PackageSummary,
+    /// For the other side of a diff ([`Reuse::keeps_kurel`]): the package's context and each
+    /// instance's file and record, in instance order (unit indices are the caller's to add).
+    pub(super) kept: Option<KurelRecorded>,
 }
 
 pub(super) type PackageFailure = (Vec<Diagnostic>, Vec<Arc<SourceFile>>);
 
+/// Render one kurel package of the request. With `reuse` (a side of a diff), its instances are
+/// exchanged with the other side's render of the same package in the same context.
 pub(super) fn render_package<T, F>(
     req: &Request,
     access: &Access,
     found: &FoundPackage,
     run_crds: &[Value],
     finish: &F,
-) -> Result<PackageOutput<T>, PackageFailure>
+    reuse: Option<&dyn Reuse<T>>,
+) -> Result<PackageOutput<Checked<T>>, PackageFailure>
 where
     T: Send,
-    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+    F: Fn(Vec<Value>) -> Result<Checked<T>, Diagnostic> + Sync,
 {
     let limits = &req.limits;
     let package =
@@ -49,6 +57,7 @@ where
                         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
                         crds: run_crds.to_vec(),
                         provenance: false,
+                        details: true,
                     };
                     let rest =
                         kurel::Prepared::new(&partial, &kurel::Instance::default(), &options)
@@ -67,6 +76,7 @@ where
     let mut files = package.files.clone();
     // The request's overrides: checked above to belong to this package alone.
     let (values, vfiles, mut diags) = read_values(access, &req.values, &limits.yaml);
+    let values_files = vfiles.clone();
     files.extend(vfiles);
     let mut instances = Vec::new();
     if let Some(dir) = &req.instances {
@@ -84,6 +94,8 @@ where
         max_depth: req.kurel_max_depth.unwrap_or(limits.variable_depth),
         crds: run_crds.to_vec(),
         provenance: !req.no_provenance,
+        // A single render counts the patches it applied from them (its summary).
+        details: !(req.kurel_no_details && req.instances.is_some()),
     };
     let common = kurel::Instance {
         values,
@@ -130,21 +142,48 @@ where
             details: r.details,
             files,
             summary,
+            kept: None,
         });
     }
-    let r = kurel::render_instances(&prepared, &instances, finish)
+    let context = reuse.map(|_| package_context(req, &package, &values_files, &options));
+    let taking = reuse
+        .zip(context.as_ref())
+        .and_then(|(r, (c, holder))| r.kurel(c, holder));
+    let keeping = reuse.is_some_and(|r| r.keeps_kurel());
+    let exchange = match (&taking, keeping) {
+        (Some(t), _) => kurel::Exchange::Take(&**t),
+        (None, true) => kurel::Exchange::Keep,
+        (None, false) => kurel::Exchange::None,
+    };
+    let count = instances.len();
+    let r = kurel::render_instances_exchanging(&prepared, instances, finish, exchange)
         .map_err(|ds| fail(ds, files.clone()))?;
     let mut warnings = read_warnings.clone();
     warnings.extend(r.warnings);
+    let kept = match context {
+        Some((c, holder)) if keeping => Some((
+            c,
+            holder,
+            r.sources
+                .iter()
+                .cloned()
+                .zip(r.records)
+                .enumerate()
+                .map(|(i, (f, rec))| (f, i, rec))
+                .collect(),
+        )),
+        _ => None,
+    };
     Ok(PackageOutput {
-        instance_names: instances.iter().map(|d| d.file().to_string()).collect(),
+        instance_names: r.sources.iter().map(|s| s.name.clone()).collect(),
+        kept,
         summary: PackageSummary {
             name: package.metadata.name.clone(),
             version: package.metadata.version.clone(),
             objects: r.objects,
             patches: package.patches.len(),
             applied: None,
-            instances: Some(instances.len()),
+            instances: Some(count),
         },
         units: r.units,
         warnings,

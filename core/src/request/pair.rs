@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::reuse::{KurelTake, PackageContext};
 use super::{
     prepare, render_units, render_units_from, render_with, snapshot, take_inputs, Checked, Context,
     Failed, Files, Kept, Prepared, Rendered, Request, Reuse,
@@ -44,7 +45,7 @@ pub struct Pair<T> {
     pub base: Result<Rendered<T>, Failed>,
     /// The head side, as a render of it alone gives it.
     pub head: Result<Rendered<T>, Failed>,
-    /// kro instances of the head side taken from the base instead of rendered again.
+    /// kro and kurel instances of the head side taken from the base instead of rendered again.
     pub reused: usize,
 }
 
@@ -196,6 +197,14 @@ impl<T> Reuse<T> for Base<'_, T> {
             *k = Some(kept);
         }
     }
+
+    fn keeps_kurel(&self) -> bool {
+        true
+    }
+
+    fn kurel<'s>(&'s self, _here: &PackageContext, _holder: &str) -> Option<Box<KurelTake<'s, T>>> {
+        None
+    }
 }
 
 /// The head side's exchange: it takes the base's unit of each instance the base kept (a copy
@@ -237,10 +246,40 @@ impl<T: Clone + Sync> Reuse<T> for Head<'_, T> {
     }
 
     fn applies(&self, here: &Context) -> bool {
-        self.kept.is_some_and(|(_, k)| k.context == *here)
+        self.kept
+            .is_some_and(|(_, k)| k.context.as_ref() == Some(here))
     }
 
     fn keep(&self, _kept: Kept) {}
+
+    fn keeps_kurel(&self) -> bool {
+        false
+    }
+
+    // An unchanged kurel instance (same file name and text, in a package of the same context)
+    // as the base rendered it, with its warnings and log lines: as for a kro instance, its
+    // objects passed the checks there, and its identities join this side's checks.
+    fn kurel<'s>(&'s self, here: &PackageContext, holder: &str) -> Option<Box<KurelTake<'s, T>>> {
+        let (base, kept) = self.kept?;
+        let package = kept.kurel.iter().find(|p| p.context == *here)?;
+        let holder = holder.to_string();
+        Some(Box::new(move |file: &SourceFile| {
+            let (kept_file, i, ids, record) = package.instances.get(&file.name)?;
+            if kept_file.text != file.text {
+                return None;
+            }
+            let record = record.relocated(&package.holder, &holder)?;
+            // Not marked `taken`: that counts the units made with `shared`, which kurel's
+            // never are.
+            self.counted.fetch_add(1, Ordering::Relaxed);
+            let unit = Checked {
+                out: Some(base.units[*i].clone()),
+                ids: ids.clone(),
+                problems: Vec::new(),
+            };
+            Some((unit, record))
+        }))
+    }
 }
 
 /// A side read and checked before the other renders (see [`render_pair`]), keeping a copy of its
@@ -614,6 +653,94 @@ mod tests {
         assert_eq!(f.diagnostics, g.diagnostics);
         assert!(f.diagnostics.iter().all(|d| d.code.id == "KLN1012"));
         assert_eq!(f.diagnostics.len(), 2, "{:?}", f.diagnostics);
+    }
+
+    /// A kurel package rendered with `--instances`: `big` enables a patch, which auto-enables
+    /// the one it requires (a log line) and applies both (`-v` details); an undeclared parameter
+    /// is a warning in the instance's own file.
+    fn kurel_tree(default: &str, b: &str) -> Snapshot {
+        snapshot(&[
+            (
+                "shop/web.kurel/parameters.yaml",
+                format!("kurel: {{name: web, version: 1.0.0, appVersion: '1'}}\nname: x\nsize: {default}\nbig: false\n"),
+            ),
+            (
+                "shop/web.kurel/resources/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '${name}', namespace: ns}\ndata: {size: 's${size}'}\n".into(),
+            ),
+            ("shop/web.kurel/patches/10-base.kpatch", "[configmap.${name}]\ndata.base: 'yes'\n".into()),
+            ("shop/web.kurel/patches/10-base.yaml", "enabled: false\n".into()),
+            ("shop/web.kurel/patches/20-big.kpatch", "[configmap.${name}]\ndata.big: 'yes'\n".into()),
+            ("shop/web.kurel/patches/20-big.yaml", "enabled: ${big}\nrequires: [10-base.kpatch]\n".into()),
+            ("shop/instances/a.yaml", "name: a\nsize: 1\nbig: true\n".into()),
+            ("shop/instances/b.yaml", format!("name: b\nsize: {b}\n")),
+            ("shop/instances/c.yaml", "name: c\nsize: 1\nsurprise: 1\n".into()),
+        ])
+    }
+
+    fn kurel_request() -> Request {
+        Request {
+            inputs: vec![Input::Path(PathBuf::from("shop/web.kurel"))],
+            instances: Some(PathBuf::from("shop/instances")),
+            ..Request::default()
+        }
+    }
+
+    /// kurel instances whose file (name and text) is the same on both sides, in a package of the
+    /// same context, are taken from the base with their warnings, log lines and details; a
+    /// changed instance, package or `--set` renders again.
+    #[test]
+    fn unchanged_kurel_instances_render_once() {
+        let req = kurel_request();
+        let (base, head) = (kurel_tree("1", "1"), kurel_tree("1", "2"));
+        let written = head.materialize().unwrap();
+        let (fast, full) = both_ways(&at(&req, &base), &on(&req, written.root()));
+        assert_eq!(fast.reused, 2);
+        // The head's `-v` lines name its patch files where it read them (a revision's, where
+        // each run wrote it), as a render of it alone does.
+        let (f, g) = (fast.head.as_ref().unwrap(), full.head.as_ref().unwrap());
+        assert_eq!(f.details, g.details);
+        for (f, g) in [(&fast.base, &full.base), (&fast.head, &full.head)] {
+            let (f, g) = (f.as_ref().unwrap(), g.as_ref().unwrap());
+            assert_eq!(f.log, g.log);
+            assert_eq!(f.packages, g.packages);
+        }
+        let head = fast.head.as_ref().unwrap();
+        assert!(
+            head.log.iter().any(|l| l.contains("enabling 10-base")),
+            "{:?}",
+            head.log
+        );
+        assert!(
+            head.details
+                .iter()
+                .any(|l| l.starts_with("shop/instances/a.yaml: applying")),
+            "{:?}",
+            head.details
+        );
+        assert!(
+            head.warnings
+                .iter()
+                .any(|w| w.file.as_deref() == Some("shop/instances/c.yaml")),
+            "{:?}",
+            head.warnings
+        );
+        let (text, _, _) = printed(&fast);
+        assert!(
+            text.ends_with("1 changed, 0 added, 0 removed, 2 unchanged\n"),
+            "{text}"
+        );
+        // Another package (a default every instance reads): nothing is taken.
+        let (fast, _) = both_ways(&at(&req, &base), &at(&req, &kurel_tree("2", "1")));
+        assert_eq!(fast.reused, 0);
+        // Another `--set`: nothing is taken.
+        let mut set = kurel_request();
+        set.sets = vec!["size=3".into()];
+        let (fast, _) = both_ways(&at(&req, &base), &at(&set, &base));
+        assert_eq!(fast.reused, 0);
+        // The same: every instance is taken.
+        let (fast, _) = both_ways(&at(&req, &base), &at(&req, &base));
+        assert_eq!(fast.reused, 3);
     }
 
     #[test]

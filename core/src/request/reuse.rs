@@ -1,11 +1,15 @@
 //! What a run exchanges with another rendered beside it (`kiln diff`'s two sides, `pair`): the
-//! [`Context`] that says when a kro instance's unit may be taken from the other run, and the
-//! [`Reuse`] trait the pair supplies.
+//! [`Context`] that says when a kro instance's unit may be taken from the other run, the
+//! [`PackageContext`] that says the same of a kurel package's instances, and the [`Reuse`] trait
+//! the pair supplies.
+
+use std::sync::Arc;
 
 use super::duplicates::{Checked, Identity};
 use super::{Options, Request};
 use crate::component;
-use crate::document::Document;
+use crate::document::{Document, SourceFile};
+use crate::kurel;
 use crate::limits::Limits;
 use crate::pipeline;
 
@@ -21,16 +25,115 @@ pub(crate) trait Reuse<T>: pipeline::InstanceCache<Checked<T>> {
     /// What the run kept for the other: its context and its instances' units (after it
     /// succeeded).
     fn keep(&self, kept: Kept);
+    /// Whether the run keeps its kurel instances' records for the other ([`Kept::kurel`]).
+    fn keeps_kurel(&self) -> bool;
+    /// The other run's units of the kurel package of context `here`, by instance file (name
+    /// and text), when it rendered that package in that context; `holder` is the directory
+    /// holding the package as this run names its files ([`package_context`]).
+    fn kurel<'s>(&'s self, here: &PackageContext, holder: &str) -> Option<Box<KurelTake<'s, T>>>;
 }
+
+/// The unit (as [`Checked`]) and record of a kurel instance file the other run rendered.
+pub(crate) type KurelTake<'a, T> =
+    dyn Fn(&SourceFile) -> Option<(Checked<T>, kurel::Record)> + Sync + 'a;
 
 /// What one rendered run keeps for the other of a diff ([`Reuse::keep`]): the context its kro
 /// instances were rendered in ([`context_of`]), and the index and identities of each instance's
 /// unit by the instance's key ([`pipeline::instance_key`]).
 #[derive(Debug)]
 pub(crate) struct Kept {
-    pub(crate) context: Context,
+    /// `None` when the run had no kro definitions (nothing to take by instance key).
+    pub(crate) context: Option<Context>,
     pub(crate) units: std::collections::HashMap<String, (usize, Vec<Identity>)>,
+    /// Each kurel package rendered with instances: its context and its instances.
+    pub(crate) kurel: Vec<KeptPackage>,
 }
+
+/// A kurel package's instances one run kept for the other ([`Kept::kurel`]).
+#[derive(Debug)]
+pub(crate) struct KeptPackage {
+    pub(crate) context: PackageContext,
+    /// The directory holding the package, as the run named its files.
+    pub(crate) holder: String,
+    /// By instance file name: its file (for the text), the index of its unit among the run's,
+    /// that unit's identities, and the rest of what the instance gave.
+    pub(crate) instances:
+        std::collections::HashMap<String, (Arc<SourceFile>, usize, Vec<Identity>, kurel::Record)>,
+}
+
+/// What the render of a kurel package's instance reads besides the instance's own file: two
+/// runs of equal package contexts render equal units, warnings and log lines from instance files
+/// of equal name and text (the name reaches diagnostics and the provenance annotations), so one
+/// may take the other's (`kiln diff`, see `pair`). Every file the package's load read (the
+/// package, its local extension) and the common values files, by name and text; the `--set`
+/// arguments; the options of [`kurel::Options`] (whether `-v` lines are kept too); the limits and
+/// Kubernetes version of the run.
+/// The run's CRDs are compared as text, as [`Context`]'s documents are.
+///
+/// A package's files are named by where they were read (a revision is written out for its run,
+/// somewhere else each time), so they are compared by their names below the directory holding
+/// the package (`web.kurel/parameters.yaml`, `web.local.kurel/parameters.yaml`): the render
+/// reads them by that name (provenance names a resource file below the package), and a record
+/// taken is moved from the other run's directory to this one's ([`kurel::Record::relocated`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PackageContext {
+    files: Vec<(String, String)>,
+    sets: Vec<String>,
+    namespace: Option<String>,
+    max_depth: usize,
+    provenance: bool,
+    details: bool,
+    crds: String,
+    limits: Limits,
+    kube_version: Option<String>,
+}
+
+/// The [`PackageContext`] of a package of a run (the package loaded, the common values files
+/// read, the options it renders with), and the directory holding the package as its files are
+/// named (what a record kept for the other run may not mention).
+pub(super) fn package_context(
+    req: &Request,
+    package: &kurel::Package,
+    values: &[Arc<SourceFile>],
+    options: &kurel::Options,
+) -> (PackageContext, String) {
+    use std::fmt::Write as _;
+    let holder = match package.dir.rsplit_once('/') {
+        Some((holder, _)) => format!("{holder}/"),
+        None => String::new(),
+    };
+    let below = |name: &str| name.strip_prefix(&holder).unwrap_or(name).to_string();
+    let mut crds = String::new();
+    for c in &options.crds {
+        let _ = writeln!(crds, "{c}");
+    }
+    let context = PackageContext {
+        files: package
+            .files
+            .iter()
+            .map(|f| (below(&f.name), f.text.clone()))
+            .chain(values.iter().map(|f| (f.name.clone(), f.text.clone())))
+            .collect(),
+        sets: req.sets.clone(),
+        namespace: options.namespace.clone(),
+        max_depth: options.max_depth,
+        provenance: options.provenance,
+        details: options.details,
+        crds,
+        limits: req.limits,
+        kube_version: req.kube_version.clone(),
+    };
+    (context, holder)
+}
+
+/// A kurel package's instances as a run recorded them, for [`Kept::kurel`]: the package's
+/// context, the directory holding it and, for each instance, its file, its unit's index among
+/// the run's and its record.
+pub(super) type KurelRecorded = (
+    PackageContext,
+    String,
+    Vec<(Arc<SourceFile>, usize, kurel::Record)>,
+);
 
 /// What identifies the render of a kro instance besides its own document's value: two runs of
 /// equal contexts render equal objects for instance documents of equal value ([`pipeline::instance_key`]),
