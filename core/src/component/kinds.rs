@@ -17,6 +17,7 @@ use crate::fieldpath::FieldPath;
 
 use super::crd;
 use super::shorthand::{self, type_word, Schemas};
+use super::template::Plan;
 
 /// Where a definition lives: a document and the path of the object inside it.
 #[derive(Debug, Clone)]
@@ -141,6 +142,8 @@ pub(crate) struct ResourceTpl {
     pub for_each: Option<String>,
     pub var: String,
     pub template: Value,
+    /// `template`, compiled when first rendered.
+    pub plan: Plan,
     /// Path of the entry (`spec.resources[0]`), relative to the definition.
     pub at: FieldPath,
 }
@@ -187,6 +190,8 @@ pub(crate) struct EmbeddedTrait {
     pub instance: String,
     pub parameters: Value,
     pub environment_configs: Value,
+    /// `parameters` and `environment_configs`, compiled when first rendered.
+    pub plans: [Plan; 2],
     pub at: FieldPath,
 }
 
@@ -222,6 +227,8 @@ pub(crate) struct OpDef {
     pub op: Op,
     pub path: String,
     pub value: Option<Value>,
+    /// `path` and `value`, compiled when first rendered.
+    pub plans: [Plan; 2],
     pub at: FieldPath,
 }
 
@@ -808,6 +815,7 @@ impl Semantic<'_, '_> {
             for_each,
             var,
             template: t.template,
+            plan: Plan::default(),
             at,
         }
     }
@@ -980,6 +988,7 @@ fn upstream_type_def<'a>(
             instance: t.instance_name,
             parameters,
             environment_configs,
+            plans: Default::default(),
             at: e_at,
         });
     }
@@ -1302,6 +1311,7 @@ impl Semantic<'_, '_> {
             op,
             path: o.path,
             value: o.value,
+            plans: Default::default(),
             at,
         })
     }

@@ -240,11 +240,12 @@ fn render_upstream(
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
         let ps =
-            c.r.render(&ctx, &e.parameters, &e.at.key("parameters"))
+            c.r.render_planned(&ctx, &e.plans[0], &e.parameters, &e.at.key("parameters"))
                 .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
         let es =
-            c.r.render(
+            c.r.render_planned(
                 &ctx,
+                &e.plans[1],
                 &e.environment_configs,
                 &e.at.key("environmentConfigs"),
             )
@@ -1236,7 +1237,7 @@ impl Ctx<'_, '_, '_> {
             None => {
                 let v = self
                     .r
-                    .render(ctx, &t.template, &tpl_at)
+                    .render_planned(ctx, &t.plan, &t.template, &tpl_at)
                     .map_err(|e| self.tpl_diag(loc, e))?;
                 return Ok(vec![v]);
             }
@@ -1248,7 +1249,7 @@ impl Ctx<'_, '_, '_> {
             inner.add_variable_as_val(t.var.clone(), to_val(&item));
             out.push(
                 self.r
-                    .render(&inner, &t.template, &tpl_at)
+                    .render_planned(&inner, &t.plan, &t.template, &tpl_at)
                     .map_err(|e| self.tpl_diag(loc, e))?,
             );
         }
@@ -1343,7 +1344,7 @@ impl Ctx<'_, '_, '_> {
             for o in &p.ops {
                 let path = match self
                     .r
-                    .render_string(&scope, &o.path, &o.at.key("path"))
+                    .render_string_planned(&scope, &o.plans[0], &o.path, &o.at.key("path"))
                     .map_err(|e| self.tpl_diag(loc, e))?
                 {
                     Value::String(s) => s,
@@ -1359,7 +1360,7 @@ impl Ctx<'_, '_, '_> {
                 let value = match &o.value {
                     Some(v) if o.op != super::kinds::Op::Remove => Some(
                         self.r
-                            .render(&scope, v, &o.at.key("value"))
+                            .render_planned(&scope, &o.plans[1], v, &o.at.key("value"))
                             .map_err(|e| self.tpl_diag(loc, e))?,
                     ),
                     _ => None,
