@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -229,6 +230,8 @@ pub(crate) struct OpDef {
     pub value: Option<Value>,
     /// `path` and `value`, compiled when first rendered.
     pub plans: [Plan; 2],
+    /// `path` parsed, when it has no `${…}`.
+    pub parsed: OnceLock<Result<Vec<super::pointer::Step>, String>>,
     pub at: FieldPath,
 }
 
@@ -1312,6 +1315,7 @@ impl Semantic<'_, '_> {
             path: o.path,
             value: o.value,
             plans: Default::default(),
+            parsed: OnceLock::new(),
             at,
         })
     }

@@ -2,6 +2,7 @@
 //! environment's overrides, the type's resources, then each addon instance in the Component's order
 //! (creates, then patches, then removes), then platform labels, checks and the documented order.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use cel::{Context, Value as CelValue};
@@ -64,9 +65,13 @@ impl Ctx<'_, '_, '_> {
     }
 }
 
-fn with_vars<'c>(ctx: &mut Context<'c, 'static>, vars: &[(&str, Value)]) {
+/// Bind variables, read in place (the unit's parameters are borrowed, not copied to be read).
+fn with_vars<'c, V: std::borrow::Borrow<Value>>(
+    ctx: &mut Context<'c, 'static>,
+    vars: &[(&str, V)],
+) {
     for (k, v) in vars {
-        ctx.add_variable_as_val(k.to_string(), to_val(v));
+        ctx.add_variable_as_val(k.to_string(), to_val(v.borrow()));
     }
 }
 
@@ -217,8 +222,8 @@ fn render_upstream(
     with_vars(
         &mut ctx,
         &[
-            ("parameters", params.all.clone()),
-            ("environmentConfigs", params.env_part.clone()),
+            ("parameters", &params.all),
+            ("environmentConfigs", &params.env_part),
         ],
     );
     c.validations(
@@ -240,14 +245,14 @@ fn render_upstream(
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
         let ps =
-            c.r.render_planned(&ctx, &e.plans[0], &e.parameters, &e.at.key("parameters"))
+            c.r.render_planned(&ctx, &e.plans[0], &e.parameters, (&e.at, "parameters"))
                 .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
         let es =
             c.r.render_planned(
                 &ctx,
                 &e.plans[1],
                 &e.environment_configs,
-                &e.at.key("environmentConfigs"),
+                (&e.at, "environmentConfigs"),
             )
             .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
         let what = format!(
@@ -973,11 +978,11 @@ fn trait_scope<'p>(
     with_vars(
         &mut actx,
         &[
-            ("parameters", params.all.clone()),
-            ("environmentConfigs", params.env_part.clone()),
+            ("parameters", Cow::Borrowed(&params.all)),
+            ("environmentConfigs", Cow::Borrowed(&params.env_part)),
             (
                 "trait",
-                json!({"name": addon.name, "instanceName": instance}),
+                Cow::Owned(json!({"name": addon.name, "instanceName": instance})),
             ),
         ],
     );
@@ -1210,10 +1215,9 @@ impl Ctx<'_, '_, '_> {
         t: &ResourceTpl,
     ) -> Result<Vec<Value>, Diagnostic> {
         if let Some(cond) = &t.include_when {
-            let at = t.at.key("includeWhen");
             match self
                 .r
-                .eval(ctx, cond, &at)
+                .eval_field(ctx, cond, (&t.at, "includeWhen"))
                 .map_err(|e| self.tpl_diag(loc, e))?
             {
                 CelValue::Bool(true) => {}
@@ -1221,7 +1225,7 @@ impl Ctx<'_, '_, '_> {
                 other => {
                     return Err(loc.error(
                         codes::RESULT_TYPE,
-                        &at,
+                        &t.at.key("includeWhen"),
                         format!(
                             "includeWhen {cond:?} must return a bool, got {:?}{}",
                             other.type_of(),
@@ -1232,12 +1236,11 @@ impl Ctx<'_, '_, '_> {
                 }
             }
         }
-        let tpl_at = t.at.key("template");
         let items = match &t.for_each {
             None => {
                 let v = self
                     .r
-                    .render_planned(ctx, &t.plan, &t.template, &tpl_at)
+                    .render_planned(ctx, &t.plan, &t.template, (&t.at, "template"))
                     .map_err(|e| self.tpl_diag(loc, e))?;
                 return Ok(vec![v]);
             }
@@ -1249,7 +1252,7 @@ impl Ctx<'_, '_, '_> {
             inner.add_variable_as_val(t.var.clone(), to_val(&item));
             out.push(
                 self.r
-                    .render_planned(&inner, &t.plan, &t.template, &tpl_at)
+                    .render_planned(&inner, &t.plan, &t.template, (&t.at, "template"))
                     .map_err(|e| self.tpl_diag(loc, e))?,
             );
         }
@@ -1344,7 +1347,7 @@ impl Ctx<'_, '_, '_> {
             for o in &p.ops {
                 let path = match self
                     .r
-                    .render_string_planned(&scope, &o.plans[0], &o.path, &o.at.key("path"))
+                    .render_string_planned(&scope, &o.plans[0], &o.path, (&o.at, "path"))
                     .map_err(|e| self.tpl_diag(loc, e))?
                 {
                     Value::String(s) => s,
@@ -1360,14 +1363,18 @@ impl Ctx<'_, '_, '_> {
                 let value = match &o.value {
                     Some(v) if o.op != super::kinds::Op::Remove => Some(
                         self.r
-                            .render_planned(&scope, &o.plans[1], v, &o.at.key("value"))
+                            .render_planned(&scope, &o.plans[1], v, (&o.at, "value"))
                             .map_err(|e| self.tpl_diag(loc, e))?,
                     ),
                     _ => None,
                 };
-                // Parsed once per operation, not per selected resource; an error is reported
-                // with the first resource, as before.
-                let steps = pointer::parse(&path);
+                // Parsed once per operation, not per selected resource (and a path without
+                // `${…}` once per definition); an error is reported with the first resource.
+                let steps = if o.plans[0].is_literal() {
+                    Cow::Borrowed(o.parsed.get_or_init(|| pointer::parse(&path)))
+                } else {
+                    Cow::Owned(pointer::parse(&path))
+                };
                 ops.push((o, path, value, steps));
             }
             for &i in &selected {
@@ -1376,7 +1383,7 @@ impl Ctx<'_, '_, '_> {
                 };
                 let res_name = describe(res);
                 for (o, path, value, steps) in &ops {
-                    let steps = steps.as_ref().map_err(|m| {
+                    let steps = Result::as_ref(&**steps).map_err(|m| {
                         loc.error(
                             codes::PATCH_PATH,
                             &o.at.key("path"),

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::diag::{codes, Code};
 use crate::expr::cel::{compile_with, CompileError, Compiled, ExecutionErrorExt, ExprLimits};
 use crate::expr::value::{from_cel, OMIT_MARKER};
-use crate::fieldpath::{At, FieldPath, Segment, Step};
+use crate::fieldpath::{At, FieldPath, Step};
 
 use super::functions;
 
@@ -354,6 +354,22 @@ impl Renderer<'_> {
             .map_err(|f| f.at(at.clone()))
     }
 
+    /// [`Renderer::eval`] of the field `key` of the entry at `at`, whose path is built only for
+    /// a problem.
+    pub(crate) fn eval_field(
+        &self,
+        ctx: &Context<'_, '_>,
+        source: &str,
+        (at, key): (&FieldPath, &str),
+    ) -> Result<CelValue, TplError> {
+        match self.exprs.get(source) {
+            Some(c) => self
+                .eval_compiled(ctx, c, source)
+                .map_err(|f| f.at(at.key(key))),
+            None => self.eval(ctx, source, &at.key(key)),
+        }
+    }
+
     fn eval_compiled(
         &self,
         ctx: &Context<'_, '_>,
@@ -396,20 +412,32 @@ impl Renderer<'_> {
         v: &Value,
         at: &FieldPath,
     ) -> Result<Value, TplError> {
-        self.render_planned(ctx, &Plan::default(), v, at)
+        self.render_plan(ctx, &Plan::default(), v, at, Vec::new())
     }
 
     /// [`Renderer::render`] of a template rendered again and again (a definition's, once per
-    /// unit): the template is compiled into `plan` the first time, and the plan is rendered.
+    /// unit), the field `key` of the entry at `at`: the template is compiled into `plan` the
+    /// first time, and the plan is rendered. The path is built only for a problem.
     pub(crate) fn render_planned(
         &self,
         ctx: &Context<'_, '_>,
         plan: &Plan,
         v: &Value,
-        at: &FieldPath,
+        (at, key): (&FieldPath, &str),
+    ) -> Result<Value, TplError> {
+        self.render_plan(ctx, plan, v, at, vec![Step::Key(key)])
+    }
+
+    fn render_plan<'p>(
+        &self,
+        ctx: &Context<'_, '_>,
+        plan: &'p Plan,
+        v: &Value,
+        base: &FieldPath,
+        mut steps: Vec<Step<'p>>,
     ) -> Result<Value, TplError> {
         let node = plan.0.get_or_init(|| Node::of(v, self.exprs));
-        let out = self.node(ctx, node, at, &mut Vec::new())?;
+        let out = self.node(ctx, node, base, &mut steps)?;
         Ok(if is_omitted(&out) { Value::Null } else { out })
     }
 
@@ -420,13 +448,13 @@ impl Renderer<'_> {
         ctx: &Context<'_, '_>,
         plan: &Plan,
         s: &str,
-        at: &FieldPath,
+        (at, key): (&FieldPath, &str),
     ) -> Result<Value, TplError> {
         let node = plan.0.get_or_init(|| Node::of_str(s, self.exprs));
         match node {
             Node::Lit(v) => Ok(v.clone()),
-            Node::Str(p) => self.string(ctx, p).map_err(|f| f.at(at.clone())),
-            _ => self.render_string(ctx, s, at),
+            Node::Str(p) => self.string(ctx, p).map_err(|f| f.at(at.key(key))),
+            _ => self.render_string(ctx, s, &at.key(key)),
         }
     }
 
@@ -464,6 +492,27 @@ impl Renderer<'_> {
                 }
                 out.retain(|x| !is_omitted(x));
                 Ok(Value::Array(out))
+            }
+            Node::Fields {
+                skeleton,
+                values,
+                omits,
+            } => {
+                let mut out = skeleton.clone();
+                let mut omitted = *omits;
+                for ((k, n), slot) in values.iter().zip(out.values_mut()) {
+                    let Some(n) = n else { continue };
+                    steps.push(Step::Key(k));
+                    let value = self.node(ctx, n, base, steps);
+                    steps.pop();
+                    let value = value?;
+                    omitted |= is_omitted(&value);
+                    *slot = value;
+                }
+                if omitted {
+                    out.retain(|_, x| !is_omitted(x));
+                }
+                Ok(Value::Object(out))
             }
             Node::Object(entries) => {
                 let mut out = Map::with_capacity(entries.len());
@@ -632,6 +681,13 @@ fn push_text(out: &mut String, v: &CelValue, source: &str) -> Result<(), Fail> {
 #[derive(Debug, Default)]
 pub(crate) struct Plan(OnceLock<Node>);
 
+impl Plan {
+    /// Whether the template, once planned, has no expression.
+    pub(crate) fn is_literal(&self) -> bool {
+        matches!(self.0.get(), Some(Node::Lit(_)))
+    }
+}
+
 impl Clone for Plan {
     fn clone(&self) -> Self {
         Plan::default()
@@ -648,7 +704,19 @@ enum Node {
     /// [`Renderer::render_string`], which reports it.
     Dyn(String),
     Array(Vec<Node>),
+    /// A map with a `${…}` key.
     Object(Vec<(Key, Node)>),
+    /// A map whose keys are all literal: a copy of `skeleton` (which holds the literal values,
+    /// and null where a value is rendered) has the rendered values set in place, rather than
+    /// every key hashed again into a new map.
+    Fields {
+        skeleton: Map<String, Value>,
+        /// Per entry of `skeleton`, in order: its key, and how its value is rendered (`None`:
+        /// it is literal).
+        values: Vec<(String, Option<Node>)>,
+        /// Whether a literal value is the omit marker.
+        omits: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -749,9 +817,32 @@ impl Node {
                     .iter()
                     .all(|(k, n)| matches!((k, n), (Key::Lit(_), Node::Lit(_))));
                 if literal {
-                    Node::lit(v)
-                } else {
-                    Node::Object(entries)
+                    return Node::lit(v);
+                }
+                if !entries.iter().all(|(k, _)| matches!(k, Key::Lit(_))) {
+                    return Node::Object(entries);
+                }
+                let mut skeleton = Map::with_capacity(entries.len());
+                let mut values = Vec::with_capacity(entries.len());
+                let mut omits = false;
+                for (k, n) in entries {
+                    let k = k.text().to_string();
+                    match n {
+                        Node::Lit(x) => {
+                            omits |= is_omitted(&x);
+                            skeleton.insert(k.clone(), x);
+                            values.push((k, None));
+                        }
+                        n => {
+                            skeleton.insert(k.clone(), Value::Null);
+                            values.push((k, Some(n)));
+                        }
+                    }
+                }
+                Node::Fields {
+                    skeleton,
+                    values,
+                    omits,
                 }
             }
             other => Node::Lit(other.clone()),
@@ -855,7 +946,13 @@ mod tests {
             "z": 1, "gone": om, "a": [om, {"k": om, "m": [1, om, 2]}, 3], "b": {"x": om},
             "c": "${'keep'}"
         });
-        for tpl in [written, computed] {
+        // Literal markers beside rendered values: the map is rendered, its literal entries kept
+        // as planned.
+        let mixed = serde_json::json!({
+            "z": 1, "gone": o, "a": [o, {"k": om, "m": [1, o, 2]}, 3], "b": {"x": o},
+            "c": "${'keep'}"
+        });
+        for tpl in [written, computed, mixed] {
             let ex = renderer_for(&tpl);
             let r = Renderer {
                 exprs: &ex,
@@ -904,11 +1001,11 @@ mod tests {
             budget: Default::default(),
         };
         let plan = Plan::default();
-        let base = FieldPath::root().key("template");
+        let base = FieldPath::root();
         let mut render = |x: Value| {
             let mut ctx = new_context();
             ctx.add_variable_as_val("x", crate::expr::value::to_val(&x));
-            r.render_planned(&ctx, &plan, &tpl, &base)
+            r.render_planned(&ctx, &plan, &tpl, (&base, "template"))
         };
         let one = render(serde_json::json!({"n": 1, "k": "a", "v": [1]})).unwrap();
         assert_eq!(
