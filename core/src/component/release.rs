@@ -65,13 +65,19 @@ impl Ctx<'_, '_, '_> {
     }
 }
 
-/// Bind variables, read in place (the unit's parameters are borrowed, not copied to be read).
+/// Bind the variables some expression reads, read in place (the unit's parameters are
+/// borrowed, not copied to be read). Every expression evaluated in these contexts is one of
+/// `exprs` (an expression that is not is refused as not compiled), so a variable none of them
+/// reads is never looked up.
 fn with_vars<'c, V: std::borrow::Borrow<Value>>(
     ctx: &mut Context<'c, 'static>,
+    exprs: &Exprs,
     vars: &[(&str, V)],
 ) {
     for (k, v) in vars {
-        ctx.add_variable_as_val(k.to_string(), to_val(v.borrow()));
+        if exprs.reads(k) {
+            ctx.add_variable_as_val(k.to_string(), to_val(v.borrow()));
+        }
     }
 }
 
@@ -114,7 +120,7 @@ pub(crate) fn render(
     );
 
     let mut ctx = root_context().new_inner_scope();
-    with_vars(&mut ctx, &base_vars);
+    with_vars(&mut ctx, exprs, &base_vars);
     let mut resources: Vec<Value> = Vec::new();
     // The template each resource was made from, parallel to `resources`: where a problem with
     // the finished object is reported.
@@ -131,7 +137,7 @@ pub(crate) fn render(
         // values are not converted again for every addon.
         let vars = context::addon_vars(&addon.name, &use_.instance, params);
         let mut actx = ctx.new_inner_scope();
-        with_vars(&mut actx, &vars);
+        with_vars(&mut actx, exprs, &vars);
         for t in &addon.creates {
             let made = c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?;
             made_by.extend(std::iter::repeat_n((&addon.loc, t), made.len()));
@@ -218,9 +224,10 @@ fn render_upstream(
         labels: up.labels.clone(),
     };
     let mut ctx = root_context().new_inner_scope();
-    with_vars(&mut ctx, &up.vars);
+    with_vars(&mut ctx, exprs, &up.vars);
     with_vars(
         &mut ctx,
+        exprs,
         &[
             ("parameters", &params.all),
             ("environmentConfigs", &params.env_part),
@@ -312,7 +319,7 @@ fn render_upstream(
         .map(|((u, a), p)| (*a, u.instance.as_str(), p, "instance"))
         .collect();
     for (addon, instance, params, how) in post_traits.into_iter().chain(owned) {
-        let actx = trait_scope(&ctx, addon, instance, &params);
+        let actx = trait_scope(&ctx, addon, instance, &params, exprs);
         c.post_validations(
             &actx,
             &addon.loc,
@@ -973,10 +980,12 @@ fn trait_scope<'p>(
     addon: &TraitDef<'_>,
     instance: &str,
     params: &Params,
+    exprs: &Exprs,
 ) -> Context<'p, 'static> {
     let mut actx = base.new_inner_scope();
     with_vars(
         &mut actx,
+        exprs,
         &[
             ("parameters", Cow::Borrowed(&params.all)),
             ("environmentConfigs", Cow::Borrowed(&params.env_part)),
@@ -1178,7 +1187,7 @@ impl Ctx<'_, '_, '_> {
         resources: &mut Vec<Value>,
         made_by: &mut Vec<(&'l Loc<'l>, &'l ResourceTpl)>,
     ) -> Result<(), Vec<Diagnostic>> {
-        let actx = trait_scope(base, addon, instance, params);
+        let actx = trait_scope(base, addon, instance, params, self.r.exprs);
         self.validations(
             &actx,
             &addon.loc,

@@ -10,7 +10,7 @@
 //! Map keys are rendered too (a dynamic key must yield a string). `oc_omit()` removes the map
 //! entry or list element that holds it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 use cel::{Context, Value as CelValue};
@@ -150,6 +150,8 @@ pub(crate) struct TplError {
 #[derive(Debug, Default)]
 pub(crate) struct Exprs {
     map: BTreeMap<String, Arc<Compiled>>,
+    /// The variables any of them reads.
+    reads: BTreeSet<String>,
 }
 
 impl Exprs {
@@ -164,6 +166,7 @@ impl Exprs {
             Some(c) => Arc::clone(c),
             None => {
                 let c = Arc::new(compile_component(source, limits)?);
+                self.reads.extend(c.refs.roots.iter().cloned());
                 self.map.insert(source.to_string(), Arc::clone(&c));
                 c
             }
@@ -251,6 +254,13 @@ impl Exprs {
                 });
             }
         }
+    }
+
+    /// Whether an expression may read the variable `name`: one none reads need not be
+    /// converted for the context of every unit. The helper functions' own variable (upstream's
+    /// derived values, which no expression names) is read by calls, so it always is.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        name == super::upstream::DERIVED || self.reads.contains(name)
     }
 
     pub(crate) fn get(&self, source: &str) -> Option<&Compiled> {
@@ -1094,6 +1104,20 @@ mod tests {
             out,
             serde_json::json!({"a": 2, "b": "n-2", "c": {"x": 1, "y": 2}, "key": [1, 2], "f": 0.5})
         );
+    }
+
+    /// The variables read are those of every compiled expression, comprehension variables and
+    /// type names left out.
+    #[test]
+    fn reads_are_the_roots_of_every_expression() {
+        let mut ex = Exprs::default();
+        let l = ExprLimits::default();
+        let vars = ["parameters", "metadata", "workload", "build"];
+        ex.add("parameters.a + metadata.name", &vars, &l).unwrap();
+        ex.add("build.list.map(workload, int(workload))", &vars, &l)
+            .unwrap();
+        let read: Vec<&str> = vars.into_iter().filter(|v| ex.reads(v)).collect();
+        assert_eq!(read, ["parameters", "metadata", "build"]);
     }
 
     #[test]
