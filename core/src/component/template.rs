@@ -1012,7 +1012,7 @@ mod tests {
         };
         let plan = Plan::default();
         let base = FieldPath::root();
-        let mut render = |x: Value| {
+        let render = |x: Value| {
             let mut ctx = new_context();
             ctx.add_variable_as_val("x", crate::expr::value::to_val(&x));
             r.render_planned(&ctx, &plan, &tpl, (&base, "template"))
