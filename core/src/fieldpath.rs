@@ -32,6 +32,34 @@ pub fn too_deep(what: &str, segments: usize, max: usize) -> Option<Diagnostic> {
     })
 }
 
+/// Where a walk over a document is: the keys and indexes from the walk's root, borrowed, made
+/// into a [`FieldPath`] only when asked. Walks that visit every string of every rendered object
+/// and report almost none would otherwise copy a key per node.
+pub(crate) struct At<'s, 'v>(pub(crate) &'s [Step<'v>]);
+
+/// One step of an [`At`].
+pub(crate) enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+impl At<'_, '_> {
+    /// The path of the string (a key's path is the path of its value).
+    pub(crate) fn path(&self) -> FieldPath {
+        self.under(&FieldPath::root())
+    }
+
+    /// The path from `base`'s root, for a walk that starts at `base`.
+    pub(crate) fn under(&self, base: &FieldPath) -> FieldPath {
+        let mut p = base.0.clone();
+        p.extend(self.0.iter().map(|s| match s {
+            Step::Key(k) => Segment::Key((*k).to_string()),
+            Step::Index(i) => Segment::Index(*i),
+        }));
+        FieldPath(p)
+    }
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Segment {

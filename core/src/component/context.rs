@@ -11,6 +11,8 @@
 //! | `environment` | `name` |
 //! | `addon` / `trait` / `instanceName` | in addons: `{name, instanceName}` and the instance name |
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use crate::diag::{codes, Diagnostic};
@@ -391,14 +393,14 @@ fn strip_path(v: &schema::Violation) -> String {
 
 /// The variables of a Component's templates. `workload_spec` is the Workload's spec with the
 /// environment's overrides applied.
-pub(crate) fn component_vars(
+pub(crate) fn component_vars<'p>(
     comp: &ComponentDef<'_>,
     namespace: &str,
     env: &str,
     workload: &WorkloadDef<'_>,
     workload_spec: &Value,
-    params: &Params,
-) -> Vec<(&'static str, Value)> {
+    params: &'p Params,
+) -> Vec<(&'static str, Cow<'p, Value>)> {
     let mut selectors = Map::new();
     selectors.insert(LABEL_COMPONENT.into(), json!(comp.name));
     selectors.insert(LABEL_ENVIRONMENT.into(), json!(env));
@@ -425,32 +427,32 @@ pub(crate) fn component_vars(
         component["projectName"] = json!(p);
     }
     vec![
-        ("metadata", metadata),
-        ("parameters", params.all.clone()),
-        ("envOverrides", params.env_part.clone()),
-        ("environmentConfigs", params.env_part.clone()),
-        ("workload", wl),
-        ("build", build),
-        ("component", component),
-        ("environment", json!({ "name": env })),
+        ("metadata", Cow::Owned(metadata)),
+        ("parameters", Cow::Borrowed(&params.all)),
+        ("envOverrides", Cow::Borrowed(&params.env_part)),
+        ("environmentConfigs", Cow::Borrowed(&params.env_part)),
+        ("workload", Cow::Owned(wl)),
+        ("build", Cow::Owned(build)),
+        ("component", Cow::Owned(component)),
+        ("environment", Cow::Owned(json!({ "name": env }))),
     ]
 }
 
 /// The variables an addon instance sets over the component's (see `component_vars`): its own
 /// parameters, envOverrides and environmentConfigs, and who it is.
-pub(crate) fn addon_vars(
+pub(crate) fn addon_vars<'p>(
     addon: &str,
     instance: &str,
-    params: &Params,
-) -> Vec<(&'static str, Value)> {
+    params: &'p Params,
+) -> Vec<(&'static str, Cow<'p, Value>)> {
     let me = json!({"name": addon, "instanceName": instance});
     vec![
-        ("parameters", params.all.clone()),
-        ("envOverrides", params.env_part.clone()),
-        ("environmentConfigs", params.env_part.clone()),
-        ("addon", me.clone()),
-        ("trait", me),
-        ("instanceName", json!(instance)),
+        ("parameters", Cow::Borrowed(&params.all)),
+        ("envOverrides", Cow::Borrowed(&params.env_part)),
+        ("environmentConfigs", Cow::Borrowed(&params.env_part)),
+        ("addon", Cow::Owned(me.clone())),
+        ("trait", Cow::Owned(me)),
+        ("instanceName", Cow::Owned(json!(instance))),
     ]
 }
 

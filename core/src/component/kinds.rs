@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -17,6 +18,7 @@ use crate::fieldpath::FieldPath;
 
 use super::crd;
 use super::shorthand::{self, type_word, Schemas};
+use super::template::Plan;
 
 /// Where a definition lives: a document and the path of the object inside it.
 #[derive(Debug, Clone)]
@@ -141,6 +143,8 @@ pub(crate) struct ResourceTpl {
     pub for_each: Option<String>,
     pub var: String,
     pub template: Value,
+    /// `template`, compiled when first rendered.
+    pub plan: Plan,
     /// Path of the entry (`spec.resources[0]`), relative to the definition.
     pub at: FieldPath,
 }
@@ -187,6 +191,8 @@ pub(crate) struct EmbeddedTrait {
     pub instance: String,
     pub parameters: Value,
     pub environment_configs: Value,
+    /// `parameters` and `environment_configs`, compiled when first rendered.
+    pub plans: [Plan; 2],
     pub at: FieldPath,
 }
 
@@ -222,6 +228,10 @@ pub(crate) struct OpDef {
     pub op: Op,
     pub path: String,
     pub value: Option<Value>,
+    /// `path` and `value`, compiled when first rendered.
+    pub plans: [Plan; 2],
+    /// `path` parsed, when it has no `${…}`.
+    pub parsed: OnceLock<Result<Vec<super::pointer::Step>, String>>,
     pub at: FieldPath,
 }
 
@@ -808,6 +818,7 @@ impl Semantic<'_, '_> {
             for_each,
             var,
             template: t.template,
+            plan: Plan::default(),
             at,
         }
     }
@@ -980,6 +991,7 @@ fn upstream_type_def<'a>(
             instance: t.instance_name,
             parameters,
             environment_configs,
+            plans: Default::default(),
             at: e_at,
         });
     }
@@ -1302,6 +1314,8 @@ impl Semantic<'_, '_> {
             op,
             path: o.path,
             value: o.value,
+            plans: Default::default(),
+            parsed: OnceLock::new(),
             at,
         })
     }

@@ -286,7 +286,7 @@ pub(crate) fn render(
                 inner.add_variable_as_val(t.var.clone(), to_val(item));
             }
             let obj = r
-                .render(&inner, &t.template, &tpl_at)
+                .render_planned(&inner, &t.plan, &t.template, (&t.at, "template"))
                 .map_err(|e| vec![diag(e)])?;
             let ok = obj
                 .get("apiVersion")

@@ -2,6 +2,7 @@
 //! environment's overrides, the type's resources, then each addon instance in the Component's order
 //! (creates, then patches, then removes), then platform labels, checks and the documented order.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use cel::{Context, Value as CelValue};
@@ -64,9 +65,19 @@ impl Ctx<'_, '_, '_> {
     }
 }
 
-fn with_vars<'c>(ctx: &mut Context<'c, 'static>, vars: &[(&str, Value)]) {
+/// Bind the variables some expression reads, read in place (the unit's parameters are
+/// borrowed, not copied to be read). Every expression evaluated in these contexts is one of
+/// `exprs` (an expression that is not is refused as not compiled), so a variable none of them
+/// reads is never looked up.
+fn with_vars<'c, V: std::borrow::Borrow<Value>>(
+    ctx: &mut Context<'c, 'static>,
+    exprs: &Exprs,
+    vars: &[(&str, V)],
+) {
     for (k, v) in vars {
-        ctx.add_variable_as_val(k.to_string(), to_val(v));
+        if exprs.reads(k) {
+            ctx.add_variable_as_val(k.to_string(), to_val(v.borrow()));
+        }
     }
 }
 
@@ -109,7 +120,7 @@ pub(crate) fn render(
     );
 
     let mut ctx = root_context().new_inner_scope();
-    with_vars(&mut ctx, &base_vars);
+    with_vars(&mut ctx, exprs, &base_vars);
     let mut resources: Vec<Value> = Vec::new();
     // The template each resource was made from, parallel to `resources`: where a problem with
     // the finished object is reported.
@@ -126,7 +137,7 @@ pub(crate) fn render(
         // values are not converted again for every addon.
         let vars = context::addon_vars(&addon.name, &use_.instance, params);
         let mut actx = ctx.new_inner_scope();
-        with_vars(&mut actx, &vars);
+        with_vars(&mut actx, exprs, &vars);
         for t in &addon.creates {
             let made = c.resource(&actx, &addon.loc, t).map_err(|e| vec![e])?;
             made_by.extend(std::iter::repeat_n((&addon.loc, t), made.len()));
@@ -213,12 +224,13 @@ fn render_upstream(
         labels: up.labels.clone(),
     };
     let mut ctx = root_context().new_inner_scope();
-    with_vars(&mut ctx, &up.vars);
+    with_vars(&mut ctx, exprs, &up.vars);
     with_vars(
         &mut ctx,
+        exprs,
         &[
-            ("parameters", params.all.clone()),
-            ("environmentConfigs", params.env_part.clone()),
+            ("parameters", &params.all),
+            ("environmentConfigs", &params.env_part),
         ],
     );
     c.validations(
@@ -240,13 +252,14 @@ fn render_upstream(
     // Embedded traits: their parameters are `${…}` over the component's context, resolved first.
     for (e, addon) in ty.embedded.iter().zip(&unit.embedded) {
         let ps =
-            c.r.render(&ctx, &e.parameters, &e.at.key("parameters"))
+            c.r.render_planned(&ctx, &e.plans[0], &e.parameters, (&e.at, "parameters"))
                 .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
         let es =
-            c.r.render(
+            c.r.render_planned(
                 &ctx,
+                &e.plans[1],
                 &e.environment_configs,
-                &e.at.key("environmentConfigs"),
+                (&e.at, "environmentConfigs"),
             )
             .map_err(|err| vec![c.tpl_diag(&ty.loc, err)])?;
         let what = format!(
@@ -306,7 +319,7 @@ fn render_upstream(
         .map(|((u, a), p)| (*a, u.instance.as_str(), p, "instance"))
         .collect();
     for (addon, instance, params, how) in post_traits.into_iter().chain(owned) {
-        let actx = trait_scope(&ctx, addon, instance, &params);
+        let actx = trait_scope(&ctx, addon, instance, &params, exprs);
         c.post_validations(
             &actx,
             &addon.loc,
@@ -967,16 +980,18 @@ fn trait_scope<'p>(
     addon: &TraitDef<'_>,
     instance: &str,
     params: &Params,
+    exprs: &Exprs,
 ) -> Context<'p, 'static> {
     let mut actx = base.new_inner_scope();
     with_vars(
         &mut actx,
+        exprs,
         &[
-            ("parameters", params.all.clone()),
-            ("environmentConfigs", params.env_part.clone()),
+            ("parameters", Cow::Borrowed(&params.all)),
+            ("environmentConfigs", Cow::Borrowed(&params.env_part)),
             (
                 "trait",
-                json!({"name": addon.name, "instanceName": instance}),
+                Cow::Owned(json!({"name": addon.name, "instanceName": instance})),
             ),
         ],
     );
@@ -1172,7 +1187,7 @@ impl Ctx<'_, '_, '_> {
         resources: &mut Vec<Value>,
         made_by: &mut Vec<(&'l Loc<'l>, &'l ResourceTpl)>,
     ) -> Result<(), Vec<Diagnostic>> {
-        let actx = trait_scope(base, addon, instance, params);
+        let actx = trait_scope(base, addon, instance, params, self.r.exprs);
         self.validations(
             &actx,
             &addon.loc,
@@ -1209,10 +1224,9 @@ impl Ctx<'_, '_, '_> {
         t: &ResourceTpl,
     ) -> Result<Vec<Value>, Diagnostic> {
         if let Some(cond) = &t.include_when {
-            let at = t.at.key("includeWhen");
             match self
                 .r
-                .eval(ctx, cond, &at)
+                .eval_field(ctx, cond, (&t.at, "includeWhen"))
                 .map_err(|e| self.tpl_diag(loc, e))?
             {
                 CelValue::Bool(true) => {}
@@ -1220,7 +1234,7 @@ impl Ctx<'_, '_, '_> {
                 other => {
                     return Err(loc.error(
                         codes::RESULT_TYPE,
-                        &at,
+                        &t.at.key("includeWhen"),
                         format!(
                             "includeWhen {cond:?} must return a bool, got {:?}{}",
                             other.type_of(),
@@ -1231,12 +1245,11 @@ impl Ctx<'_, '_, '_> {
                 }
             }
         }
-        let tpl_at = t.at.key("template");
         let items = match &t.for_each {
             None => {
                 let v = self
                     .r
-                    .render(ctx, &t.template, &tpl_at)
+                    .render_planned(ctx, &t.plan, &t.template, (&t.at, "template"))
                     .map_err(|e| self.tpl_diag(loc, e))?;
                 return Ok(vec![v]);
             }
@@ -1248,7 +1261,7 @@ impl Ctx<'_, '_, '_> {
             inner.add_variable_as_val(t.var.clone(), to_val(&item));
             out.push(
                 self.r
-                    .render(&inner, &t.template, &tpl_at)
+                    .render_planned(&inner, &t.plan, &t.template, (&t.at, "template"))
                     .map_err(|e| self.tpl_diag(loc, e))?,
             );
         }
@@ -1343,7 +1356,7 @@ impl Ctx<'_, '_, '_> {
             for o in &p.ops {
                 let path = match self
                     .r
-                    .render_string(&scope, &o.path, &o.at.key("path"))
+                    .render_string_planned(&scope, &o.plans[0], &o.path, (&o.at, "path"))
                     .map_err(|e| self.tpl_diag(loc, e))?
                 {
                     Value::String(s) => s,
@@ -1359,14 +1372,18 @@ impl Ctx<'_, '_, '_> {
                 let value = match &o.value {
                     Some(v) if o.op != super::kinds::Op::Remove => Some(
                         self.r
-                            .render(&scope, v, &o.at.key("value"))
+                            .render_planned(&scope, &o.plans[1], v, (&o.at, "value"))
                             .map_err(|e| self.tpl_diag(loc, e))?,
                     ),
                     _ => None,
                 };
-                // Parsed once per operation, not per selected resource; an error is reported
-                // with the first resource, as before.
-                let steps = pointer::parse(&path);
+                // Parsed once per operation, not per selected resource (and a path without
+                // `${…}` once per definition); an error is reported with the first resource.
+                let steps = if o.plans[0].is_literal() {
+                    Cow::Borrowed(o.parsed.get_or_init(|| pointer::parse(&path)))
+                } else {
+                    Cow::Owned(pointer::parse(&path))
+                };
                 ops.push((o, path, value, steps));
             }
             for &i in &selected {
@@ -1375,7 +1392,7 @@ impl Ctx<'_, '_, '_> {
                 };
                 let res_name = describe(res);
                 for (o, path, value, steps) in &ops {
-                    let steps = steps.as_ref().map_err(|m| {
+                    let steps = Result::as_ref(&**steps).map_err(|m| {
                         loc.error(
                             codes::PATCH_PATH,
                             &o.at.key("path"),

@@ -357,7 +357,7 @@ pub(crate) fn render(
         }
         let tpl_at = t.at.key("template");
         let obj = r
-            .render(&ctx, &t.template, &tpl_at)
+            .render_planned(&ctx, &t.plan, &t.template, (&t.at, "template"))
             .map_err(|e| vec![diag(e)])?;
         let present = |p: &str| {
             obj.pointer(p)

@@ -10,8 +10,8 @@
 //! Map keys are rendered too (a dynamic key must yield a string). `oc_omit()` removes the map
 //! entry or list element that holds it.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 
 use cel::{Context, Value as CelValue};
 use serde_json::{Map, Value};
@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::diag::{codes, Code};
 use crate::expr::cel::{compile_with, CompileError, Compiled, ExecutionErrorExt, ExprLimits};
 use crate::expr::value::{from_cel, OMIT_MARKER};
-use crate::fieldpath::{FieldPath, Segment};
+use crate::fieldpath::{At, FieldPath, Step};
 
 use super::functions;
 
@@ -150,6 +150,8 @@ pub(crate) struct TplError {
 #[derive(Debug, Default)]
 pub(crate) struct Exprs {
     map: BTreeMap<String, Arc<Compiled>>,
+    /// The variables any of them reads.
+    reads: BTreeSet<String>,
 }
 
 impl Exprs {
@@ -164,6 +166,7 @@ impl Exprs {
             Some(c) => Arc::clone(c),
             None => {
                 let c = Arc::new(compile_component(source, limits)?);
+                self.reads.extend(c.refs.roots.iter().cloned());
                 self.map.insert(source.to_string(), Arc::clone(&c));
                 c
             }
@@ -253,6 +256,13 @@ impl Exprs {
         }
     }
 
+    /// Whether an expression may read the variable `name`: one none reads need not be
+    /// converted for the context of every unit. The helper functions' own variable (upstream's
+    /// derived values, which no expression names) is read by calls, so it always is.
+    pub(crate) fn reads(&self, name: &str) -> bool {
+        name == super::upstream::DERIVED || self.reads.contains(name)
+    }
+
     pub(crate) fn get(&self, source: &str) -> Option<&Compiled> {
         self.map.get(source).map(|c| c.as_ref())
     }
@@ -315,6 +325,25 @@ pub(crate) struct Renderer<'e> {
     pub budget: crate::expr::budget::EvalBudget,
 }
 
+/// A problem of one evaluation, before it is given the path it is reported at: the walk over a
+/// plan builds the path only for a problem.
+struct Fail {
+    code: Code,
+    message: String,
+    hint: String,
+}
+
+impl Fail {
+    fn at(self, path: FieldPath) -> TplError {
+        TplError {
+            code: self.code,
+            path,
+            message: self.message,
+            hint: self.hint,
+        }
+    }
+}
+
 impl Renderer<'_> {
     /// Evaluate one expression to a CEL value.
     pub(crate) fn eval(
@@ -331,19 +360,43 @@ impl Renderer<'_> {
                 hint: "this is a bug in kiln; please report it".into(),
             });
         };
+        self.eval_compiled(ctx, c, source)
+            .map_err(|f| f.at(at.clone()))
+    }
+
+    /// [`Renderer::eval`] of the field `key` of the entry at `at`, whose path is built only for
+    /// a problem.
+    pub(crate) fn eval_field(
+        &self,
+        ctx: &Context<'_, '_>,
+        source: &str,
+        (at, key): (&FieldPath, &str),
+    ) -> Result<CelValue, TplError> {
+        match self.exprs.get(source) {
+            Some(c) => self
+                .eval_compiled(ctx, c, source)
+                .map_err(|f| f.at(at.key(key))),
+            None => self.eval(ctx, source, &at.key(key)),
+        }
+    }
+
+    fn eval_compiled(
+        &self,
+        ctx: &Context<'_, '_>,
+        c: &Compiled,
+        source: &str,
+    ) -> Result<CelValue, Fail> {
         crate::expr::budget::execute(&c.program, ctx, &self.budget).map_err(|e| {
             if let Some(msg) = crate::expr::budget::overrun(&e) {
-                return TplError {
+                return Fail {
                     code: codes::EVAL_BUDGET,
-                    path: at.clone(),
                     message: format!("expression {source:?} stopped: {msg}"),
                     hint: "iterate over less data (see docs/cel.md, evaluation limits)".into(),
                 };
             }
             let (message, hint) = e.explain(source);
-            TplError {
+            Fail {
                 code: codes::EVALUATION,
-                path: at.clone(),
                 message,
                 hint,
             }
@@ -358,82 +411,187 @@ impl Renderer<'_> {
         at: &FieldPath,
     ) -> Result<Value, TplError> {
         let v = self.eval(ctx, source, at)?;
-        from_cel(&v).map_err(|e| TplError {
-            code: codes::RESULT_TYPE,
-            path: at.clone(),
-            message: format!("expression {source:?}: {}", e.0),
-            hint: "convert the value explicitly, e.g. string(x) or base64.encode(x)".into(),
-        })
+        json_of(&v, source).map_err(|f| f.at(at.clone()))
     }
 
-    /// Render a template value; omitted entries are removed.
+    /// Render a template value once; omitted entries are removed.
+    #[cfg(test)]
     pub(crate) fn render(
         &self,
         ctx: &Context<'_, '_>,
         v: &Value,
         at: &FieldPath,
     ) -> Result<Value, TplError> {
-        let out = self.render_inner(ctx, v, &mut at.clone())?;
-        Ok(strip_omitted(out).unwrap_or(Value::Null))
+        self.render_plan(ctx, &Plan::default(), v, at, Vec::new())
     }
 
-    /// `at` is the path of `v`, extended and restored around each child rather than copied per
-    /// node (copying it was a tenth of a component's rendering); errors take a copy.
-    fn render_inner(
+    /// [`Renderer::render`] of a template rendered again and again (a definition's, once per
+    /// unit), the field `key` of the entry at `at`: the template is compiled into `plan` the
+    /// first time, and the plan is rendered. The path is built only for a problem.
+    pub(crate) fn render_planned(
         &self,
         ctx: &Context<'_, '_>,
+        plan: &Plan,
         v: &Value,
-        at: &mut FieldPath,
+        (at, key): (&FieldPath, &str),
     ) -> Result<Value, TplError> {
-        match v {
-            Value::String(s) => self.render_string(ctx, s, at),
-            Value::Array(a) => {
-                let mut out = Vec::with_capacity(a.len());
-                for (i, x) in a.iter().enumerate() {
-                    at.0.push(Segment::Index(i));
-                    let item = self.render_inner(ctx, x, at);
-                    at.0.pop();
-                    out.push(item?);
-                }
-                Ok(Value::Array(out))
-            }
-            Value::Object(m) => {
-                let mut out = Map::with_capacity(m.len());
-                for (k, x) in m {
-                    at.0.push(Segment::Key(k.clone()));
-                    let entry = self.render_entry(ctx, k, x, at);
-                    at.0.pop();
-                    let (key, value) = entry?;
-                    out.insert(key, value);
-                }
-                Ok(Value::Object(out))
-            }
-            other => Ok(other.clone()),
+        self.render_plan(ctx, plan, v, at, vec![Step::Key(key)])
+    }
+
+    fn render_plan<'p>(
+        &self,
+        ctx: &Context<'_, '_>,
+        plan: &'p Plan,
+        v: &Value,
+        base: &FieldPath,
+        mut steps: Vec<Step<'p>>,
+    ) -> Result<Value, TplError> {
+        let node = plan.0.get_or_init(|| Node::of(v, self.exprs));
+        let out = self.node(ctx, node, base, &mut steps)?;
+        Ok(if is_omitted(&out) { Value::Null } else { out })
+    }
+
+    /// [`Renderer::render_string`] of a string rendered again and again, as
+    /// [`Renderer::render_planned`].
+    pub(crate) fn render_string_planned(
+        &self,
+        ctx: &Context<'_, '_>,
+        plan: &Plan,
+        s: &str,
+        (at, key): (&FieldPath, &str),
+    ) -> Result<Value, TplError> {
+        let node = plan.0.get_or_init(|| Node::of_str(s, self.exprs));
+        match node {
+            Node::Lit(v) => Ok(v.clone()),
+            Node::Str(p) => self.string(ctx, p).map_err(|f| f.at(at.key(key))),
+            _ => self.render_string(ctx, s, &at.key(key)),
         }
     }
 
-    /// One entry of a map at `at` (its own path): the key rendered as a string, and the value.
-    fn render_entry(
+    /// Render a plan node at `base` + `steps`. The omit marker is removed from every map and
+    /// list below (a literal subtree had it removed when it was planned); the node's own value
+    /// may be it, for its parent to remove.
+    fn node<'p>(
         &self,
         ctx: &Context<'_, '_>,
-        k: &str,
-        x: &Value,
-        at: &mut FieldPath,
+        n: &'p Node,
+        base: &FieldPath,
+        steps: &mut Vec<Step<'p>>,
+    ) -> Result<Value, TplError> {
+        match n {
+            Node::Lit(v) => Ok(v.clone()),
+            Node::Str(p) => {
+                let mut v = self
+                    .string(ctx, p)
+                    .map_err(|f| f.at(At(steps).under(base)))?;
+                strip_omitted_within(&mut v);
+                Ok(v)
+            }
+            Node::Dyn(s) => {
+                let mut v = self.render_string(ctx, s, &At(steps).under(base))?;
+                strip_omitted_within(&mut v);
+                Ok(v)
+            }
+            Node::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, x) in items.iter().enumerate() {
+                    steps.push(Step::Index(i));
+                    let item = self.node(ctx, x, base, steps);
+                    steps.pop();
+                    out.push(item?);
+                }
+                out.retain(|x| !is_omitted(x));
+                Ok(Value::Array(out))
+            }
+            Node::Fields {
+                skeleton,
+                values,
+                omits,
+            } => {
+                let mut out = skeleton.clone();
+                let mut omitted = *omits;
+                for ((k, n), slot) in values.iter().zip(out.values_mut()) {
+                    let Some(n) = n else { continue };
+                    steps.push(Step::Key(k));
+                    let value = self.node(ctx, n, base, steps);
+                    steps.pop();
+                    let value = value?;
+                    omitted |= is_omitted(&value);
+                    *slot = value;
+                }
+                if omitted {
+                    out.retain(|_, x| !is_omitted(x));
+                }
+                Ok(Value::Object(out))
+            }
+            Node::Object(entries) => {
+                let mut out = Map::with_capacity(entries.len());
+                // Entries are inserted even when omitted and removed at the end, as `render`
+                // does: an omitted entry whose rendered key repeats an earlier one removes it.
+                let mut omitted = false;
+                for (k, x) in entries {
+                    steps.push(Step::Key(k.text()));
+                    let entry = self.entry(ctx, k, x, base, steps);
+                    steps.pop();
+                    let (key, value) = entry?;
+                    omitted |= is_omitted(&value);
+                    out.insert(key, value);
+                }
+                if omitted {
+                    out.retain(|_, x| !is_omitted(x));
+                }
+                Ok(Value::Object(out))
+            }
+        }
+    }
+
+    /// One entry of a planned map; `steps` ends with its key.
+    fn entry<'p>(
+        &self,
+        ctx: &Context<'_, '_>,
+        k: &'p Key,
+        x: &'p Node,
+        base: &FieldPath,
+        steps: &mut Vec<Step<'p>>,
     ) -> Result<(String, Value), TplError> {
-        let key = match self.render_string(ctx, k, at)? {
-            Value::String(s) => s,
-            other => {
-                return Err(TplError {
-                    code: codes::RESULT_TYPE,
-                    path: at.clone(),
-                    message: format!(
-                        "dynamic map key {k:?} must evaluate to a string, got {other}"
-                    ),
-                    hint: "convert it with string(...)".into(),
-                })
+        let key = match k {
+            Key::Lit(k) => k.clone(),
+            Key::Str(k, p) => {
+                let v = self
+                    .string(ctx, p)
+                    .map_err(|f| f.at(At(steps).under(base)))?;
+                key_string(k, v).map_err(|f| f.at(At(steps).under(base)))?
+            }
+            Key::Dyn(k) => {
+                let at = At(steps).under(base);
+                let v = self.render_string(ctx, k, &at)?;
+                key_string(k, v).map_err(|f| f.at(at))?
             }
         };
-        Ok((key, self.render_inner(ctx, x, at)?))
+        Ok((key, self.node(ctx, x, base, steps)?))
+    }
+
+    /// A planned string: a whole expression's value, or the text of the pieces.
+    fn string(&self, ctx: &Context<'_, '_>, p: &StrPlan) -> Result<Value, Fail> {
+        match p {
+            StrPlan::Whole(e) => {
+                let v = self.eval_compiled(ctx, &e.compiled, &e.source)?;
+                json_of(&v, &e.source)
+            }
+            StrPlan::Parts(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    match p {
+                        PiecePlan::Text(t) => out.push_str(t),
+                        PiecePlan::Expr(e) => {
+                            let v = self.eval_compiled(ctx, &e.compiled, &e.source)?;
+                            push_text(&mut out, &v, &e.source)?;
+                        }
+                    }
+                }
+                Ok(Value::String(out))
+            }
+        }
     }
 
     /// Render a string: standalone expressions keep their type, others become text.
@@ -459,7 +617,7 @@ impl Renderer<'_> {
                         Piece::Text(t) => out.push_str(t),
                         Piece::Expr(e) => {
                             let v = self.eval(ctx, e, at)?;
-                            out.push_str(&self.as_text(&v, e, at)?);
+                            push_text(&mut out, &v, e).map_err(|f| f.at(at.clone()))?;
                         }
                     }
                 }
@@ -467,47 +625,254 @@ impl Renderer<'_> {
             }
         }
     }
+}
 
-    /// How an interpolated value is written: strings as they are, numbers as Go's `%d`/`%g`,
-    /// anything else as JSON.
-    fn as_text(&self, v: &CelValue, source: &str, at: &FieldPath) -> Result<String, TplError> {
-        Ok(match v {
-            CelValue::String(s) => s.to_string(),
-            CelValue::Int(i) => i.to_string(),
-            CelValue::UInt(u) => u.to_string(),
-            CelValue::Float(f) => go_g(*f),
-            CelValue::Bool(b) => b.to_string(),
-            other => {
-                let j = from_cel(other).map_err(|e| TplError {
-                    code: codes::RESULT_TYPE,
-                    path: at.clone(),
-                    message: format!("expression {source:?}: {}", e.0),
-                    hint: "convert the value explicitly".into(),
-                })?;
-                if j == Value::String(OMIT_MARKER.to_string()) {
-                    return Err(TplError {
-                        code: codes::OMIT_MISUSE,
-                        path: at.clone(),
-                        message: format!(
-                            "expression {source:?} returns oc_omit() inside a larger string"
-                        ),
-                        hint: "oc_omit() must be the whole value, e.g. ${cond ? x : oc_omit()}"
-                            .into(),
-                    });
-                }
-                j.to_string()
-            }
-        })
+/// A rendered map key: it must be a string.
+fn key_string(k: &str, v: Value) -> Result<String, Fail> {
+    match v {
+        Value::String(s) => Ok(s),
+        other => Err(Fail {
+            code: codes::RESULT_TYPE,
+            message: format!("dynamic map key {k:?} must evaluate to a string, got {other}"),
+            hint: "convert it with string(...)".into(),
+        }),
     }
 }
 
-/// Remove map entries and list elements that hold the omit marker. `None` if `v` itself is one.
-pub(crate) fn strip_omitted(mut v: Value) -> Option<Value> {
-    if is_omitted(&v) {
-        return None;
+/// An expression's value as JSON.
+fn json_of(v: &CelValue, source: &str) -> Result<Value, Fail> {
+    from_cel(v).map_err(|e| Fail {
+        code: codes::RESULT_TYPE,
+        message: format!("expression {source:?}: {}", e.0),
+        hint: "convert the value explicitly, e.g. string(x) or base64.encode(x)".into(),
+    })
+}
+
+/// How an interpolated value is written: strings as they are, numbers as Go's `%d`/`%g`,
+/// anything else as JSON.
+fn push_text(out: &mut String, v: &CelValue, source: &str) -> Result<(), Fail> {
+    use std::fmt::Write;
+    match v {
+        CelValue::String(s) => out.push_str(s),
+        CelValue::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        CelValue::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        CelValue::Float(f) => out.push_str(&go_g(*f)),
+        CelValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        other => {
+            let j = from_cel(other).map_err(|e| Fail {
+                code: codes::RESULT_TYPE,
+                message: format!("expression {source:?}: {}", e.0),
+                hint: "convert the value explicitly".into(),
+            })?;
+            if is_omitted(&j) {
+                return Err(Fail {
+                    code: codes::OMIT_MISUSE,
+                    message: format!(
+                        "expression {source:?} returns oc_omit() inside a larger string"
+                    ),
+                    hint: "oc_omit() must be the whole value, e.g. ${cond ? x : oc_omit()}".into(),
+                });
+            }
+            let _ = write!(out, "{j}");
+        }
     }
-    strip_omitted_within(&mut v);
-    Some(v)
+    Ok(())
+}
+
+/// A template compiled for rendering, made the first time it is rendered and kept with the
+/// definition, so every unit renders the same plan: literal subtrees ready to copy, strings
+/// already split into text and compiled expressions, nothing looked up by its source text.
+/// A copy of a definition plans its templates anew (the plan belongs to the [`Exprs`] that
+/// made it).
+#[derive(Debug, Default)]
+pub(crate) struct Plan(OnceLock<Node>);
+
+impl Plan {
+    /// Whether the template, once planned, has no expression.
+    pub(crate) fn is_literal(&self) -> bool {
+        matches!(self.0.get(), Some(Node::Lit(_)))
+    }
+}
+
+impl Clone for Plan {
+    fn clone(&self) -> Self {
+        Plan::default()
+    }
+}
+
+#[derive(Debug)]
+enum Node {
+    /// No expression anywhere below (omit markers inside removed).
+    Lit(Value),
+    /// A string with expressions, every one compiled.
+    Str(StrPlan),
+    /// A string that does not scan, or with an expression that was not compiled: rendered by
+    /// [`Renderer::render_string`], which reports it.
+    Dyn(String),
+    Array(Vec<Node>),
+    /// A map with a `${…}` key.
+    Object(Vec<(Key, Node)>),
+    /// A map whose keys are all literal: a copy of `skeleton` (which holds the literal values,
+    /// and null where a value is rendered) has the rendered values set in place, rather than
+    /// every key hashed again into a new map.
+    Fields {
+        skeleton: Map<String, Value>,
+        /// Per entry of `skeleton`, in order: its key, and how its value is rendered (`None`:
+        /// it is literal).
+        values: Vec<(String, Option<Node>)>,
+        /// Whether a literal value is the omit marker.
+        omits: bool,
+    },
+}
+
+#[derive(Debug)]
+enum Key {
+    Lit(String),
+    Str(String, StrPlan),
+    Dyn(String),
+}
+
+impl Key {
+    fn text(&self) -> &str {
+        match self {
+            Key::Lit(k) | Key::Str(k, _) | Key::Dyn(k) => k,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum StrPlan {
+    Whole(PlannedExpr),
+    Parts(Vec<PiecePlan>),
+}
+
+#[derive(Debug)]
+enum PiecePlan {
+    Text(String),
+    Expr(PlannedExpr),
+}
+
+#[derive(Debug)]
+struct PlannedExpr {
+    source: String,
+    compiled: Arc<Compiled>,
+}
+
+/// How a string is planned: literal, compiled, or left to [`Renderer::render_string`].
+enum Planned {
+    Lit,
+    Str(StrPlan),
+    Dyn,
+}
+
+fn plan_str(s: &str, exprs: &Exprs) -> Planned {
+    let expr = |e: &str| {
+        exprs.map.get(e).map(|c| PlannedExpr {
+            source: e.to_string(),
+            compiled: Arc::clone(c),
+        })
+    };
+    match classify(s) {
+        Ok(Tpl::Literal) => Planned::Lit,
+        Ok(Tpl::Whole(e)) => match expr(e) {
+            Some(e) => Planned::Str(StrPlan::Whole(e)),
+            None => Planned::Dyn,
+        },
+        Ok(Tpl::Parts(parts)) => {
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                out.push(match p {
+                    Piece::Text(t) => PiecePlan::Text(t.to_string()),
+                    Piece::Expr(e) => match expr(e) {
+                        Some(e) => PiecePlan::Expr(e),
+                        None => return Planned::Dyn,
+                    },
+                });
+            }
+            Planned::Str(StrPlan::Parts(out))
+        }
+        Err(_) => Planned::Dyn,
+    }
+}
+
+impl Node {
+    fn of(v: &Value, exprs: &Exprs) -> Node {
+        match v {
+            Value::String(s) => Node::of_str(s, exprs),
+            Value::Array(a) => {
+                let items: Vec<Node> = a.iter().map(|x| Node::of(x, exprs)).collect();
+                if items.iter().all(|n| matches!(n, Node::Lit(_))) {
+                    Node::lit(v)
+                } else {
+                    Node::Array(items)
+                }
+            }
+            Value::Object(m) => {
+                let entries: Vec<(Key, Node)> = m
+                    .iter()
+                    .map(|(k, x)| {
+                        let key = match plan_str(k, exprs) {
+                            Planned::Lit => Key::Lit(k.clone()),
+                            Planned::Str(p) => Key::Str(k.clone(), p),
+                            Planned::Dyn => Key::Dyn(k.clone()),
+                        };
+                        (key, Node::of(x, exprs))
+                    })
+                    .collect();
+                let literal = entries
+                    .iter()
+                    .all(|(k, n)| matches!((k, n), (Key::Lit(_), Node::Lit(_))));
+                if literal {
+                    return Node::lit(v);
+                }
+                if !entries.iter().all(|(k, _)| matches!(k, Key::Lit(_))) {
+                    return Node::Object(entries);
+                }
+                let mut skeleton = Map::with_capacity(entries.len());
+                let mut values = Vec::with_capacity(entries.len());
+                let mut omits = false;
+                for (k, n) in entries {
+                    let k = k.text().to_string();
+                    match n {
+                        Node::Lit(x) => {
+                            omits |= is_omitted(&x);
+                            skeleton.insert(k.clone(), x);
+                            values.push((k, None));
+                        }
+                        n => {
+                            skeleton.insert(k.clone(), Value::Null);
+                            values.push((k, Some(n)));
+                        }
+                    }
+                }
+                Node::Fields {
+                    skeleton,
+                    values,
+                    omits,
+                }
+            }
+            other => Node::Lit(other.clone()),
+        }
+    }
+
+    fn of_str(s: &str, exprs: &Exprs) -> Node {
+        match plan_str(s, exprs) {
+            Planned::Lit => Node::Lit(Value::String(s.to_string())),
+            Planned::Str(p) => Node::Str(p),
+            Planned::Dyn => Node::Dyn(s.to_string()),
+        }
+    }
+
+    /// A literal subtree as it renders: itself, omit markers below removed.
+    fn lit(v: &Value) -> Node {
+        let mut v = v.clone();
+        strip_omitted_within(&mut v);
+        Node::Lit(v)
+    }
 }
 
 fn is_omitted(v: &Value) -> bool {
@@ -564,18 +929,110 @@ pub(crate) fn go_g(f: f64) -> String {
 mod tests {
     use super::*;
 
+    fn renderer_for(tpl: &Value) -> Exprs {
+        let mut ex = Exprs::default();
+        let mut errs = Vec::new();
+        ex.add_value(
+            tpl,
+            &FieldPath::root(),
+            &["x"],
+            &ExprLimits::default(),
+            &mut errs,
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        ex
+    }
+
+    /// The marker is removed at every depth whether a literal subtree holds it (removed when
+    /// planned) or an expression returns it (removed when rendered).
     #[test]
     fn omitted_entries_are_removed_at_every_depth_keeping_order() {
         let o = OMIT_MARKER;
-        let v = serde_json::json!({
+        let written = serde_json::json!({
             "z": 1, "gone": o, "a": [o, {"k": o, "m": [1, o, 2]}, 3], "b": {"x": o}, "c": "keep"
         });
-        let out = strip_omitted(v).unwrap();
+        let om = "${oc_omit()}";
+        let computed = serde_json::json!({
+            "z": 1, "gone": om, "a": [om, {"k": om, "m": [1, om, 2]}, 3], "b": {"x": om},
+            "c": "${'keep'}"
+        });
+        // Literal markers beside rendered values: the map is rendered, its literal entries kept
+        // as planned.
+        let mixed = serde_json::json!({
+            "z": 1, "gone": o, "a": [o, {"k": om, "m": [1, o, 2]}, 3], "b": {"x": o},
+            "c": "${'keep'}"
+        });
+        for tpl in [written, computed, mixed] {
+            let ex = renderer_for(&tpl);
+            let r = Renderer {
+                exprs: &ex,
+                budget: Default::default(),
+            };
+            let out = r.render(&new_context(), &tpl, &FieldPath::root()).unwrap();
+            assert_eq!(
+                serde_json::to_string(&out).unwrap(),
+                r#"{"z":1,"a":[{"m":[1,2]},3],"b":{},"c":"keep"}"#,
+                "{tpl}"
+            );
+        }
+        let r = Renderer {
+            exprs: &Exprs::default(),
+            budget: Default::default(),
+        };
+        let whole = r.render(&new_context(), &Value::String(o.into()), &FieldPath::root());
+        assert_eq!(whole.unwrap(), Value::Null);
+    }
+
+    /// An omitted entry whose rendered key repeats an earlier key removes the earlier entry
+    /// too (the map holds one entry per key, and it is the omitted one), as before plans.
+    #[test]
+    fn an_omitted_entry_with_a_repeated_key_removes_it() {
+        let tpl = serde_json::json!({"a": 1, "${'a'}": "${oc_omit()}", "b": 2});
+        let ex = renderer_for(&tpl);
+        let r = Renderer {
+            exprs: &ex,
+            budget: Default::default(),
+        };
+        let out = r.render(&new_context(), &tpl, &FieldPath::root()).unwrap();
+        assert_eq!(out, serde_json::json!({"b": 2}));
+    }
+
+    /// A plan is made once and rendered for each context; a problem is reported at its path
+    /// under the template's, built only then.
+    #[test]
+    fn a_plan_renders_each_context_and_locates_problems() {
+        let tpl = serde_json::json!({
+            "lit": {"k": [1, "two"]},
+            "spec": {"items": [1, "n-${x.n}"], "${x.k}": "${x.v}"}
+        });
+        let ex = renderer_for(&tpl);
+        let r = Renderer {
+            exprs: &ex,
+            budget: Default::default(),
+        };
+        let plan = Plan::default();
+        let base = FieldPath::root();
+        let render = |x: Value| {
+            let mut ctx = new_context();
+            ctx.add_variable_as_val("x", crate::expr::value::to_val(&x));
+            r.render_planned(&ctx, &plan, &tpl, (&base, "template"))
+        };
+        let one = render(serde_json::json!({"n": 1, "k": "a", "v": [1]})).unwrap();
         assert_eq!(
-            serde_json::to_string(&out).unwrap(),
-            r#"{"z":1,"a":[{"m":[1,2]},3],"b":{},"c":"keep"}"#
+            one,
+            serde_json::json!({"lit": {"k": [1, "two"]}, "spec": {"items": [1, "n-1"], "a": [1]}})
         );
-        assert_eq!(strip_omitted(Value::String(o.into())), None);
+        let two = render(serde_json::json!({"n": 2.5, "k": "b", "v": true})).unwrap();
+        assert_eq!(
+            two,
+            serde_json::json!({"lit": {"k": [1, "two"]}, "spec": {"items": [1, "n-2.5"], "b": true}})
+        );
+        let e = render(serde_json::json!({"n": 1, "k": 7, "v": 1})).unwrap_err();
+        assert_eq!(e.code, codes::RESULT_TYPE);
+        assert_eq!(e.path.to_string(), "template.spec[\"${x.k}\"]");
+        let e = render(serde_json::json!({"k": "a", "v": 1})).unwrap_err();
+        assert_eq!(e.code, codes::EVALUATION);
+        assert_eq!(e.path.to_string(), "template.spec.items[1]");
     }
 
     #[test]
@@ -647,6 +1104,20 @@ mod tests {
             out,
             serde_json::json!({"a": 2, "b": "n-2", "c": {"x": 1, "y": 2}, "key": [1, 2], "f": 0.5})
         );
+    }
+
+    /// The variables read are those of every compiled expression, comprehension variables and
+    /// type names left out.
+    #[test]
+    fn reads_are_the_roots_of_every_expression() {
+        let mut ex = Exprs::default();
+        let l = ExprLimits::default();
+        let vars = ["parameters", "metadata", "workload", "build"];
+        ex.add("parameters.a + metadata.name", &vars, &l).unwrap();
+        ex.add("build.list.map(workload, int(workload))", &vars, &l)
+            .unwrap();
+        let read: Vec<&str> = vars.into_iter().filter(|v| ex.reads(v)).collect();
+        assert_eq!(read, ["parameters", "metadata", "build"]);
     }
 
     #[test]

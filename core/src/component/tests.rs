@@ -216,3 +216,44 @@ fn render_errors_name_the_failing_path() {
         )]
     );
 }
+
+/// A patch path with `${…}` is parsed for each item, one without once per definition: both
+/// apply for every item, over units that share the definition.
+#[test]
+fn patch_paths_are_rendered_per_item() {
+    let text = format!(
+        "{BASIC}---\n{}",
+        r#"apiVersion: openchoreo.dev/v1alpha1
+kind: Addon
+metadata: {name: tag}
+spec:
+  patches:
+    - forEach: "${['a', 'b']}"
+      var: item
+      target: {group: apps, version: v1, kind: Deployment}
+      operations:
+        - {op: add, path: "/metadata/annotations/${item}", value: "v-${item}"}
+        - {op: add, path: /metadata/annotations/last, value: "${item}"}
+"#
+    )
+    .replace(
+        "spec: {componentType: deployment/web}",
+        "spec: {componentType: deployment/web, addons: [{name: tag, instanceName: t}]}",
+    );
+    let text = format!(
+        "{text}---\n{}",
+        r#"apiVersion: openchoreo.dev/v1alpha1
+kind: ComponentDeployment
+metadata: {name: shop-dev}
+spec: {owner: {componentName: shop}, environment: dev}
+"#
+    );
+    for env in ["prod", "dev"] {
+        let out = run(&text, Some(env)).unwrap();
+        assert_eq!(
+            out.objects[0]["metadata"]["annotations"],
+            serde_json::json!({"a": "v-a", "b": "v-b", "last": "b"}),
+            "{env}"
+        );
+    }
+}

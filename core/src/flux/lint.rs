@@ -22,9 +22,10 @@
 
 use serde_json::{Map, Value};
 
-use super::postbuild::{opted_out, strings, At};
+use super::postbuild::{opted_out, strings};
 use super::{DISABLED, SUBSTITUTE_KEY};
 use crate::diag::{codes, Diagnostic};
+use crate::fieldpath::At;
 use crate::fieldpath::FieldPath;
 
 /// What substitution would do to a field.

@@ -41,7 +41,7 @@ use super::variables::{VariableSource, Variables, NAME_PATTERN};
 use super::{DISABLED, SUBSTITUTE_KEY};
 use crate::diag::{codes, Diagnostic, Diagnostics};
 use crate::document::{parse_file, Document, YamlLimits};
-use crate::fieldpath::{FieldPath, Segment};
+use crate::fieldpath::{At, FieldPath, Step};
 
 /// When substitution runs (`spec.postBuild.substituteStrategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -762,32 +762,6 @@ fn diagnostic(kind: &ErrorKind, id: &str) -> Diagnostic {
         .with_hint(
             "check the substitutions that repeat or replace text (${v//p/r}) and the trim patterns; raise the output limit with --limit output-bytes=SIZE if the output is meant to be this large",
         ),
-    }
-}
-
-/// Where a string of [`strings`] is: the keys and indexes from the object's root, made into a
-/// [`FieldPath`] only when asked. Every string of every rendered object is visited and almost
-/// none is reported, so the walk builds no path of its own.
-pub(super) struct At<'s, 'v>(&'s [Step<'v>]);
-
-/// One step of an [`At`].
-pub(super) enum Step<'v> {
-    Key(&'v str),
-    Index(usize),
-}
-
-impl At<'_, '_> {
-    /// The path of the string (a key's path is the path of its value).
-    pub(super) fn path(&self) -> FieldPath {
-        FieldPath(
-            self.0
-                .iter()
-                .map(|s| match s {
-                    Step::Key(k) => Segment::Key((*k).to_string()),
-                    Step::Index(i) => Segment::Index(*i),
-                })
-                .collect(),
-        )
     }
 }
 
