@@ -425,9 +425,10 @@ impl Renderer<'_> {
         self.render_plan(ctx, &Plan::default(), v, at, Vec::new())
     }
 
-    /// [`Renderer::render`] of a template rendered again and again (a definition's, once per
-    /// unit), the field `key` of the entry at `at`: the template is compiled into `plan` the
-    /// first time, and the plan is rendered. The path is built only for a problem.
+    /// What `Renderer::render` (tests only) does, for a template rendered again and again (a
+    /// definition's, once per unit), the field `key` of the entry at `at`: the template is
+    /// compiled into `plan` the first time, and the plan is rendered. The path is built only for
+    /// a problem.
     pub(crate) fn render_planned(
         &self,
         ctx: &Context<'_, '_>,
