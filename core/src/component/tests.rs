@@ -169,25 +169,30 @@ fn a_malformed_workload_list_is_reported_at_the_workload() {
     assert!(run(&format!("{text}{DEV}"), Some("dev")).is_ok());
 }
 
+/// [`BASIC`] with an Addon named `name` of `spec` (its lines, indented) beside it, used by its
+/// Component as instance `t`.
+fn with_addon(name: &str, spec: &str) -> String {
+    let addon =
+        format!("apiVersion: openchoreo.dev/v1alpha1\nkind: Addon\nmetadata: {{name: {name}}}\nspec:\n{spec}");
+    format!("{BASIC}---\n{addon}").replace(
+        "spec: {componentType: deployment/web}",
+        &format!(
+            "spec: {{componentType: deployment/web, addons: [{{name: {name}, instanceName: t}}]}}"
+        ),
+    )
+}
+
 #[test]
 fn removes_mark_then_drop() {
-    let text = format!(
-        "{BASIC}---\n{}",
-        r#"apiVersion: openchoreo.dev/v1alpha1
-kind: Addon
-metadata: {name: trim}
-spec:
-  creates:
+    let text = with_addon(
+        "trim",
+        r#"  creates:
     - template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
     - template: {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
   removes:
     - target: {version: v1, kind: ConfigMap, where: "${resource.metadata.name == 'a'}"}
     - target: {version: v1, kind: ConfigMap}
-"#
-    )
-    .replace(
-        "spec: {componentType: deployment/web}",
-        "spec: {componentType: deployment/web, addons: [{name: trim, instanceName: t}]}",
+"#,
     );
     let out = run(&text, Some("prod")).unwrap();
     let kinds: Vec<&str> = out
@@ -221,24 +226,16 @@ fn render_errors_name_the_failing_path() {
 /// apply for every item, over units that share the definition.
 #[test]
 fn patch_paths_are_rendered_per_item() {
-    let text = format!(
-        "{BASIC}---\n{}",
-        r#"apiVersion: openchoreo.dev/v1alpha1
-kind: Addon
-metadata: {name: tag}
-spec:
-  patches:
+    let text = with_addon(
+        "tag",
+        r#"  patches:
     - forEach: "${['a', 'b']}"
       var: item
       target: {group: apps, version: v1, kind: Deployment}
       operations:
         - {op: add, path: "/metadata/annotations/${item}", value: "v-${item}"}
         - {op: add, path: /metadata/annotations/last, value: "${item}"}
-"#
-    )
-    .replace(
-        "spec: {componentType: deployment/web}",
-        "spec: {componentType: deployment/web, addons: [{name: tag, instanceName: t}]}",
+"#,
     );
     let text = format!(
         "{text}---\n{}",
