@@ -239,13 +239,6 @@ struct Unit {
 
 impl Unit {
     fn finish(objs: Vec<Value>, opts: &Options) -> Result<Unit, Diagnostic> {
-        let mut found = Vec::new();
-        // A protected object is what substitution gives back: nothing to warn about.
-        if opts.lint && opts.protect.is_none() {
-            for o in &objs {
-                found.extend(lint::diagnostics(o));
-            }
-        }
         let (yaml, plain) = match opts.protect {
             None => (output::yaml_stream(&objs)?, None),
             Some(how) => {
@@ -266,6 +259,15 @@ impl Unit {
                 (output::yaml_stream(&protected)?, plain)
             }
         };
+        let mut found = Vec::new();
+        // A protected object is what substitution gives back: nothing to warn about. Every
+        // hazard is a `$`, which the YAML holds as written wherever it is (key or value, any
+        // scalar style): a unit without one, most of them, is not walked.
+        if opts.lint && opts.protect.is_none() && yaml.contains('$') {
+            for o in &objs {
+                found.extend(lint::diagnostics(o));
+            }
+        }
         let secrets = crate::redact::kept_for_redaction(plain.as_deref().unwrap_or(&yaml), objs);
         Ok(Unit {
             yaml,
