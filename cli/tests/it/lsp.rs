@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::common::{root, KILN};
 
 /// A scratch copy of examples/webapp (an RGD and its instances in two files).
-fn webapp() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn webapp() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let at = dir.path().canonicalize().unwrap().join("webapp");
     for f in ["rgd.yaml", "instances.yaml"] {
@@ -21,13 +21,14 @@ fn webapp() -> (tempfile::TempDir, PathBuf) {
     (dir, at)
 }
 
-/// The 0-based line of `text` holding `needle`, and the UTF-16 columns where `needle` starts
-/// and ends in it.
-fn span_of(text: &str, needle: &str) -> (u64, u64, u64) {
+/// The 0-based line of `text` holding `needle` (the `nth` line that does), and the UTF-16
+/// columns where `needle` starts and ends in it.
+pub(crate) fn span_of(text: &str, needle: &str, nth: usize) -> (u64, u64, u64) {
     let (n, line) = text
         .lines()
         .enumerate()
-        .find(|(_, l)| l.contains(needle))
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
         .unwrap_or_else(|| panic!("{needle:?} is in the text"));
     let at = line.find(needle).unwrap();
     let utf16 = |s: &str| s.encode_utf16().count() as u64;
@@ -88,7 +89,7 @@ fn a_misspelt_field_is_published_with_its_exact_range_and_code_then_cleared() {
     let published = lsp.change_all(&uri, 2, &bad);
     let ds = Lsp::published(&published, &uri).expect("diagnostics for the RGD");
     assert_eq!(ds.len(), 2, "{ds:#?}");
-    let (line, start, end) = span_of(&bad, "${schema.spec.replica}");
+    let (line, start, end) = span_of(&bad, "${schema.spec.replica}", 0);
     let d = &ds[0];
     assert_eq!(d["range"], range(line, start, end), "{d:#}");
     assert_eq!(d["code"], "KLN3008");
@@ -104,7 +105,7 @@ fn a_misspelt_field_is_published_with_its_exact_range_and_code_then_cleared() {
         message.contains("undefined field 'replica'") && message.contains("\nhint: "),
         "{message}"
     );
-    let (line, start, end) = span_of(&bad, "${schema.spec.imagee}");
+    let (line, start, end) = span_of(&bad, "${schema.spec.imagee}", 0);
     assert_eq!(ds[1]["range"], range(line, start, end), "{:#}", ds[1]);
 
     // Fixed: the editor is told the file has no diagnostics left.
@@ -127,8 +128,8 @@ fn incremental_changes_apply_by_utf16_positions() {
     let published = lsp.open(&uri, &text);
     assert_eq!(Lsp::published(&published, &uri), None, "{published:?}");
     // Delete the last `e` of `image}` and the `s` of `replicas}`, by UTF-16 positions.
-    let (image_line, _, image_end) = span_of(&text, "${schema.spec.image}");
-    let (line, _, end) = span_of(&text, "${schema.spec.replicas}");
+    let (image_line, _, image_end) = span_of(&text, "${schema.spec.image}", 0);
+    let (line, _, end) = span_of(&text, "${schema.spec.replicas}", 0);
     lsp.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
@@ -174,7 +175,7 @@ fn an_instance_is_checked_against_its_rgd_in_another_file() {
     assert_eq!(ds.len(), 1, "{ds:#?}");
     assert_eq!(ds[0]["code"], "KLN5001");
     let text = fs::read_to_string(&instances).unwrap();
-    let (line, start, end) = span_of(&text, "replicas: 3");
+    let (line, start, end) = span_of(&text, "replicas: 3", 0);
     assert_eq!(ds[0]["range"], range(line, start, end));
 
     // Closing the RGD without saving: the one on disk again, and the instance is cleared.

@@ -9,34 +9,7 @@ use kiln_test_support::lsp::{file_uri, Lsp};
 use serde_json::{json, Value};
 
 use crate::common::{root, KILN};
-
-fn webapp() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let at = dir.path().canonicalize().unwrap().join("webapp");
-    fs::create_dir_all(&at).unwrap();
-    for f in ["rgd.yaml", "instances.yaml"] {
-        fs::copy(root().join("examples/webapp").join(f), at.join(f)).unwrap();
-    }
-    (dir, at)
-}
-
-/// The 0-based line of `text` holding `needle` (the `nth` line that does), and the UTF-16
-/// columns where `needle` starts and ends in it.
-fn span_of(text: &str, needle: &str, nth: usize) -> (u64, u64, u64) {
-    let (n, line) = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(needle))
-        .nth(nth)
-        .unwrap_or_else(|| panic!("{needle:?} is in the text"));
-    let at = line.find(needle).unwrap();
-    let utf16 = |s: &str| s.encode_utf16().count() as u64;
-    (
-        n as u64,
-        utf16(&line[..at]),
-        utf16(&line[..at]) + utf16(needle),
-    )
-}
+use crate::lsp::{span_of, webapp};
 
 fn range((line, start, end): (u64, u64, u64)) -> Value {
     json!({"start": {"line": line, "character": start}, "end": {"line": line, "character": end}})
