@@ -75,6 +75,7 @@ pub mod names;
 pub mod observed;
 pub mod openapi;
 pub mod output;
+pub mod percent;
 pub mod pipeline;
 pub mod process;
 pub mod provenance;

@@ -40,6 +40,7 @@ const LAYERS: &[Layer] = &[
             "base64",
             "names",
             "delimiter",
+            "percent",
         ],
     },
     Layer {

@@ -15,8 +15,7 @@ pub fn path_of(uri: &Uri) -> Option<PathBuf> {
         _ => return None,
     };
     let path = path.split(['?', '#']).next().unwrap_or(path);
-    let bytes = decode(path)?;
-    Some(PathBuf::from(String::from_utf8(bytes).ok()?))
+    Some(PathBuf::from(kiln_core::percent::decode(path)?))
 }
 
 /// The `file://` URI of an absolute path.
@@ -34,23 +33,6 @@ pub fn of_path(path: &Path) -> Option<Uri> {
         }
     }
     out.parse().ok()
-}
-
-fn decode(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]

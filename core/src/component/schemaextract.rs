@@ -140,25 +140,8 @@ fn resolve_local<'v>(root: &'v Value, r: &str) -> Option<&'v Value> {
         return Some(root);
     }
     // JSON Pointer inside a URI fragment: `~1`/`~0` escapes, and percent-encoding.
-    let decoded = percent_decode(pointer)?;
+    let decoded = crate::percent::decode(pointer)?;
     root.pointer(&decoded)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Messages of the well-known files upstream's compiler resolves (`WithStandardImports`).
