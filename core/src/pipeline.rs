@@ -333,8 +333,9 @@ where
 /// document that will pass through is moved into its unit instead of copied, and so is the value
 /// of each kro instance in direct mode (unless an `exchange` asks for instance keys, which read
 /// the value); the document keeps a stub (apiVersion, kind, metadata name and namespace: what
-/// diagnostics and origins read). CustomResourceDefinitions, definitions and component
-/// documents are left as they are. At thousands of plain manifests the copies were the largest
+/// diagnostics and origins read). A component's own documents ([`component::takes_spec`])
+/// hand their `spec` over to the component front-end likewise. CustomResourceDefinitions,
+/// definitions and the other component documents are left as they are. At thousands of plain manifests the copies were the largest
 /// cost of a pass-through (fresh memory the kernel must zero); at thousands of instances, the
 /// parsed instances were held to the end of the run, beside the output, and freed one by one on
 /// the main thread after it.
@@ -370,6 +371,11 @@ where
                             d.kind().unwrap_or("").to_string(),
                         ))
                 });
+            // A component's own documents hand their spec over instead (read into its
+            // definitions without a copy); the rest of the document stays.
+            if !moves && component::takes_spec(d) {
+                return std::sync::Mutex::new(d.value.get_mut("spec").map(Value::take));
+            }
             std::sync::Mutex::new(moves.then(|| {
                 let stub = crate::document::identity_stub(&d.value, false);
                 std::mem::replace(&mut d.value, stub)
@@ -544,10 +550,13 @@ where
     }
     // Component releases follow the kro objects and pass-through documents, in the component
     // front-end's own documented order.
-    let component_docs: Vec<&Document> = docs
+    // With the specs `render_units_moving` moved out of them.
+    let (component_docs, component_specs): (Vec<&Document>, Vec<Option<Value>>) = docs
         .par_iter()
-        .filter(|d| component::is_component_document(d))
-        .collect();
+        .enumerate()
+        .filter(|(_, d)| component::is_component_document(d))
+        .map(|(i, d)| (d, taken(i)))
+        .unzip();
     if !component_docs.is_empty() {
         // `--namespace` applies to components without one, as it does to kro instances.
         let mut component_opts = opts.component.clone();
@@ -557,7 +566,12 @@ where
         component_opts.schemas = defs.schemas.clone();
         component_opts.provenance = opts.provenance;
         component_opts.observed = opts.observed.clone();
-        match component::render_units(&component_docs, &component_opts, &finish) {
+        match component::render_units_taking(
+            &component_docs,
+            component_specs,
+            &component_opts,
+            &finish,
+        ) {
             Ok(r) => {
                 diags.extend(r.warnings);
                 if exchange.is_some() {

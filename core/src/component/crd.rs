@@ -157,12 +157,29 @@ pub(crate) fn check_spec(
     spec_at: &FieldPath,
     errors: &mut Vec<Diagnostic>,
 ) {
+    check_spec_value(
+        loc,
+        kind,
+        spec_at.get(v).unwrap_or(&Value::Null),
+        spec_at,
+        errors,
+    );
+}
+
+/// [`check_spec`] of the spec itself (`spec_at` says where it is).
+fn check_spec_value(
+    loc: &Loc<'_>,
+    kind: &str,
+    spec: &Value,
+    spec_at: &FieldPath,
+    errors: &mut Vec<Diagnostic>,
+) {
     let Some(schema) = spec_schema(kind) else {
         return;
     };
     // A document without spec is validated as an empty spec, so required fields are reported.
     let empty = json!({});
-    let spec = spec_at.get(v).filter(|s| !s.is_null()).unwrap_or(&empty);
+    let spec = if spec.is_null() { &empty } else { spec };
     for viol in schema::validate_at(schema, spec, &["spec"]) {
         errors.push(violation(loc, kind, spec_at, viol));
     }
@@ -184,12 +201,42 @@ pub(crate) fn spec<T: serde::de::DeserializeOwned>(
     if errors.len() > before {
         return None;
     }
-    match serde_json::from_value(spec_value(kind, v)) {
+    read(loc, kind, spec_value(kind, v), errors)
+}
+
+/// [`spec`] of a spec moved out of its document (see `read_ahead`): its values become the
+/// result's rather than copies of them.
+pub(crate) fn spec_taken<T: serde::de::DeserializeOwned>(
+    loc: &Loc<'_>,
+    kind: &str,
+    spec: Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    let before = errors.len();
+    check_spec_value(loc, kind, &spec, &FieldPath::root().key("spec"), errors);
+    if errors.len() > before {
+        return None;
+    }
+    let mut spec = if spec.is_null() { json!({}) } else { spec };
+    if let Some(schema) = spec_schema(kind) {
+        prune_nulls(schema, &mut spec);
+    }
+    read(loc, kind, spec, errors)
+}
+
+/// A checked spec deserialized (see [`spec`]).
+fn read<T: serde::de::DeserializeOwned>(
+    loc: &Loc<'_>,
+    kind: &str,
+    spec: Value,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    match serde_json::from_value(spec) {
         Ok(t) => Some(t),
         Err(e) => {
             errors.push(loc.error(
                 codes::COMPONENT_INVALID,
-                &spec_at,
+                &FieldPath::root().key("spec"),
                 format!("{kind} spec does not read: {e}"),
                 format!("compare the spec with {}", origin(kind)),
             ));

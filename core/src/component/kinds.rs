@@ -311,8 +311,12 @@ pub(crate) struct ComponentDef<'a> {
     pub parameters: Value,
     pub addons: Vec<AddonUse>,
     pub build: Value,
+    /// The fields its spec was written with, in order (upstream's Component has fewer than the
+    /// proposal's; a render with an upstream type refuses the others).
+    pub spec_fields: Vec<String>,
     /// The whole document, borrowed from the input when it is one (a fleet holds thousands;
-    /// a copy doubled what the run holds), owned when built from a release or snapshot.
+    /// a copy doubled what the run holds), owned when built from a release or snapshot. A
+    /// spec handed over (`read_ahead`) is not in it.
     pub value: Cow<'a, Value>,
 }
 
@@ -900,7 +904,10 @@ impl Semantic<'_, '_> {
     fn map(&mut self, x: Option<Value>, at: &FieldPath) -> Value {
         match x {
             None | Some(Value::Null) => json!({}),
-            Some(m @ Value::Object(_)) => m,
+            Some(mut m @ Value::Object(_)) => {
+                exact(&mut m);
+                m
+            }
             Some(other) => {
                 self.invalid(
                     at,
@@ -1418,24 +1425,67 @@ struct TraitUseSpec {
 
 /// Whether a Component is upstream's shape (`componentType: {kind, name}`, none of the
 /// proposal's `addons` and `build`), read through the CRD; the proposal's keeps its rules.
-fn upstream_component(v: &Value) -> bool {
-    let spec = v.get("spec");
+fn upstream_component_spec(spec: Option<&Value>) -> bool {
     let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
-    v.pointer("/spec/componentType")
+    spec.and_then(|s| s.get("componentType"))
         .is_some_and(Value::is_object)
         && !has("addons")
         && !has("build")
 }
 
-/// Read a Component.
+/// Whether the reader of a document of `kind` takes its spec handed over, moved out of the
+/// document (`read_ahead`), instead of reading it in place: the documents there are one or more
+/// of per component.
+pub(crate) fn takes_spec(kind: &str, v: &Value) -> bool {
+    v.get("spec").is_some_and(Value::is_object)
+        && matches!(
+            Family::of(kind),
+            Some(Family::Component | Family::Workload | Family::ReleaseBinding)
+        )
+}
+
+/// `v` with every map of it sized to its entries. A value read through serde (a spec into its
+/// struct) has its maps rebuilt one insertion at a time, with room to grow they never use, held
+/// for every Component and binding of a fleet until the run ends.
+fn exact(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let mut sized = serde_json::Map::with_capacity(m.len());
+            for (k, mut x) in std::mem::take(m) {
+                exact(&mut x);
+                sized.insert(k, x);
+            }
+            *m = sized;
+        }
+        Value::Array(a) => a.iter_mut().for_each(exact),
+        _ => {}
+    }
+}
+
+/// [`ComponentDef::spec_fields`] of a spec.
+fn spec_fields(spec: Option<&Value>) -> Vec<String> {
+    spec.and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Read a Component; `taken` is its spec when it was moved out of the document
+/// ([`takes_spec`]).
 pub(crate) fn component_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,
+    taken: Option<Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ComponentDef<'a>> {
-    if upstream_component(&value) {
-        return upstream_component_def(loc, value, errors);
+    let spec_in = taken.as_ref().or_else(|| value.get("spec"));
+    if upstream_component_spec(spec_in) {
+        return upstream_component_def(loc, value, taken, errors);
     }
+    let type_kind = spec_in
+        .and_then(|s| s.pointer("/componentType/kind"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let spec_fields = spec_fields(spec_in);
     let v: &Value = &value;
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
@@ -1443,8 +1493,12 @@ pub(crate) fn component_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let labels = r.map(v, &metadata_path("labels"));
     let annotations = r.map(v, &metadata_path("annotations"));
+    let uid = metadata_uid(v);
     // The proposal's Component (and one built from a release or snapshot): kiln's schema of it.
-    let spec: ProposalComponentSpec = crd::spec(&loc, PROPOSAL_COMPONENT, v, errors)?;
+    let spec: ProposalComponentSpec = match taken {
+        Some(spec) => crd::spec_taken(&loc, PROPOSAL_COMPONENT, spec, errors)?,
+        None => crd::spec(&loc, PROPOSAL_COMPONENT, v, errors)?,
+    };
     let mut s = Semantic { loc: &loc, errors };
     // `workloadType/name`, or upstream's `{kind, name}` beside the proposal's fields.
     let ct_at = spec_path("componentType");
@@ -1500,11 +1554,9 @@ pub(crate) fn component_def<'a>(
     Some(ComponentDef {
         loc: loc.clone(),
         name: name?,
-        uid: metadata_uid(v),
-        type_kind: v
-            .pointer("/spec/componentType/kind")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        uid,
+        type_kind,
+        spec_fields,
         namespace,
         labels,
         annotations,
@@ -1597,6 +1649,7 @@ impl Semantic<'_, '_> {
 fn upstream_component_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,
+    taken: Option<Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ComponentDef<'a>> {
     let v: &Value = &value;
@@ -1606,7 +1659,11 @@ fn upstream_component_def<'a>(
     let namespace = metadata_namespace(&mut r, v);
     let labels = r.map(v, &metadata_path("labels"));
     let annotations = r.map(v, &metadata_path("annotations"));
-    let spec: ComponentSpec = crd::spec(&loc, "Component", v, errors)?;
+    let spec_fields = spec_fields(taken.as_ref().or_else(|| v.get("spec")));
+    let spec: ComponentSpec = match taken {
+        Some(spec) => crd::spec_taken(&loc, "Component", spec, errors)?,
+        None => crd::spec(&loc, "Component", v, errors)?,
+    };
     let mut s = Semantic { loc: &loc, errors };
     // The CRD's pattern has checked `workloadType/name`.
     let (workload_type, type_name) = spec
@@ -1627,6 +1684,7 @@ fn upstream_component_def<'a>(
         name: name?,
         uid: metadata_uid(v),
         type_kind: spec.component_type.kind,
+        spec_fields,
         namespace,
         labels,
         annotations,
@@ -1661,11 +1719,10 @@ struct WorkloadOwner {
 /// none) keeps its rules, and one rendered with an upstream type is checked then
 /// (`upstream::workload_data`). A Workload frozen in a ComponentRelease is not a document of
 /// its own and has no owner; it is read as it was frozen.
-fn upstream_workload(loc: &Loc<'_>, v: &Value) -> bool {
-    let spec = v.get("spec");
+fn upstream_workload(loc: &Loc<'_>, spec: Option<&Value>) -> bool {
     let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
     loc.base.0.is_empty()
-        && v.pointer("/spec/owner/projectName").is_some()
+        && spec.and_then(|s| s.pointer("/owner/projectName")).is_some()
         && !["containers", "connections", "image"]
             .iter()
             .any(|k| has(k))
@@ -1675,25 +1732,40 @@ fn upstream_workload(loc: &Loc<'_>, v: &Value) -> bool {
 pub(crate) fn workload_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,
+    taken: Option<Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<WorkloadDef<'a>> {
     let v: &Value = &value;
     let before = errors.len();
     let mut r = Reader { loc: &loc, errors };
     let name = metadata_name(&mut r, v);
-    if upstream_workload(&loc, v) {
-        let spec: Option<WorkloadSpec> = crd::spec(&loc, "Workload", v, errors);
+    // Templates read the whole spec: the one moved out of the document is kept (its check reads
+    // a copy), else the document's is copied.
+    fn read<T: serde::de::DeserializeOwned>(
+        loc: &Loc<'_>,
+        kind: &str,
+        v: &Value,
+        taken: Option<&Value>,
+        errors: &mut Vec<Diagnostic>,
+    ) -> Option<T> {
+        match taken {
+            Some(spec) => crd::spec_taken(loc, kind, spec.clone(), errors),
+            None => crd::spec(loc, kind, v, errors),
+        }
+    }
+    if upstream_workload(&loc, taken.as_ref().or_else(|| v.get("spec"))) {
+        let spec: Option<WorkloadSpec> = read(&loc, "Workload", v, taken.as_ref(), errors);
         let (name, spec) = (name?, spec?);
         return Some(WorkloadDef {
             loc: loc.clone(),
             name,
             component: spec.owner.component_name,
-            spec: v.get("spec").cloned().unwrap_or_default(),
+            spec: taken.or_else(|| v.get("spec").cloned()).unwrap_or_default(),
             value,
         });
     }
     // The proposal's Workload (and a frozen one): kiln's schema of it.
-    let spec: ProposalWorkloadSpec = crd::spec(&loc, PROPOSAL_WORKLOAD, v, errors)?;
+    let spec: ProposalWorkloadSpec = read(&loc, PROPOSAL_WORKLOAD, v, taken.as_ref(), errors)?;
     let mut s = Semantic { loc: &loc, errors };
     // A map by name (the first implementation) or a list (the proposal's text): a shape no
     // structural schema states.
@@ -1718,10 +1790,9 @@ pub(crate) fn workload_def<'a>(
         loc: loc.clone(),
         component: spec.owner.component_name.unwrap_or_else(|| name.clone()),
         name,
-        spec: v
-            .get("spec")
+        spec: taken
+            .or_else(|| v.get("spec").cloned())
             .filter(|s| !s.is_null())
-            .cloned()
             .unwrap_or_else(|| json!({})),
         value,
     })
@@ -1797,6 +1868,7 @@ struct ConfigurationOverridesSpec {
 pub(crate) fn release_binding_def<'a>(
     loc: Loc<'a>,
     v: &Value,
+    taken: Option<Value>,
     errors: &mut Vec<Diagnostic>,
 ) -> Option<ReleaseBindingDef<'a>> {
     let before = errors.len();
@@ -1804,7 +1876,10 @@ pub(crate) fn release_binding_def<'a>(
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or("ReleaseBinding");
-    let spec: BindingSpec = crd::spec(&loc, kind, v, errors)?;
+    let spec: BindingSpec = match taken {
+        Some(spec) => crd::spec_taken(&loc, kind, spec, errors)?,
+        None => crd::spec(&loc, kind, v, errors)?,
+    };
     let mut s = Semantic { loc: &loc, errors };
     if spec.environment.is_empty() {
         s.invalid(
@@ -2029,8 +2104,9 @@ pub(crate) fn snapshot_def<'a>(
         .filter_map(|(x, at)| trait_def(loc.nested(&at), &x, errors))
         .collect();
     let type_def = t.and_then(|(x, at)| type_def(loc.nested(&at), &x, errors));
-    let component = c.and_then(|(x, at)| component_def(loc.nested(&at), Cow::Owned(x), errors));
-    let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), Cow::Owned(x), errors));
+    let component =
+        c.and_then(|(x, at)| component_def(loc.nested(&at), Cow::Owned(x), None, errors));
+    let workload = w.and_then(|(x, at)| workload_def(loc.nested(&at), Cow::Owned(x), None, errors));
     if errors.len() > before {
         return None;
     }
@@ -2221,14 +2297,19 @@ pub(crate) fn release_def<'a>(
         "spec": Value::Object(comp_spec),
     });
     let prof_at = spec_path("componentProfile");
-    let component = component_def(loc.nested_spec(&prof_at), Cow::Owned(comp_obj), errors);
+    let component = component_def(
+        loc.nested_spec(&prof_at),
+        Cow::Owned(comp_obj),
+        None,
+        errors,
+    );
     let wl_at = spec_path("workload");
     let workload = workload.and_then(|w| {
         if w.get("kind").and_then(Value::as_str) == Some("Workload") {
-            workload_def(loc.nested(&wl_at), Cow::Owned(w), errors)
+            workload_def(loc.nested(&wl_at), Cow::Owned(w), None, errors)
         } else {
             let obj = frozen_object("Workload", &component_name, w);
-            workload_def(loc.nested_spec(&wl_at), Cow::Owned(obj), errors)
+            workload_def(loc.nested_spec(&wl_at), Cow::Owned(obj), None, errors)
         }
     });
     if errors.len() > before {
@@ -3036,7 +3117,7 @@ mod tests {
     fn release_binding_reads_through_its_crd() {
         let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  releaseName: \"\"\n  traitEnvironmentConfigs: {logs: {level: debug}}\n  workloadOverrides:\n    container:\n      env: [{key: A, value: \"1\"}]\n      resources: {limits: {cpu: \"1\"}}\n");
         let mut errors = Vec::new();
-        let b = release_binding_def(Loc::new(&d), &d.value, &mut errors).unwrap();
+        let b = release_binding_def(Loc::new(&d), &d.value, None, &mut errors).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             (b.component.as_str(), b.environment.as_str()),
@@ -3050,7 +3131,7 @@ mod tests {
         assert_eq!(wo.resources, Some(json!({"limits": {"cpu": "1"}})));
 
         assert_eq!(
-            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {componentName: api}\n  environment: dev\n  state: Paused\n", |d, e| release_binding_def(Loc::new(d), &d.value, e).is_some()),
+            refused("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {componentName: api}\n  environment: dev\n  state: Paused\n", |d, e| release_binding_def(Loc::new(d), &d.value, None, e).is_some()),
             vec![
                 (Some(5), "spec.owner.projectName".to_string()),
                 (Some(7), "spec.state".to_string()),
@@ -3059,7 +3140,7 @@ mod tests {
 
         let d = doc("apiVersion: openchoreo.dev/v1alpha1\nkind: ReleaseBinding\nmetadata: {name: b}\nspec:\n  owner: {projectName: shop, componentName: api}\n  environment: dev\n  state: Undeploy\n  workloadOverrides: {replicas: 2}\n");
         let mut errors = Vec::new();
-        assert!(release_binding_def(Loc::new(&d), &d.value, &mut errors).is_none());
+        assert!(release_binding_def(Loc::new(&d), &d.value, None, &mut errors).is_none());
         assert_eq!(
             lines(&errors),
             vec![
@@ -3128,7 +3209,7 @@ mod tests {
         let read = |text: &str| {
             let d = doc(text);
             let mut errors = Vec::new();
-            let c = component_def(Loc::new(&d), Cow::Borrowed(&d.value), &mut errors)
+            let c = component_def(Loc::new(&d), Cow::Borrowed(&d.value), None, &mut errors)
                 .map(|c| (c.workload_type, c.type_name, c.addons.len(), c.build));
             (c, lines(&errors))
         };
@@ -3203,7 +3284,8 @@ mod tests {
             "apiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {name: web}\nspec:\n";
         let workload = |spec: &str| {
             read_clean(&format!("{head}{spec}"), |d, e| {
-                workload_def(Loc::new(d), Cow::Borrowed(&d.value), e).map(|w| (w.component, w.spec))
+                workload_def(Loc::new(d), Cow::Borrowed(&d.value), None, e)
+                    .map(|w| (w.component, w.spec))
             })
         };
         let (component, spec) = workload("  owner: {componentName: api}\n  containers: {app: {image: nginx}}\n  endpoints: [{name: http, port: 80}]\n");
@@ -3216,7 +3298,7 @@ mod tests {
         );
 
         let read = |d: &Document, e: &mut Vec<Diagnostic>| {
-            let w = workload_def(Loc::new(d), Cow::Borrowed(&d.value), e);
+            let w = workload_def(Loc::new(d), Cow::Borrowed(&d.value), None, e);
             assert!(
                 e.iter().all(|d| d.code == codes::COMPONENT_INVALID),
                 "{e:?}"

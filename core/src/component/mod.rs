@@ -249,28 +249,39 @@ enum ReadAhead<'a> {
     Deployment(Option<Box<ReleaseBindingDef<'a>>>, Vec<Diagnostic>),
 }
 
+/// Whether [`render_units_taking`] may be handed the `spec` of this document instead of reading
+/// it in place: the documents there are one or more of per component (Component, Workload,
+/// ReleaseBinding and their proposal names), read into their definitions without a copy.
+pub fn takes_spec(d: &Document) -> bool {
+    d.api_version() == Some(API_VERSION) && kinds::takes_spec(d.kind().unwrap_or(""), &d.value)
+}
+
 /// The documents there are one or more of per component, read on every core: a fleet has
 /// thousands, and reading them one after another on the main thread was a tenth of the run.
-/// Each reads its own document only; `load` takes them in document order.
-fn read_ahead<'a>(docs: &[&'a Document]) -> Vec<Option<ReadAhead<'a>>> {
+/// Each reads its own document only (and its spec from `specs`, when it was handed over);
+/// `load` takes them in document order.
+fn read_ahead<'a>(docs: &[&'a Document], specs: Vec<Option<Value>>) -> Vec<Option<ReadAhead<'a>>> {
+    let mut specs = specs;
+    specs.resize_with(docs.len(), || None);
     docs.par_iter()
+        .zip(specs)
         .with_max_len(crate::process::PIECE)
-        .map(|&d| {
+        .map(|(&d, taken)| {
             if d.api_version() != Some(API_VERSION) {
                 return None;
             }
             let (loc, v, mut ds) = (Loc::new(d), &d.value, Vec::new());
             Some(match Family::of(d.kind().unwrap_or(""))? {
                 Family::Component => ReadAhead::Component(
-                    kinds::component_def(loc, Cow::Borrowed(v), &mut ds).map(Box::new),
+                    kinds::component_def(loc, Cow::Borrowed(v), taken, &mut ds).map(Box::new),
                     ds,
                 ),
                 Family::Workload => ReadAhead::Workload(
-                    kinds::workload_def(loc, Cow::Borrowed(v), &mut ds).map(Box::new),
+                    kinds::workload_def(loc, Cow::Borrowed(v), taken, &mut ds).map(Box::new),
                     ds,
                 ),
                 Family::ReleaseBinding => ReadAhead::Deployment(
-                    kinds::release_binding_def(loc, v, &mut ds).map(Box::new),
+                    kinds::release_binding_def(loc, v, taken, &mut ds).map(Box::new),
                     ds,
                 ),
                 _ => return None,
@@ -279,11 +290,16 @@ fn read_ahead<'a>(docs: &[&'a Document]) -> Vec<Option<ReadAhead<'a>>> {
         .collect()
 }
 
-/// Read and check every document; compile every expression once.
-fn load<'a>(docs: &[&'a Document], limits: &ExprLimits) -> (Loaded<'a>, Vec<Diagnostic>) {
+/// Read and check every document (the specs handed over in `specs`, by document, read from
+/// there); compile every expression once.
+fn load<'a>(
+    docs: &[&'a Document],
+    specs: Vec<Option<Value>>,
+    limits: &ExprLimits,
+) -> (Loaded<'a>, Vec<Diagnostic>) {
     let mut l = Loaded::default();
     let mut diags = Vec::new();
-    let mut ahead = read_ahead(docs);
+    let mut ahead = read_ahead(docs, specs);
     // Sized once: grown by doubling, the lists of a fleet's definitions were copied again and
     // again on the main thread.
     let count = |f: fn(&ReadAhead<'_>) -> bool| ahead.iter().flatten().filter(|a| f(a)).count();
@@ -1566,6 +1582,23 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
+    render_units_taking(docs, Vec::new(), opts, finish)
+}
+
+/// [`render_units`] of documents some of which the caller has handed over the specs of:
+/// `specs[i]`, when given, is the `spec` moved out of `docs[i]` (a document for which
+/// [`takes_spec`] holds). Those specs are read into the run's definitions without a copy: a
+/// fleet's Components, Workloads and bindings were held twice, as parsed and as read.
+pub fn render_units_taking<T, F>(
+    docs: &[&Document],
+    specs: Vec<Option<Value>>,
+    opts: &Options,
+    finish: F,
+) -> Result<RenderedUnits<T>, Diagnostics>
+where
+    T: Send,
+    F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
+{
     if docs.is_empty() {
         return Ok(RenderedUnits {
             units: Vec::new(),
@@ -1576,7 +1609,7 @@ where
     // Every stage runs even when an earlier one found errors, so one run reports every problem:
     // a release that uses a definition with errors has its own parameters checked, and is not
     // rendered (that would only repeat the definition's errors).
-    let (l, diags) = load(docs, &opts.expr);
+    let (l, diags) = load(docs, specs, &opts.expr);
     let (mut errors, mut warnings) = split(diags);
     let mut pd = Vec::new();
     let units = plan(&l, opts, &mut pd);
@@ -1876,7 +1909,7 @@ pub fn check_snapshot(doc: &Document) -> Result<SnapshotInfo, Diagnostics> {
             "pass a snapshot written by kiln snapshot create",
         )));
     }
-    let (l, diags) = load(&[doc], &ExprLimits::default());
+    let (l, diags) = load(&[doc], Vec::new(), &ExprLimits::default());
     let (errors, _) = split(diags);
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
@@ -1907,7 +1940,7 @@ pub fn create_snapshot(
     opts: &Options,
 ) -> Result<(Value, Vec<Diagnostic>), Diagnostics> {
     let refs: Vec<&Document> = docs.iter().filter(|d| is_component_document(d)).collect();
-    let (l, diags) = load(&refs, &opts.expr);
+    let (l, diags) = load(&refs, Vec::new(), &opts.expr);
     let (mut errors, warnings) = split(diags);
     if !errors.is_empty() {
         return Err(Diagnostics(errors));

@@ -647,13 +647,7 @@ fn resolve_upstream(unit: &Unit<'_, '_>, suffix: &str) -> Result<Resolved, Vec<D
     // it), so a proposal-era field on a Component of an upstream type is a mistake.
     if comp.loc.doc.kind() == Some("Component") {
         let spec_at = FieldPath::root().key("spec");
-        for k in comp
-            .value
-            .get("spec")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flat_map(|m| m.keys())
-        {
+        for k in &comp.spec_fields {
             if !matches!(
                 k.as_str(),
                 "owner"

@@ -254,3 +254,67 @@ spec: {owner: {componentName: shop}, environment: dev}
         );
     }
 }
+
+/// The pipeline hands a component's own documents' specs over, moved out of the documents
+/// (`takes_spec`, `render_units_taking`): they must read as the same definitions as specs read
+/// in place, valid or not, in both models (same objects, same diagnostics at the same lines).
+#[test]
+fn specs_handed_over_read_as_specs_in_place() {
+    let broken = r#"
+apiVersion: openchoreo.dev/v1alpha1
+kind: Component
+metadata: {name: shop}
+spec: {componentType: deployment/web, parameters: [1]}
+---
+apiVersion: openchoreo.dev/v1alpha1
+kind: Workload
+metadata: {name: shop}
+spec: {containers: 5}
+---
+apiVersion: openchoreo.dev/v1alpha1
+kind: ComponentDeployment
+metadata: {name: shop-prod}
+spec: {owner: {componentName: shop}, environment: prod, state: Paused, overrides: 3}
+---
+apiVersion: openchoreo.dev/v1alpha1
+kind: Component
+metadata: {name: api}
+spec:
+  owner: {projectName: shop}
+  componentType: {kind: ComponentType, name: deployment/web}
+  traits: 5
+"#;
+    let cases = [
+        (BASIC.to_string(), "prod"),
+        (format!("{BASIC}---{broken}"), "prod"),
+    ];
+    let opts = |env: &str| Options {
+        env: Some(env.to_string()),
+        namespace: Some("default".into()),
+        ..Options::default()
+    };
+    for (text, env) in cases {
+        let d = docs(&text);
+        let refs: Vec<&Document> = d.iter().collect();
+        let in_place = render_units(&refs, &opts(env), Ok);
+        let mut d = docs(&text);
+        let specs: Vec<Option<Value>> = d
+            .iter_mut()
+            .map(|x| {
+                if takes_spec(x) {
+                    x.value.get_mut("spec").map(Value::take)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert!(specs.iter().flatten().count() >= 3, "specs handed over");
+        let refs: Vec<&Document> = d.iter().collect();
+        let handed = render_units_taking(&refs, specs, &opts(env), Ok);
+        if text.len() > BASIC.len() {
+            let e = in_place.as_ref().expect_err("the broken documents fail");
+            assert!(e.0.len() >= 4, "{e:?}");
+        }
+        assert_eq!(format!("{handed:?}"), format!("{in_place:?}"));
+    }
+}
