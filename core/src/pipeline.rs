@@ -299,6 +299,8 @@ pub trait InstanceCache<U>: Sync {
 pub struct Exchange<'a, U> {
     /// The other run's units, when it has this run's context.
     pub cache: Option<&'a dyn InstanceCache<U>>,
+    /// The component releases' exchange.
+    pub components: Option<component::UnitReuse<'a, U>>,
     /// The instance keys of the documents, by index, when they were made already (`None` for a
     /// document that is not an instance): not made again.
     pub known: Option<&'a [Option<String>]>,
@@ -571,11 +573,12 @@ where
             component_specs,
             &component_opts,
             &finish,
+            exchange.and_then(|e| e.components.as_ref()),
         ) {
             Ok(r) => {
                 diags.extend(r.warnings);
                 if exchange.is_some() {
-                    keys.extend(r.units.iter().map(|_| None));
+                    keys.extend(r.keys);
                 }
                 units.extend(r.units);
                 origins.extend(r.origins);

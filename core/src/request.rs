@@ -386,7 +386,7 @@ where
     // indices are those of the result.
     if let Some(reuse) = reuse {
         let mut units = std::collections::HashMap::new();
-        let context = recorded.kro.map(|(context, keys)| {
+        let context = recorded.keys.and_then(|(context, keys)| {
             for (i, (c, key)) in r.units.iter().zip(keys).enumerate() {
                 if let Some(k) = key {
                     units.insert(k, (i, c.ids.clone()));
@@ -409,7 +409,7 @@ where
                     .collect(),
             })
             .collect();
-        if context.is_some() || !kurel.is_empty() {
+        if context.is_some() || !units.is_empty() || !kurel.is_empty() {
             reuse.keep(Kept {
                 context,
                 units,
@@ -445,12 +445,14 @@ where
     Ok(rendered)
 }
 
-/// What [`render_checked`] records for the other side of a diff: its context and each unit's
-/// instance key (`None` for units that are not kro instances), when it has kro definitions; and
-/// its kurel packages' instances, unit indices among the run's.
+/// What [`render_checked`] records for the other side of a diff: its kro context and each
+/// unit's key (`None` for units that are neither kro instances nor component releases); and its
+/// kurel packages' instances, unit indices among the run's.
 #[derive(Default)]
 struct Recorded {
-    kro: Option<(Context, Vec<Option<String>>)>,
+    /// The kro context, when the run has one, and each unit's key (kro instances', component
+    /// releases'), when there is another side.
+    keys: Option<(Option<Context>, Vec<Option<String>>)>,
     kurel: Vec<KurelRecorded>,
 }
 
@@ -472,6 +474,12 @@ pub(crate) struct Prepared {
     opts: Options,
     /// The run's context ([`context_of`]) when it was asked for and the run has definitions.
     context: Option<Context>,
+    /// The digest of what its component releases read besides their own documents
+    /// ([`reuse::component_context_of`]), when a context was asked for and the run has
+    /// component documents.
+    component_context: Option<String>,
+    /// Its components' keys ([`crate::component::document_keys`]), once made.
+    component_keys: Option<std::collections::HashMap<String, String>>,
 }
 
 impl Prepared {
@@ -496,6 +504,19 @@ impl Prepared {
     /// The run's context, when it has one.
     pub(crate) fn context(&self) -> Option<&Context> {
         self.context.as_ref()
+    }
+
+    /// Each component's part of its releases' keys ([`crate::component::document_keys`]), when
+    /// it has a component context: what the other side of a diff would look up. Kept for the
+    /// render.
+    pub(crate) fn component_keys(&mut self) -> std::collections::HashSet<String> {
+        let Some(c) = &self.component_context else {
+            return Default::default();
+        };
+        let keys = crate::component::document_keys(&self.documents, c);
+        let set = keys.values().cloned().collect();
+        self.component_keys = Some(keys);
+        set
     }
 }
 
@@ -574,6 +595,8 @@ fn prepare(
     // other side's units are taken only when its context is this one, byte for byte.
     // A run without definitions has no instance to take or keep (and a large pass-through tree
     // is not written out as text for nothing).
+    let component_context = (context && documents.iter().any(crate::component::is_unit_document))
+        .then(|| reuse::component_context_of(req, &documents, &opts));
     let context = (context && documents.iter().any(crate::kro::is_rgd))
         .then(|| context_of(req, &documents, &opts));
     Ok(Prepared {
@@ -588,6 +611,8 @@ fn prepare(
         packages,
         opts,
         context,
+        component_context,
+        component_keys: None,
     })
 }
 
@@ -615,16 +640,40 @@ where
         packages,
         opts,
         context,
+        component_context,
+        component_keys,
     } = prepared;
     // Units are exchanged with the other side of a diff only when it has this context; keys
-    // are said whenever there is another side (it may take from this one).
-    let exchange = match (reuse, &context) {
-        (Some(r), Some(here)) => Some(pipeline::Exchange {
-            cache: r
-                .applies(here)
-                .then_some(r as &dyn pipeline::InstanceCache<Checked<T>>),
-            known: known.as_deref(),
-        }),
+    // are said whenever there is another side (it may take from this one). A component
+    // release's key carries its own context ([`crate::component::UnitReuse`]).
+    let take_component = |key: &str| reuse.and_then(|r| r.component_unit(key));
+    let shares_component = |key: &str| reuse.is_some_and(|r| r.component_shares(key));
+    let make_shared = |objs: Vec<Value>| match reuse {
+        Some(r) => r.make(objs),
+        None => unreachable!("only asked for when `shares`"),
+    };
+    // Made before the render hands the documents' specs over.
+    let component_keys = match (reuse, component_keys, &component_context) {
+        (Some(_), Some(keys), _) => Some(keys),
+        (Some(_), None, Some(c)) => Some(crate::component::document_keys(&documents, c)),
+        _ => None,
+    };
+    let exchange = match (reuse, &context, &component_keys) {
+        (Some(r), here, components) if here.is_some() || components.is_some() => {
+            Some(pipeline::Exchange {
+                cache: here
+                    .as_ref()
+                    .filter(|h| r.applies(h))
+                    .map(|_| r as &dyn pipeline::InstanceCache<Checked<T>>),
+                components: components.as_ref().map(|keys| crate::component::UnitReuse {
+                    keys,
+                    take: &take_component,
+                    shares: &shares_component,
+                    make: &make_shared,
+                }),
+                known: known.as_deref(),
+            })
+        }
         _ => None,
     };
     let record = exchange.is_some();
@@ -784,11 +833,7 @@ where
         extra_documents: extra,
     };
     let recorded = Recorded {
-        kro: if record {
-            context.map(|c| (c, keys))
-        } else {
-            None
-        },
+        keys: if record { Some((context, keys)) } else { None },
         kurel: kurel_kept,
     };
     Ok((rendered, recorded))

@@ -1433,17 +1433,6 @@ fn upstream_component_spec(spec: Option<&Value>) -> bool {
         && !has("build")
 }
 
-/// Whether the reader of a document of `kind` takes its spec handed over, moved out of the
-/// document (`read_ahead`), instead of reading it in place: the documents there are one or more
-/// of per component.
-pub(crate) fn takes_spec(kind: &str, v: &Value) -> bool {
-    v.get("spec").is_some_and(Value::is_object)
-        && matches!(
-            Family::of(kind),
-            Some(Family::Component | Family::Workload | Family::ReleaseBinding)
-        )
-}
-
 /// `v` with every map of it sized to its entries. A value read through serde (a spec into its
 /// struct) has its maps rebuilt one insertion at a time, with room to grow they never use, held
 /// for every Component and binding of a fleet until the run ends.
@@ -1470,7 +1459,7 @@ fn spec_fields(spec: Option<&Value>) -> Vec<String> {
 }
 
 /// Read a Component; `taken` is its spec when it was moved out of the document
-/// ([`takes_spec`]).
+/// (`component::takes_spec`).
 pub(crate) fn component_def<'a>(
     loc: Loc<'a>,
     value: Cow<'a, Value>,

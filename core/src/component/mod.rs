@@ -253,7 +253,18 @@ enum ReadAhead<'a> {
 /// it in place: the documents there are one or more of per component (Component, Workload,
 /// ReleaseBinding and their proposal names), read into their definitions without a copy.
 pub fn takes_spec(d: &Document) -> bool {
-    d.api_version() == Some(API_VERSION) && kinds::takes_spec(d.kind().unwrap_or(""), &d.value)
+    is_unit_document(d) && d.value.get("spec").is_some_and(Value::is_object)
+}
+
+/// Whether a document is one of those there are one or more of per component: a Component, a
+/// Workload or a binding (ReleaseBinding, ComponentDeployment), which only the releases of its
+/// component read ([`UnitReuse`]).
+pub fn is_unit_document(d: &Document) -> bool {
+    d.api_version() == Some(API_VERSION)
+        && matches!(
+            d.kind().and_then(Family::of),
+            Some(Family::Component | Family::Workload | Family::ReleaseBinding)
+        )
 }
 
 /// The documents there are one or more of per component, read on every core: a fleet has
@@ -1567,8 +1578,67 @@ pub struct RenderedUnits<T> {
     pub units: Vec<T>,
     /// What produced each unit (same order as `units`).
     pub origins: Vec<crate::provenance::Origin>,
+    /// Each unit's [`UnitReuse`] key (same order as `units`): `None` for a unit that has none,
+    /// and for every unit of a render without [`UnitReuse`].
+    pub keys: Vec<Option<String>>,
     /// Warnings (errors fail the render instead).
     pub warnings: Vec<Diagnostic>,
+}
+
+/// What a render exchanges with another rendered beside it (`kiln diff`'s two sides): the
+/// other's unit of a release whose key this run also has. A release's key is its component's
+/// [`document_keys`] entry (what its render reads besides its environment: the caller's digest
+/// of every other document of the run and of the options, and every Component, Workload and
+/// binding document of its component, as JSON; file names and positions reach none of its
+/// objects), then its environment and namespace. A run whose releases depend on each other's (a
+/// component's dependencies resolve against another's service) makes no keys.
+pub struct UnitReuse<'a, T> {
+    /// The run's [`document_keys`], made before any spec was handed over.
+    pub keys: &'a HashMap<String, String>,
+    /// The other run's unit of this key, when it has one.
+    pub take: &'a (dyn Fn(&str) -> Option<T> + Sync),
+    /// Whether the other run will take this run's units of the component of this
+    /// [`document_keys`] entry: they are made by `make` then, not by the run's `finish`.
+    pub shares: &'a (dyn Fn(&str) -> bool + Sync),
+    /// The unit of a shared release's objects.
+    pub make: &'a (dyn Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync),
+}
+
+/// The component a Component, Workload or binding document belongs to ([`is_unit_document`]):
+/// a Component's name; a Workload's or binding's `spec.owner.componentName` (a proposal Workload
+/// without one: its own name), as their readers find it.
+fn unit_owner(d: &Document) -> &str {
+    let owner = d
+        .value
+        .pointer("/spec/owner/componentName")
+        .and_then(Value::as_str);
+    match d.kind() {
+        Some("Component") => d.name(),
+        _ => owner.or_else(|| d.name()),
+    }
+    .unwrap_or("")
+}
+
+/// Each component's part of its releases' [`UnitReuse`] keys, by component name: `context` (the
+/// caller's digest of the rest of the run) and the JSON of every Component, Workload and binding
+/// document of the component, in document order.
+pub fn document_keys(docs: &[Document], context: &str) -> HashMap<String, String> {
+    // Each document written on the worker that holds it: a fleet has thousands.
+    let written: Vec<(&str, String)> = docs
+        .par_iter()
+        .with_max_len(crate::process::PIECE)
+        .filter(|d| is_unit_document(d))
+        .map(|d| (unit_owner(d), d.value.to_string()))
+        .collect();
+    let mut keys: HashMap<String, String> = HashMap::new();
+    for (owner, json) in written {
+        let key = keys
+            .entry(owner.to_string())
+            .or_insert_with(|| format!("component\n{context}\n"));
+        key.push_str(&json);
+        key.push('\n');
+    }
+    keys
 }
 
 /// [`render`], handing each release's objects to `finish` on the worker that rendered it (how the
@@ -1582,18 +1652,22 @@ where
     T: Send,
     F: Fn(Vec<Value>) -> Result<T, Diagnostic> + Sync,
 {
-    render_units_taking(docs, Vec::new(), opts, finish)
+    render_units_taking(docs, Vec::new(), opts, finish, None)
 }
 
 /// [`render_units`] of documents some of which the caller has handed over the specs of:
 /// `specs[i]`, when given, is the `spec` moved out of `docs[i]` (a document for which
 /// [`takes_spec`] holds). Those specs are read into the run's definitions without a copy: a
 /// fleet's Components, Workloads and bindings were held twice, as parsed and as read.
+///
+/// With `reuse`, each release has a key (see [`UnitReuse`]), and a release whose key the other
+/// run has takes that run's unit instead of rendering again.
 pub fn render_units_taking<T, F>(
     docs: &[&Document],
     specs: Vec<Option<Value>>,
     opts: &Options,
     finish: F,
+    reuse: Option<&UnitReuse<'_, T>>,
 ) -> Result<RenderedUnits<T>, Diagnostics>
 where
     T: Send,
@@ -1603,6 +1677,7 @@ where
         return Ok(RenderedUnits {
             units: Vec::new(),
             origins: Vec::new(),
+            keys: Vec::new(),
             warnings: Vec::new(),
         });
     }
@@ -1711,25 +1786,53 @@ where
         platform.statuses = found.into_iter().collect();
     }
     let platform = platform;
-    let results: Vec<Result<Option<T>, Vec<Diagnostic>>> = units
+    // A release that reads another's service (its dependencies) has no key: its render reads
+    // more than its own documents.
+    let keyed = reuse.filter(|_| !has_dependencies);
+    type Made<T> = (Result<Option<T>, Vec<Diagnostic>>, Option<String>);
+    let results: Vec<Made<T>> = units
         .par_iter()
         .map(|u| {
             if is_broken(u) {
-                return release::check_parameters(u).map(|()| None);
+                return (release::check_parameters(u).map(|()| None), None);
             }
-            release::render(u, &l.exprs, opts, &platform)
-                .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]))
+            // A release read from a ComponentRelease or snapshot has documents of its own
+            // component only when the live ones are among the inputs too.
+            let keyed = keyed.and_then(|r| {
+                let docs = r.keys.get(u.component.name.as_str())?;
+                Some((r, docs, format!("{docs}{}\n{}\n", u.env, u.namespace)))
+            });
+            let Some((r, docs, key)) = keyed else {
+                let made = release::render(u, &l.exprs, opts, &platform)
+                    .and_then(|objs| finish(objs).map(Some).map_err(|d| vec![d]));
+                return (made, None);
+            };
+            if let Some(t) = (r.take)(&key) {
+                return (Ok(Some(t)), Some(key));
+            }
+            let made = release::render(u, &l.exprs, opts, &platform).and_then(|objs| {
+                if (r.shares)(docs) {
+                    (r.make)(objs)
+                } else {
+                    finish(objs)
+                }
+                .map(Some)
+                .map_err(|d| vec![d])
+            });
+            (made, Some(key))
         })
         .collect();
     use crate::provenance::{Origin, OriginKind};
     let mut out = Vec::with_capacity(results.len() + 1);
     let mut origins = Vec::with_capacity(results.len() + 1);
+    let mut keys = Vec::with_capacity(results.len() + 1);
     // One unit a document, named by its file: a door that writes files keeps each where it was.
     for (v, d) in l.others.iter().zip(&l.platform) {
         match finish(vec![v.clone()]) {
             Ok(u) => {
                 out.push(u);
                 origins.push(Origin::of(OriginKind::ComponentPassthrough, d));
+                keys.push(None);
             }
             Err(d) => errors.push(d),
         }
@@ -1755,6 +1858,7 @@ where
                 let mut o = Origin::of(OriginKind::Project, b.loc.doc);
                 o.detail = Some(b.environment.clone());
                 origins.push(o);
+                keys.push(None);
             }
             Err(ds) => errors.extend(ds),
         }
@@ -1770,11 +1874,12 @@ where
                 let mut o = Origin::of(OriginKind::Resource, b.loc.doc);
                 o.detail = Some(b.environment.clone());
                 origins.push(o);
+                keys.push(None);
             }
             Err(ds) => errors.extend(ds),
         }
     }
-    for (r, u) in results.into_iter().zip(&units) {
+    for ((r, key), u) in results.into_iter().zip(&units) {
         match r {
             Ok(None) => {}
             Ok(Some(t)) => {
@@ -1782,6 +1887,7 @@ where
                 let mut o = Origin::of(OriginKind::Component, u.component.loc.doc);
                 o.detail = Some(u.env.clone());
                 origins.push(o);
+                keys.push(key);
             }
             Err(ds) => errors.extend(ds),
         }
@@ -1798,6 +1904,7 @@ where
     Ok(RenderedUnits {
         units: out,
         origins,
+        keys,
         warnings,
     })
 }

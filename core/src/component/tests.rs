@@ -310,7 +310,7 @@ spec:
             .collect();
         assert!(specs.iter().flatten().count() >= 3, "specs handed over");
         let refs: Vec<&Document> = d.iter().collect();
-        let handed = render_units_taking(&refs, specs, &opts(env), Ok);
+        let handed = render_units_taking(&refs, specs, &opts(env), Ok, None);
         if text.len() > BASIC.len() {
             let e = in_place.as_ref().expect_err("the broken documents fail");
             assert!(e.0.len() >= 4, "{e:?}");

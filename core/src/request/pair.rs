@@ -86,11 +86,12 @@ where
     // of the base's units it will take.
     let mut early = shared.and_then(|_| Early::prepare(head));
     let head_prepared = early.as_mut().and_then(|e| e.prepared.as_mut().ok());
-    let (keys, parsed) = match head_prepared {
+    let (keys, component_keys, parsed) = match head_prepared {
         // The documents of the head's files, for the base to take those of the same files (same
         // name, same text, same limits) instead of parsing them again.
         Some(p) => (
             p.instance_keys(),
+            p.component_keys(),
             p.parsed
                 .take()
                 .filter(|_| base.limits.yaml == head.limits.yaml),
@@ -102,11 +103,14 @@ where
     let head_context = early
         .as_ref()
         .and_then(|e| e.prepared.as_ref().ok()?.context());
-    let sharing = head_context.is_some();
+    // Units are made with `shared` for the head's kro instances (when it has a context) and
+    // for its components' releases.
+    let sharing = shared.is_some() && (head_context.is_some() || !component_keys.is_empty());
     let (base_result, kept) = {
         let side = Base {
             head: head_context,
             keys: &keys,
+            component_keys: &component_keys,
             shared,
             made: &made,
             parsed: parsed.as_ref(),
@@ -160,6 +164,8 @@ struct Base<'a, T> {
     head: Option<&'a Context>,
     /// The head's instance keys.
     keys: &'a HashSet<String>,
+    /// The head's component keys ([`crate::component::document_keys`]).
+    component_keys: &'a HashSet<String>,
     shared: Option<&'a SharedFinish<'a, T>>,
     /// Units made with `shared`.
     made: &'a AtomicUsize,
@@ -204,6 +210,14 @@ impl<T> Reuse<T> for Base<'_, T> {
 
     fn kurel<'s>(&'s self, _here: &PackageContext, _holder: &str) -> Option<Box<KurelTake<'s, T>>> {
         None
+    }
+
+    fn component_unit(&self, _key: &str) -> Option<Checked<T>> {
+        None
+    }
+
+    fn component_shares(&self, key: &str) -> bool {
+        self.shared.is_some() && self.component_keys.contains(key)
     }
 }
 
@@ -279,6 +293,16 @@ impl<T: Clone + Sync> Reuse<T> for Head<'_, T> {
             };
             Some((unit, record))
         }))
+    }
+
+    // An unchanged component release (same key: same documents, same context) as the base
+    // rendered it (with `shared`, when the head was read first): as a kro instance's.
+    fn component_unit(&self, key: &str) -> Option<Checked<T>> {
+        self.take(key)
+    }
+
+    fn component_shares(&self, _key: &str) -> bool {
+        false
     }
 }
 
@@ -764,5 +788,113 @@ mod tests {
             full.base.as_ref().unwrap_err().diagnostics
         );
         assert_eq!(fast.head.unwrap().units, full.head.unwrap().units);
+    }
+
+    /// A component type with one resource, read from the Component's parameters (`port`, of
+    /// default `port`) and its binding's overrides (`replicas`).
+    fn component_type(port: u32) -> String {
+        format!("apiVersion: openchoreo.dev/v1alpha1\nkind: ComponentTypeDefinition\nmetadata: {{name: web}}\nspec:\n  workloadType: deployment\n  schema:\n    parameters: {{port: integer | default={port}}}\n    envOverrides: {{replicas: integer | default=1}}\n  resources:\n    - id: deployment\n      template:\n        apiVersion: apps/v1\n        kind: Deployment\n        metadata: {{name: '${{metadata.name}}'}}\n        spec:\n          replicas: ${{parameters.replicas}}\n          template:\n            spec:\n              containers: [{{name: app, image: '${{workload.containers.app.image}}', ports: [{{containerPort: '${{parameters.port}}'}}]}}]\n")
+    }
+
+    /// A component's Component, Workload and production binding (`replicas` overridden).
+    fn component(name: &str, replicas: u32) -> String {
+        format!("apiVersion: openchoreo.dev/v1alpha1\nkind: Component\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{componentType: deployment/web}}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Workload\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{containers: {{app: {{image: 'nginx:1'}}}}}}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: ComponentDeployment\nmetadata: {{name: {name}-prod, namespace: ns}}\nspec: {{owner: {{componentName: {name}}}, environment: prod, overrides: {{replicas: {replicas}}}}}\n")
+    }
+
+    fn component_request() -> Request {
+        Request {
+            environment: Some("prod".into()),
+            ..request()
+        }
+    }
+
+    #[test]
+    fn unchanged_component_releases_render_once_and_the_diff_is_the_full_renders() {
+        let base = snapshot(&[
+            ("apps/types.yaml", component_type(8080)),
+            ("apps/a.yaml", component("a", 1)),
+            ("apps/b.yaml", component("b", 1)),
+            ("apps/c.yaml", component("c", 1)),
+            ("apps/d.yaml", component("d", 1)),
+        ]);
+        // a unchanged; b changed; c moved to another file; d removed; e added.
+        let head = snapshot(&[
+            ("apps/types.yaml", component_type(8080)),
+            ("apps/a.yaml", component("a", 1)),
+            ("apps/b.yaml", component("b", 2)),
+            ("apps/moved/c.yaml", component("c", 1)),
+            ("apps/e.yaml", component("e", 1)),
+        ]);
+        let written = head.materialize().unwrap();
+        let req = component_request();
+        let (fast, _) = both_ways(&at(&req, &base), &on(&req, written.root()));
+        // a and c come from the base, counted and not compared.
+        assert_eq!(fast.reused, 2);
+        assert_eq!(shared_objects(&fast.base), 2);
+        assert_eq!(shared_objects(&fast.head), 2);
+        let (text, _, _) = printed(&fast);
+        assert!(
+            text.ends_with("1 changed, 1 added, 1 removed, 2 unchanged\n"),
+            "{text}"
+        );
+        let head = fast.head.as_ref().unwrap();
+        assert!(head.origins.iter().any(|o| o.file == "apps/moved/c.yaml"));
+    }
+
+    #[test]
+    fn a_changed_component_type_or_option_renders_the_releases_in_full() {
+        let files = |port: u32, extra: &str| {
+            snapshot(&[
+                ("apps/types.yaml", component_type(port)),
+                ("apps/a.yaml", component("a", 1)),
+                ("apps/b.yaml", component("b", 1)),
+                ("apps/plain.yaml", format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: plain, namespace: ns}}\ndata: {{k: '{extra}'}}\n")),
+            ])
+        };
+        let req = component_request();
+        let same = files(8080, "1");
+        let (fast, _) = both_ways(&at(&req, &same), &at(&req, &same));
+        assert_eq!(fast.reused, 2, "the rule takes what it may");
+        // The definition.
+        let (fast, _) = both_ways(&at(&req, &same), &at(&req, &files(8081, "1")));
+        assert_eq!(fast.reused, 0);
+        // Another document of the run.
+        let (fast, _) = both_ways(&at(&req, &same), &at(&req, &files(8080, "2")));
+        assert_eq!(fast.reused, 0);
+        // Another option a release reads.
+        let other = Request {
+            namespace: Some("elsewhere".into()),
+            ..component_request()
+        };
+        let (fast, _) = both_ways(&at(&req, &same), &at(&other, &same));
+        assert_eq!(fast.reused, 0);
+    }
+
+    /// Upstream's dependencies: `frontend` reads the service of `orders`, rendered in the same
+    /// run. A change to `orders` changes `frontend`'s objects though none of its documents
+    /// changed, so a run whose releases depend on each other's takes none.
+    #[test]
+    fn releases_that_read_each_others_services_render_in_full() {
+        const PLATFORM: &str = include_str!(
+            "../../../testdata/component/upstream-dependencies-in-run/00-platform.yaml"
+        );
+        const INPUTS: &str =
+            include_str!("../../../testdata/component/upstream-dependencies-in-run/inputs.yaml");
+        let files = |inputs: String| {
+            snapshot(&[
+                ("apps/00-platform.yaml", PLATFORM.to_string()),
+                ("apps/inputs.yaml", inputs),
+            ])
+        };
+        let changed = INPUTS.replace("port: 8080", "port: 8081");
+        assert_ne!(changed, INPUTS);
+        let req = Request {
+            environment: Some("dev".into()),
+            ..request()
+        };
+        let (fast, _) = both_ways(&at(&req, &files(INPUTS.into())), &at(&req, &files(changed)));
+        assert_eq!(fast.reused, 0);
+        let (text, _, _) = printed(&fast);
+        assert!(text.contains("ORDERS_PORT"), "{text}");
     }
 }

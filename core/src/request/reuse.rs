@@ -31,6 +31,12 @@ pub(crate) trait Reuse<T>: pipeline::InstanceCache<Checked<T>> {
     /// and text), when it rendered that package in that context; `holder` is the directory
     /// holding the package as this run names its files ([`package_context`]).
     fn kurel<'s>(&'s self, here: &PackageContext, holder: &str) -> Option<Box<KurelTake<'s, T>>>;
+    /// The other run's unit of the component release of this key
+    /// ([`component::UnitReuse`]), when it kept one.
+    fn component_unit(&self, key: &str) -> Option<Checked<T>>;
+    /// Whether the other run will take this run's units of the component of this
+    /// [`component::document_keys`] entry.
+    fn component_shares(&self, key: &str) -> bool;
 }
 
 /// The unit (as [`Checked`]) and record of a kurel instance file the other run rendered.
@@ -160,6 +166,39 @@ pub(crate) struct Context {
     crds: String,
     /// The observed state, which externalRefs and status reads resolve against.
     observed: String,
+}
+
+/// The digest of what a run's component releases read besides their own documents
+/// ([`component::UnitReuse`]): every document of the run that is not a Component, Workload or
+/// binding (definitions, platform objects, releases, snapshots, CRDs and the rest), the
+/// `--crds` CRDs, the observed state, and the options a release reads (namespace, environment,
+/// provenance, limits, Kubernetes version). SHA-256 over their texts: the digest is in every
+/// release's key.
+pub(super) fn component_context_of(
+    req: &Request,
+    documents: &[Document],
+    opts: &Options,
+) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "{:?}\n{:?}\n{}\n{:?}\n{:?}\n",
+        req.namespace, req.environment, !req.no_provenance, req.limits, req.kube_version
+    );
+    for d in documents.iter().filter(|d| !component::is_unit_document(d)) {
+        let _ = writeln!(text, "{}", d.value);
+    }
+    for d in &opts.crds {
+        let _ = writeln!(text, "{}", d.value);
+    }
+    if let Some(o) = &opts.observed {
+        text.push_str(&o.to_json());
+    }
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// The [`Context`] of a run: its request, its documents and its options.
