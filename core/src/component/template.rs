@@ -344,6 +344,32 @@ impl Fail {
     }
 }
 
+/// The value of a plain field path (`parameters.port`, `metadata.name`, a forEach variable)
+/// read from the variable's maps, or `None` for anything but a path of map keys that are all
+/// there. CEL's interpreter gives the same value, but first tries every prefix of the path as a
+/// qualified name in every scope (`a.b.c`, `a.b`, `a`), at every evaluation of every unit;
+/// whatever this does not read (a missing key, a field of a non-map, a name that is not a
+/// variable) goes to the interpreter, which reports it. Kiln's variables are plain identifiers
+/// without dots, so the innermost scope holding the root is the one CEL would pick.
+fn selected(ctx: &Context<'_, '_>, path: &[String]) -> Option<CelValue> {
+    fn walk(v: &dyn cel::common::value::Val, fields: &[String]) -> Option<CelValue> {
+        match fields.split_first() {
+            None => CelValue::try_from(v).ok(),
+            Some((f, rest)) => {
+                if v.get_type().kind() != cel::common::types::Kind::Map {
+                    return None;
+                }
+                let key = cel::common::types::CelString::from(f.as_str());
+                let next = v.as_indexer()?.get(&key).ok()?;
+                walk(next.as_ref(), rest)
+            }
+        }
+    }
+    let (root, fields) = path.split_first()?;
+    let v = ctx.get_variable(root)?;
+    walk(v.as_ref(), fields)
+}
+
 impl Renderer<'_> {
     /// Evaluate one expression to a CEL value.
     pub(crate) fn eval(
@@ -386,6 +412,9 @@ impl Renderer<'_> {
         c: &Compiled,
         source: &str,
     ) -> Result<CelValue, Fail> {
+        if let Some(v) = c.field_path.as_deref().and_then(|p| selected(ctx, p)) {
+            return Ok(v);
+        }
         crate::expr::budget::execute(&c.program, ctx, &self.budget).map_err(|e| {
             if let Some(msg) = crate::expr::budget::overrun(&e) {
                 return Fail {

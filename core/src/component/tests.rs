@@ -318,3 +318,60 @@ spec:
         assert_eq!(format!("{handed:?}"), format!("{in_place:?}"));
     }
 }
+
+/// Plain field paths are read from the variables' maps without the interpreter
+/// (`template::selected`); wrapping the same path in `[…][0]` makes CEL evaluate it. Both must
+/// give the same objects, or fail with the same code and message.
+#[test]
+fn field_paths_read_directly_match_cel() {
+    // Each path in a field of its type: the replicas (int), the image (string) or the pod
+    // template's labels (map).
+    let render = |expr: &str, slot: &str| {
+        let text = match slot {
+            "int" => BASIC.replacen(
+                "replicas: ${parameters.replicas}",
+                &format!("replicas: ${{{expr}}}"),
+                1,
+            ),
+            "string" => BASIC.replacen(
+                "image: \"${workload.containers.app.image}\"",
+                &format!("image: \"${{{expr}}}\""),
+                1,
+            ),
+            _ => BASIC.replacen(
+                "          template:\n            spec:",
+                &format!("          template:\n            metadata: {{labels: \"${{{expr}}}\"}}\n            spec:"),
+                1,
+            ),
+        };
+        assert!(text.contains(&format!("${{{expr}}}")), "{slot}");
+        run(&text, Some("prod")).map(|r| r.objects[0]["spec"].clone())
+    };
+    let ok = [
+        ("parameters.port", "int"),
+        ("parameters.replicas", "int"),
+        ("metadata.name", "string"),
+        ("workload.containers.app.image", "string"),
+        ("metadata.labels", "map"),
+    ];
+    for (path, slot) in ok {
+        let direct = render(path, slot).unwrap_or_else(|e| panic!("{path}: {e:?}"));
+        let cel = render(&format!("[{path}][0]"), slot).unwrap();
+        assert_eq!(direct, cel, "{path}");
+    }
+    for (path, slot) in [
+        ("parameters.missing", "int"),
+        ("metadata.name.first", "string"),
+        ("workload.containers.app.image.tag", "string"),
+        ("parameters.port.x", "int"),
+    ] {
+        let direct = render(path, slot).expect_err(path);
+        let cel = render(&format!("[{path}][0]"), slot).expect_err(path);
+        let said = |e: &Diagnostics| -> Vec<(&'static str, String)> {
+            e.0.iter()
+                .map(|d| (d.code.id, d.message.replace(&format!("[{path}][0]"), path)))
+                .collect()
+        };
+        assert_eq!(said(&direct), said(&cel), "{path}");
+    }
+}
