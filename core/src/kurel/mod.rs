@@ -173,6 +173,8 @@ pub struct Prepared<'p> {
     /// the kind's schema (where a number or boolean is written as text): schema lookups done once
     /// for every instance.
     string_fields: Vec<BTreeSet<FieldPath>>,
+    /// Each resource's [`variables::TreePlan`], when it has one.
+    plans: Vec<Option<variables::TreePlan>>,
     /// Warnings of the shared part (loading, the common overrides, patch references).
     warnings: Vec<Diagnostic>,
 }
@@ -269,6 +271,10 @@ impl<'p> Prepared<'p> {
                 });
                 out
             })
+            .collect::<Vec<BTreeSet<FieldPath>>>();
+        // Found once: every instance resolves the same templates.
+        let plans = (pkg.resources.iter().zip(&string_fields))
+            .map(|(doc, strings)| variables::TreePlan::of(&doc.value, &|p| strings.contains(p)))
             .collect();
         Ok(Self {
             pkg,
@@ -280,6 +286,7 @@ impl<'p> Prepared<'p> {
             schemas,
             crds,
             string_fields,
+            plans,
             warnings,
         })
     }
@@ -408,7 +415,12 @@ impl<'p> Prepared<'p> {
         for (k, doc) in pkg.resources.iter().enumerate() {
             let mut errs = Vec::new();
             let wants = |p: &FieldPath| self.string_fields[k].contains(p);
-            let v = resolver.resolve_tree_typed(&doc.value, &FieldPath::root(), &wants, &mut errs);
+            let v = match &self.plans[k] {
+                Some(plan) => resolver.resolve_planned(&doc.value, plan, &mut errs),
+                None => {
+                    resolver.resolve_tree_typed(&doc.value, &FieldPath::root(), &wants, &mut errs)
+                }
+            };
             for (p, e) in errs {
                 errors.push(doc.diag(Diagnostic::error(e.code, e.message).with_hint(e.hint), &p));
             }

@@ -25,6 +25,83 @@ pub use crate::limits::DEFAULT_VARIABLE_DEPTH as DEFAULT_MAX_DEPTH;
 /// Longest string a resolution may produce; stops exponential growth through mixed text.
 const MAX_STRING_BYTES: usize = 1 << 20;
 
+/// Where a template's references are, found once for every instance rendered from it
+/// ([`Resolver::resolve_planned`]): each string that holds one, in the order a walk of the
+/// template meets it, with its place, its pieces and whether its field is a string.
+#[derive(Debug, Clone)]
+pub struct TreePlan {
+    holes: Vec<Hole>,
+}
+
+#[derive(Debug, Clone)]
+struct Hole {
+    at: FieldPath,
+    text: String,
+    pieces: Result<Vec<Piece>, VarError>,
+    wants_string: bool,
+}
+
+impl TreePlan {
+    /// The plan of template `v` (from its root); `wants_string` as for
+    /// [`Resolver::resolve_tree_typed`]. `None` when a mapping key holds a reference: such a map
+    /// is made again at every resolution, and the template is walked instead.
+    pub fn of(v: &Value, wants_string: &dyn Fn(&FieldPath) -> bool) -> Option<TreePlan> {
+        fn collect(
+            v: &Value,
+            at: &mut FieldPath,
+            wants: &dyn Fn(&FieldPath) -> bool,
+            holes: &mut Vec<Hole>,
+        ) -> Option<()> {
+            match v {
+                Value::String(s) if has_open(s) => holes.push(Hole {
+                    at: at.clone(),
+                    text: s.clone(),
+                    pieces: scan(s),
+                    wants_string: wants(at),
+                }),
+                Value::Array(items) => {
+                    for (i, x) in items.iter().enumerate() {
+                        at.0.push(Segment::Index(i));
+                        collect(x, at, wants, holes)?;
+                        at.0.pop();
+                    }
+                }
+                Value::Object(m) if m.keys().any(|k| has_open(k)) => return None,
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        at.0.push(Segment::Key(k.clone()));
+                        collect(x, at, wants, holes)?;
+                        at.0.pop();
+                    }
+                }
+                _ => {}
+            }
+            Some(())
+        }
+        let mut holes = Vec::new();
+        collect(v, &mut FieldPath::root(), wants_string, &mut holes)?;
+        Some(TreePlan { holes })
+    }
+}
+
+/// The value at `at` below `v`.
+fn at_mut<'v>(v: &'v mut Value, at: &FieldPath) -> Option<&'v mut Value> {
+    at.0.iter().try_fold(v, |v, s| match s {
+        Segment::Key(k) => v.as_object_mut()?.get_mut(k),
+        Segment::Index(i) => v.as_array_mut()?.get_mut(*i),
+    })
+}
+
+/// A resolved value in its field: a lone reference to a number or boolean is written as text
+/// where the field is a string.
+fn typed(v: Value, wants_string: bool) -> Value {
+    match v {
+        Value::Number(n) if wants_string => Value::String(n.to_string()),
+        Value::Bool(b) if wants_string => Value::String(b.to_string()),
+        other => other,
+    }
+}
+
 /// One step of a variable path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
@@ -262,6 +339,36 @@ impl<'p> Resolver<'p> {
         out
     }
 
+    /// [`Resolver::resolve_tree_typed`] of a template from the root, by its [`TreePlan`]: the
+    /// same value and errors, but only the strings that hold a reference are visited, as they
+    /// were scanned once for every instance.
+    pub fn resolve_planned(
+        &self,
+        v: &Value,
+        plan: &TreePlan,
+        errors: &mut Vec<(FieldPath, VarError)>,
+    ) -> Value {
+        let mut out = v.clone();
+        let mut stack = Vec::new();
+        for h in &plan.holes {
+            let Some(x) = at_mut(&mut out, &h.at) else {
+                continue;
+            };
+            let r = match &h.pieces {
+                Ok(pieces) => self.pieces(&h.text, pieces, &mut stack),
+                Err(e) => Err(e.clone()),
+            };
+            *x = match r {
+                Ok(r) => typed(r.value, h.wants_string),
+                Err(e) => {
+                    errors.push((h.at.clone(), e));
+                    Value::Null
+                }
+            };
+        }
+        out
+    }
+
     /// `at` is the path of `v`; it is extended and restored on the way down rather than copied
     /// per node, since most nodes hold no reference and never need it.
     fn tree(
@@ -276,11 +383,11 @@ impl<'p> Resolver<'p> {
             Value::String(s) if !has_open(s) => {}
             Value::String(s) => {
                 *v = match self.string(s, stack) {
-                    Ok(r) => match r.value {
-                        Value::Number(n) if wants_string(at) => Value::String(n.to_string()),
-                        Value::Bool(b) if wants_string(at) => Value::String(b.to_string()),
-                        other => other,
-                    },
+                    Ok(r) => {
+                        let wants = matches!(r.value, Value::Number(_) | Value::Bool(_))
+                            && wants_string(at);
+                        typed(r.value, wants)
+                    }
                     Err(e) => {
                         errors.push((at.clone(), e));
                         Value::Null
@@ -361,12 +468,22 @@ impl<'p> Resolver<'p> {
             });
         }
         let pieces = scan(s)?;
-        if let [Piece::Ref(p)] = pieces.as_slice() {
+        self.pieces(s, &pieces, stack)
+    }
+
+    /// [`Resolver::string`] of a string `s` scanned into `pieces`.
+    fn pieces(
+        &self,
+        s: &str,
+        pieces: &[Piece],
+        stack: &mut Vec<String>,
+    ) -> Result<Resolved, VarError> {
+        if let [Piece::Ref(p)] = pieces {
             return self.reference(p, stack);
         }
         let mut out = String::new();
         let mut chain = Vec::new();
-        for piece in &pieces {
+        for piece in pieces {
             match piece {
                 Piece::Text(t) => out.push_str(t),
                 Piece::Ref(p) => {
@@ -619,6 +736,53 @@ mod tests {
 
     fn r(params: Value, s: &str) -> Result<Value, VarError> {
         Resolver::new(&params, DEFAULT_MAX_DEPTH).resolve_str(s)
+    }
+
+    /// A template resolved by its plan is the template walked: the same value, the same errors
+    /// in the same order, numbers and booleans written as text in string fields alike.
+    #[test]
+    fn planned_resolution_is_the_walk() {
+        let params = json!({
+            "name": "web", "port": 8080, "on": true, "labels": {"a": "1"},
+            "nested": "${name}-x", "loop": "${loop}",
+        });
+        let template = json!({
+            "metadata": {"name": "${name}", "labels": "${labels}", "annotations": {"port": "${port}", "on": "${on}"}},
+            "spec": {
+                "ports": [{"port": "${port}", "name": "p-${port}"}, {"name": "$${literal}"}],
+                "text": "${nested}",
+                "broken": "${missing}", "syntax": "${ bad path", "cycle": "${loop}",
+                "whole": "${labels}-x", "plain": "no reference", "n": 3,
+            },
+        });
+        let strings = |p: &FieldPath| {
+            let p = p.to_string();
+            p == "metadata.annotations.port"
+                || p == "metadata.annotations.on"
+                || p == "spec.ports[0].port"
+        };
+        let resolver = Resolver::new(&params, DEFAULT_MAX_DEPTH);
+        let (mut walked_errors, mut planned_errors) = (Vec::new(), Vec::new());
+        let walked = resolver.resolve_tree_typed(
+            &template,
+            &FieldPath::root(),
+            &strings,
+            &mut walked_errors,
+        );
+        let plan = TreePlan::of(&template, &strings).expect("no reference in a key");
+        // A fresh resolver: nothing memoised from the walk.
+        let planned = Resolver::new(&params, DEFAULT_MAX_DEPTH).resolve_planned(
+            &template,
+            &plan,
+            &mut planned_errors,
+        );
+        assert_eq!(planned, walked);
+        assert_eq!(planned_errors, walked_errors);
+        assert_eq!(walked["metadata"]["annotations"]["port"], json!("8080"));
+        assert_eq!(walked["spec"]["ports"][0]["port"], json!("8080"));
+        assert_eq!(walked_errors.len(), 4, "{walked_errors:?}");
+        // A reference in a mapping key: no plan, the template is walked.
+        assert!(TreePlan::of(&json!({"data": {"${name}": "v"}}), &strings).is_none());
     }
 
     proptest::proptest! {
