@@ -545,17 +545,26 @@ mod tests {
         let (fast, _) = both_ways(&at(&req, &base), &on(&req, written.root()));
         // a, d, e, f (nested instances inside them included) come from the base, counted and
         // not compared: two objects each, on both sides.
-        assert_eq!(fast.reused, 4);
-        assert_eq!(shared_objects(&fast.base), 8);
-        assert_eq!(shared_objects(&fast.head), 8);
-        let (text, _, _) = printed(&fast);
-        assert!(
-            text.ends_with("2 changed, 2 added, 2 removed, 8 unchanged\n"),
-            "{text}"
+        taken(
+            &fast,
+            4,
+            8,
+            "2 changed, 2 added, 2 removed, 8 unchanged",
+            "apps/moved/d.yaml",
         );
-        // The head's origins are its own: the moved instance is in its new file.
+    }
+
+    /// `fast` took `reused` units from the base, whose `shared` objects were counted and not
+    /// compared on both sides; its diff ends with `summary`; and the head's origins are its own
+    /// (the moved unit is in its new file, `moved`).
+    fn taken(fast: &Pair<Unit>, reused: usize, shared: usize, summary: &str, moved: &str) {
+        assert_eq!(fast.reused, reused);
+        assert_eq!(shared_objects(&fast.base), shared);
+        assert_eq!(shared_objects(&fast.head), shared);
+        let (text, _, _) = printed(fast);
+        assert!(text.ends_with(&format!("{summary}\n")), "{text}");
         let head = fast.head.as_ref().unwrap();
-        assert!(head.origins.iter().any(|o| o.file == "apps/moved/d.yaml"));
+        assert!(head.origins.iter().any(|o| o.file == moved));
     }
 
     #[test]
@@ -829,16 +838,13 @@ mod tests {
         let req = component_request();
         let (fast, _) = both_ways(&at(&req, &base), &on(&req, written.root()));
         // a and c come from the base, counted and not compared.
-        assert_eq!(fast.reused, 2);
-        assert_eq!(shared_objects(&fast.base), 2);
-        assert_eq!(shared_objects(&fast.head), 2);
-        let (text, _, _) = printed(&fast);
-        assert!(
-            text.ends_with("1 changed, 1 added, 1 removed, 2 unchanged\n"),
-            "{text}"
+        taken(
+            &fast,
+            2,
+            2,
+            "1 changed, 1 added, 1 removed, 2 unchanged",
+            "apps/moved/c.yaml",
         );
-        let head = fast.head.as_ref().unwrap();
-        assert!(head.origins.iter().any(|o| o.file == "apps/moved/c.yaml"));
     }
 
     #[test]
