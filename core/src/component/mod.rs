@@ -1137,7 +1137,11 @@ fn plan<'u, 'a>(
     for s in &l.snapshots {
         covered.insert((s.component_name.clone(), s.environment.clone()));
     }
-    for c in &l.components {
+    // Each component is planned on its own, on every core (a fleet has thousands); units and
+    // diagnostics are taken in the components' order.
+    let plan_component = |c: &'u ComponentDef<'a>,
+                          diags: &mut Vec<Diagnostic>,
+                          units: &mut Vec<release::Unit<'u, 'a>>| {
         let envs: Vec<String> = match &opts.env {
             Some(e) => vec![e.clone()],
             None => environments_of(&c.name),
@@ -1150,7 +1154,7 @@ fn plan<'u, 'a>(
             if diags.len() == before {
                 diags.push(missing_workload(c, &envs, false));
             }
-            continue;
+            return;
         }
         if envs.is_empty() {
             diags.push(c.loc.error(
@@ -1159,14 +1163,14 @@ fn plan<'u, 'a>(
                 format!("component {:?} has no environment to render for", c.name),
                 "pass --env NAME or add a ComponentDeployment for the component",
             ));
-            continue;
+            return;
         }
         let before = diags.len();
         let inputs = resolve(c, &types, &addons, wl, &l.failed_names, diags);
         // A component with errors of its own renders nothing; one without a Workload yet
         // renders only the releases its bindings pin (see `missing_workload`).
         if inputs.is_none() && (diags.len() > before || wl.is_some()) {
-            continue;
+            return;
         }
         let mut without_workload = Vec::new();
         for env in envs {
@@ -1198,6 +1202,20 @@ fn plan<'u, 'a>(
         if !without_workload.is_empty() {
             diags.push(missing_workload(c, &without_workload, opts.env.is_some()));
         }
+    };
+    let planned: Vec<(Vec<release::Unit<'u, 'a>>, Vec<Diagnostic>)> = l
+        .components
+        .par_iter()
+        .with_max_len(crate::process::PIECE)
+        .map(|c| {
+            let (mut units, mut diags) = (Vec::new(), Vec::new());
+            plan_component(c, &mut diags, &mut units);
+            (units, diags)
+        })
+        .collect();
+    for (u, d) in planned {
+        units.extend(u);
+        diags.extend(d);
     }
     // Components given only as ComponentReleases, in the order their first release appears.
     let live: BTreeSet<&str> = l.components.iter().map(|c| c.name.as_str()).collect();
