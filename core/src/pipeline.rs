@@ -337,10 +337,10 @@ where
 /// the value); the document keeps a stub (apiVersion, kind, metadata name and namespace: what
 /// diagnostics and origins read). A component's own documents ([`component::takes_spec`])
 /// hand their `spec` over to the component front-end likewise. CustomResourceDefinitions,
-/// definitions and the other component documents are left as they are. At thousands of plain manifests the copies were the largest
-/// cost of a pass-through (fresh memory the kernel must zero); at thousands of instances, the
-/// parsed instances were held to the end of the run, beside the output, and freed one by one on
-/// the main thread after it.
+/// definitions and the other component documents are left as they are. At thousands of plain
+/// manifests the copies were the largest cost of a pass-through (fresh memory the kernel must
+/// zero); at thousands of instances, the parsed instances were held to the end of the run,
+/// beside the output, and freed one by one on the main thread after it.
 pub fn render_units_moving<T, F>(
     docs: &mut [Document],
     opts: &Options,
@@ -456,7 +456,8 @@ where
         None => items,
     };
     let cache = exchange.and_then(|e| e.cache);
-    // The value `render_units_moving` moved out of document `i`, if it did.
+    // The value `render_units_moving` moved out of document `i`, if it did (of a component's
+    // own document: its spec).
     let taken = |i: usize| moved.get(i).and_then(|m| m.lock().ok()?.take());
     // Each unit with its instance key (when keys are asked for) and its origin.
     type Keyed<T> = Result<(T, Option<String>, Origin), Vec<Diagnostic>>;
