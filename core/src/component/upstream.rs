@@ -11,7 +11,7 @@
 //! `--observed`; when neither has it the render fails with a diagnostic naming it, because every
 //! resource upstream renders carries the uid labels.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{json, Map, Value};
 
@@ -57,6 +57,23 @@ pub(crate) struct Platform<'a> {
     /// `Err` says why a binding in the inputs gives no outputs (it failed, or is not unique).
     pub resource_outputs:
         BTreeMap<(String, String, String, String), Result<ResourceOutputs, String>>,
+    /// `docs` indexed, made on the first look-up: every upstream release looks several platform
+    /// objects up, and the documents include every live Component of the run, so a scan per
+    /// look-up made a fleet's render quadratic.
+    pub index: std::sync::OnceLock<Index>,
+}
+
+/// [`Platform::docs`] by the hash of their kind and name, and of their kind (a collision only
+/// adds a candidate, which the look-up then checks), each list in input order.
+#[derive(Default)]
+pub(crate) struct Index {
+    by_kind_name: HashMap<u64, Vec<usize>>,
+    by_kind: HashMap<u64, Vec<usize>>,
+}
+
+fn hash_of(key: impl std::hash::Hash) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(key)
 }
 
 /// The outputs of one rendered resource binding, in the type's order.
@@ -68,6 +85,32 @@ pub(crate) struct Found<'v> {
 }
 
 impl Platform<'_> {
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut index = Index::default();
+            for (i, d) in self.docs.iter().enumerate() {
+                let Some(k) = d.value.get("kind").and_then(Value::as_str) else {
+                    continue;
+                };
+                index.by_kind.entry(hash_of(k)).or_default().push(i);
+                if let Some(n) = d.value.pointer("/metadata/name").and_then(Value::as_str) {
+                    index
+                        .by_kind_name
+                        .entry(hash_of((k, n)))
+                        .or_default()
+                        .push(i);
+                }
+            }
+            index
+        })
+    }
+
+    /// The documents that may be of `kind` (each still to be checked), in input order.
+    fn of_kind(&self, kind: &str) -> impl Iterator<Item = &Document> {
+        let candidates = self.index().by_kind.get(&hash_of(kind));
+        candidates.into_iter().flatten().map(|&i| self.docs[i])
+    }
+
     /// The object of `kind` named `name`, in namespace `ns` (or cluster-scoped / without a
     /// namespace), from the inputs first, then from the observed state.
     pub(crate) fn find(&self, kind: &str, ns: Option<&str>, name: &str) -> Option<Found<'_>> {
@@ -80,7 +123,10 @@ impl Platform<'_> {
                     (None, Some(_)) => false,
                 }
         };
-        if let Some(d) = self.docs.iter().find(|d| matches(&d.value)) {
+        // The first document that matches, in input order, as a scan would find it.
+        let candidates = self.index().by_kind_name.get(&hash_of((kind, name)));
+        let docs = candidates.into_iter().flatten().map(|&i| self.docs[i]);
+        if let Some(d) = docs.into_iter().find(|d| matches(&d.value)) {
             return Some(Found { value: &d.value });
         }
         let o = self.observed.as_ref()?;
@@ -113,8 +159,7 @@ impl Platform<'_> {
                 .map(str::to_string)
         };
         let mut channels: Vec<&Value> = self
-            .docs
-            .iter()
+            .of_kind(KIND)
             .map(|d| &d.value)
             .filter(|v| of_env(v))
             .collect();
@@ -1739,6 +1784,44 @@ fn unique_port_name(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Look-ups go through an index of the documents (`Platform::index`): they must find what a
+    /// scan in input order finds, namespace rule included, and the environment's default
+    /// notification channel as before.
+    #[test]
+    fn indexed_look_ups_find_what_a_scan_finds() {
+        let text = "apiVersion: openchoreo.dev/v1alpha1\nkind: Project\nmetadata: {name: shop, namespace: a, uid: p-a}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Project\nmetadata: {name: shop, namespace: b, uid: p-b}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Project\nmetadata: {name: shop, uid: p-cluster}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: Environment\nmetadata: {name: shop, namespace: b, uid: e-b}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: ObservabilityAlertsNotificationChannel\nmetadata: {name: first, namespace: b}\nspec: {environment: dev}\n---\napiVersion: openchoreo.dev/v1alpha1\nkind: ObservabilityAlertsNotificationChannel\nmetadata: {name: second, namespace: b}\nspec: {environment: dev, isEnvDefault: true}\n";
+        let docs = crate::document::parse_file("p.yaml", text.into(), &Default::default()).unwrap();
+        let platform = Platform {
+            docs: docs.iter().collect(),
+            ..Default::default()
+        };
+        let uid = |kind: &str, ns: Option<&str>, name: &str| {
+            platform.find(kind, ns, name).and_then(|f| {
+                f.value
+                    .pointer("/metadata/uid")?
+                    .as_str()
+                    .map(str::to_string)
+            })
+        };
+        assert_eq!(uid("Project", Some("b"), "shop").as_deref(), Some("p-b"));
+        assert_eq!(
+            uid("Project", Some("c"), "shop").as_deref(),
+            Some("p-cluster")
+        );
+        assert_eq!(uid("Project", None, "shop").as_deref(), Some("p-cluster"));
+        assert_eq!(
+            uid("Environment", Some("b"), "shop").as_deref(),
+            Some("e-b")
+        );
+        assert_eq!(uid("Environment", Some("a"), "shop"), None);
+        assert_eq!(uid("Project", Some("a"), "other"), None);
+        assert_eq!(
+            platform.default_notification_channel("b", "dev").as_deref(),
+            Some("second")
+        );
+        assert_eq!(platform.default_notification_channel("a", "dev"), None);
+    }
 
     // internal/pipeline/component/context/derived.go: buildServicePorts sorts endpoints by
     // name, maps UDP to UDP and everything else to TCP, drops a repeated port/protocol and
