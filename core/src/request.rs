@@ -646,7 +646,7 @@ where
     // Units are exchanged with the other side of a diff only when it has this context; keys
     // are said whenever there is another side (it may take from this one). A component
     // release's key carries its own context ([`crate::component::UnitReuse`]).
-    let take_component = |key: &str| reuse.and_then(|r| r.component_unit(key));
+    let take_component = |key: &str| reuse.and_then(|r| r.take(key));
     let shares_component = |key: &str| reuse.is_some_and(|r| r.component_shares(key));
     let make_shared = |objs: Vec<Value>| match reuse {
         Some(r) => r.make(objs),

@@ -212,10 +212,6 @@ impl<T> Reuse<T> for Base<'_, T> {
         None
     }
 
-    fn component_unit(&self, _key: &str) -> Option<Checked<T>> {
-        None
-    }
-
     fn component_shares(&self, key: &str) -> bool {
         self.shared.is_some() && self.component_keys.contains(key)
     }
@@ -230,9 +226,10 @@ struct Head<'a, T> {
 }
 
 impl<T: Clone + Sync> InstanceCache<Checked<T>> for Head<'_, T> {
-    // An unchanged instance's unit as the base rendered it: its objects passed the checks there
-    // (that side rendered without an error), and its identities join this side's duplicate
-    // check like any unit's.
+    // An unchanged instance's (or component release's: same key, same documents, same
+    // context) unit as the base rendered it: its objects passed the checks there (that side
+    // rendered without an error), and its identities join this side's duplicate check like any
+    // unit's.
     fn take(&self, key: &str) -> Option<Checked<T>> {
         let (base, kept) = self.kept?;
         let (i, ids) = kept.units.get(key)?;
@@ -293,12 +290,6 @@ impl<T: Clone + Sync> Reuse<T> for Head<'_, T> {
             };
             Some((unit, record))
         }))
-    }
-
-    // An unchanged component release (same key: same documents, same context) as the base
-    // rendered it (with `shared`, when the head was read first): as a kro instance's.
-    fn component_unit(&self, key: &str) -> Option<Checked<T>> {
-        self.take(key)
     }
 
     fn component_shares(&self, _key: &str) -> bool {

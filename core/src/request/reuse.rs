@@ -31,11 +31,9 @@ pub(crate) trait Reuse<T>: pipeline::InstanceCache<Checked<T>> {
     /// and text), when it rendered that package in that context; `holder` is the directory
     /// holding the package as this run names its files ([`package_context`]).
     fn kurel<'s>(&'s self, here: &PackageContext, holder: &str) -> Option<Box<KurelTake<'s, T>>>;
-    /// The other run's unit of the component release of this key
-    /// ([`component::UnitReuse`]), when it kept one.
-    fn component_unit(&self, key: &str) -> Option<Checked<T>>;
     /// Whether the other run will take this run's units of the component of this
-    /// [`component::document_keys`] entry.
+    /// [`component::document_keys`] entry (its releases are taken by key, as kro instances are,
+    /// through [`pipeline::InstanceCache::take`]).
     fn component_shares(&self, key: &str) -> bool;
 }
 
