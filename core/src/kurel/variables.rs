@@ -13,6 +13,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
@@ -36,6 +37,9 @@ pub struct TreePlan {
 #[derive(Debug, Clone)]
 struct Hole {
     at: FieldPath,
+    /// `at` as positions: the template is copied for every instance with its maps in the same
+    /// order, so the string is found by stepping to the nth entry, without hashing a key.
+    pos: Vec<Pos>,
     text: String,
     pieces: Result<Vec<Piece>, VarError>,
     wants_string: bool,
@@ -49,12 +53,14 @@ impl TreePlan {
         fn collect(
             v: &Value,
             at: &mut FieldPath,
+            pos: &mut Vec<Pos>,
             wants: &dyn Fn(&FieldPath) -> bool,
             holes: &mut Vec<Hole>,
         ) -> Option<()> {
             match v {
                 Value::String(s) if has_open(s) => holes.push(Hole {
                     at: at.clone(),
+                    pos: pos.clone(),
                     text: s.clone(),
                     pieces: scan(s),
                     wants_string: wants(at),
@@ -62,15 +68,19 @@ impl TreePlan {
                 Value::Array(items) => {
                     for (i, x) in items.iter().enumerate() {
                         at.0.push(Segment::Index(i));
-                        collect(x, at, wants, holes)?;
+                        pos.push(Pos::Item(i));
+                        collect(x, at, pos, wants, holes)?;
+                        pos.pop();
                         at.0.pop();
                     }
                 }
                 Value::Object(m) if m.keys().any(|k| has_open(k)) => return None,
                 Value::Object(m) => {
-                    for (k, x) in m {
+                    for (i, (k, x)) in m.iter().enumerate() {
                         at.0.push(Segment::Key(k.clone()));
-                        collect(x, at, wants, holes)?;
+                        pos.push(Pos::Entry(i));
+                        collect(x, at, pos, wants, holes)?;
+                        pos.pop();
                         at.0.pop();
                     }
                 }
@@ -79,16 +89,29 @@ impl TreePlan {
             Some(())
         }
         let mut holes = Vec::new();
-        collect(v, &mut FieldPath::root(), wants_string, &mut holes)?;
+        collect(
+            v,
+            &mut FieldPath::root(),
+            &mut Vec::new(),
+            wants_string,
+            &mut holes,
+        )?;
         Some(TreePlan { holes })
     }
 }
 
-/// The value at `at` below `v`.
-fn at_mut<'v>(v: &'v mut Value, at: &FieldPath) -> Option<&'v mut Value> {
-    at.0.iter().try_fold(v, |v, s| match s {
-        Segment::Key(k) => v.as_object_mut()?.get_mut(k),
-        Segment::Index(i) => v.as_array_mut()?.get_mut(*i),
+/// One step of a [`Hole`]'s place: the nth entry of a map, the nth item of a list.
+#[derive(Debug, Clone, Copy)]
+enum Pos {
+    Entry(usize),
+    Item(usize),
+}
+
+/// The value at `pos` below `v`.
+fn at_mut<'v>(v: &'v mut Value, pos: &[Pos]) -> Option<&'v mut Value> {
+    pos.iter().try_fold(v, |v, p| match *p {
+        Pos::Entry(i) => v.as_object_mut()?.values_mut().nth(i),
+        Pos::Item(i) => v.as_array_mut()?.get_mut(i),
     })
 }
 
@@ -272,6 +295,12 @@ pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
     Ok(steps)
 }
 
+/// Look up a path of keys separated by dots ([`is_plain_path`]).
+fn lookup_plain<'a>(params: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(params, |v, k| v.as_object()?.get(k))
+}
+
 /// Look a path up in the parameters.
 pub fn lookup<'a>(params: &'a Value, steps: &[Step]) -> Option<&'a Value> {
     steps.iter().try_fold(params, |v, s| match s {
@@ -287,12 +316,19 @@ struct Resolved {
     chain: Vec<String>,
 }
 
+/// The value of a resolution, taken out when nothing else holds it (the memo usually does).
+fn value_of(r: Rc<Resolved>) -> Value {
+    Rc::try_unwrap(r).map_or_else(|r| r.value.clone(), |r| r.value)
+}
+
 /// Resolves `${…}` against one set of parameters. Cheap to create; memoises per path.
 #[derive(Debug)]
 pub struct Resolver<'p> {
     params: &'p Value,
     max_depth: usize,
-    memo: RefCell<BTreeMap<String, Result<Resolved, VarError>>>,
+    /// Shared with the strings that use them: text that embeds a reference reads it in place,
+    /// and only a value placed in the output is copied.
+    memo: RefCell<BTreeMap<String, Result<Rc<Resolved>, VarError>>>,
 }
 
 impl<'p> Resolver<'p> {
@@ -351,7 +387,7 @@ impl<'p> Resolver<'p> {
         let mut out = v.clone();
         let mut stack = Vec::new();
         for h in &plan.holes {
-            let Some(x) = at_mut(&mut out, &h.at) else {
+            let Some(x) = at_mut(&mut out, &h.pos) else {
                 continue;
             };
             let r = match &h.pieces {
@@ -359,7 +395,7 @@ impl<'p> Resolver<'p> {
                 Err(e) => Err(e.clone()),
             };
             *x = match r {
-                Ok(r) => typed(r.value, h.wants_string),
+                Ok(r) => typed(value_of(r), h.wants_string),
                 Err(e) => {
                     errors.push((h.at.clone(), e));
                     Value::Null
@@ -386,7 +422,7 @@ impl<'p> Resolver<'p> {
                     Ok(r) => {
                         let wants = matches!(r.value, Value::Number(_) | Value::Bool(_))
                             && wants_string(at);
-                        typed(r.value, wants)
+                        typed(value_of(r), wants)
                     }
                     Err(e) => {
                         errors.push((at.clone(), e));
@@ -434,7 +470,7 @@ impl<'p> Resolver<'p> {
 
     /// Resolve one string: a lone reference keeps the type of its value.
     pub fn resolve_str(&self, s: &str) -> Result<Value, VarError> {
-        self.string(s, &mut Vec::new()).map(|r| r.value)
+        self.string(s, &mut Vec::new()).map(value_of)
     }
 
     /// Resolve one string into text (for headers, keys, selectors): the result must be a scalar.
@@ -444,7 +480,7 @@ impl<'p> Resolver<'p> {
 
     /// Resolve a single reference path (as in `enabled: ${path}`).
     pub fn resolve_path(&self, path: &str) -> Result<Value, VarError> {
-        self.reference(path, &mut Vec::new()).map(|r| r.value)
+        self.reference(path, &mut Vec::new()).map(value_of)
     }
 
     fn text(&self, s: &str, stack: &mut Vec<String>) -> Result<String, VarError> {
@@ -460,12 +496,12 @@ impl<'p> Resolver<'p> {
         }
     }
 
-    fn string(&self, s: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+    fn string(&self, s: &str, stack: &mut Vec<String>) -> Result<Rc<Resolved>, VarError> {
         if !has_open(s) {
-            return Ok(Resolved {
+            return Ok(Rc::new(Resolved {
                 value: Value::String(s.to_string()),
                 chain: Vec::new(),
-            });
+            }));
         }
         let pieces = scan(s)?;
         self.pieces(s, &pieces, stack)
@@ -477,12 +513,13 @@ impl<'p> Resolver<'p> {
         s: &str,
         pieces: &[Piece],
         stack: &mut Vec<String>,
-    ) -> Result<Resolved, VarError> {
+    ) -> Result<Rc<Resolved>, VarError> {
         if let [Piece::Ref(p)] = pieces {
             return self.reference(p, stack);
         }
         let mut out = String::new();
-        let mut chain = Vec::new();
+        // The reference with the longest chain, whose chain becomes this string's.
+        let mut longest: Option<Rc<Resolved>> = None;
         for piece in pieces {
             match piece {
                 Piece::Text(t) => out.push_str(t),
@@ -504,8 +541,8 @@ impl<'p> Resolver<'p> {
                             ))
                         }
                     }
-                    if r.chain.len() > chain.len() {
-                        chain = r.chain;
+                    if r.chain.len() > longest.as_ref().map_or(0, |l| l.chain.len()) {
+                        longest = Some(r);
                     }
                 }
             }
@@ -517,13 +554,13 @@ impl<'p> Resolver<'p> {
                 ));
             }
         }
-        Ok(Resolved {
+        Ok(Rc::new(Resolved {
             value: Value::String(out),
-            chain,
-        })
+            chain: longest.map(|l| l.chain.clone()).unwrap_or_default(),
+        }))
     }
 
-    fn reference(&self, path: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+    fn reference(&self, path: &str, stack: &mut Vec<String>) -> Result<Rc<Resolved>, VarError> {
         if let Some(pos) = stack.iter().position(|p| p == path) {
             let mut cycle: Vec<&str> = stack[pos..].iter().map(String::as_str).collect();
             cycle.push(path);
@@ -541,7 +578,7 @@ impl<'p> Resolver<'p> {
             Some(r) => r?,
             None => {
                 stack.push(path.to_string());
-                let r = self.compute(path, stack);
+                let r = self.compute(path, stack).map(Rc::new);
                 stack.pop();
                 // Errors that depend on the stack (cycles, depth) are not memoised: the same path can
                 // be fine when reached along a shorter chain.
@@ -579,8 +616,33 @@ impl<'p> Resolver<'p> {
     }
 
     fn compute(&self, path: &str, stack: &mut Vec<String>) -> Result<Resolved, VarError> {
+        // The common spelling is looked up without building its steps; what it does not find
+        // takes the general way, which also explains why.
+        let plain = is_plain_path(path)
+            .then(|| {
+                lookup_plain(self.params, path).or_else(|| match path.strip_prefix("values.") {
+                    Some(rest) if self.params.get("values").is_none() => {
+                        lookup_plain(self.params, rest)
+                    }
+                    _ => None,
+                })
+            })
+            .flatten();
+        let raw = match plain {
+            Some(raw) => raw,
+            None => self.find(path, stack)?,
+        };
+        let mut longest: Vec<String> = Vec::new();
+        let value = self.deep(raw, stack, &mut longest)?;
+        let mut chain = vec![path.to_string()];
+        chain.extend(longest);
+        Ok(Resolved { value, chain })
+    }
+
+    /// The parameter at `path`, by its steps.
+    fn find(&self, path: &str, stack: &[String]) -> Result<&'p Value, VarError> {
         let steps = parse_path(path)?;
-        let raw = lookup(self.params, &steps)
+        lookup(self.params, &steps)
             .or_else(|| {
                 // The prototype exposed parameters under `values.` in patches; accept that spelling
                 // when no parameter is actually called `values`.
@@ -593,44 +655,62 @@ impl<'p> Resolver<'p> {
                     _ => None,
                 }
             })
-            .ok_or_else(|| self.undefined(path, &steps, stack))?;
-        let mut longest: Vec<String> = Vec::new();
-        let value = self.deep(raw, stack, &mut longest)?;
-        let mut chain = vec![path.to_string()];
-        chain.extend(longest);
-        Ok(Resolved { value, chain })
+            .ok_or_else(|| self.undefined(path, &steps, stack))
     }
 
+    /// A parameter's value with its own references resolved, `longest` the longest chain met.
     fn deep(
         &self,
         v: &Value,
         stack: &mut Vec<String>,
         longest: &mut Vec<String>,
     ) -> Result<Value, VarError> {
-        Ok(match v {
+        // A copy resolved in place, as a template is ([`Resolver::resolve_tree_typed`]).
+        let mut out = v.clone();
+        self.deep_in_place(&mut out, stack, longest)?;
+        Ok(out)
+    }
+
+    fn deep_in_place(
+        &self,
+        v: &mut Value,
+        stack: &mut Vec<String>,
+        longest: &mut Vec<String>,
+    ) -> Result<(), VarError> {
+        match v {
+            Value::String(s) if !has_open(s) => {}
             Value::String(s) => {
                 let r = self.string(s, stack)?;
                 if r.chain.len() > longest.len() {
-                    *longest = r.chain;
+                    longest.clone_from(&r.chain);
                 }
-                r.value
+                *v = value_of(r);
             }
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|x| self.deep(x, stack, longest))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Value::Array(items) => {
+                for x in items {
+                    self.deep_in_place(x, stack, longest)?;
+                }
+            }
+            Value::Object(m) if !m.keys().any(|k| has_open(k)) => {
+                for x in m.values_mut() {
+                    self.deep_in_place(x, stack, longest)?;
+                }
+            }
             Value::Object(m) => {
-                let mut out = Map::new();
-                for (k, x) in m {
-                    let key = self.text(k, stack)?;
-                    out.insert(key, self.deep(x, stack, longest)?);
+                // Each key resolved before its value; a key that resolves to an earlier one
+                // takes its place.
+                let old = std::mem::take(m);
+                let mut out = Map::with_capacity(old.len());
+                for (k, mut x) in old {
+                    let key = self.text(&k, stack)?;
+                    self.deep_in_place(&mut x, stack, longest)?;
+                    out.insert(key, x);
                 }
-                Value::Object(out)
+                *m = out;
             }
-            other => other.clone(),
-        })
+            _ => {}
+        }
+        Ok(())
     }
 
     fn undefined(&self, path: &str, steps: &[Step], stack: &[String]) -> VarError {
