@@ -453,12 +453,11 @@ impl<'p> Prepared<'p> {
                 let Some(p) = pkg.patches.get(i) else {
                     continue;
                 };
-                let d = plan
-                    .decisions
-                    .get(i)
-                    .map(|d| d.why.clone())
-                    .unwrap_or_default();
-                details.push(format!("applying {} ({d})", p.id));
+                let keep = self.options.details;
+                if keep {
+                    let d = plan.decisions.get(i).map_or("", |d| d.why.as_str());
+                    details.push(format!("applying {} ({d})", p.id));
+                }
                 let applied = if careful {
                     Some(patch::apply_patch(
                         &mut objects,
@@ -466,6 +465,7 @@ impl<'p> Prepared<'p> {
                         &resolver,
                         &schemas,
                         &mut op_errors,
+                        keep,
                     ))
                 } else {
                     patch::apply_patch_in_place(
@@ -474,6 +474,7 @@ impl<'p> Prepared<'p> {
                         &resolver,
                         &schemas,
                         &mut op_errors,
+                        keep,
                     )
                 };
                 match applied {
@@ -884,15 +885,34 @@ fn duplicate_identities<'a>(
     per_instance: impl Iterator<Item = &'a [Identity]>,
     names: &[&str],
 ) -> Vec<Diagnostic> {
-    // Every (identity, instance) pair, sorted on all cores rather than gathered into one map on
-    // one thread (a fleet has an identity per object): each instance's identities are distinct,
-    // so the order is total, and the same identities come side by side, in order, each with its
+    // Identities are counted in a hash map first: sorting every (identity, instance) pair of a
+    // fleet compared its strings again and again to find none repeated. Only the pairs of an
+    // identity seen more than once are sorted: each instance's identities are distinct, so the
+    // order is total, and the same identities come side by side, in order, each with its
     // instances in order.
+    let per_instance: Vec<&[Identity]> = per_instance.collect();
+    let total = per_instance.iter().map(|ids| ids.len()).sum();
+    let mut seen: std::collections::HashMap<&Identity, bool, foldhash::fast::FixedState> =
+        std::collections::HashMap::with_capacity_and_hasher(total, Default::default());
+    let mut repeated = false;
+    for id in per_instance.iter().flat_map(|ids| ids.iter()) {
+        seen.entry(id)
+            .and_modify(|again| {
+                *again = true;
+                repeated = true;
+            })
+            .or_insert(false);
+    }
+    if !repeated {
+        return Vec::new();
+    }
     let mut all: Vec<(&Identity, usize)> = per_instance
+        .iter()
         .enumerate()
         .flat_map(|(i, ids)| ids.iter().map(move |id| (id, i)))
+        .filter(|(id, _)| seen.get(id).copied().unwrap_or(false))
         .collect();
-    all.par_sort_unstable();
+    all.sort_unstable();
     all.chunk_by(|a, b| a.0 == b.0)
         .filter(|same| same.len() > 1)
         .map(|same| {

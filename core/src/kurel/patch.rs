@@ -499,16 +499,18 @@ fn matches_target(obj: &Value, t: &Target) -> bool {
         && t.namespace.as_deref().is_none_or(|want| ns == Some(want))
 }
 
-/// Apply one patch file's operations. Returns verbose detail lines; errors are collected, and a
-/// failing operation leaves its object as it was (the next operations see it unchanged).
+/// Apply one patch file's operations. Returns verbose detail lines (with `details`; none
+/// without); errors are collected, and a failing operation leaves its object as it was (the next
+/// operations see it unchanged).
 pub fn apply_patch(
     objects: &mut [Value],
     patch: &PatchFile,
     resolver: &Resolver,
     schemas: &Schemas,
     errors: &mut Vec<Diagnostic>,
+    details: bool,
 ) -> Vec<String> {
-    apply(objects, patch, resolver, schemas, errors, true).unwrap_or_default()
+    apply(objects, patch, resolver, schemas, errors, true, details).unwrap_or_default()
 }
 
 /// [`apply_patch`] changing each object in place, without the copy that keeps a failing
@@ -522,8 +524,9 @@ pub fn apply_patch_in_place(
     resolver: &Resolver,
     schemas: &Schemas,
     errors: &mut Vec<Diagnostic>,
+    details: bool,
 ) -> Option<Vec<String>> {
-    apply(objects, patch, resolver, schemas, errors, false)
+    apply(objects, patch, resolver, schemas, errors, false, details)
 }
 
 fn apply(
@@ -533,6 +536,7 @@ fn apply(
     schemas: &Schemas,
     errors: &mut Vec<Diagnostic>,
     careful: bool,
+    keep_details: bool,
 ) -> Option<Vec<String>> {
     let mut details = Vec::new();
     for op in &patch.ops {
@@ -629,6 +633,8 @@ fn apply(
                 act(obj, &path, &action)
             };
             match done {
+                // Formatted only when kept: a fleet's instances apply thousands of operations.
+                Ok(()) if !keep_details => {}
                 Ok(()) => {
                     details.push(format!(
                         "  {}:{}: {target}: {}",
