@@ -297,8 +297,9 @@ pub fn parse_path(body: &str) -> Result<Vec<Step>, VarError> {
 
 /// Look up a path of keys separated by dots ([`is_plain_path`]).
 fn lookup_plain<'a>(params: &'a Value, path: &str) -> Option<&'a Value> {
+    // Parameter maps are small: scanned, not hashed ([`crate::lookup`]).
     path.split('.')
-        .try_fold(params, |v, k| v.as_object()?.get(k))
+        .try_fold(params, |v, k| crate::lookup::field(v, k))
 }
 
 /// Look a path up in the parameters.

@@ -53,7 +53,15 @@ pub(crate) fn emit_into(out: &mut String, v: &Value) -> bool {
 }
 
 fn indent(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+    // Copied from a run of spaces: extending by `char`s pushed every space on its own, once per
+    // line of the output.
+    const SPACES: &str = "                                                                ";
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        left -= k;
+    }
 }
 
 /// Entries of a non-empty mapping at `ind`; with `inline`, the first key continues the current
@@ -249,6 +257,23 @@ mod tests {
                 proptest::prop_assert_eq!(value_repr(&s), Some(s.clone()));
             }
         }
+    }
+
+    /// Indentation past the run of spaces `indent` copies from is written in pieces, as deep
+    /// as the nesting goes: the same text as serde-saphyr's.
+    #[test]
+    fn deep_nesting_is_indented_like_saphyr() {
+        let mut v = serde_json::json!({"leaf": ["a", {"b": 1}]});
+        for i in 0..80 {
+            v = if i % 3 == 0 {
+                serde_json::json!([v, "x"])
+            } else {
+                serde_json::json!({"k": v, "z": true})
+            };
+        }
+        let ours = emit(&v).expect("emitted");
+        assert!(ours.lines().any(|l| l.starts_with(&" ".repeat(100))));
+        assert_eq!(Some(ours), saphyr(&v));
     }
 
     #[test]
