@@ -5,8 +5,10 @@
 use serde_json::Value;
 
 /// (kind, apiVersion, namespace, name); missing parts are empty.
-pub(crate) fn key(v: &Value) -> (String, String, String, String) {
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+pub(crate) fn key(v: &Value) -> (&str, &str, &str, &str) {
+    fn s(v: Option<&Value>) -> &str {
+        v.and_then(Value::as_str).unwrap_or("")
+    }
     // Small maps, read for every rendered object: scanned, not hashed (`crate::lookup`).
     let field = crate::lookup::field;
     let md = field(v, "metadata");
@@ -18,9 +20,20 @@ pub(crate) fn key(v: &Value) -> (String, String, String, String) {
     )
 }
 
-/// Sort in place (stable).
-pub(crate) fn sort(resources: &mut [Value]) {
-    resources.sort_by_cached_key(key);
+/// Sort in place (stable): the order is found on keys borrowed from the resources, which are
+/// then moved into it, rather than copying four strings of every resource to sort by.
+pub(crate) fn sort(resources: &mut Vec<Value>) {
+    let order = {
+        let keys: Vec<_> = resources.iter().map(key).collect();
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+        order
+    };
+    if order.iter().enumerate().all(|(at, &i)| at == i) {
+        return;
+    }
+    let mut slots: Vec<Option<Value>> = resources.drain(..).map(Some).collect();
+    resources.extend(order.iter().filter_map(|&i| slots[i].take()));
 }
 
 #[cfg(test)]
@@ -45,5 +58,19 @@ mod tests {
             names,
             ["ConfigMap/a", "Deployment/z", "Service/a", "Service/b"]
         );
+    }
+
+    /// Resources equal on all four keys keep the order they were rendered in.
+    #[test]
+    fn equal_keys_keep_their_order() {
+        let mut v = vec![
+            json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "a"}, "n": 1}),
+            json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "a"}}),
+            json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "a"}, "n": 2}),
+            json!({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "a"}, "n": 3}),
+        ];
+        sort(&mut v);
+        let n: Vec<Option<i64>> = v.iter().map(|r| r["n"].as_i64()).collect();
+        assert_eq!(n, [None, Some(1), Some(2), Some(3)]);
     }
 }

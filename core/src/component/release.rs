@@ -852,10 +852,12 @@ fn check_schemas(
     made_by: &[(&Loc<'_>, &ResourceTpl)],
     schemas: &crate::openapi::Schemas,
 ) -> Result<(), Vec<Diagnostic>> {
+    // Made once for the unit, not once for each of its resources: it is only shown in errors.
+    let suffix = c.suffix();
     let errors: Vec<Diagnostic> = resources
         .iter()
         .zip(made_by)
-        .flat_map(|(res, (loc, t))| schema_errors(res, loc, t, &c.suffix(), schemas))
+        .flat_map(|(res, (loc, t))| schema_errors(res, loc, t, &suffix, schemas))
         .collect();
     if errors.is_empty() {
         Ok(())
@@ -1631,7 +1633,7 @@ fn finish(c: &Ctx<'_, '_, '_>, mut resources: Vec<Value>) -> Result<Vec<Value>, 
     let mut seen = BTreeSet::new();
     for res in &resources {
         let key = order::key(res);
-        if !seen.insert(key.clone()) {
+        if !seen.insert(key) {
             errors.push(comp.loc.error(
                 codes::DUPLICATE_RESOURCE,
                 &FieldPath::root(),
