@@ -509,7 +509,7 @@ fn metadata_name(r: &mut Reader<'_, '_>, v: &Value) -> Option<String> {
 
 /// `metadata.uid`, when the object was exported from a cluster.
 fn metadata_uid(v: &Value) -> Option<String> {
-    v.pointer("/metadata/uid")
+    crate::lookup::pointer(v, "/metadata/uid")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -1471,7 +1471,7 @@ pub(crate) fn component_def<'a>(
         return upstream_component_def(loc, value, taken, errors);
     }
     let type_kind = spec_in
-        .and_then(|s| s.pointer("/componentType/kind"))
+        .and_then(|s| crate::lookup::pointer(s, "/componentType/kind"))
         .and_then(Value::as_str)
         .map(str::to_string);
     let spec_fields = spec_fields(spec_in);
@@ -1711,7 +1711,9 @@ struct WorkloadOwner {
 fn upstream_workload(loc: &Loc<'_>, spec: Option<&Value>) -> bool {
     let has = |k: &str| spec.and_then(|s| s.get(k)).is_some();
     loc.base.0.is_empty()
-        && spec.and_then(|s| s.pointer("/owner/projectName")).is_some()
+        && spec
+            .and_then(|s| crate::lookup::pointer(s, "/owner/projectName"))
+            .is_some()
         && !["containers", "connections", "image"]
             .iter()
             .any(|k| has(k))

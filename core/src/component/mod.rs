@@ -1626,10 +1626,8 @@ pub struct UnitReuse<'a, T> {
 /// a Component's name; a Workload's or binding's `spec.owner.componentName` (a proposal Workload
 /// without one: its own name), as their readers find it.
 fn unit_owner(d: &Document) -> &str {
-    let owner = d
-        .value
-        .pointer("/spec/owner/componentName")
-        .and_then(Value::as_str);
+    let owner =
+        crate::lookup::pointer(&d.value, "/spec/owner/componentName").and_then(Value::as_str);
     match d.kind() {
         Some("Component") => d.name(),
         _ => owner.or_else(|| d.name()),
@@ -1770,9 +1768,7 @@ where
     // renders the upstream units (without resolving their own dependencies) to find them.
     let has_dependencies = units.iter().any(|u| {
         u.type_def.model == Model::Upstream
-            && u.workload
-                .spec
-                .pointer("/dependencies/endpoints")
+            && crate::lookup::pointer(&u.workload.spec, "/dependencies/endpoints")
                 .and_then(Value::as_array)
                 .is_some_and(|a| !a.is_empty())
     });
