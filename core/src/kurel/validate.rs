@@ -83,14 +83,21 @@ pub fn validate(
     scopes: &Scopes,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
+    // Keys borrowed from the objects: copying four strings of every object of every instance
+    // to find the rare duplicate was a cost of each.
+    let mut seen: BTreeMap<(&str, &str, &str, &str), usize> = BTreeMap::new();
     for (i, (obj, doc)) in objects.iter().zip(docs).enumerate() {
         let at = |d: Diagnostic, p: &FieldPath| doc.diag(d, p);
         let root = FieldPath::root();
-        let top = |k: &str| obj.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let field = crate::lookup::field;
+        let top = |k: &str| {
+            field(obj, k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
         let meta = |k: &str| {
-            obj.get("metadata")
-                .and_then(|m| m.get(k))
+            field(obj, "metadata")
+                .and_then(|m| field(m, k))
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         };
@@ -106,13 +113,8 @@ pub fn validate(
             ));
             continue;
         };
-        let ns = meta("namespace").unwrap_or("").to_string();
-        let key = (
-            group_of(api).to_string(),
-            kind.to_string(),
-            ns.clone(),
-            name.to_string(),
-        );
+        let ns = meta("namespace").unwrap_or("");
+        let key = (group_of(api), kind, ns, name);
         if let Some(first) = seen.get(&key) {
             let other = docs
                 .get(*first)
