@@ -33,6 +33,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::diag::Diagnostic;
@@ -412,40 +413,47 @@ fn compare_indexed(
         .keys()
         .chain(h.keys().filter(|k| !b.contains_key(*k)))
         .collect();
-    ids.sort_by(|x, y| (&x.1, &x.0, &x.2, &x.3).cmp(&(&y.1, &y.0, &y.2, &y.3)));
-    let mut objects = Vec::with_capacity(ids.len());
-    for id in ids {
-        let (bo, ho) = (b.get(id).copied(), h.get(id).copied());
-        let change = match (bo, ho) {
-            (Some(x), Some(y)) if x.same(y) => Change::Unchanged,
-            (Some(_), Some(_)) => Change::Changed,
-            (None, Some(_)) => Change::Added,
-            _ => Change::Removed,
-        };
-        let shown = ho.or(bo).expect("an identity comes from one side");
-        let (group, kind, ns, name) = id.clone();
-        let mut od = ObjectDiff {
-            change,
-            api_version: shown.api_version.clone(),
-            group,
-            kind,
-            namespace: (!ns.is_empty()).then_some(ns),
-            name,
-            diff: None,
-        };
-        if let (Change::Changed, Some(x), Some(y)) = (change, bo, ho) {
-            let parse = |e: &Entry| {
-                serde_json::from_str::<Value>(&e.json).map_err(|err| {
-                    Diagnostic::error(
-                        crate::diag::codes::INTERNAL,
-                        format!("a rendered object does not read back: {err}"),
-                    )
-                })
+    // Sorted and compared on every core: a fleet's diff has an identity per object, and the
+    // sort (its strings compared again and again) and the comparisons were serial steps of the
+    // main thread. Identities are distinct, so an unstable sort gives the one order.
+    ids.par_sort_unstable_by(|x, y| (&x.1, &x.0, &x.2, &x.3).cmp(&(&y.1, &y.0, &y.2, &y.3)));
+    let compared: Vec<Result<ObjectDiff, Diagnostic>> = ids
+        .par_iter()
+        .map(|&id| {
+            let (bo, ho) = (b.get(id).copied(), h.get(id).copied());
+            let change = match (bo, ho) {
+                (Some(x), Some(y)) if x.same(y) => Change::Unchanged,
+                (Some(_), Some(_)) => Change::Changed,
+                (None, Some(_)) => Change::Added,
+                _ => Change::Removed,
             };
-            od.diff = Some(unified(&parse(x)?, &parse(y)?, &od, secrets, options)?);
-        }
-        objects.push(od);
-    }
+            let shown = ho.or(bo).expect("an identity comes from one side");
+            let (group, kind, ns, name) = id.clone();
+            let mut od = ObjectDiff {
+                change,
+                api_version: shown.api_version.clone(),
+                group,
+                kind,
+                namespace: (!ns.is_empty()).then_some(ns),
+                name,
+                diff: None,
+            };
+            if let (Change::Changed, Some(x), Some(y)) = (change, bo, ho) {
+                let parse = |e: &Entry| {
+                    serde_json::from_str::<Value>(&e.json).map_err(|err| {
+                        Diagnostic::error(
+                            crate::diag::codes::INTERNAL,
+                            format!("a rendered object does not read back: {err}"),
+                        )
+                    })
+                };
+                od.diff = Some(unified(&parse(x)?, &parse(y)?, &od, secrets, options)?);
+            }
+            Ok(od)
+        })
+        .collect();
+    // The first failure in the objects' order, whichever core met it first.
+    let objects = compared.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(Diff {
         base: String::new(),
         head: String::new(),
@@ -901,6 +909,47 @@ mod tests {
 
     fn cm(name: &str, data: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "n"}, "data": data})
+    }
+
+    /// Objects come out by kind, group, namespace and name, whatever order either side
+    /// rendered them in and however many there are (the comparison runs on every core).
+    #[test]
+    fn objects_come_out_in_identity_order() {
+        let obj = |api: &str, kind: &str, ns: &str, name: &str, v: &str| {
+            json!({"apiVersion": api, "kind": kind,
+                "metadata": {"name": name, "namespace": ns}, "data": {"v": v}})
+        };
+        let mut base = Vec::new();
+        let mut head = Vec::new();
+        for i in (0..300).rev() {
+            let ns = format!("ns-{}", i % 7);
+            let name = format!("n-{i:03}");
+            base.push(obj("v1", "Service", &ns, &name, "1"));
+            base.push(obj("apps/v1", "Deployment", &ns, &name, "1"));
+            head.push(obj(
+                "apps/v1",
+                "Deployment",
+                &ns,
+                &name,
+                if i == 5 { "2" } else { "1" },
+            ));
+            head.push(obj("v1", "ConfigMap", &ns, &name, "1"));
+        }
+        let d = compare(&base, &head, &Secrets::default(), &Options::default()).unwrap();
+        let keys: Vec<(String, String, String, String)> = d
+            .objects
+            .iter()
+            .map(|o| {
+                let ns = o.namespace.clone().unwrap_or_default();
+                (o.kind.clone(), o.group.clone(), ns, o.name.clone())
+            })
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert_eq!(keys.len(), 900);
+        let s = d.summary();
+        assert_eq!((s.changed, s.added, s.removed), (1, 300, 300));
     }
 
     #[test]
